@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libotelprofiler: whole-system eBPF CPU profiler emitting OTLP Profiles.
+ *
+ * The whole public ABI lives in this header. Every symbol carries the
+ * `otelprof_` prefix. Functions return 0 (or a non-negative count) on success
+ * and a negative errno on failure; a human-readable message is available
+ * through the errbuf argument of otelprof_start() and otelprof_errmsg() for a
+ * live handle.
+ *
+ * The ABI is FFI-friendly on purpose (it is called from Go through purego,
+ * without cgo): no callbacks, no structs passed by value, fixed-width fields.
+ * See docs/abi.md for the full contract.
+ */
+#ifndef OTELPROFILER_H
+#define OTELPROFILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(OTELPROF_BUILDING_LIBRARY)
+#define OTELPROF_API __attribute__((visibility("default")))
+#else
+#define OTELPROF_API
+#endif
+
+#define OTELPROF_VERSION_MAJOR 0
+#define OTELPROF_VERSION_MINOR 1
+#define OTELPROF_VERSION_PATCH 0
+
+/* Default sampling frequency per CPU, in Hz (prime, to avoid lock-step with
+ * periodic work; the reference profiler's default). */
+#define OTELPROF_DEFAULT_FREQUENCY_HZ 19
+
+/* Flags for otelprof_opts.flags. */
+enum otelprof_flags {
+	/* Keep samples taken while a CPU was idle (pid 0). Dropped by default:
+	 * they carry no application cost and would dominate idle hosts. */
+	OTELPROF_F_INCLUDE_IDLE = 1u << 0,
+};
+
+/*
+ * Start options. Extensible in the libbpf style: `sz` must be set to
+ * sizeof(struct otelprof_opts) as the caller knows it; fields the library
+ * knows but the caller did not pass read as zero, and a caller passing a
+ * larger struct with non-zero unknown tail bytes gets -E2BIG. Zero means
+ * "default" for every field.
+ *
+ * Layout (LP64): offset 0 sz, 8 frequency_hz, 12 pid, 16 host_name,
+ * 24 ringbuf_kb, 28 flags, 32 max_frames. Size 40.
+ */
+struct otelprof_opts {
+	size_t sz;
+	uint32_t frequency_hz; /* samples per second per CPU; 0 = 19, max 10000 */
+	int32_t pid;           /* >0: only this process (tgid); 0: whole host */
+	const char *host_name; /* host.name resource attribute; NULL = uname */
+	uint32_t ringbuf_kb;   /* BPF ring buffer size in KiB; 0 = sized from CPUs
+				  and frequency; rounded up to a power of two */
+	uint32_t flags;        /* enum otelprof_flags */
+	uint32_t max_frames;   /* user frames per sample; 0 = library default */
+	uint32_t reserved0;
+};
+
+/*
+ * Counters since start. Extensible like otelprof_opts: set `sz` before the
+ * call; the library fills at most `sz` bytes.
+ */
+struct otelprof_stats {
+	size_t sz;
+	uint64_t samples_received;   /* samples read from the ring buffer */
+	uint64_t samples_lost;       /* ring buffer full: dropped in the kernel */
+	uint64_t samples_idle;       /* idle-CPU samples skipped in the kernel */
+	uint64_t samples_encoded;    /* samples handed out by otelprof_poll */
+	uint64_t kernel_stack_errors;/* bpf_get_stack failed for the kernel part */
+	uint64_t user_stack_errors;  /* no user stack could be taken */
+	uint64_t proc_scan_errors;   /* /proc entries that could not be read */
+	uint64_t files_malformed;    /* mapped files skipped as malformed ELF */
+	uint64_t files_loaded;       /* ELF files whose symbols were loaded */
+	uint64_t processes_tracked;  /* processes currently known */
+	uint64_t symbol_memory_bytes;/* memory held by symbol tables */
+	uint64_t polls;              /* successful otelprof_poll calls */
+	uint64_t bytes_encoded;      /* OTLP bytes handed out */
+};
+
+/* Opaque profiler handle. */
+struct otelprof;
+
+/*
+ * Load and attach the BPF programs and start sampling every online CPU.
+ * Returns 0 and stores a handle in *out, or a negative errno; on failure a
+ * one-line message is written to errbuf (if errbuf_len > 0), e.g.
+ * "needs CAP_BPF and CAP_PERFMON (run as root)" or the verifier log.
+ * opts may be NULL for all defaults.
+ */
+OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
+				struct otelprof **out, char *errbuf,
+				size_t errbuf_len);
+
+/*
+ * Hand back everything sampled since the previous poll as one serialized
+ * OTLP ProfilesData message (opentelemetry.proto.profiles.v1development,
+ * proto v1.10+). Never blocks on sampling: a background thread inside the
+ * library drains the kernel continuously, poll only encodes.
+ *
+ * Returns the number of samples in the payload (>= 0) or a negative errno.
+ * When it returns 0, *data is NULL and *size is 0. Otherwise *data is owned
+ * by the caller and must be released with otelprof_buffer_free().
+ *
+ * After otelprof_stop(), poll returns what was still buffered and 0
+ * afterwards. Thread-safe: poll, stop and stats may be called from any
+ * thread; calls on one handle are serialized.
+ */
+OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data,
+			       size_t *size);
+
+/* Release a buffer returned by otelprof_poll(). NULL is allowed. */
+OTELPROF_API void otelprof_buffer_free(uint8_t *data);
+
+/*
+ * Stop sampling: detach BPF programs, drain what is left in the kernel into
+ * the buffer of the next poll, join the background thread. Idempotent;
+ * returns within ~100 ms. The handle stays valid until otelprof_close().
+ */
+OTELPROF_API int otelprof_stop(struct otelprof *p);
+
+/* Stop (if needed) and free every resource of the handle. NULL is allowed. */
+OTELPROF_API void otelprof_close(struct otelprof *p);
+
+/* Fill *stats (up to stats->sz bytes). Returns 0 or a negative errno. */
+OTELPROF_API int otelprof_stats(struct otelprof *p,
+				struct otelprof_stats *stats);
+
+/*
+ * Message for the last failed call on this handle ("" if none). The pointer
+ * stays valid until the next call on the handle.
+ */
+OTELPROF_API const char *otelprof_errmsg(struct otelprof *p);
+
+/* Library version, e.g. "0.1.0". Static storage. */
+OTELPROF_API const char *otelprof_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OTELPROFILER_H */
