@@ -1,0 +1,139 @@
+# libotelprofiler: see README.md. `make` builds everything, `make test`
+# runs every test, `make run` records and shows the result.
+SHELL := /bin/bash
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := cc
+endif
+CLANG ?= clang
+BPFTOOL ?= bpftool
+GO ?= go
+BUILD ?= build
+GEN := $(BUILD)/gen
+SONAME := libotelprofiler.so.0
+LIBVER := 0.1.0
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+WARN := -Wall -Wextra -Werror
+CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
+LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -DOTELPROF_BUILDING_LIBRARY
+LIB_LDLIBS := -lbpf -lelf -ldw -lz -lprotobuf-c -lcrypto -lpthread
+SAN ?=
+ifneq ($(SAN),)
+# Sanitizer build in its own tree: make SAN=1 BUILD=build/san test-unit
+LIB_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS := -fsanitize=address,undefined
+endif
+
+LIB_SRCS := $(shell find lib -name '*.c' | sort)
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o
+LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(GEN)/otlp_profiles.pb-c.h
+CLI_SRCS := $(shell find cli -name '*.c' | sort)
+UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
+UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
+WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' | sort)
+
+.PHONY: all deps lib cli bpf collector run test test-unit test-integration test-go \
+        test-san bench fuzz format format-check clean
+all: deps lib cli
+
+# ---- set-up: install what a fresh Debian machine lacks ----
+DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
+            protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
+            clang-format libclang-rt-14-dev linux-perf
+deps: $(BUILD)/.deps-ok
+$(BUILD)/.deps-ok: Makefile
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install:$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@command -v $(GO) >/dev/null || { echo "error: go toolchain not found (needed for tests and the collector)" >&2; exit 1; }
+	@mkdir -p $(BUILD) && touch $@
+
+# ---- BPF ----
+$(GEN)/vmlinux.h: | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: ebpf/%.bpf.c ebpf/*.h $(GEN)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(GEN) -Iebpf $(WARN) -Wno-unused-function -c $< -o $@.raw
+	$(BPFTOOL) gen object $@ $@.raw
+
+$(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+bpf: $(GEN)/profiler.skel.h
+
+# ---- protobuf ----
+$(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h: lib/encode/otlp_profiles.proto | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	cd lib/encode && protoc-c --c_out=$(abspath $(GEN)) otlp_profiles.proto
+
+# ---- library ----
+$(BUILD)/obj/gen/otlp_profiles.pb-c.o: $(GEN)/otlp_profiles.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(WARN),$(LIB_CFLAGS)) -w -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/libotelprofiler.so.$(LIBVER): $(LIB_OBJS) lib/libotelprofiler.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libotelprofiler.map \
+	  -Wl,-z,relro,-z,now -Wl,--no-undefined $(SAN_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
+
+$(BUILD)/libotelprofiler.so: $(BUILD)/libotelprofiler.so.$(LIBVER)
+	ln -sf libotelprofiler.so.$(LIBVER) $(BUILD)/$(SONAME)
+	ln -sf libotelprofiler.so.$(LIBVER) $@
+
+lib: $(BUILD)/libotelprofiler.so
+
+# ---- CLI: record through the public ABI only; `top` decodes OTLP ----
+$(BUILD)/otelprof: $(CLI_SRCS) $(shell find cli -name '*.h') include/otelprofiler.h $(GEN)/otlp_profiles.pb-c.c $(BUILD)/libotelprofiler.so
+	$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(GEN)/otlp_profiles.pb-c.c -o $@ \
+	  -L$(BUILD) -lotelprofiler -Wl,-rpath,'$$ORIGIN' -lprotobuf-c $(SAN_LDFLAGS)
+
+cli: $(BUILD)/otelprof
+
+# ---- unit tests (cmocka), linked against the library objects ----
+$(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter $< $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+
+test-unit: deps $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+# ---- workloads used by integration tests and benchmarks ----
+$(BUILD)/workloads/.built: $(WORKLOAD_SRCS) test/workloads/Makefile.inc
+	@mkdir -p $(BUILD)/workloads
+	$(MAKE) -f test/workloads/Makefile.inc OUT=$(BUILD)/workloads CC=$(CC)
+	@touch $@
+
+workloads: $(BUILD)/workloads/.built
+
+# ---- integration tests (root, real BPF), written in Go so that the
+# collector's own pdata decoder checks every file we write ----
+test-integration: all workloads
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
+
+test: all
+	$(MAKE) test-unit
+	$(MAKE) test-integration
+
+run: all
+	@echo "recording the whole host for 10 s at 99 Hz (as root) ..."
+	$(BUILD)/otelprof record --duration 10 --frequency 99 --output $(BUILD)/profile.otlp
+	$(BUILD)/otelprof top $(BUILD)/profile.otlp
+
+format:
+	clang-format -i $$(find include lib cli ebpf test -name '*.[ch]')
+
+format-check:
+	clang-format --dry-run --Werror $$(find include lib cli ebpf test -name '*.[ch]')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef OTELPROF_CLI_H
+#define OTELPROF_CLI_H
+
+#include <stdbool.h>
+
+struct record_args {
+	unsigned duration;
+	unsigned frequency;
+	int pid;
+	const char *output;
+	bool quiet;
+};
+
+struct top_args {
+	const char *input;
+	unsigned limit;
+	int pid; /* 0: all processes */
+};
+
+int cmd_record(const struct record_args *a);
+int cmd_top(const struct top_args *a);
+
+#endif

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+/* otelprof: local recording and quick inspection through libotelprofiler. */
+#include "cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "otelprofiler.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage:\n"
+		"  otelprof record --duration SECONDS --frequency HZ "
+		"--output FILE [--pid PID] [--quiet]\n"
+		"  otelprof top FILE [--limit N] [--pid PID]\n"
+		"  otelprof version\n");
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int bad(const char *opt, const char *val)
+{
+	fprintf(stderr, "otelprof: invalid value for %s: '%s'\n", opt,
+		val ? val : "");
+	return 2;
+}
+
+static int main_record(int argc, char **argv)
+{
+	struct record_args a = { .duration = 10,
+				 .frequency = OTELPROF_DEFAULT_FREQUENCY_HZ };
+	unsigned long v;
+
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(o, "--quiet")) {
+			a.quiet = true;
+			continue;
+		}
+		if (!val) {
+			fprintf(stderr, "otelprof: %s needs a value\n", o);
+			return 2;
+		}
+		if (!strcmp(o, "--duration")) {
+			if (parse_uint(val, 86400 * 365, &v) || !v)
+				return bad(o, val);
+			a.duration = (unsigned)v;
+		} else if (!strcmp(o, "--frequency")) {
+			if (parse_uint(val, 10000, &v) || !v)
+				return bad(o, val);
+			a.frequency = (unsigned)v;
+		} else if (!strcmp(o, "--pid")) {
+			if (parse_uint(val, INT_MAX, &v) || !v)
+				return bad(o, val);
+			a.pid = (int)v;
+		} else if (!strcmp(o, "--output")) {
+			a.output = val;
+		} else {
+			fprintf(stderr, "otelprof: unknown option %s\n", o);
+			usage(stderr);
+			return 2;
+		}
+		i++;
+	}
+	if (!a.output) {
+		fprintf(stderr, "otelprof: record needs --output FILE\n");
+		return 2;
+	}
+	return cmd_record(&a);
+}
+
+static int main_top(int argc, char **argv)
+{
+	struct top_args a = { .limit = 20 };
+	unsigned long v;
+
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (o[0] != '-') {
+			a.input = o;
+			continue;
+		}
+		if (!val) {
+			fprintf(stderr, "otelprof: %s needs a value\n", o);
+			return 2;
+		}
+		if (!strcmp(o, "--limit")) {
+			if (parse_uint(val, 100000, &v) || !v)
+				return bad(o, val);
+			a.limit = (unsigned)v;
+		} else if (!strcmp(o, "--pid")) {
+			if (parse_uint(val, INT_MAX, &v))
+				return bad(o, val);
+			a.pid = (int)v;
+		} else {
+			fprintf(stderr, "otelprof: unknown option %s\n", o);
+			return 2;
+		}
+		i++;
+	}
+	if (!a.input) {
+		fprintf(stderr, "otelprof: top needs a FILE\n");
+		return 2;
+	}
+	return cmd_top(&a);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "record"))
+		return main_record(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "top"))
+		return main_top(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "version")) {
+		printf("otelprof %s\n", otelprof_version());
+		return 0;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "otelprof: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

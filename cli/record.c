@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+/* `otelprof record`: profile through the public ABI, write one OTLP file. */
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "otelprofiler.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static int write_file(const char *path, const uint8_t *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		return -errno;
+	if (len && fwrite(data, 1, len, f) != len) {
+		int e = -errno;
+
+		fclose(f);
+		return e ? e : -EIO;
+	}
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
+
+int cmd_record(const struct record_args *a)
+{
+	struct otelprof_opts opts;
+	struct otelprof_stats st;
+	struct otelprof *p;
+	struct sigaction sa;
+	char err[1024];
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int n, e;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.sz = sizeof(opts);
+	opts.frequency_hz = a->frequency;
+	opts.pid = a->pid;
+	e = otelprof_start(&opts, &p, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "otelprof: cannot start: %s\n", err);
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (!a->quiet)
+		fprintf(stderr,
+			"otelprof: recording %s at %u Hz for %u s (Ctrl-C stops)\n",
+			a->pid ? "one process" : "all CPUs", a->frequency,
+			a->duration);
+	for (unsigned s = 0; s < a->duration && !interrupted; s++) {
+		struct timespec one = { 1, 0 };
+
+		while (nanosleep(&one, &one) && !interrupted)
+			;
+		if (!a->quiet && a->duration >= 10 && (s + 1) % 5 == 0 &&
+		    s + 1 < a->duration) {
+			memset(&st, 0, sizeof(st));
+			st.sz = sizeof(st);
+			otelprof_stats(p, &st);
+			fprintf(stderr,
+				"otelprof: %u/%u s, %llu samples, %llu lost\n",
+				s + 1, a->duration,
+				(unsigned long long)st.samples_received,
+				(unsigned long long)st.samples_lost);
+		}
+	}
+	otelprof_stop(p);
+	n = otelprof_poll(p, &data, &len);
+	memset(&st, 0, sizeof(st));
+	st.sz = sizeof(st);
+	otelprof_stats(p, &st);
+	if (n < 0) {
+		fprintf(stderr, "otelprof: %s\n", otelprof_errmsg(p));
+		otelprof_close(p);
+		return 1;
+	}
+	e = write_file(a->output, data, len);
+	otelprof_buffer_free(data);
+	if (e) {
+		fprintf(stderr, "otelprof: cannot write %s: %s\n", a->output,
+			strerror(-e));
+		otelprof_close(p);
+		return 1;
+	}
+	if (!a->quiet)
+		fprintf(stderr,
+			"otelprof: wrote %d samples (%zu bytes) to %s; "
+			"lost %llu, unresolved processes %llu, malformed files "
+			"%llu\n",
+			n, len, a->output, (unsigned long long)st.samples_lost,
+			(unsigned long long)st.proc_scan_errors,
+			(unsigned long long)st.files_malformed);
+	otelprof_close(p);
+	return 0;
+}

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The public ABI (include/otelprofiler.h): a background thread drains the
+ * BPF ring buffer, resolves each sample against the process table and
+ * symbol caches and adds it to the current window; otelprof_poll swaps the
+ * window out and encodes it to OTLP bytes.
+ *
+ * Locking: `state_lock` guards everything the drain thread touches (process
+ * table, files, current builder). `poll_lock` serializes poll/stop/stats so
+ * that stop during poll is safe; encoding happens under poll_lock only, so
+ * draining goes on while a window is being encoded.
+ */
+#include "otelprofiler.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "encode/otlp_encoder.h"
+#include "encode/profile_builder.h"
+#include "process/process_table.h"
+#include "sample/bpf_sampler.h"
+#include "symbolize/file_cache.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/stack_symbolizer.h"
+#include "util/errmsg.h"
+
+#define MAX_FREQUENCY_HZ 10000u
+#define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
+
+struct otelprof {
+	pthread_mutex_t state_lock;
+	pthread_mutex_t poll_lock;
+	pthread_t thread;
+	bool thread_started;
+	int wake_fd;  /* eventfd: tells the drain thread to exit */
+	int epoll_fd;
+	atomic_bool stopping;
+	bool stopped;
+
+	uint32_t frequency_hz;
+	char host_name[256];
+	struct bpf_sampler *sampler;
+	struct kallsyms ksyms;
+	struct file_cache files;
+	struct process_table procs;
+	struct stack_symbolizer symbolizer;
+	struct profile_builder windows[2];
+	int cur; /* index of the window being filled */
+	uint64_t window_start_unix_ns;
+	int64_t boot_to_unix_ns;
+	uint64_t last_sweep_ns;
+
+	/* counters (state_lock) */
+	uint64_t samples_received, samples_encoded, polls, bytes_encoded;
+	uint64_t add_errors;
+
+	char errbuf[1024];
+};
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t boot_to_unix_offset(void)
+{
+	return (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
+}
+
+static void handle_sample(struct otelprof *p,
+			  const struct otelprof_sample_event *e)
+{
+	struct profile_builder *b = &p->windows[p->cur];
+	struct pb_resource_info ri;
+	struct process *proc;
+	uint64_t now = e->hdr.ktime_boot_ns;
+	uint32_t res;
+	int32_t stack;
+	char comm[OTELPROF_COMM_LEN + 1];
+
+	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
+	comm[OTELPROF_COMM_LEN] = '\0';
+	p->samples_received++;
+	proc = process_table_get(&p->procs, e->hdr.pid, comm, now);
+	if (!proc) {
+		p->add_errors++;
+		return;
+	}
+	memset(&ri, 0, sizeof(ri));
+	ri.key = proc->serial;
+	ri.pid = proc->pid;
+	ri.exe_name = *proc->exe_name ? proc->exe_name : proc->comm;
+	ri.exe_path = proc->exe_path;
+	ri.container_id = proc->container_id;
+	ri.host_name = p->host_name;
+	if (pb_resource(b, &ri, &res)) {
+		p->add_errors++;
+		return;
+	}
+	stack = stack_symbolize(&p->symbolizer, b, proc, e, now);
+	if (stack < 0 ||
+	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, 0,
+			  e->hdr.ktime_boot_ns + (uint64_t)p->boot_to_unix_ns))
+		p->add_errors++;
+}
+
+/* Ring buffer callback; runs with state_lock held. */
+static int on_event(void *ctx, const void *data, size_t size)
+{
+	struct otelprof *p = ctx;
+	const struct otelprof_event_header *h = data;
+
+	if (size < sizeof(*h))
+		return 0;
+	switch (h->type) {
+	case OTELPROF_EVENT_SAMPLE: {
+		const struct otelprof_sample_event *e = data;
+		size_t need = offsetof(struct otelprof_sample_event, ustack);
+
+		if (size < need || e->n_kernel > OTELPROF_MAX_KERNEL_FRAMES ||
+		    e->n_user > OTELPROF_MAX_USER_FRAMES ||
+		    size < need + e->n_user * sizeof(uint64_t))
+			return 0;
+		handle_sample(p, e);
+		break;
+	}
+	case OTELPROF_EVENT_EXEC:
+		process_table_exec(&p->procs, h->pid);
+		/* Read /proc now, while the new image surely exists: a short
+		 * process may be gone by its first sample. */
+		process_table_get(&p->procs, h->pid, NULL, h->ktime_boot_ns);
+		break;
+	case OTELPROF_EVENT_EXIT:
+		process_table_exit(&p->procs, h->pid);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void drain(struct otelprof *p)
+{
+	pthread_mutex_lock(&p->state_lock);
+	bpf_sampler_consume(p->sampler);
+	pthread_mutex_unlock(&p->state_lock);
+}
+
+static void *drain_thread(void *arg)
+{
+	struct otelprof *p = arg;
+	struct epoll_event ev[2];
+
+	while (!atomic_load(&p->stopping)) {
+		int n = epoll_wait(p->epoll_fd, ev, 2, 1000);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		drain(p);
+	}
+	return NULL;
+}
+
+static int parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
+		      struct errmsg *err)
+{
+	memset(o, 0, sizeof(*o));
+	if (!in)
+		return 0;
+	if (in->sz < offsetof(struct otelprof_opts, host_name))
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.sz is %zu: set it to "
+				  "sizeof(struct otelprof_opts)",
+				  in->sz);
+	if (in->sz > sizeof(*o)) {
+		const unsigned char *tail = (const unsigned char *)in;
+
+		for (size_t i = sizeof(*o); i < in->sz; i++)
+			if (tail[i])
+				return errmsg_set(err, -E2BIG,
+						  "otelprof_opts has unknown "
+						  "non-zero fields (caller is "
+						  "newer than the library)");
+	}
+	memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
+	if (o->frequency_hz > MAX_FREQUENCY_HZ)
+		return errmsg_set(err, -EINVAL,
+				  "frequency %u Hz is out of range (1..%u)",
+				  o->frequency_hz, MAX_FREQUENCY_HZ);
+	if (o->pid < 0)
+		return errmsg_set(err, -EINVAL, "pid %d is negative", o->pid);
+	if (o->ringbuf_kb > (1u << 20))
+		return errmsg_set(err, -EINVAL,
+				  "ringbuf_kb %u is too large (max 1048576)",
+				  o->ringbuf_kb);
+	if (o->max_frames > OTELPROF_MAX_USER_FRAMES)
+		return errmsg_set(err, -EINVAL,
+				  "max_frames %u exceeds the build's limit of "
+				  "%u",
+				  o->max_frames, OTELPROF_MAX_USER_FRAMES);
+	return 0;
+}
+
+static uint32_t ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
+{
+	uint64_t want, pow2 = 4096;
+
+	if (kb) {
+		want = (uint64_t)kb * 1024;
+	} else {
+		/* Half a second of full-size samples from every CPU, at
+		 * least 256 KiB: the drain thread wakes far more often. */
+		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) *
+		       sizeof(struct otelprof_sample_event) / 2;
+		if (want < 256 * 1024)
+			want = 256 * 1024;
+		if (want > 64u << 20)
+			want = 64u << 20;
+	}
+	while (pow2 < want)
+		pow2 <<= 1;
+	return (uint32_t)pow2;
+}
+
+static void free_profiler(struct otelprof *p)
+{
+	bpf_sampler_close(p->sampler);
+	stack_symbolizer_free(&p->symbolizer);
+	pb_free(&p->windows[0]);
+	pb_free(&p->windows[1]);
+	process_table_free(&p->procs);
+	file_cache_free(&p->files);
+	kallsyms_free(&p->ksyms);
+	if (p->epoll_fd >= 0)
+		close(p->epoll_fd);
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	pthread_mutex_destroy(&p->state_lock);
+	pthread_mutex_destroy(&p->poll_lock);
+	free(p);
+}
+
+OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
+				struct otelprof **out, char *errbuf,
+				size_t errbuf_len)
+{
+	struct errmsg err = { errbuf, errbuf_len };
+	struct bpf_sampler_config cfg;
+	struct otelprof_opts o;
+	struct epoll_event ev;
+	struct otelprof *p;
+	uint8_t *mask = NULL;
+	int e, ncpu;
+
+	if (errbuf && errbuf_len)
+		errbuf[0] = '\0';
+	if (!out)
+		return errmsg_set(&err, -EINVAL, "out must not be NULL");
+	*out = NULL;
+	e = parse_opts(opts, &o, &err);
+	if (e)
+		return e;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return errmsg_set(&err, -ENOMEM, "out of memory");
+	p->wake_fd = p->epoll_fd = -1;
+	pthread_mutex_init(&p->state_lock, NULL);
+	pthread_mutex_init(&p->poll_lock, NULL);
+	p->frequency_hz = o.frequency_hz ? o.frequency_hz
+					 : OTELPROF_DEFAULT_FREQUENCY_HZ;
+	if (o.host_name && *o.host_name) {
+		snprintf(p->host_name, sizeof(p->host_name), "%s", o.host_name);
+	} else {
+		struct utsname u;
+
+		if (!uname(&u))
+			snprintf(p->host_name, sizeof(p->host_name), "%s",
+				 u.nodename);
+	}
+	file_cache_init(&p->files);
+	process_table_init(&p->procs, &p->files);
+	/* Without kallsyms we still profile; kernel frames stay unnamed. */
+	if (kallsyms_load(&p->ksyms))
+		memset(&p->ksyms, 0, sizeof(p->ksyms));
+	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs);
+	if (pb_init(&p->windows[0]) || pb_init(&p->windows[1])) {
+		free_profiler(p);
+		return errmsg_set(&err, -ENOMEM, "out of memory");
+	}
+	p->boot_to_unix_ns = boot_to_unix_offset();
+	p->window_start_unix_ns = clock_ns(CLOCK_REALTIME);
+
+	ncpu = online_cpus(&mask);
+	free(mask);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.frequency_hz = p->frequency_hz;
+	cfg.target_tgid = (uint32_t)o.pid;
+	cfg.include_idle = !!(o.flags & OTELPROF_F_INCLUDE_IDLE);
+	cfg.max_user_frames = o.max_frames ? o.max_frames
+					   : OTELPROF_MAX_USER_FRAMES;
+	cfg.ringbuf_bytes = ringbuf_bytes(o.ringbuf_kb, p->frequency_hz, ncpu);
+	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, &err);
+	if (e) {
+		free_profiler(p);
+		return e;
+	}
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (p->wake_fd < 0 || p->epoll_fd < 0) {
+		e = -errno;
+		free_profiler(p);
+		return errmsg_set(&err, e, "eventfd/epoll: %s", strerror(-e));
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = bpf_sampler_fd(p->sampler);
+	if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		e = -errno;
+		free_profiler(p);
+		return errmsg_set(&err, e, "epoll_ctl: %s", strerror(-e));
+	}
+	ev.data.fd = p->wake_fd;
+	if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, p->wake_fd, &ev)) {
+		e = -errno;
+		free_profiler(p);
+		return errmsg_set(&err, e, "epoll_ctl: %s", strerror(-e));
+	}
+	e = pthread_create(&p->thread, NULL, drain_thread, p);
+	if (e) {
+		free_profiler(p);
+		return errmsg_set(&err, -e, "cannot start thread: %s",
+				  strerror(e));
+	}
+	p->thread_started = true;
+	*out = p;
+	return 0;
+}
+
+static void set_err(struct otelprof *p, const char *fmt, const char *arg)
+{
+	snprintf(p->errbuf, sizeof(p->errbuf), fmt, arg);
+}
+
+OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data,
+			       size_t *size)
+{
+	struct profile_builder *full;
+	struct otlp_window w;
+	uint64_t now, samples;
+	int e;
+
+	if (!p || !data || !size)
+		return -EINVAL;
+	*data = NULL;
+	*size = 0;
+	pthread_mutex_lock(&p->poll_lock);
+	p->errbuf[0] = '\0';
+
+	/* Swap windows: the drain thread fills the other one meanwhile. */
+	pthread_mutex_lock(&p->state_lock);
+	if (!p->stopped)
+		bpf_sampler_consume(p->sampler);
+	full = &p->windows[p->cur];
+	p->cur ^= 1;
+	e = pb_reset(&p->windows[p->cur]);
+	stack_symbolizer_reset(&p->symbolizer);
+	now = clock_ns(CLOCK_REALTIME);
+	if (clock_ns(CLOCK_BOOTTIME) - p->last_sweep_ns > SWEEP_INTERVAL_NS) {
+		p->last_sweep_ns = clock_ns(CLOCK_BOOTTIME);
+		process_table_sweep(&p->procs,
+				    p->last_sweep_ns - SWEEP_INTERVAL_NS);
+	}
+	p->boot_to_unix_ns = boot_to_unix_offset();
+	w.start_unix_ns = p->window_start_unix_ns;
+	w.end_unix_ns = now;
+	p->window_start_unix_ns = now;
+	pthread_mutex_unlock(&p->state_lock);
+
+	if (e) {
+		set_err(p, "%s", "out of memory resetting a window");
+		goto out;
+	}
+	samples = full->total_samples;
+	if (!samples)
+		goto out;
+	w.period_ns = 1000000000ull / p->frequency_hz;
+	w.scope_name = "libotelprofiler";
+	w.scope_version = otelprof_version();
+	e = otlp_encode(full, &w, data, size);
+	if (e) {
+		set_err(p, "encoding failed: %s", strerror(-e));
+		goto out;
+	}
+	pthread_mutex_lock(&p->state_lock);
+	p->samples_encoded += samples;
+	p->bytes_encoded += *size;
+	p->polls++;
+	pthread_mutex_unlock(&p->state_lock);
+	e = samples > INT32_MAX ? INT32_MAX : (int)samples;
+out:
+	pb_reset(full);
+	pthread_mutex_unlock(&p->poll_lock);
+	return e;
+}
+
+OTELPROF_API void otelprof_buffer_free(uint8_t *data)
+{
+	free(data);
+}
+
+OTELPROF_API int otelprof_stop(struct otelprof *p)
+{
+	uint64_t one = 1;
+
+	if (!p)
+		return -EINVAL;
+	pthread_mutex_lock(&p->poll_lock);
+	if (p->stopped) {
+		pthread_mutex_unlock(&p->poll_lock);
+		return 0;
+	}
+	atomic_store(&p->stopping, true);
+	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+		/* eventfd write only fails on overflow: the thread is
+		 * already woken. */
+	}
+	if (p->thread_started)
+		pthread_join(p->thread, NULL);
+	p->thread_started = false;
+	pthread_mutex_lock(&p->state_lock);
+	bpf_sampler_detach(p->sampler);
+	/* What the kernel still holds belongs to the next poll. */
+	bpf_sampler_consume(p->sampler);
+	p->stopped = true;
+	pthread_mutex_unlock(&p->state_lock);
+	pthread_mutex_unlock(&p->poll_lock);
+	return 0;
+}
+
+OTELPROF_API void otelprof_close(struct otelprof *p)
+{
+	if (!p)
+		return;
+	otelprof_stop(p);
+	free_profiler(p);
+}
+
+OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
+{
+	struct otelprof_stats s;
+	size_t n;
+
+	if (!p || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	memset(&s, 0, sizeof(s));
+	s.sz = sizeof(s);
+	pthread_mutex_lock(&p->poll_lock);
+	pthread_mutex_lock(&p->state_lock);
+	s.samples_received = p->samples_received;
+	s.samples_lost = bpf_sampler_counter(p->sampler, OTELPROF_CNT_LOST);
+	s.samples_idle = bpf_sampler_counter(p->sampler, OTELPROF_CNT_IDLE);
+	s.samples_encoded = p->samples_encoded;
+	s.kernel_stack_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_KSTACK_ERR);
+	s.user_stack_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_USTACK_ERR);
+	s.proc_scan_errors = p->procs.scan_errors;
+	s.files_malformed = p->files.malformed;
+	s.files_loaded = p->files.loaded;
+	s.processes_tracked = process_table_count(&p->procs);
+	s.symbol_memory_bytes = p->files.memory + kallsyms_memory(&p->ksyms);
+	s.polls = p->polls;
+	s.bytes_encoded = p->bytes_encoded;
+	pthread_mutex_unlock(&p->state_lock);
+	pthread_mutex_unlock(&p->poll_lock);
+	n = st->sz < sizeof(s) ? st->sz : sizeof(s);
+	memcpy((char *)st + sizeof(size_t), (char *)&s + sizeof(size_t),
+	       n - sizeof(size_t));
+	return 0;
+}
+
+OTELPROF_API const char *otelprof_errmsg(struct otelprof *p)
+{
+	return p ? p->errbuf : "no profiler handle";
+}
+
+OTELPROF_API const char *otelprof_version(void)
+{
+#define STR2(x) #x
+#define STR(x) STR2(x)
+	return STR(OTELPROF_VERSION_MAJOR) "." STR(
+		OTELPROF_VERSION_MINOR) "." STR(OTELPROF_VERSION_PATCH);
+}

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Builds protobuf-c message structs that point into the builder's tables
+ * (no copies of strings or index arrays) and packs them once.
+ */
+#include "encode/otlp_encoder.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "otlp_profiles.pb-c.h"
+
+typedef Otelprof__Otlp__ProfilesData ProfilesData;
+typedef Otelprof__Otlp__ProfilesDictionary Dictionary;
+typedef Otelprof__Otlp__ResourceProfiles ResourceProfiles;
+typedef Otelprof__Otlp__ScopeProfiles ScopeProfiles;
+typedef Otelprof__Otlp__Profile Profile;
+typedef Otelprof__Otlp__Sample Sample;
+typedef Otelprof__Otlp__Mapping Mapping;
+typedef Otelprof__Otlp__Location Location;
+typedef Otelprof__Otlp__Line Line;
+typedef Otelprof__Otlp__Function Function;
+typedef Otelprof__Otlp__Link Link;
+typedef Otelprof__Otlp__Stack Stack;
+typedef Otelprof__Otlp__KeyValueAndUnit KeyValueAndUnit;
+typedef Otelprof__Otlp__KeyValue KeyValue;
+typedef Otelprof__Otlp__AnyValue AnyValue;
+typedef Otelprof__Otlp__Resource Resource;
+typedef Otelprof__Otlp__ValueType ValueType;
+typedef Otelprof__Otlp__InstrumentationScope Scope;
+
+/* Everything allocated for one encode, freed together. */
+struct enc {
+	void **allocs;
+	size_t n, cap;
+	int failed;
+};
+
+static void *enc_alloc(struct enc *e, size_t count, size_t size)
+{
+	void *p;
+
+	if (e->failed)
+		return NULL;
+	if (!count)
+		count = 1;
+	p = calloc(count, size);
+	if (p && e->n == e->cap) {
+		size_t ncap = e->cap ? e->cap * 2 : 64;
+		void **nv = realloc(e->allocs, ncap * sizeof(*nv));
+
+		if (!nv) {
+			free(p);
+			p = NULL;
+		} else {
+			e->allocs = nv;
+			e->cap = ncap;
+		}
+	}
+	if (!p) {
+		e->failed = 1;
+		return NULL;
+	}
+	e->allocs[e->n++] = p;
+	return p;
+}
+
+static void enc_free(struct enc *e)
+{
+	for (size_t i = 0; i < e->n; i++)
+		free(e->allocs[i]);
+	free(e->allocs);
+}
+
+#define ALLOC(e, T, n) ((T *)enc_alloc((e), (n), sizeof(T)))
+
+static void build_dictionary(struct enc *e, const struct profile_builder *b,
+			     Dictionary *d)
+{
+	const uint32_t nm = b->mappings.n, nl = b->locations.n,
+		       nf = b->functions.n, nk = b->links.n,
+		       ns = b->str_off.n, na = b->attrs.n,
+		       nst = b->stack_off.n;
+	Mapping *m = ALLOC(e, Mapping, nm);
+	Mapping **mp = ALLOC(e, Mapping *, nm);
+	Location *l = ALLOC(e, Location, nl);
+	Location **lp = ALLOC(e, Location *, nl);
+	Line *ln = ALLOC(e, Line, nl);
+	Line **lnp = ALLOC(e, Line *, nl);
+	int32_t *lattr = ALLOC(e, int32_t, nl);
+	Function *f = ALLOC(e, Function, nf);
+	Function **fp = ALLOC(e, Function *, nf);
+	Link *k = ALLOC(e, Link, nk);
+	Link **kp = ALLOC(e, Link *, nk);
+	char **st = ALLOC(e, char *, ns);
+	KeyValueAndUnit *a = ALLOC(e, KeyValueAndUnit, na);
+	KeyValueAndUnit **ap = ALLOC(e, KeyValueAndUnit *, na);
+	AnyValue *av = ALLOC(e, AnyValue, na);
+	Stack *s = ALLOC(e, Stack, nst);
+	Stack **sp = ALLOC(e, Stack *, nst);
+
+	if (e->failed)
+		return;
+	for (uint32_t i = 0; i < nm; i++) {
+		const struct pb_mapping *x = &b->mappings.v[i];
+
+		otelprof__otlp__mapping__init(&m[i]);
+		m[i].memory_start = x->start;
+		m[i].memory_limit = x->limit;
+		m[i].file_offset = x->offset;
+		m[i].filename_strindex = x->filename;
+		/* attrs[] holds present indices first (0 = absent). */
+		m[i].attribute_indices = (int32_t *)x->attrs;
+		m[i].n_attribute_indices = x->attrs[1] ? 2 : x->attrs[0] ? 1
+									: 0;
+		if (!x->attrs[0] && x->attrs[1]) {
+			m[i].attribute_indices = (int32_t *)&x->attrs[1];
+			m[i].n_attribute_indices = 1;
+		}
+		mp[i] = &m[i];
+	}
+	for (uint32_t i = 0; i < nl; i++) {
+		const struct pb_location *x = &b->locations.v[i];
+
+		otelprof__otlp__location__init(&l[i]);
+		l[i].mapping_index = x->mapping;
+		l[i].address = x->address;
+		if (x->function) {
+			otelprof__otlp__line__init(&ln[i]);
+			ln[i].function_index = x->function;
+			lnp[i] = &ln[i];
+			l[i].lines = &lnp[i];
+			l[i].n_lines = 1;
+		}
+		if (x->frame_type_attr) {
+			lattr[i] = x->frame_type_attr;
+			l[i].attribute_indices = &lattr[i];
+			l[i].n_attribute_indices = 1;
+		}
+		lp[i] = &l[i];
+	}
+	for (uint32_t i = 0; i < nf; i++) {
+		const struct pb_function *x = &b->functions.v[i];
+
+		otelprof__otlp__function__init(&f[i]);
+		f[i].name_strindex = x->name;
+		f[i].system_name_strindex = x->system_name;
+		f[i].filename_strindex = x->filename;
+		fp[i] = &f[i];
+	}
+	for (uint32_t i = 0; i < nk; i++) {
+		otelprof__otlp__link__init(&k[i]);
+		if (i) { /* entry 0 stays the empty (zero) link */
+			k[i].trace_id.data = (uint8_t *)b->links.v[i].trace_id;
+			k[i].trace_id.len = 16;
+			k[i].span_id.data = (uint8_t *)b->links.v[i].span_id;
+			k[i].span_id.len = 8;
+		}
+		kp[i] = &k[i];
+	}
+	for (uint32_t i = 0; i < ns; i++)
+		st[i] = b->arena + b->str_off.v[i];
+	for (uint32_t i = 0; i < na; i++) {
+		const struct pb_attr *x = &b->attrs.v[i];
+
+		otelprof__otlp__key_value_and_unit__init(&a[i]);
+		a[i].key_strindex = x->key;
+		if (i) {
+			otelprof__otlp__any_value__init(&av[i]);
+			if (x->is_str) {
+				av[i].value_case =
+					OTELPROF__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
+				av[i].string_value =
+					b->arena + b->str_off.v[x->ival];
+			} else {
+				av[i].value_case =
+					OTELPROF__OTLP__ANY_VALUE__VALUE_INT_VALUE;
+				av[i].int_value = x->ival;
+			}
+			a[i].value = &av[i];
+		}
+		ap[i] = &a[i];
+	}
+	for (uint32_t i = 0; i < nst; i++) {
+		otelprof__otlp__stack__init(&s[i]);
+		s[i].n_location_indices = b->stack_len.v[i];
+		s[i].location_indices =
+			(int32_t *)b->stack_locs.v + b->stack_off.v[i];
+		sp[i] = &s[i];
+	}
+	d->mapping_table = mp;
+	d->n_mapping_table = nm;
+	d->location_table = lp;
+	d->n_location_table = nl;
+	d->function_table = fp;
+	d->n_function_table = nf;
+	d->link_table = kp;
+	d->n_link_table = nk;
+	d->string_table = st;
+	d->n_string_table = ns;
+	d->attribute_table = ap;
+	d->n_attribute_table = na;
+	d->stack_table = sp;
+	d->n_stack_table = nst;
+}
+
+static ResourceProfiles *build_resource(struct enc *e,
+					const struct profile_builder *b,
+					const struct pb_resource *r,
+					const struct otlp_window *w,
+					ValueType *sample_type,
+					ValueType *period_type, Scope *scope)
+{
+	ResourceProfiles *rp = ALLOC(e, ResourceProfiles, 1);
+	Resource *res = ALLOC(e, Resource, 1);
+	KeyValue *kv = ALLOC(e, KeyValue, r->nattrs);
+	KeyValue **kvp = ALLOC(e, KeyValue *, r->nattrs);
+	AnyValue *av = ALLOC(e, AnyValue, r->nattrs);
+	ScopeProfiles *sc = ALLOC(e, ScopeProfiles, 1);
+	ScopeProfiles **scp = ALLOC(e, ScopeProfiles *, 1);
+	Profile *p = ALLOC(e, Profile, 1);
+	Profile **pp = ALLOC(e, Profile *, 1);
+	Sample *s = ALLOC(e, Sample, r->nsamples);
+	Sample **sp = ALLOC(e, Sample *, r->nsamples);
+	uint8_t *pid = ALLOC(e, uint8_t, 16);
+	uint64_t tmin = w->start_unix_ns, tmax = w->end_unix_ns;
+
+	if (e->failed)
+		return NULL;
+	otelprof__otlp__resource_profiles__init(rp);
+	otelprof__otlp__resource__init(res);
+	for (size_t i = 0; i < r->nattrs; i++) {
+		otelprof__otlp__key_value__init(&kv[i]);
+		otelprof__otlp__any_value__init(&av[i]);
+		kv[i].key = r->attrs[i].key;
+		if (r->attrs[i].str) {
+			av[i].value_case =
+				OTELPROF__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
+			av[i].string_value = r->attrs[i].str;
+		} else {
+			av[i].value_case =
+				OTELPROF__OTLP__ANY_VALUE__VALUE_INT_VALUE;
+			av[i].int_value = r->attrs[i].i;
+		}
+		kv[i].value = &av[i];
+		kvp[i] = &kv[i];
+	}
+	res->attributes = kvp;
+	res->n_attributes = r->nattrs;
+	rp->resource = res;
+
+	otelprof__otlp__profile__init(p);
+	for (size_t i = 0; i < r->nsamples; i++) {
+		const struct pb_sample *x = &b->samples.v[r->samples[i]];
+		size_t na = 0;
+
+		otelprof__otlp__sample__init(&s[i]);
+		s[i].stack_index = x->stack;
+		s[i].link_index = x->link;
+		/* attrs[] may have a 0 (absent thread.name) in the middle:
+		 * copy the present ones. */
+		{
+			int32_t *ai = ALLOC(e, int32_t, 3);
+
+			if (!ai)
+				return NULL;
+			for (int k = 0; k < 3; k++)
+				if (x->attrs[k])
+					ai[na++] = x->attrs[k];
+			s[i].attribute_indices = ai;
+			s[i].n_attribute_indices = na;
+		}
+		s[i].timestamps_unix_nano = x->ts;
+		s[i].n_timestamps_unix_nano = x->nts;
+		for (uint32_t k = 0; k < x->nts; k++) {
+			if (x->ts[k] < tmin)
+				tmin = x->ts[k];
+			if (x->ts[k] >= tmax)
+				tmax = x->ts[k] + 1;
+		}
+		sp[i] = &s[i];
+	}
+	p->samples = sp;
+	p->n_samples = r->nsamples;
+	p->sample_type = sample_type;
+	p->period_type = period_type;
+	p->period = (int64_t)w->period_ns;
+	/* Timestamps must lie in [time, time + duration). */
+	p->time_unix_nano = tmin;
+	p->duration_nano = tmax > tmin ? tmax - tmin : 1;
+	if (getrandom(pid, 16, GRND_NONBLOCK) != 16)
+		memset(pid, 0, 16);
+	p->profile_id.data = pid;
+	p->profile_id.len = 16;
+	pp[0] = p;
+
+	otelprof__otlp__scope_profiles__init(sc);
+	sc->scope = scope;
+	sc->profiles = pp;
+	sc->n_profiles = 1;
+	scp[0] = sc;
+	rp->scope_profiles = scp;
+	rp->n_scope_profiles = 1;
+	return rp;
+}
+
+int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
+		uint8_t **out, size_t *out_len)
+{
+	struct enc e = { 0 };
+	ProfilesData pd = OTELPROF__OTLP__PROFILES_DATA__INIT;
+	Dictionary dict = OTELPROF__OTLP__PROFILES_DICTIONARY__INIT;
+	ValueType sample_type = OTELPROF__OTLP__VALUE_TYPE__INIT;
+	ValueType period_type = OTELPROF__OTLP__VALUE_TYPE__INIT;
+	Scope scope = OTELPROF__OTLP__INSTRUMENTATION_SCOPE__INIT;
+	ResourceProfiles **rps;
+	size_t nrp = 0, len;
+	uint8_t *buf;
+	struct profile_builder *mb = (struct profile_builder *)b;
+	int32_t s_samples, s_count, s_cpu, s_ns;
+
+	*out = NULL;
+	*out_len = 0;
+	/* The four value-type strings are interned on demand; doing it
+	 * here keeps them out of windows without samples. */
+	s_samples = pb_string(mb, "samples");
+	s_count = pb_string(mb, "count");
+	s_cpu = pb_string(mb, "cpu");
+	s_ns = pb_string(mb, "nanoseconds");
+	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0)
+		return -ENOMEM;
+	sample_type.type_strindex = s_samples;
+	sample_type.unit_strindex = s_count;
+	period_type.type_strindex = s_cpu;
+	period_type.unit_strindex = s_ns;
+	scope.name = (char *)(w->scope_name ? w->scope_name : "");
+	scope.version = (char *)(w->scope_version ? w->scope_version : "");
+
+	build_dictionary(&e, b, &dict);
+	rps = ALLOC(&e, ResourceProfiles *, b->resources.n);
+	for (uint32_t i = 0; !e.failed && i < b->resources.n; i++) {
+		if (!b->resources.v[i].nsamples)
+			continue;
+		rps[nrp] = build_resource(&e, b, &b->resources.v[i], w,
+					  &sample_type, &period_type, &scope);
+		if (rps[nrp])
+			nrp++;
+	}
+	if (e.failed) {
+		enc_free(&e);
+		return -ENOMEM;
+	}
+	pd.resource_profiles = rps;
+	pd.n_resource_profiles = nrp;
+	pd.dictionary = &dict;
+	len = otelprof__otlp__profiles_data__get_packed_size(&pd);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		enc_free(&e);
+		return -ENOMEM;
+	}
+	otelprof__otlp__profiles_data__pack(&pd, buf);
+	enc_free(&e);
+	*out = buf;
+	*out_len = len;
+	return 0;
+}

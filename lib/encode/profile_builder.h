@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Accumulates samples for one reporting window into deduplicated OTLP
+ * dictionary tables (strings, attributes, functions, mappings, locations,
+ * stacks, links) and per-process sample lists. Index 0 of every table is the
+ * zero value, as OTLP requires. otlp_encoder.c turns it into bytes.
+ */
+#ifndef OTELPROF_ENCODE_PROFILE_BUILDER_H
+#define OTELPROF_ENCODE_PROFILE_BUILDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/idxmap.h"
+
+enum pb_frame_kind {
+	PB_FRAME_NATIVE = 0,
+	PB_FRAME_KERNEL = 1,
+};
+
+struct pb_frame {
+	uint8_t kind;        /* enum pb_frame_kind */
+	uint64_t address;    /* ELF vaddr for native frames in a known file;
+				else the runtime address */
+	const char *function; /* NULL: unknown */
+	const char *function_file; /* Function.filename (kernel module) */
+	const char *mapping_file;  /* NULL: no mapping */
+	uint64_t map_start, map_limit, map_offset;
+	const char *build_id; /* hex, NULL or "" if none */
+	const char *htlhash;  /* hex, NULL or "" if none */
+};
+
+struct pb_resource_info {
+	uint64_t key; /* caller's identity for the process (unique serial) */
+	uint32_t pid;
+	const char *exe_name;
+	const char *exe_path;
+	const char *container_id; /* NULL or "" if none */
+	const char *host_name;
+};
+
+struct pb_kv { /* a Resource attribute, string or int */
+	char *key;
+	char *str; /* NULL for int */
+	int64_t i;
+};
+
+struct pb_resource {
+	uint64_t key;
+	struct pb_kv *attrs;
+	size_t nattrs;
+	uint32_t *samples; /* indices into builder samples */
+	size_t nsamples, cap;
+};
+
+struct pb_sample {
+	uint32_t resource;
+	int32_t stack;
+	int32_t attrs[3]; /* thread.id, thread.name, cpu.logical_number */
+	int32_t link;
+	uint64_t *ts;
+	uint32_t nts, capts;
+};
+
+/* Records below are hashed and compared bytewise: no padding allowed. */
+struct pb_attr {
+	int32_t key;
+	int32_t is_str;
+	int64_t ival; /* int value, or string index when is_str */
+};
+
+struct pb_function {
+	int32_t name, system_name, filename;
+};
+
+struct pb_mapping {
+	uint64_t start, limit, offset;
+	int32_t filename;
+	int32_t attrs[2]; /* build_id.gnu, build_id.htlhash; 0 = absent */
+	int32_t pad;
+};
+
+struct pb_location {
+	uint64_t address;
+	int32_t mapping;
+	int32_t function; /* 0 = no line */
+	int32_t frame_type_attr;
+	int32_t pad;
+};
+
+struct pb_link {
+	uint8_t trace_id[16];
+	uint8_t span_id[8];
+};
+
+#define PB_VEC(T)              \
+	struct {               \
+		T *v;          \
+		uint32_t n;    \
+		uint32_t cap;  \
+	}
+
+struct profile_builder {
+	/* string table: NUL-terminated strings packed in an arena */
+	char *arena;
+	size_t arena_len, arena_cap;
+	PB_VEC(uint32_t) str_off;
+	struct idxmap str_index;
+
+	PB_VEC(struct pb_attr) attrs;
+	struct idxmap attr_index;
+	PB_VEC(struct pb_function) functions;
+	struct idxmap function_index;
+	PB_VEC(struct pb_mapping) mappings;
+	struct idxmap mapping_index;
+	PB_VEC(struct pb_location) locations;
+	struct idxmap location_index;
+	PB_VEC(uint32_t) stack_off; /* start of stack i in stack_locs */
+	PB_VEC(uint32_t) stack_len;
+	PB_VEC(int32_t) stack_locs;
+	struct idxmap stack_index;
+	PB_VEC(struct pb_link) links;
+	struct idxmap link_index;
+	PB_VEC(struct pb_resource) resources;
+	struct idxmap resource_index;
+	PB_VEC(struct pb_sample) samples;
+	struct idxmap sample_index;
+
+	/* well-known strings and attributes, interned at reset */
+	int32_t s_thread_id, s_thread_name, s_cpu, s_frame_type, s_build_id,
+		s_htlhash, s_kernel_mapping;
+	int32_t a_frame_native, a_frame_kernel;
+
+	uint64_t total_samples;
+	uint64_t min_ts, max_ts;
+};
+
+int pb_init(struct profile_builder *b);
+void pb_free(struct profile_builder *b);
+/* Forget the window's contents, keep allocations. 0 or -ENOMEM. */
+int pb_reset(struct profile_builder *b);
+
+int32_t pb_string(struct profile_builder *b, const char *s);
+int32_t pb_location(struct profile_builder *b, const struct pb_frame *f);
+/* Stack of location indices, leaf first. */
+int32_t pb_stack(struct profile_builder *b, const int32_t *locs, size_t n);
+int32_t pb_link(struct profile_builder *b, const uint8_t trace_id[16],
+		const uint8_t span_id[8]);
+/* Resource index for a process (created from info on first use). */
+int pb_resource(struct profile_builder *b, const struct pb_resource_info *r,
+		uint32_t *out);
+int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
+		  uint32_t tid, const char *thread_name, uint32_t cpu,
+		  int32_t link, uint64_t ts_unix_ns);
+size_t pb_memory(const struct profile_builder *b);
+
+#endif

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "process/proc_maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static bool parse_hex(const char **p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (*p < end) {
+		char c = **p;
+		int d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		if (++digits > 16)
+			return false;
+		v = (v << 4) | (uint64_t)d;
+		(*p)++;
+	}
+	*out = v;
+	return digits > 0;
+}
+
+static bool parse_dec(const char **p, const char *end, uint64_t *out)
+{
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (*p < end && **p >= '0' && **p <= '9') {
+		if (++digits > 20 || v > (UINT64_MAX - 9) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(**p - '0');
+		(*p)++;
+	}
+	*out = v;
+	return digits > 0;
+}
+
+static bool expect(const char **p, const char *end, char c)
+{
+	if (*p >= end || **p != c)
+		return false;
+	(*p)++;
+	return true;
+}
+
+static void skip_spaces(const char **p, const char *end)
+{
+	while (*p < end && (**p == ' ' || **p == '\t'))
+		(*p)++;
+}
+
+/* One line: "start-end perms offset major:minor inode [path]". */
+static int parse_line(const char *p, const char *end, struct proc_mapping *m,
+		      bool *keep)
+{
+	static const char deleted_sfx[] = " (deleted)";
+	uint64_t maj, min;
+	char perms[4];
+	size_t plen;
+
+	*keep = false;
+	memset(m, 0, sizeof(*m));
+	if (!parse_hex(&p, end, &m->start) || !expect(&p, end, '-') ||
+	    !parse_hex(&p, end, &m->end) || !expect(&p, end, ' '))
+		return -EINVAL;
+	if (end - p < 5)
+		return -EINVAL;
+	memcpy(perms, p, 4);
+	p += 4;
+	if (!expect(&p, end, ' ') || !parse_hex(&p, end, &m->offset) ||
+	    !expect(&p, end, ' ') || !parse_hex(&p, end, &maj) ||
+	    !expect(&p, end, ':') || !parse_hex(&p, end, &min) ||
+	    !expect(&p, end, ' ') || !parse_dec(&p, end, &m->inode))
+		return -EINVAL;
+	if (m->end <= m->start || maj > UINT32_MAX || min > UINT32_MAX)
+		return -EINVAL;
+	m->dev_major = (uint32_t)maj;
+	m->dev_minor = (uint32_t)min;
+	if (perms[2] != 'x')
+		return 0;
+	skip_spaces(&p, end);
+	plen = (size_t)(end - p);
+	if (plen >= PROC_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (plen >= sizeof(deleted_sfx) - 1 &&
+	    !memcmp(end - (sizeof(deleted_sfx) - 1), deleted_sfx,
+		    sizeof(deleted_sfx) - 1)) {
+		m->deleted = 1;
+		plen -= sizeof(deleted_sfx) - 1;
+	}
+	if (plen == 0)
+		m->kind = PROC_MAPPING_ANON;
+	else if (plen == 6 && !memcmp(p, "[vdso]", 6))
+		m->kind = PROC_MAPPING_VDSO;
+	else if (p[0] == '[')
+		m->kind = PROC_MAPPING_SPECIAL;
+	else if (p[0] != '/')
+		m->kind = PROC_MAPPING_ANON; /* e.g. memfd names: no path */
+	else
+		m->kind = PROC_MAPPING_FILE;
+	m->path = malloc(plen + 1);
+	if (!m->path)
+		return -ENOMEM;
+	memcpy(m->path, p, plen);
+	m->path[plen] = '\0';
+	*keep = true;
+	return 0;
+}
+
+static int cmp_start(const void *a, const void *b)
+{
+	const struct proc_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
+		    unsigned *bad_lines)
+{
+	const char *p = text, *end = text + len;
+	size_t cap = 0;
+
+	out->v = NULL;
+	out->n = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		struct proc_mapping m;
+		bool keep;
+		int err = parse_line(p, le, &m, &keep);
+
+		p = nl ? nl + 1 : end;
+		if (err == -ENOMEM) {
+			proc_maps_free(out);
+			return err;
+		}
+		if (err) {
+			if (bad_lines)
+				(*bad_lines)++;
+			continue;
+		}
+		if (!keep)
+			continue;
+		if (out->n >= PROC_MAPS_MAX_ENTRIES) {
+			free(m.path);
+			if (bad_lines)
+				(*bad_lines)++;
+			continue;
+		}
+		if (out->n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct proc_mapping *nv =
+				realloc(out->v, ncap * sizeof(*nv));
+
+			if (!nv) {
+				free(m.path);
+				proc_maps_free(out);
+				return -ENOMEM;
+			}
+			out->v = nv;
+			cap = ncap;
+		}
+		out->v[out->n++] = m;
+	}
+	qsort(out->v, out->n, sizeof(*out->v), cmp_start);
+	return 0;
+}
+
+void proc_maps_free(struct proc_maps *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	m->v = NULL;
+	m->n = 0;
+}
+
+const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
+					  uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < m->v[mid].start)
+			hi = mid;
+		else if (addr >= m->v[mid].end)
+			lo = mid + 1;
+		else
+			return &m->v[mid];
+	}
+	return NULL;
+}
+
+long proc_read_file(const char *path, char **out, size_t max)
+{
+	size_t cap = 4096, len = 0;
+	char *buf;
+	int fd;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			size_t ncap = cap * 2;
+			char *nb;
+
+			if (cap >= max) {
+				free(buf);
+				close(fd);
+				return -EFBIG;
+			}
+			if (ncap > max)
+				ncap = max;
+			nb = realloc(buf, ncap + 1);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			free(buf);
+			close(fd);
+			return r;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return (long)len;
+}

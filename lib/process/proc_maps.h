@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Parsing of /proc/PID/maps: the executable mappings of one process. */
+#ifndef OTELPROF_PROCESS_PROC_MAPS_H
+#define OTELPROF_PROCESS_PROC_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Upper bounds that keep a hostile or huge /proc file from exhausting us. */
+#define PROC_MAPS_MAX_BYTES (16u << 20)
+#define PROC_MAPS_MAX_ENTRIES 65536u
+#define PROC_PATH_MAX 4096u
+
+enum proc_mapping_kind {
+	PROC_MAPPING_FILE = 0, /* backed by a file on disk */
+	PROC_MAPPING_ANON,     /* anonymous executable memory (JIT, ...) */
+	PROC_MAPPING_VDSO,     /* [vdso] */
+	PROC_MAPPING_SPECIAL,  /* [vsyscall] and other [..] names */
+};
+
+struct proc_mapping {
+	uint64_t start, end; /* [start, end) */
+	uint64_t offset;     /* file offset of start */
+	uint64_t inode;
+	uint32_t dev_major, dev_minor;
+	uint8_t kind;    /* enum proc_mapping_kind */
+	uint8_t deleted; /* path ended in " (deleted)" */
+	char *path;      /* owned; "" for anonymous */
+	void *file;      /* struct elf_file *, resolved lazily; owned by caller */
+	uint8_t file_tried;
+};
+
+struct proc_maps {
+	struct proc_mapping *v; /* sorted by start */
+	size_t n;
+};
+
+/*
+ * Parse the text of /proc/PID/maps, keeping executable mappings. Malformed
+ * lines are skipped and counted in *bad_lines. Returns 0 or -ENOMEM.
+ */
+int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
+		    unsigned *bad_lines);
+void proc_maps_free(struct proc_maps *m);
+const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
+					  uint64_t addr);
+
+/* Read a whole (small) /proc file, bounded by max bytes; NUL-terminated.
+ * Returns the length or a negative errno. */
+long proc_read_file(const char *path, char **out, size_t max);
+
+#endif

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "process/process_table.h"
+#include "process/mapped_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void process_table_init(struct process_table *t, struct file_cache *files)
+{
+	memset(t, 0, sizeof(*t));
+	idxmap_init(&t->index);
+	t->files = files;
+	snprintf(t->proc_root, sizeof(t->proc_root), "/proc");
+}
+
+static void release_maps(struct process_table *t, struct process *p)
+{
+	for (size_t i = 0; i < p->maps.n; i++)
+		if (p->maps.v[i].file)
+			file_cache_put(t->files, p->maps.v[i].file);
+	proc_maps_free(&p->maps);
+}
+
+static void process_destroy(struct process_table *t, struct process *p)
+{
+	release_maps(t, p);
+	free(p->exe_path);
+	free(p);
+}
+
+void process_table_free(struct process_table *t)
+{
+	for (uint32_t i = 0; i < t->nslots; i++)
+		if (t->procs[i])
+			process_destroy(t, t->procs[i]);
+	free(t->procs);
+	idxmap_free(&t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+static bool pid_eq(const void *ctx, uint32_t slot)
+{
+	const struct process_table *t = ((const void *const *)ctx)[0];
+	uint32_t pid = *(const uint32_t *)((const void *const *)ctx)[1];
+
+	return t->procs[slot] && t->procs[slot]->pid == pid;
+}
+
+static struct process *find(struct process_table *t, uint32_t pid)
+{
+	const void *ctx[2] = { t, &pid };
+	uint32_t slot;
+
+	if (idxmap_find(&t->index, hash_u64(pid), pid_eq, ctx, &slot))
+		return t->procs[slot];
+	return NULL;
+}
+
+static void remove_proc(struct process_table *t, struct process *p)
+{
+	idxmap_remove(&t->index, hash_u64(p->pid), p->slot);
+	t->procs[p->slot] = NULL;
+	process_destroy(t, p);
+}
+
+static void scan_maps(struct process_table *t, struct process *p)
+{
+	char path[96], *text;
+	struct proc_maps maps;
+	unsigned bad = 0;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", t->proc_root, p->pid);
+	n = proc_read_file(path, &text, PROC_MAPS_MAX_BYTES);
+	if (n < 0) {
+		t->scan_errors++;
+		return;
+	}
+	if (proc_maps_parse(text, (size_t)n, &maps, &bad)) {
+		free(text);
+		t->scan_errors++;
+		return;
+	}
+	free(text);
+	if (bad)
+		t->scan_errors++;
+	/* Carry resolved files over to mappings that did not change. */
+	for (size_t i = 0; i < maps.n; i++) {
+		const struct proc_mapping *old =
+			proc_maps_find(&p->maps, maps.v[i].start);
+
+		if (old && old->start == maps.v[i].start &&
+		    old->end == maps.v[i].end &&
+		    old->offset == maps.v[i].offset &&
+		    old->inode == maps.v[i].inode && old->file_tried) {
+			maps.v[i].file = old->file;
+			maps.v[i].file_tried = 1;
+			if (old->file)
+				file_cache_ref(old->file);
+		}
+	}
+	release_maps(t, p);
+	p->maps = maps;
+}
+
+static void scan_info(struct process_table *t, struct process *p)
+{
+	char path[96], buf[PROC_PATH_MAX], *text;
+	ssize_t n;
+	long len;
+
+	snprintf(path, sizeof(path), "%s/%u/stat", t->proc_root, p->pid);
+	len = proc_read_file(path, &text, 64 * 1024);
+	if (len >= 0) {
+		p->info_ok = !proc_stat_parse_starttime(text, (size_t)len,
+							&p->start_time);
+		free(text);
+	}
+	if (!p->info_ok)
+		t->scan_errors++;
+
+	snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, p->pid);
+	len = proc_read_file(path, &text, 4096);
+	if (len > 0) {
+		size_t k = (size_t)len;
+
+		while (k && (text[k - 1] == '\n'))
+			k--;
+		if (k >= sizeof(p->comm))
+			k = sizeof(p->comm) - 1;
+		memcpy(p->comm, text, k);
+		p->comm[k] = '\0';
+		free(text);
+	}
+
+	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, p->pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	free(p->exe_path);
+	p->exe_path = NULL;
+	if (n > 0) {
+		static const char del[] = " (deleted)";
+
+		buf[n] = '\0';
+		if ((size_t)n > sizeof(del) - 1 &&
+		    !strcmp(buf + n - (sizeof(del) - 1), del))
+			buf[n - (sizeof(del) - 1)] = '\0';
+		p->exe_path = strdup(buf);
+	}
+	if (!p->exe_path)
+		p->exe_path = strdup("");
+	if (p->exe_path) {
+		const char *s = strrchr(p->exe_path, '/');
+
+		p->exe_name = s ? s + 1 : p->exe_path;
+	} else {
+		p->exe_name = "";
+	}
+
+	snprintf(path, sizeof(path), "%s/%u/cgroup", t->proc_root, p->pid);
+	p->container_id[0] = '\0';
+	len = proc_read_file(path, &text, 1 << 20);
+	if (len >= 0) {
+		if (proc_cgroup_parse_container_id(text, (size_t)len,
+						   p->container_id))
+			p->container_id[0] = '\0';
+		free(text);
+	}
+}
+
+struct process *process_table_get(struct process_table *t, uint32_t pid,
+				  const char *comm, uint64_t now_ns)
+{
+	struct process *p = find(t, pid);
+	uint32_t slot;
+
+	if (p && p->exited) {
+		/* The pid was reused after an exit we saw. */
+		remove_proc(t, p);
+		p = NULL;
+	}
+	if (p) {
+		p->last_seen_ns = now_ns;
+		return p;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->serial = ++t->next_serial;
+	p->last_seen_ns = now_ns;
+	if (comm) {
+		memcpy(p->comm, comm, sizeof(p->comm) - 1);
+		p->comm[sizeof(p->comm) - 1] = '\0';
+	}
+	scan_info(t, p);
+	scan_maps(t, p);
+	p->last_scan_ns = now_ns;
+	if (!p->exe_path) {
+		process_destroy(t, p);
+		return NULL;
+	}
+	for (slot = 0; slot < t->nslots; slot++)
+		if (!t->procs[slot])
+			break;
+	if (slot == t->nslots) {
+		if (t->nslots == t->cap) {
+			uint32_t ncap = t->cap ? t->cap * 2 : 256;
+			struct process **nv =
+				realloc(t->procs, ncap * sizeof(*nv));
+
+			if (!nv) {
+				process_destroy(t, p);
+				return NULL;
+			}
+			t->procs = nv;
+			t->cap = ncap;
+		}
+		t->nslots++;
+	}
+	if (idxmap_insert(&t->index, hash_u64(pid), slot)) {
+		process_destroy(t, p);
+		return NULL;
+	}
+	p->slot = slot;
+	t->procs[slot] = p;
+	return p;
+}
+
+bool process_table_rescan(struct process_table *t, struct process *p,
+			  uint64_t now_ns)
+{
+	if (now_ns - p->last_scan_ns < PROCESS_RESCAN_INTERVAL_NS)
+		return false;
+	p->last_scan_ns = now_ns;
+	scan_maps(t, p);
+	return true;
+}
+
+struct elf_file *process_mapping_file(struct process_table *t,
+				      struct process *p,
+				      struct proc_mapping *m)
+{
+	int fd, err = 0;
+
+	if (m->file_tried)
+		return m->file;
+	m->file_tried = 1;
+	if (m->kind == PROC_MAPPING_VDSO) {
+		m->file = file_cache_get_vdso(t->files);
+		return m->file;
+	}
+	if (m->kind != PROC_MAPPING_FILE)
+		return NULL;
+	fd = mapped_file_open((pid_t)p->pid, m);
+	if (fd < 0) {
+		t->scan_errors++;
+		return NULL;
+	}
+	m->file = file_cache_get_fd(t->files, fd, m->path, &err);
+	close(fd);
+	return m->file;
+}
+
+void process_table_exec(struct process_table *t, uint32_t pid)
+{
+	struct process *p = find(t, pid);
+
+	/* A new image: everything we knew is stale. */
+	if (p)
+		remove_proc(t, p);
+}
+
+void process_table_exit(struct process_table *t, uint32_t pid)
+{
+	struct process *p = find(t, pid);
+
+	if (p)
+		p->exited = true;
+}
+
+void process_table_sweep(struct process_table *t, uint64_t idle_before_ns)
+{
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+		char path[96];
+
+		if (!p)
+			continue;
+		if (p->exited) {
+			remove_proc(t, p);
+			continue;
+		}
+		if (p->last_seen_ns < idle_before_ns) {
+			snprintf(path, sizeof(path), "%s/%u", t->proc_root,
+				 p->pid);
+			if (access(path, F_OK))
+				remove_proc(t, p);
+		}
+	}
+}
+
+uint32_t process_table_count(const struct process_table *t)
+{
+	return (uint32_t)t->index.len;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the profiler knows of each live process: identity (pid + start time,
+ * so a reused pid is a new process), executable, container, executable
+ * mappings. Filled from /proc on the first sample of a process and again
+ * when a sample hits an address no known mapping covers (a dlopen since the
+ * last scan); kept current by exec/exit events from the BPF side.
+ */
+#ifndef OTELPROF_PROCESS_PROCESS_TABLE_H
+#define OTELPROF_PROCESS_PROCESS_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "process/proc_info.h"
+#include "process/proc_maps.h"
+#include "symbolize/file_cache.h"
+#include "util/idxmap.h"
+
+/* A process may trigger a /proc rescan at most this often. */
+#define PROCESS_RESCAN_INTERVAL_NS (100ull * 1000 * 1000)
+
+struct process {
+	uint32_t pid;
+	uint32_t slot;
+	uint64_t serial;     /* unique for the table's lifetime */
+	uint64_t start_time; /* /proc/PID/stat starttime (0 if unknown) */
+	char comm[16];
+	char *exe_path; /* "" if unknown (kernel threads) */
+	const char *exe_name;
+	char container_id[CONTAINER_ID_LEN + 1];
+	struct proc_maps maps;
+	uint64_t last_scan_ns;
+	bool info_ok;  /* /proc could be read */
+	bool exited;   /* exit seen; evicted once its samples are encoded */
+	uint64_t last_seen_ns;
+};
+
+struct process_table {
+	struct process **procs; /* by slot; NULL = free */
+	uint32_t nslots, cap;
+	struct idxmap index; /* pid -> slot */
+	uint64_t next_serial;
+	struct file_cache *files;
+	uint64_t scan_errors;
+	char proc_root[64]; /* "/proc", overridable for tests */
+};
+
+void process_table_init(struct process_table *t, struct file_cache *files);
+void process_table_free(struct process_table *t);
+/* Find pid, reading /proc on first sight. `comm` (from the sample) is used
+ * when /proc is already gone. Never NULL except on -ENOMEM. */
+struct process *process_table_get(struct process_table *t, uint32_t pid,
+				  const char *comm, uint64_t now_ns);
+/* Rescan the mappings of p if allowed by the rescan interval; true if done. */
+bool process_table_rescan(struct process_table *t, struct process *p,
+			  uint64_t now_ns);
+/* Resolve (lazily) the ELF file behind mapping m of p; may be NULL. */
+struct elf_file *process_mapping_file(struct process_table *t,
+				      struct process *p,
+				      struct proc_mapping *m);
+void process_table_exec(struct process_table *t, uint32_t pid);
+void process_table_exit(struct process_table *t, uint32_t pid);
+/* Drop processes that exited, and those idle since before `idle_before_ns`
+ * whose /proc entry is gone (a lost exit event). */
+void process_table_sweep(struct process_table *t, uint64_t idle_before_ns);
+uint32_t process_table_count(const struct process_table *t);
+
+#endif

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sample/bpf_sampler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "process/proc_maps.h"
+#include "profiler.skel.h"
+
+struct bpf_sampler {
+	struct profiler_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links; /* per CPU perf links */
+	int *pfds;
+	int ncpus;
+	struct bpf_link *exec_link, *exit_link;
+	bpf_sampler_event_fn fn;
+	void *ctx;
+	int ncpu_possible;
+};
+
+/*
+ * libbpf reports the verifier log through its global print callback. We
+ * capture the tail of it during our own load so that the human message can
+ * carry the verifier's complaint. libbpf's callback is process-global, so
+ * loads are serialized.
+ */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char log_tail[2048];
+static size_t log_len;
+
+static int capture_print(enum libbpf_print_level level, const char *fmt,
+			 va_list ap)
+{
+	char line[1024];
+	int n;
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	if (n <= 0)
+		return 0;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	/* Keep the last bytes: the verifier's verdict comes last. */
+	if (log_len + (size_t)n >= sizeof(log_tail)) {
+		size_t drop = log_len + (size_t)n - (sizeof(log_tail) - 1);
+
+		if (drop > log_len)
+			drop = log_len;
+		memmove(log_tail, log_tail + drop, log_len - drop);
+		log_len -= drop;
+	}
+	memcpy(log_tail + log_len, line, (size_t)n);
+	log_len += (size_t)n;
+	log_tail[log_len] = '\0';
+	return 0;
+}
+
+static void flatten(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\t')
+			*s = ' ';
+}
+
+static int on_ring_event(void *ctx, void *data, size_t size)
+{
+	struct bpf_sampler *s = ctx;
+
+	return s->fn(s->ctx, data, size);
+}
+
+int online_cpus(uint8_t **mask)
+{
+	char *text, *p;
+	long n = proc_read_file("/sys/devices/system/cpu/online", &text, 4096);
+	int max = 0;
+	uint8_t *m;
+
+	if (n < 0)
+		return (int)n;
+	m = calloc(4096, 1);
+	if (!m) {
+		free(text);
+		return -ENOMEM;
+	}
+	/* Format: "0-3,5,7-8". */
+	for (p = text; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b;
+
+		if (end == p || a < 0 || a >= 4096)
+			goto bad;
+		b = a;
+		p = end;
+		if (*p == '-') {
+			b = strtol(p + 1, &end, 10);
+			if (end == p + 1 || b < a || b >= 4096)
+				goto bad;
+			p = end;
+		}
+		for (long c = a; c <= b; c++)
+			m[c] = 1;
+		if (b + 1 > max)
+			max = (int)b + 1;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			goto bad;
+	}
+	free(text);
+	*mask = m;
+	return max;
+bad:
+	free(text);
+	free(m);
+	return -EINVAL;
+}
+
+static int perf_open(uint64_t period_ns, int cpu)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	/* cpu-clock counts nanoseconds: a fixed period gives exactly the
+	 * requested rate, where freq mode would adapt it. */
+	attr.sample_period = period_ns;
+	attr.disabled = 0;
+	return (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
+			    PERF_FLAG_FD_CLOEXEC);
+}
+
+static int explain_perm(struct errmsg *err, int e, const char *what)
+{
+	return errmsg_set(err, e,
+			  "%s: %s; the profiler needs CAP_BPF, CAP_PERFMON "
+			  "and CAP_SYS_ADMIN (run as root)",
+			  what, strerror(-e));
+}
+
+int bpf_sampler_open(const struct bpf_sampler_config *cfg,
+		     bpf_sampler_event_fn fn, void *ctx,
+		     struct bpf_sampler **out, struct errmsg *err)
+{
+	struct bpf_sampler *s;
+	libbpf_print_fn_t old;
+	uint8_t *mask = NULL;
+	int e, ncpu;
+
+	*out = NULL;
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return errmsg_set(err, -ENOTSUP,
+				  "kernel has no BTF (/sys/kernel/btf/vmlinux "
+				  "missing): needs CONFIG_DEBUG_INFO_BTF=y");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fn = fn;
+	s->ctx = ctx;
+
+	pthread_mutex_lock(&log_lock);
+	log_len = 0;
+	log_tail[0] = '\0';
+	old = libbpf_set_print(capture_print);
+	s->skel = profiler_bpf__open();
+	if (!s->skel) {
+		e = -errno;
+		libbpf_set_print(old);
+		pthread_mutex_unlock(&log_lock);
+		errmsg_set(err, e, "cannot open BPF object: %s", strerror(-e));
+		goto fail;
+	}
+	s->skel->rodata->target_tgid = cfg->target_tgid;
+	s->skel->rodata->include_idle = cfg->include_idle ? 1 : 0;
+	s->skel->rodata->max_user_frames = cfg->max_user_frames;
+	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
+	e = profiler_bpf__load(s->skel);
+	libbpf_set_print(old);
+	if (e) {
+		flatten(log_tail);
+		if (e == -EPERM || e == -EACCES)
+			explain_perm(err, e, "loading BPF programs failed");
+		else
+			errmsg_set(err, e, "loading BPF programs failed: %s: %s",
+				   strerror(-e), log_tail);
+		pthread_mutex_unlock(&log_lock);
+		goto fail;
+	}
+	pthread_mutex_unlock(&log_lock);
+
+	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
+				 on_ring_event, s, NULL);
+	if (!s->rb) {
+		e = -errno;
+		errmsg_set(err, e, "cannot map BPF ring buffer: %s",
+			   strerror(-e));
+		goto fail;
+	}
+
+	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+	if (!s->exec_link) {
+		e = -errno;
+		s->exec_link = NULL;
+		errmsg_set(err, e,
+			   "cannot attach raw tracepoint sched_process_exec: %s",
+			   strerror(-e));
+		goto fail;
+	}
+	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
+	if (!s->exit_link) {
+		e = -errno;
+		s->exit_link = NULL;
+		errmsg_set(err, e,
+			   "cannot attach raw tracepoint sched_process_exit: %s",
+			   strerror(-e));
+		goto fail;
+	}
+
+	ncpu = online_cpus(&mask);
+	if (ncpu <= 0) {
+		e = ncpu ? ncpu : -ENODEV;
+		errmsg_set(err, e, "cannot read online CPUs: %s", strerror(-e));
+		goto fail;
+	}
+	s->links = calloc((size_t)ncpu, sizeof(*s->links));
+	s->pfds = calloc((size_t)ncpu, sizeof(*s->pfds));
+	if (!s->links || !s->pfds) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	s->ncpus = ncpu;
+	for (int c = 0; c < ncpu; c++)
+		s->pfds[c] = -1;
+	for (int c = 0; c < ncpu; c++) {
+		if (!mask[c])
+			continue;
+		s->pfds[c] = perf_open(1000000000ull / cfg->frequency_hz, c);
+		if (s->pfds[c] < 0) {
+			e = -errno;
+			if (e == -EACCES || e == -EPERM)
+				explain_perm(err, e, "perf_event_open failed");
+			else
+				errmsg_set(err, e,
+					   "perf_event_open(cpu-clock, cpu %d) "
+					   "failed: %s",
+					   c, strerror(-e));
+			goto fail;
+		}
+		s->links[c] = bpf_program__attach_perf_event(
+			s->skel->progs.on_cpu_sample, s->pfds[c]);
+		if (!s->links[c]) {
+			e = -errno;
+			errmsg_set(err, e,
+				   "cannot attach BPF program to perf event "
+				   "on cpu %d: %s",
+				   c, strerror(-e));
+			goto fail;
+		}
+	}
+	free(mask);
+	*out = s;
+	return 0;
+fail:
+	free(mask);
+	bpf_sampler_close(s);
+	return e;
+}
+
+int bpf_sampler_fd(struct bpf_sampler *s)
+{
+	return ring_buffer__epoll_fd(s->rb);
+}
+
+int bpf_sampler_consume(struct bpf_sampler *s)
+{
+	return ring_buffer__consume(s->rb);
+}
+
+void bpf_sampler_detach(struct bpf_sampler *s)
+{
+	if (!s)
+		return;
+	for (int c = 0; c < s->ncpus; c++) {
+		if (s->links && s->links[c]) {
+			bpf_link__destroy(s->links[c]);
+			s->links[c] = NULL;
+		}
+		if (s->pfds && s->pfds[c] >= 0) {
+			close(s->pfds[c]);
+			s->pfds[c] = -1;
+		}
+	}
+	bpf_link__destroy(s->exec_link);
+	bpf_link__destroy(s->exit_link);
+	s->exec_link = s->exit_link = NULL;
+}
+
+uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which)
+{
+	int n = libbpf_num_possible_cpus();
+	uint64_t *vals, sum = 0;
+	uint32_t key = which;
+
+	if (!s || !s->skel || n <= 0)
+		return 0;
+	vals = calloc((size_t)n, sizeof(*vals));
+	if (!vals)
+		return 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &key,
+				 vals))
+		for (int i = 0; i < n; i++)
+			sum += vals[i];
+	free(vals);
+	return sum;
+}
+
+uint64_t bpf_sampler_map_memory(struct bpf_sampler *s)
+{
+	int n = libbpf_num_possible_cpus();
+
+	if (!s || !s->skel)
+		return 0;
+	return (uint64_t)bpf_map__max_entries(s->skel->maps.events) +
+	       (uint64_t)(n > 0 ? n : 1) *
+		       (sizeof(struct otelprof_sample_event) +
+			OTELPROF_CNT_MAX * sizeof(uint64_t));
+}
+
+void bpf_sampler_close(struct bpf_sampler *s)
+{
+	if (!s)
+		return;
+	bpf_sampler_detach(s);
+	ring_buffer__free(s->rb);
+	profiler_bpf__destroy(s->skel);
+	free(s->links);
+	free(s->pfds);
+	free(s);
+}

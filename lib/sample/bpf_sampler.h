@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Loads the BPF sampler, attaches it to a CPU-clock perf event on every
+ * online CPU and to the exec/exit raw tracepoints, and exposes the ring
+ * buffer the events arrive on.
+ */
+#ifndef OTELPROF_SAMPLE_BPF_SAMPLER_H
+#define OTELPROF_SAMPLE_BPF_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profiler_types.h"
+#include "util/errmsg.h"
+
+struct bpf_sampler_config {
+	uint32_t frequency_hz;
+	uint32_t target_tgid;
+	uint32_t ringbuf_bytes; /* power of two, >= page size */
+	uint32_t max_user_frames;
+	int include_idle;
+};
+
+/* Called for every record; return non-zero to stop consuming. */
+typedef int (*bpf_sampler_event_fn)(void *ctx, const void *data, size_t size);
+
+struct bpf_sampler;
+
+int bpf_sampler_open(const struct bpf_sampler_config *cfg,
+		     bpf_sampler_event_fn fn, void *ctx,
+		     struct bpf_sampler **out, struct errmsg *err);
+/* fd that becomes readable when events are pending (epoll). */
+int bpf_sampler_fd(struct bpf_sampler *s);
+/* Consume every pending event. Returns the count or a negative errno. */
+int bpf_sampler_consume(struct bpf_sampler *s);
+/* Detach the perf events and tracepoints (no new events). */
+void bpf_sampler_detach(struct bpf_sampler *s);
+/* Sum a counter (enum otelprof_counter) over CPUs. */
+uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which);
+/* Bytes of locked memory used by the BPF maps. */
+uint64_t bpf_sampler_map_memory(struct bpf_sampler *s);
+void bpf_sampler_close(struct bpf_sampler *s);
+
+/* Online CPUs as a bitmap over [0, n); returns n or a negative errno. */
+int online_cpus(uint8_t **mask);
+
+#endif

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbolize/elf_file.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char hexdig[] = "0123456789abcdef";
+
+static void to_hex(const unsigned char *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hexdig[b[i] >> 4];
+		out[2 * i + 1] = hexdig[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+static int push_name(struct elf_symbols *s, size_t *cap, const char *name,
+		     size_t n, uint32_t *off)
+{
+	if (s->names_len + n + 1 > UINT32_MAX)
+		return -E2BIG;
+	if (s->names_len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		char *nb;
+
+		while (ncap < s->names_len + n + 1)
+			ncap *= 2;
+		nb = realloc(s->names, ncap);
+		if (!nb)
+			return -ENOMEM;
+		s->names = nb;
+		*cap = ncap;
+	}
+	memcpy(s->names + s->names_len, name, n);
+	s->names[s->names_len + n] = '\0';
+	*off = (uint32_t)s->names_len;
+	s->names_len += n + 1;
+	return 0;
+}
+
+/* Sort by address; on ties the earlier-read symbol (.symtab before .dynsym,
+ * global before local within a table is not guaranteed) keeps its place. */
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct elf_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+		       struct elf_symbols *s, size_t *cap, size_t *names_cap)
+{
+	Elf_Data *data;
+	size_t count;
+
+	if (sh->sh_entsize != sizeof(Elf64_Sym) ||
+	    sh->sh_size > ELF_FILE_MAX_SYMTAB_BYTES)
+		return -ENOEXEC;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf)
+		return -ENOEXEC;
+	count = data->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		const char *name;
+		size_t nlen;
+		int err;
+
+		if (!gelf_getsym(data, (int)i, &sym)) {
+			s->skipped_symbols++;
+			continue;
+		}
+		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+			continue;
+		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		/* elf_strptr checks the offset against the string section. */
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name) {
+			s->skipped_symbols++;
+			continue;
+		}
+		nlen = strnlen(name, ELF_FILE_MAX_NAME);
+		if (!nlen || nlen == ELF_FILE_MAX_NAME) {
+			s->skipped_symbols++;
+			continue;
+		}
+		if (s->n >= ELF_FILE_MAX_SYMBOLS)
+			return -E2BIG;
+		if (s->n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			struct elf_sym *nv = realloc(s->syms, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			s->syms = nv;
+			*cap = ncap;
+		}
+		err = push_name(s, names_cap, name, nlen, &s->syms[s->n].name);
+		if (err)
+			return err;
+		s->syms[s->n].addr = sym.st_value;
+		s->syms[s->n].size = sym.st_size;
+		s->n++;
+	}
+	return 0;
+}
+
+static void read_build_id(Elf *elf, size_t phnum, struct elf_symbols *s)
+{
+	for (size_t i = 0; i < phnum && !s->build_id[0]; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    ph.p_filesz > (1u << 20))
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+					 ph.p_filesz, ELF_T_NHDR);
+		if (!d)
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off,
+					   &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
+			    nh.n_descsz > 0 &&
+			    nh.n_descsz <= ELF_FILE_MAX_BUILD_ID) {
+				to_hex((unsigned char *)d->d_buf + desc_off,
+				       nh.n_descsz, s->build_id);
+				break;
+			}
+		}
+	}
+}
+
+static int load_elf(Elf *elf, struct elf_symbols *s)
+{
+	size_t phnum, shstrndx, cap = 0, names_cap = 0, out = 0;
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	int err;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    gelf_getclass(elf) != ELFCLASS64)
+		return -ENOEXEC;
+	if (elf_getphdrnum(elf, &phnum) || phnum > 4096)
+		return -ENOEXEC;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type != PT_LOAD || s->nloads >= ELF_FILE_MAX_LOADS)
+			continue;
+		s->loads[s->nloads].offset = ph.p_offset;
+		s->loads[s->nloads].vaddr = ph.p_vaddr;
+		s->loads[s->nloads].filesz = ph.p_filesz;
+		s->nloads++;
+	}
+	read_build_id(elf, phnum, s);
+
+	/* Section headers are optional for the loader, so a file whose
+	 * section table is broken still loads and runs: keep loads and
+	 * build id, report no symbols. */
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		err = read_symtab(elf, scn, &sh, s, &cap, &names_cap);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			s->skipped_symbols++;
+	}
+	if (!s->n)
+		return 0;
+	qsort(s->syms, s->n, sizeof(*s->syms), cmp_sym);
+	/* One symbol per address: .symtab and .dynsym repeat each other. */
+	for (size_t i = 0; i < s->n; i++) {
+		if (out && s->syms[out - 1].addr == s->syms[i].addr) {
+			if (!s->syms[out - 1].size)
+				s->syms[out - 1].size = s->syms[i].size;
+			continue;
+		}
+		s->syms[out++] = s->syms[i];
+	}
+	s->n = out;
+	return 0;
+}
+
+static int load_common(Elf *elf, struct elf_symbols *out)
+{
+	int err;
+
+	if (!elf)
+		return -ENOEXEC;
+	err = load_elf(elf, out);
+	elf_end(elf);
+	if (err)
+		elf_symbols_free(out);
+	return err;
+}
+
+int elf_symbols_load_fd(int fd, struct elf_symbols *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	return load_common(elf_begin(fd, ELF_C_READ, NULL), out);
+}
+
+int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	/* elf_memory takes a non-const pointer but does not write with
+	 * ELF_C_READ_MMAP semantics; we pass a private copy anyway. */
+	return load_common(elf_memory((char *)buf, len), out);
+}
+
+void elf_symbols_free(struct elf_symbols *s)
+{
+	free(s->syms);
+	free(s->names);
+	memset(s, 0, sizeof(*s));
+}
+
+bool elf_symbols_vaddr(const struct elf_symbols *s, uint64_t file_offset,
+		       uint64_t *vaddr)
+{
+	for (size_t i = 0; i < s->nloads; i++) {
+		const struct elf_load *l = &s->loads[i];
+
+		if (file_offset >= l->offset &&
+		    file_offset - l->offset < l->filesz) {
+			*vaddr = file_offset - l->offset + l->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
+					 uint64_t vaddr)
+{
+	size_t lo = 0, hi = s->n;
+	const struct elf_sym *sym;
+
+	if (!s->n || vaddr < s->syms[0].addr)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->syms[mid].addr <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	sym = &s->syms[lo];
+	/* A sized symbol that ends before vaddr does not contain it (the
+	 * address sits in padding or an unnamed stub). */
+	if (sym->size && vaddr - sym->addr >= sym->size)
+		return NULL;
+	return sym;
+}
+
+size_t elf_symbols_memory(const struct elf_symbols *s)
+{
+	return sizeof(*s) + s->n * sizeof(struct elf_sym) + s->names_len;
+}
+
+static int pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = pread(fd, (char *)buf + got, len - got,
+				  off + (off_t)got);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (r == 0)
+			return -EIO;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int elf_htlhash_fd(int fd, char out[33])
+{
+	unsigned char head[4096], tail[4096], md[EVP_MAX_MD_SIZE], be[8];
+	size_t hn, tn;
+	unsigned int mdlen = 0;
+	struct stat st;
+	uint64_t size;
+	EVP_MD_CTX *ctx;
+	int err;
+
+	if (fstat(fd, &st))
+		return -errno;
+	size = (uint64_t)st.st_size;
+	hn = size < sizeof(head) ? (size_t)size : sizeof(head);
+	tn = hn;
+	err = pread_full(fd, head, hn, 0);
+	if (!err)
+		err = pread_full(fd, tail, tn, (off_t)(size - tn));
+	if (err)
+		return err;
+	for (int i = 0; i < 8; i++)
+		be[i] = (unsigned char)(size >> (56 - 8 * i));
+	ctx = EVP_MD_CTX_new();
+	if (!ctx)
+		return -ENOMEM;
+	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
+	    EVP_DigestUpdate(ctx, head, hn) != 1 ||
+	    EVP_DigestUpdate(ctx, tail, tn) != 1 ||
+	    EVP_DigestUpdate(ctx, be, sizeof(be)) != 1 ||
+	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 16) {
+		EVP_MD_CTX_free(ctx);
+		return -EIO;
+	}
+	EVP_MD_CTX_free(ctx);
+	to_hex(md, 16, out);
+	return 0;
+}

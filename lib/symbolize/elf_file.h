@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What we keep of one ELF file mapped by some process: function symbols
+ * (.symtab and .dynsym), loadable segments (to turn file offsets into ELF
+ * virtual addresses) and build ids. Every byte comes from a file a process
+ * chose to map: all of it is treated as hostile and bounded.
+ */
+#ifndef OTELPROF_SYMBOLIZE_ELF_FILE_H
+#define OTELPROF_SYMBOLIZE_ELF_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_FILE_MAX_SYMBOLS 4000000u
+#define ELF_FILE_MAX_SYMTAB_BYTES (256u << 20)
+#define ELF_FILE_MAX_NAME 4096u
+#define ELF_FILE_MAX_LOADS 64u
+#define ELF_FILE_MAX_BUILD_ID 64u
+
+struct elf_sym {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t name; /* offset into elf_symbols.names */
+};
+
+struct elf_load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elf_symbols {
+	struct elf_sym *syms; /* sorted by addr, unique addr */
+	size_t n;
+	char *names;
+	size_t names_len;
+	struct elf_load loads[ELF_FILE_MAX_LOADS];
+	size_t nloads;
+	char build_id[2 * ELF_FILE_MAX_BUILD_ID + 1]; /* hex, "" if none */
+	unsigned skipped_symbols; /* malformed entries ignored */
+};
+
+/*
+ * Read symbols, loads and build id from an ELF file descriptor (read with
+ * pread, never mmap: a hostile process can truncate a mapped file and turn
+ * an mmap read into SIGBUS). Returns 0, or -ENOEXEC for a malformed/non-ELF
+ * file, or another negative errno.
+ */
+int elf_symbols_load_fd(int fd, struct elf_symbols *out);
+/* Same from a memory image (the vDSO). */
+int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out);
+void elf_symbols_free(struct elf_symbols *s);
+
+/* File offset -> ELF virtual address through the PT_LOAD segments. Returns
+ * false when no segment covers the offset. */
+bool elf_symbols_vaddr(const struct elf_symbols *s, uint64_t file_offset,
+		       uint64_t *vaddr);
+/* Function containing vaddr, or NULL. */
+const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
+					 uint64_t vaddr);
+static inline const char *elf_symbols_name(const struct elf_symbols *s,
+					   const struct elf_sym *sym)
+{
+	return s->names + sym->name;
+}
+size_t elf_symbols_memory(const struct elf_symbols *s);
+
+/* process.executable.build_id.htlhash of an open file: first 16 bytes of
+ * SHA-256(first 4 KiB || last 4 KiB || be64(file size)), as 32 hex digits. */
+int elf_htlhash_fd(int fd, char out[33]);
+
+#endif

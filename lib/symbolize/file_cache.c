@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbolize/file_cache.h"
+#include "process/proc_maps.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+
+void file_cache_init(struct file_cache *c)
+{
+	memset(c, 0, sizeof(*c));
+	idxmap_init(&c->index);
+}
+
+static void file_destroy(struct elf_file *f)
+{
+	elf_symbols_free(&f->sym);
+	free(f->path);
+	free(f);
+}
+
+void file_cache_free(struct file_cache *c)
+{
+	for (uint32_t i = 0; i < c->nslots; i++)
+		if (c->files[i])
+			file_destroy(c->files[i]);
+	free(c->files);
+	idxmap_free(&c->index);
+	memset(c, 0, sizeof(*c));
+}
+
+static uint64_t id_hash(const struct file_id *id)
+{
+	return hash_bytes(id, sizeof(*id), 0x66696c65);
+}
+
+struct id_eq_ctx {
+	const struct file_cache *c;
+	const struct file_id *id;
+};
+
+static bool id_eq(const void *ctx, uint32_t slot)
+{
+	const struct id_eq_ctx *e = ctx;
+	const struct elf_file *f = e->c->files[slot];
+
+	return f && !memcmp(&f->id, e->id, sizeof(*e->id));
+}
+
+static int add_slot(struct file_cache *c, struct elf_file *f)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < c->nslots; slot++)
+		if (!c->files[slot])
+			break;
+	if (slot == c->nslots) {
+		if (c->nslots == c->cap) {
+			uint32_t ncap = c->cap ? c->cap * 2 : 64;
+			struct elf_file **nv =
+				realloc(c->files, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			c->files = nv;
+			c->cap = ncap;
+		}
+		c->nslots++;
+	}
+	if (idxmap_insert(&c->index, id_hash(&f->id), slot))
+		return -ENOMEM;
+	c->files[slot] = f;
+	f->slot = slot;
+	return 0;
+}
+
+static struct elf_file *new_file(const struct file_id *id, const char *path)
+{
+	struct elf_file *f = calloc(1, sizeof(*f));
+	const char *slash;
+
+	if (!f)
+		return NULL;
+	f->id = *id;
+	f->refcnt = 1;
+	f->path = strdup(path && *path ? path : "[unknown]");
+	if (!f->path) {
+		free(f);
+		return NULL;
+	}
+	slash = strrchr(f->path, '/');
+	f->basename = slash ? slash + 1 : f->path;
+	return f;
+}
+
+struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
+				   const char *path, int *err)
+{
+	struct stat st;
+	struct file_id id;
+	struct id_eq_ctx ctx = { c, &id };
+	struct elf_file *f;
+	uint32_t slot;
+
+	if (fstat(fd, &st)) {
+		*err = -errno;
+		return NULL;
+	}
+	memset(&id, 0, sizeof(id));
+	id.dev = (uint64_t)st.st_dev;
+	id.ino = (uint64_t)st.st_ino;
+	id.size = (uint64_t)st.st_size;
+	id.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+		      (uint64_t)st.st_mtim.tv_nsec;
+	if (idxmap_find(&c->index, id_hash(&id), id_eq, &ctx, &slot)) {
+		f = c->files[slot];
+		f->refcnt++;
+		return f;
+	}
+	f = new_file(&id, path);
+	if (!f) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	f->load_err = elf_symbols_load_fd(fd, &f->sym);
+	if (f->load_err == -ENOMEM) {
+		file_destroy(f);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (f->load_err)
+		c->malformed++;
+	else
+		c->loaded++;
+	if (elf_htlhash_fd(fd, f->htlhash))
+		f->htlhash[0] = '\0';
+	if (add_slot(c, f)) {
+		file_destroy(f);
+		*err = -ENOMEM;
+		return NULL;
+	}
+	c->memory += elf_symbols_memory(&f->sym);
+	return f;
+}
+
+/* The vDSO's size comes from our own [vdso] line in /proc/self/maps. */
+static size_t own_vdso_size(uint64_t base)
+{
+	struct proc_maps maps;
+	const struct proc_mapping *m;
+	size_t size = 0;
+	char *text;
+	long n = proc_read_file("/proc/self/maps", &text, PROC_MAPS_MAX_BYTES);
+
+	if (n < 0)
+		return 0;
+	if (!proc_maps_parse(text, (size_t)n, &maps, NULL)) {
+		m = proc_maps_find(&maps, base);
+		if (m && m->kind == PROC_MAPPING_VDSO)
+			size = (size_t)(m->end - base);
+		proc_maps_free(&maps);
+	}
+	free(text);
+	return size;
+}
+
+struct elf_file *file_cache_get_vdso(struct file_cache *c)
+{
+	struct file_id id = { .dev = UINT64_MAX, .ino = UINT64_MAX };
+	struct id_eq_ctx ctx = { c, &id };
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	struct elf_file *f;
+	uint32_t slot;
+	size_t size;
+	void *copy;
+
+	if (idxmap_find(&c->index, id_hash(&id), id_eq, &ctx, &slot)) {
+		f = c->files[slot];
+		f->refcnt++;
+		return f;
+	}
+	f = new_file(&id, "[vdso]");
+	if (!f)
+		return NULL;
+	size = base ? own_vdso_size(base) : 0;
+	copy = size ? malloc(size) : NULL;
+	if (copy) {
+		memcpy(copy, (const void *)(uintptr_t)base, size);
+		f->load_err = elf_symbols_load_mem(copy, size, &f->sym);
+		free(copy);
+	} else {
+		f->load_err = -ENOENT;
+	}
+	if (add_slot(c, f)) {
+		file_destroy(f);
+		return NULL;
+	}
+	return f;
+}
+
+void file_cache_ref(struct elf_file *f)
+{
+	f->refcnt++;
+}
+
+void file_cache_put(struct file_cache *c, struct elf_file *f)
+{
+	if (!f || --f->refcnt)
+		return;
+	idxmap_remove(&c->index, id_hash(&f->id), f->slot);
+	c->files[f->slot] = NULL;
+	c->memory -= elf_symbols_memory(&f->sym);
+	file_destroy(f);
+}
+
+uint32_t file_cache_count(const struct file_cache *c)
+{
+	return (uint32_t)c->index.len;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ELF files known to the profiler, keyed by file identity (device, inode,
+ * size, mtime) and shared by every process that maps the same file. An entry
+ * is freed when the last mapping referring to it goes away.
+ */
+#ifndef OTELPROF_SYMBOLIZE_FILE_CACHE_H
+#define OTELPROF_SYMBOLIZE_FILE_CACHE_H
+
+#include <stdint.h>
+
+#include "symbolize/elf_file.h"
+#include "util/idxmap.h"
+
+struct file_id {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
+struct elf_file {
+	struct file_id id;
+	uint32_t slot;
+	uint32_t refcnt;
+	int load_err;          /* 0, or why symbols are missing */
+	struct elf_symbols sym;
+	char htlhash[33];      /* "" if unknown */
+	char *path;            /* path as first seen in /proc/PID/maps */
+	const char *basename;  /* into path */
+};
+
+struct file_cache {
+	struct elf_file **files; /* by slot; NULL = free */
+	uint32_t nslots, cap;
+	struct idxmap index;
+	uint64_t loaded, malformed;
+	uint64_t memory;
+};
+
+void file_cache_init(struct file_cache *c);
+void file_cache_free(struct file_cache *c);
+/*
+ * Find or load the file open as fd (mapped at `path` by some process).
+ * Returns a referenced entry (release with file_cache_put) or NULL with
+ * *err set. A malformed file still yields an entry (with load_err set), so
+ * it is read once, not at every sample.
+ */
+struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
+				   const char *path, int *err);
+/* The vDSO image, loaded from our own process (same kernel, same vDSO). */
+struct elf_file *file_cache_get_vdso(struct file_cache *c);
+void file_cache_ref(struct elf_file *f);
+void file_cache_put(struct file_cache *c, struct elf_file *f);
+uint32_t file_cache_count(const struct file_cache *c);
+
+#endif

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbolize/stack_symbolizer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FRAMES (OTELPROF_MAX_KERNEL_FRAMES + OTELPROF_MAX_USER_FRAMES)
+
+void stack_symbolizer_init(struct stack_symbolizer *s,
+			   const struct kallsyms *ksyms,
+			   struct process_table *procs)
+{
+	memset(s, 0, sizeof(*s));
+	s->ksyms = ksyms;
+	s->procs = procs;
+	idxmap_init(&s->cache);
+}
+
+void stack_symbolizer_free(struct stack_symbolizer *s)
+{
+	idxmap_free(&s->cache);
+	free(s->keys);
+	free(s->entry_off);
+	free(s->entry_stack);
+	memset(s, 0, sizeof(*s));
+}
+
+void stack_symbolizer_reset(struct stack_symbolizer *s)
+{
+	idxmap_clear(&s->cache);
+	s->keys_len = 0;
+	s->nentries = 0;
+}
+
+struct raw_key {
+	const struct stack_symbolizer *s;
+	uint64_t serial;
+	const struct otelprof_sample_event *e;
+};
+
+static bool raw_eq(const void *ctx, uint32_t idx)
+{
+	const struct raw_key *k = ctx;
+	const uint64_t *v = k->s->keys + k->s->entry_off[idx];
+
+	return v[0] == k->serial && v[1] == k->e->n_kernel &&
+	       v[2] == k->e->n_user &&
+	       !memcmp(v + 3, k->e->kstack, k->e->n_kernel * 8) &&
+	       !memcmp(v + 3 + k->e->n_kernel, k->e->ustack,
+		       k->e->n_user * 8);
+}
+
+static uint64_t raw_hash(uint64_t serial, const struct otelprof_sample_event *e)
+{
+	uint64_t h = hash_combine(hash_u64(serial),
+				  ((uint64_t)e->n_kernel << 32) | e->n_user);
+
+	h = hash_combine(h, hash_bytes(e->kstack, e->n_kernel * 8, 1));
+	return hash_combine(h, hash_bytes(e->ustack, e->n_user * 8, 2));
+}
+
+static int cache_put(struct stack_symbolizer *s, uint64_t h, uint64_t serial,
+		     const struct otelprof_sample_event *e, int32_t stack)
+{
+	size_t need = 3 + e->n_kernel + e->n_user;
+
+	if (s->keys_len + need > s->keys_cap) {
+		size_t ncap = s->keys_cap ? s->keys_cap * 2 : 4096;
+		uint64_t *nk;
+
+		while (ncap < s->keys_len + need)
+			ncap *= 2;
+		nk = realloc(s->keys, ncap * sizeof(*nk));
+		if (!nk)
+			return -ENOMEM;
+		s->keys = nk;
+		s->keys_cap = ncap;
+	}
+	if (s->nentries == s->entries_cap) {
+		uint32_t ncap = s->entries_cap ? s->entries_cap * 2 : 256;
+		uint32_t *no = realloc(s->entry_off, ncap * sizeof(*no));
+		int32_t *ns;
+
+		if (!no)
+			return -ENOMEM;
+		s->entry_off = no;
+		ns = realloc(s->entry_stack, ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		s->entry_stack = ns;
+		s->entries_cap = ncap;
+	}
+	if (s->keys_len > UINT32_MAX - need)
+		return -E2BIG;
+	s->entry_off[s->nentries] = (uint32_t)s->keys_len;
+	s->entry_stack[s->nentries] = stack;
+	s->keys[s->keys_len++] = serial;
+	s->keys[s->keys_len++] = e->n_kernel;
+	s->keys[s->keys_len++] = e->n_user;
+	memcpy(s->keys + s->keys_len, e->kstack, e->n_kernel * 8);
+	s->keys_len += e->n_kernel;
+	memcpy(s->keys + s->keys_len, e->ustack, e->n_user * 8);
+	s->keys_len += e->n_user;
+	if (idxmap_insert(&s->cache, h, s->nentries))
+		return -ENOMEM;
+	s->nentries++;
+	return 0;
+}
+
+static int32_t kernel_location(struct stack_symbolizer *s,
+			       struct profile_builder *b, uint64_t pc,
+			       bool return_address)
+{
+	const struct ksym *k = s->ksyms ? kallsyms_lookup(s->ksyms,
+							  pc - return_address)
+					: NULL;
+	struct pb_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.kind = PB_FRAME_KERNEL;
+	f.address = pc;
+	f.mapping_file = "[kernel.kallsyms]";
+	if (k) {
+		f.function = kallsyms_name(s->ksyms, k->name);
+		if (k->module)
+			f.function_file = kallsyms_name(s->ksyms, k->module);
+	}
+	return pb_location(b, &f);
+}
+
+static int32_t user_location(struct stack_symbolizer *s,
+			     struct profile_builder *b, struct process *p,
+			     uint64_t pc, bool return_address,
+			     bool *rescanned, uint64_t now_ns)
+{
+	struct proc_mapping *m =
+		(struct proc_mapping *)proc_maps_find(&p->maps, pc);
+	struct elf_file *file;
+	struct pb_frame f;
+	uint64_t file_off, vaddr;
+
+	if (!m && !*rescanned) {
+		/* New code since the last scan (dlopen, JIT): look again,
+		 * at most once per sample and per rescan interval. */
+		*rescanned = true;
+		if (process_table_rescan(s->procs, p, now_ns))
+			m = (struct proc_mapping *)proc_maps_find(&p->maps,
+								  pc);
+	}
+	memset(&f, 0, sizeof(f));
+	f.kind = PB_FRAME_NATIVE;
+	f.address = pc;
+	if (!m) {
+		s->unknown_mappings++;
+		return pb_location(b, &f);
+	}
+	f.map_start = m->start;
+	f.map_limit = m->end;
+	f.map_offset = m->offset;
+	f.mapping_file = m->path && *m->path ? m->path : "[anon]";
+	file = process_mapping_file(s->procs, p, m);
+	if (!file)
+		return pb_location(b, &f);
+	file_off = pc - m->start + m->offset;
+	if (m->kind == PROC_MAPPING_VDSO)
+		file_off = pc - m->start; /* the image starts at the mapping */
+	f.build_id = file->sym.build_id;
+	f.htlhash = file->htlhash;
+	if (elf_symbols_vaddr(&file->sym, file_off, &vaddr)) {
+		const struct elf_sym *sym;
+
+		f.address = vaddr;
+		sym = elf_symbols_lookup(&file->sym, vaddr - return_address);
+		if (sym)
+			f.function = elf_symbols_name(&file->sym, sym);
+	}
+	return pb_location(b, &f);
+}
+
+int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
+			struct process *p,
+			const struct otelprof_sample_event *e, uint64_t now_ns)
+{
+	int32_t locs[MAX_FRAMES];
+	uint64_t h = raw_hash(p->serial, e);
+	struct raw_key k = { s, p->serial, e };
+	bool rescanned = false;
+	uint32_t idx, nk = e->n_kernel, nu = e->n_user, n = 0;
+	int32_t stack;
+	int err;
+
+	if (nk > OTELPROF_MAX_KERNEL_FRAMES || nu > OTELPROF_MAX_USER_FRAMES)
+		return -EINVAL;
+	if (idxmap_find(&s->cache, h, raw_eq, &k, &idx))
+		return s->entry_stack[idx];
+	for (uint32_t i = 0; i < nk; i++, n++) {
+		int32_t l = kernel_location(s, b, e->kstack[i], n > 0);
+
+		if (l < 0)
+			return l;
+		locs[n] = l;
+	}
+	for (uint32_t i = 0; i < nu; i++, n++) {
+		int32_t l = user_location(s, b, p, e->ustack[i], n > 0,
+					  &rescanned, now_ns);
+
+		if (l < 0)
+			return l;
+		locs[n] = l;
+	}
+	stack = pb_stack(b, locs, n);
+	if (stack < 0)
+		return stack;
+	err = cache_put(s, h, p->serial, e, stack);
+	return err ? err : stack;
+}

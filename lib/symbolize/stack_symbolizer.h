@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Turns the raw addresses of one sample into an interned OTLP stack:
+ * kernel frames through kallsyms, user frames through the process's
+ * mappings and the ELF symbols of the mapped files. Repeated raw stacks of
+ * the same process within a window are resolved once (cache keyed by
+ * process serial and the raw addresses).
+ */
+#ifndef OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
+#define OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
+
+#include <stdint.h>
+
+#include "encode/profile_builder.h"
+#include "process/process_table.h"
+#include "profiler_types.h"
+#include "symbolize/kallsyms.h"
+#include "util/idxmap.h"
+
+struct stack_symbolizer {
+	const struct kallsyms *ksyms; /* may be empty */
+	struct process_table *procs;
+	/* raw-stack cache for the current window */
+	struct idxmap cache;
+	uint64_t *keys; /* per entry: serial, nk, nu, then addresses */
+	size_t keys_len, keys_cap;
+	uint32_t *entry_off; /* offset of entry i in keys */
+	int32_t *entry_stack;
+	uint32_t nentries, entries_cap;
+	uint64_t unknown_mappings; /* user frames outside any mapping */
+};
+
+void stack_symbolizer_init(struct stack_symbolizer *s,
+			   const struct kallsyms *ksyms,
+			   struct process_table *procs);
+void stack_symbolizer_free(struct stack_symbolizer *s);
+/* Call whenever the builder is reset: cached stack indices die with it. */
+void stack_symbolizer_reset(struct stack_symbolizer *s);
+/* Stack index in b for sample e of process p, or a negative errno. */
+int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
+			struct process *p,
+			const struct otelprof_sample_event *e,
+			uint64_t now_ns);
+
+#endif
