@@ -33,7 +33,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' | sort)
 
-.PHONY: all deps lib cli bpf collector run test test-unit test-integration test-go \
+.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go workloads \
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
@@ -115,9 +115,17 @@ $(BUILD)/workloads/.built: $(WORKLOAD_SRCS) test/workloads/Makefile.inc
 
 workloads: $(BUILD)/workloads/.built
 
+# ---- ABI test: a cmocka program linked against the shared library ----
+$(BUILD)/test/abi/test_abi: test/abi/test_abi.c include/otelprofiler.h $(BUILD)/libotelprofiler.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lcmocka -lpthread $(SAN_LDFLAGS)
+
+test-abi: all $(BUILD)/test/abi/test_abi
+	$(BUILD)/test/abi/test_abi
+
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads
+test-integration: all workloads test-abi
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 test: all

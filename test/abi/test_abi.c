@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The public ABI as a caller sees it, linked against libotelprofiler.so:
+ * option validation, real start/poll/stop (root), repeated start/stop
+ * without leaking fds, poll after stop, concurrent poll and stop.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "otelprofiler.h"
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void burn_ms(int ms)
+{
+	struct timespec a, b;
+	volatile uint64_t x = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do {
+		for (int i = 0; i < 100000; i++)
+			x += (uint64_t)i;
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 +
+			 (b.tv_nsec - a.tv_nsec) / 1000000 <
+		 ms);
+}
+
+static void rejects_bad_options(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof *p = (struct otelprof *)1;
+	char err[256];
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.sz = 4; /* too small to be a real struct */
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_null(p);
+	assert_non_null(strstr(err, "sz"));
+	o.sz = sizeof(o);
+	o.frequency_hz = 20000;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "frequency"));
+	o.frequency_hz = 0;
+	o.pid = -5;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_int_equal(otelprof_start(NULL, NULL, err, sizeof(err)),
+			 -EINVAL);
+	{
+		/* A newer caller's bigger struct with a non-zero unknown
+		 * field must be refused, not silently ignored. */
+		unsigned char big[sizeof(o) + 8];
+
+		memset(big, 0, sizeof(big));
+		memcpy(big, &o, sizeof(o));
+		((struct otelprof_opts *)big)->pid = 0;
+		((struct otelprof_opts *)big)->sz = sizeof(big);
+		big[sizeof(o) + 3] = 1;
+		assert_int_equal(otelprof_start((struct otelprof_opts *)big,
+						&p, err, sizeof(err)),
+				 -E2BIG);
+	}
+	assert_string_equal(otelprof_version(), "0.1.0");
+	otelprof_close(NULL);
+	otelprof_buffer_free(NULL);
+}
+
+static void start_poll_stop_real(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof_stats st;
+	struct otelprof *p;
+	char err[1024];
+	uint8_t *data;
+	size_t len;
+	int n;
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.frequency_hz = 499;
+	o.pid = getpid();
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+	burn_ms(600);
+	n = otelprof_poll(p, &data, &len);
+	assert_true(n > 100); /* ~300 expected for 0.6 s at 499 Hz */
+	assert_non_null(data);
+	assert_true(len > 100);
+	otelprof_buffer_free(data);
+	/* Nothing since: an empty poll is 0 and NULL. */
+	n = otelprof_poll(p, &data, &len);
+	assert_true(n >= 0 && n < 5);
+	otelprof_buffer_free(data);
+	memset(&st, 0, sizeof(st));
+	st.sz = sizeof(st);
+	assert_int_equal(otelprof_stats(p, &st), 0);
+	assert_true(st.samples_received > 100);
+	assert_int_equal(st.samples_lost, 0);
+	assert_true(st.polls >= 1);
+	burn_ms(200);
+	assert_int_equal(otelprof_stop(p), 0);
+	assert_int_equal(otelprof_stop(p), 0); /* idempotent */
+	/* Poll after stop hands out what was left, then nothing. */
+	n = otelprof_poll(p, &data, &len);
+	assert_true(n > 20);
+	otelprof_buffer_free(data);
+	assert_int_equal(otelprof_poll(p, &data, &len), 0);
+	assert_null(data);
+	assert_int_equal(len, 0);
+	otelprof_close(p);
+}
+
+static void repeated_start_stop_leaks_nothing(void **state)
+{
+	struct otelprof_opts o;
+	int before, after;
+	char err[1024];
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.pid = getpid();
+	before = count_fds();
+	for (int i = 0; i < 20; i++) {
+		struct otelprof *p;
+
+		assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+		otelprof_close(p);
+	}
+	after = count_fds();
+	assert_int_equal(before, after);
+}
+
+static void *poller(void *arg)
+{
+	struct otelprof *p = arg;
+
+	for (int i = 0; i < 200; i++) {
+		uint8_t *data;
+		size_t len;
+
+		if (otelprof_poll(p, &data, &len) >= 0)
+			otelprof_buffer_free(data);
+	}
+	return NULL;
+}
+
+static void stop_during_poll_is_safe(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof *p;
+	pthread_t t;
+	char err[1024];
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.frequency_hz = 999;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+	assert_int_equal(pthread_create(&t, NULL, poller, p), 0);
+	burn_ms(50);
+	assert_int_equal(otelprof_stop(p), 0);
+	pthread_join(t, NULL);
+	otelprof_close(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rejects_bad_options),
+		cmocka_unit_test(start_poll_stop_real),
+		cmocka_unit_test(repeated_start_stop_leaks_nothing),
+		cmocka_unit_test(stop_during_poll_is_safe),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_abi loads BPF programs: run as root\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Profile builder + OTLP encoder: deduplication, zero entries, sample
+ * merging, time bounds, byte layout. The Go integration tests decode the
+ * same bytes with the collector's pdata as the independent check.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "encode/otlp_encoder.h"
+#include "encode/profile_builder.h"
+#include "otlp_profiles.pb-c.h"
+
+static int32_t frame(struct profile_builder *b, uint8_t kind, uint64_t addr,
+		     const char *fn, const char *file)
+{
+	struct pb_frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.kind = kind;
+	f.address = addr;
+	f.function = fn;
+	f.mapping_file = file;
+	f.map_start = 0x1000;
+	f.map_limit = 0x9000;
+	f.build_id = file ? "abcd" : NULL;
+	return pb_location(b, &f);
+}
+
+static void dedup_and_zero_entries(void **state)
+{
+	struct profile_builder b;
+	int32_t a, a2, k, s1, s2, s3;
+	int32_t locs1[2], locs2[2];
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(pb_string(&b, ""), 0);
+	a = frame(&b, PB_FRAME_NATIVE, 0x1234, "main", "/bin/app");
+	a2 = frame(&b, PB_FRAME_NATIVE, 0x1234, "main", "/bin/app");
+	k = frame(&b, PB_FRAME_KERNEL, 0xffffffff81000000, "schedule",
+		  "[kernel.kallsyms]");
+	assert_true(a > 0);
+	assert_int_equal(a, a2);
+	assert_true(k > 0 && k != a);
+	assert_int_equal(b.functions.n, 3); /* zero + main + schedule */
+	assert_int_equal(b.mappings.n, 3);
+	locs1[0] = k;
+	locs1[1] = a;
+	locs2[0] = k;
+	locs2[1] = a;
+	s1 = pb_stack(&b, locs1, 2);
+	s2 = pb_stack(&b, locs2, 2);
+	s3 = pb_stack(&b, locs1, 1);
+	assert_true(s1 > 0);
+	assert_int_equal(s1, s2);
+	assert_true(s3 > 0 && s3 != s1);
+	assert_int_equal(pb_stack(&b, NULL, 0), 0);
+	pb_free(&b);
+}
+
+static Otelprof__Otlp__ProfilesData *encode(struct profile_builder *b,
+					    uint64_t start, uint64_t end)
+{
+	struct otlp_window w = { start, end, 10101010, "scope", "1.0" };
+	Otelprof__Otlp__ProfilesData *pd;
+	uint8_t *buf;
+	size_t len;
+
+	assert_int_equal(otlp_encode(b, &w, &buf, &len), 0);
+	pd = otelprof__otlp__profiles_data__unpack(NULL, len, buf);
+	free(buf);
+	assert_non_null(pd);
+	return pd;
+}
+
+static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
+{
+	assert_true(i >= 0 && (size_t)i < pd->dictionary->n_string_table);
+	return pd->dictionary->string_table[i];
+}
+
+static void samples_merge_and_encode(void **state)
+{
+	struct profile_builder b;
+	struct pb_resource_info r1 = { 1, 100, "app", "/bin/app", NULL, "h" };
+	struct pb_resource_info r2 = { 2, 200, "db", "/bin/db", "cid", "h" };
+	Otelprof__Otlp__ProfilesData *pd;
+	const Otelprof__Otlp__Profile *p;
+	uint32_t res1, res2, again;
+	int32_t loc, st;
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(pb_resource(&b, &r1, &res1), 0);
+	assert_int_equal(pb_resource(&b, &r2, &res2), 0);
+	assert_int_equal(pb_resource(&b, &r1, &again), 0);
+	assert_int_equal(res1, again);
+	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
+	st = pb_stack(&b, &loc, 1);
+	/* Same stack, thread and cpu: one sample, three timestamps. */
+	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5000), 0);
+	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5001), 0);
+	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5002), 0);
+	/* Another thread: another sample. */
+	assert_int_equal(pb_add_sample(&b, res1, st, 101, "w", 1, 0, 5003), 0);
+	assert_int_equal(pb_add_sample(&b, res2, st, 200, NULL, 1, 0, 6000),
+			 0);
+	assert_int_equal(b.total_samples, 5);
+
+	pd = encode(&b, 4000, 7000);
+	assert_int_equal(pd->n_resource_profiles, 2);
+	assert_string_equal(pd->dictionary->string_table[0], "");
+	/* Every string once. */
+	for (size_t i = 0; i < pd->dictionary->n_string_table; i++)
+		for (size_t j = i + 1; j < pd->dictionary->n_string_table; j++)
+			assert_string_not_equal(pd->dictionary->string_table[i],
+						pd->dictionary->string_table[j]);
+	p = pd->resource_profiles[0]->scope_profiles[0]->profiles[0];
+	assert_int_equal(p->n_samples, 2);
+	assert_int_equal(p->samples[0]->n_timestamps_unix_nano, 3);
+	assert_int_equal(p->samples[0]->n_values, 0);
+	assert_int_equal(p->samples[0]->n_attribute_indices, 3);
+	assert_int_equal(p->period, 10101010);
+	assert_string_equal(str(pd, p->sample_type->type_strindex), "samples");
+	assert_string_equal(str(pd, p->sample_type->unit_strindex), "count");
+	assert_string_equal(str(pd, p->period_type->type_strindex), "cpu");
+	assert_string_equal(str(pd, p->period_type->unit_strindex),
+			    "nanoseconds");
+	assert_true(p->time_unix_nano <= 5000);
+	assert_true(p->time_unix_nano + p->duration_nano > 5003);
+	assert_int_equal(p->profile_id.len, 16);
+	/* Thread without a name: only thread.id and cpu. */
+	p = pd->resource_profiles[1]->scope_profiles[0]->profiles[0];
+	assert_int_equal(p->samples[0]->n_attribute_indices, 2);
+	{
+		const Otelprof__Otlp__Resource *r =
+			pd->resource_profiles[1]->resource;
+		int found = 0;
+
+		for (size_t i = 0; i < r->n_attributes; i++)
+			if (!strcmp(r->attributes[i]->key, "container.id")) {
+				assert_string_equal(
+					r->attributes[i]->value->string_value,
+					"cid");
+				found = 1;
+			}
+		assert_true(found);
+	}
+	/* Location carries profile.frame.type and a mapping with a build id. */
+	{
+		const Otelprof__Otlp__ProfilesDictionary *d = pd->dictionary;
+		const Otelprof__Otlp__Location *l = d->location_table[loc];
+		const Otelprof__Otlp__KeyValueAndUnit *a =
+			d->attribute_table[l->attribute_indices[0]];
+		const Otelprof__Otlp__Mapping *m =
+			d->mapping_table[l->mapping_index];
+
+		assert_string_equal(str(pd, a->key_strindex),
+				    "profile.frame.type");
+		assert_string_equal(a->value->string_value, "native");
+		assert_string_equal(str(pd, m->filename_strindex), "/bin/app");
+		assert_int_equal(m->n_attribute_indices, 1);
+		assert_int_equal(l->n_lines, 1);
+		assert_int_equal(d->n_location_table, 2);
+		assert_int_equal(d->location_table[0]->address, 0);
+	}
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+
+	/* Reset forgets everything; a fresh window encodes empty. */
+	assert_int_equal(pb_reset(&b), 0);
+	assert_int_equal(b.total_samples, 0);
+	pd = encode(&b, 1, 2);
+	assert_int_equal(pd->n_resource_profiles, 0);
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
+/* Field numbers on the wire are the v1.10 ones: Sample.timestamps = 5. */
+static void wire_field_numbers(void **state)
+{
+	Otelprof__Otlp__Sample s = OTELPROF__OTLP__SAMPLE__INIT;
+	uint64_t ts = 0x0102030405060708ULL;
+	uint8_t buf[64];
+	size_t n;
+
+	(void)state;
+	s.stack_index = 1;
+	s.timestamps_unix_nano = &ts;
+	s.n_timestamps_unix_nano = 1;
+	n = otelprof__otlp__sample__pack(&s, buf);
+	/* stack_index: field 1 varint; timestamps: field 5 packed fixed64. */
+	assert_int_equal(n, 2 + 2 + 8);
+	assert_int_equal(buf[0], (1 << 3) | 0);
+	assert_int_equal(buf[1], 1);
+	assert_int_equal(buf[2], (5 << 3) | 2);
+	assert_int_equal(buf[3], 8);
+	assert_int_equal(buf[4], 0x08);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(dedup_and_zero_entries),
+		cmocka_unit_test(samples_merge_and_encode),
+		cmocka_unit_test(wire_field_numbers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

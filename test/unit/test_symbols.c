@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: Apache-2.0
+/* kallsyms and ELF symbol tables: synthetic, real and hostile input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "process/proc_maps.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/kallsyms.h"
+
+static void kallsyms_synthetic(void **state)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t helper\n"
+		"ffffffff81000200 D some_data\n"
+		"ffffffffc0000000 t mod_func\t[mymod]\n"
+		"ffffffffc0000100 T mod_func2\t[mymod]\n"
+		"not a line\n"
+		"ffffffff81000300 W weak_fn\n";
+	struct kallsyms k;
+	const struct ksym *s;
+
+	(void)state;
+	assert_int_equal(kallsyms_parse(text, sizeof(text) - 1, &k), 0);
+	assert_int_equal(k.n, 5); /* data symbol skipped */
+	assert_int_equal(k.bad_lines, 1);
+	s = kallsyms_lookup(&k, 0xffffffff81000150);
+	assert_string_equal(kallsyms_name(&k, s->name), "helper");
+	assert_int_equal(s->module, 0);
+	s = kallsyms_lookup(&k, 0xffffffffc0000104);
+	assert_string_equal(kallsyms_name(&k, s->name), "mod_func2");
+	assert_string_equal(kallsyms_name(&k, s->module), "mymod");
+	assert_null(kallsyms_lookup(&k, 0x1000));
+	kallsyms_free(&k);
+}
+
+static void kallsyms_hidden_addresses(void **state)
+{
+	static const char text[] = "0000000000000000 T _stext\n"
+				   "0000000000000000 t foo\n";
+	struct kallsyms k;
+
+	(void)state;
+	/* kptr_restrict: all zero; report it instead of bogus names. */
+	assert_int_equal(kallsyms_parse(text, sizeof(text) - 1, &k), -EPERM);
+}
+
+static void kallsyms_real(void **state)
+{
+	struct kallsyms k;
+	const struct ksym *s;
+	char *text, *line;
+	long n;
+	unsigned long long addr = 0;
+
+	(void)state;
+	if (geteuid() != 0) {
+		fail_msg("reading kernel addresses needs root");
+	}
+	assert_int_equal(kallsyms_load(&k), 0);
+	assert_true(k.n > 1000);
+	/* Find schedule's address independently and look it up. */
+	n = proc_read_file("/proc/kallsyms", &text, KALLSYMS_MAX_BYTES);
+	assert_true(n > 0);
+	line = strstr(text, " T schedule\n");
+	assert_non_null(line);
+	while (line > text && line[-1] != '\n')
+		line--;
+	assert_int_equal(sscanf(line, "%llx", &addr), 1);
+	s = kallsyms_lookup(&k, addr + 1);
+	assert_non_null(s);
+	assert_string_equal(kallsyms_name(&k, s->name), "schedule");
+	free(text);
+	kallsyms_free(&k);
+}
+
+/* A function in this test binary, found through its own /proc maps. */
+__attribute__((noinline)) int symbol_probe_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static void elf_symbols_of_self(void **state)
+{
+	struct elf_symbols s;
+	struct proc_maps maps;
+	const struct proc_mapping *m;
+	const struct elf_sym *sym;
+	uint64_t pc = (uint64_t)(uintptr_t)&symbol_probe_function + 2, vaddr;
+	char *text;
+	long n;
+	int fd;
+
+	(void)state;
+	n = proc_read_file("/proc/self/maps", &text, PROC_MAPS_MAX_BYTES);
+	assert_true(n > 0);
+	assert_int_equal(proc_maps_parse(text, (size_t)n, &maps, NULL), 0);
+	free(text);
+	m = proc_maps_find(&maps, pc);
+	assert_non_null(m);
+	fd = open(m->path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	close(fd);
+	assert_true(elf_symbols_vaddr(&s, pc - m->start + m->offset, &vaddr));
+	sym = elf_symbols_lookup(&s, vaddr);
+	assert_non_null(sym);
+	assert_string_equal(elf_symbols_name(&s, sym), "symbol_probe_function");
+	assert_true(s.build_id[0] != '\0');
+	elf_symbols_free(&s);
+	proc_maps_free(&maps);
+	assert_int_equal(symbol_probe_function(1), 4);
+}
+
+static void elf_symbols_of_libc(void **state)
+{
+	struct elf_symbols s;
+	const struct elf_sym *sym = NULL;
+	int fd = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	close(fd);
+	assert_true(s.n > 1000);
+	for (size_t i = 0; i < s.n; i++)
+		if (!strcmp(elf_symbols_name(&s, &s.syms[i]), "malloc"))
+			sym = &s.syms[i];
+	assert_non_null(sym);
+	assert_true(sym->size > 0);
+	assert_ptr_equal(elf_symbols_lookup(&s, sym->addr + sym->size - 1),
+			 sym);
+	assert_int_equal(strlen(s.build_id), 40);
+	/* Sorted and unique. */
+	for (size_t i = 1; i < s.n; i++)
+		assert_true(s.syms[i - 1].addr < s.syms[i].addr);
+	elf_symbols_free(&s);
+}
+
+static int tmpfile_with(const void *data, size_t len, char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/otelprof-test-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	if (len && write(fd, data, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void elf_hostile_inputs(void **state)
+{
+	char path[64], junk[8192];
+	struct elf_symbols s;
+	int fd, libc;
+	off_t size;
+	char *img;
+
+	(void)state;
+	/* Empty, text, random bytes. */
+	fd = tmpfile_with("", 0, path);
+	assert_int_equal(elf_symbols_load_fd(fd, &s), -ENOEXEC);
+	close(fd);
+	unlink(path);
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (char)(i * 7919 + 13);
+	memcpy(junk, "\177ELF\2\1\1", 7);
+	fd = tmpfile_with(junk, sizeof(junk), path);
+	assert_true(elf_symbols_load_fd(fd, &s) <= 0);
+	elf_symbols_free(&s);
+	close(fd);
+	unlink(path);
+
+	/* libc truncated at many points and with corrupted bytes. */
+	libc = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
+	assert_true(libc >= 0);
+	size = lseek(libc, 0, SEEK_END);
+	img = malloc((size_t)size);
+	assert_non_null(img);
+	assert_int_equal(pread(libc, img, (size_t)size, 0), size);
+	close(libc);
+	for (int cut = 1; cut < 16; cut++) {
+		fd = tmpfile_with(img, (size_t)size * (size_t)cut / 16, path);
+		assert_true(fd >= 0);
+		if (!elf_symbols_load_fd(fd, &s))
+			elf_symbols_free(&s);
+		close(fd);
+		unlink(path);
+	}
+	srand(42);
+	for (int round = 0; round < 32; round++) {
+		char *copy = malloc((size_t)size);
+
+		memcpy(copy, img, (size_t)size);
+		/* Corrupt the headers and the section header table. */
+		for (int k = 0; k < 64; k++) {
+			size_t at = (size_t)rand() % 4096;
+
+			copy[at] = (char)rand();
+			at = (size_t)size - 1 - (size_t)rand() % 8192;
+			copy[at] = (char)rand();
+		}
+		fd = tmpfile_with(copy, (size_t)size, path);
+		if (!elf_symbols_load_fd(fd, &s))
+			elf_symbols_free(&s);
+		close(fd);
+		unlink(path);
+		free(copy);
+	}
+	free(img);
+}
+
+static void htlhash_matches_definition(void **state)
+{
+	char path[64], cmd[512], out[128] = { 0 }, hash[33];
+	char data[10000];
+	FILE *p;
+	int fd;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 31 + 1);
+	fd = tmpfile_with(data, sizeof(data), path);
+	assert_true(fd >= 0);
+	assert_int_equal(elf_htlhash_fd(fd, hash), 0);
+	close(fd);
+	/* Independent: coreutils over head 4096 || tail 4096 || be64(size). */
+	snprintf(cmd, sizeof(cmd),
+		 "(head -c 4096 %s; tail -c 4096 %s; printf "
+		 "'\\000\\000\\000\\000\\000\\000\\047\\020') | sha256sum",
+		 path, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	assert_non_null(fgets(out, sizeof(out), p));
+	pclose(p);
+	unlink(path);
+	out[32] = '\0';
+	assert_string_equal(hash, out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(kallsyms_synthetic),
+		cmocka_unit_test(kallsyms_hidden_addresses),
+		cmocka_unit_test(kallsyms_real),
+		cmocka_unit_test(elf_symbols_of_self),
+		cmocka_unit_test(elf_symbols_of_libc),
+		cmocka_unit_test(elf_hostile_inputs),
+		cmocka_unit_test(htlhash_matches_definition),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
