@@ -60,7 +60,7 @@ $(GEN)/vmlinux.h: | $(BUILD)/.deps-ok
 
 $(BUILD)/bpf/%.bpf.o: ebpf/%.bpf.c ebpf/*.h $(GEN)/vmlinux.h
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(GEN) -Iebpf $(WARN) -Wno-unused-function -c $< -o $@.raw
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(GEN) -Iebpf $(WARN) -Wno-unused-function -Wno-unused-parameter -c $< -o $@.raw
 	$(BPFTOOL) gen object $@ $@.raw
 
 $(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
