@@ -37,6 +37,9 @@ WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' | sort)
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
+# Keep intermediate objects (the BPF object feeds the skeleton).
+.SECONDARY:
+
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
@@ -128,8 +131,13 @@ test-abi: all $(BUILD)/test/abi/test_abi
 test-integration: all workloads test-abi
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
+# Unit and ABI tests again under ASan + UBSan, in a separate build tree.
+test-san: deps
+	$(MAKE) SAN=1 BUILD=$(BUILD)/san test-unit test-abi
+
 test: all
 	$(MAKE) test-unit
+	$(MAKE) test-san
 	$(MAKE) test-integration
 
 run: all

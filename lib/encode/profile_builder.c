@@ -330,7 +330,9 @@ static bool stack_eq(const void *ctx, uint32_t idx)
 {
 	const struct stack_ctx *c = ctx;
 
-	return c->b->stack_len.v[idx] == c->n &&
+	if (c->b->stack_len.v[idx] != c->n)
+		return false;
+	return !c->n ||
 	       !memcmp(c->b->stack_locs.v + c->b->stack_off.v[idx], c->locs,
 		       c->n * sizeof(int32_t));
 }

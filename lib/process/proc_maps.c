@@ -176,7 +176,8 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 		}
 		out->v[out->n++] = m;
 	}
-	qsort(out->v, out->n, sizeof(*out->v), cmp_start);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(*out->v), cmp_start);
 	return 0;
 }
 

@@ -138,7 +138,8 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 		kallsyms_free(k);
 		return -EPERM;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	if (k->n)
+		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
 	return 0;
 fail:
 	kallsyms_free(k);
