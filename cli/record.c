@@ -108,6 +108,28 @@ int cmd_record(const struct record_args *a)
 			n, len, a->output, (unsigned long long)st.samples_lost,
 			(unsigned long long)st.proc_scan_errors,
 			(unsigned long long)st.files_malformed);
+	if (!a->quiet)
+		fprintf(stderr,
+			"otelprof: user stacks: %llu complete, %llu truncated, "
+			"%llu stopped (rule %llu, read %llu, loop %llu, unknown "
+			"code %llu), %llu unwound from stack copies; tables: "
+			"%llu files, %llu rows, %llu KiB in the kernel, built in "
+			"%llu ms\n",
+			(unsigned long long)st.unwind_complete,
+			(unsigned long long)st.unwind_truncated,
+			(unsigned long long)(st.unwind_err_rule +
+					     st.unwind_err_read +
+					     st.unwind_err_loop +
+					     st.unwind_no_mapping),
+			(unsigned long long)st.unwind_err_rule,
+			(unsigned long long)st.unwind_err_read,
+			(unsigned long long)st.unwind_err_loop,
+			(unsigned long long)st.unwind_no_mapping,
+			(unsigned long long)st.stack_copies,
+			(unsigned long long)st.unwind_files,
+			(unsigned long long)st.unwind_rows,
+			(unsigned long long)(st.unwind_map_bytes / 1024),
+			(unsigned long long)(st.unwind_build_ns / 1000000));
 	otelprof_close(p);
 	return 0;
 }

@@ -46,6 +46,240 @@ static __always_inline void count(u32 which)
 		*c += 1;
 }
 
+/* Per file: the unwind rows, an array sized to that file (inner maps may
+ * differ in size thanks to BPF_F_INNER_MAP). */
+struct unwind_rows_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	/* Sizes, not __type(): the row struct would only be a forward
+	 * declaration in BTF here, which libbpf cannot size. */
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, sizeof(struct otelprof_bpf_row));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__array(values, struct unwind_rows_map);
+} unwind_files SEC(".maps");
+
+/* Per process: its executable mappings. Allocated on use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, u32);
+	__type(value, struct otelprof_bpf_proc);
+} unwind_procs SEC(".maps");
+
+#define UNWIND_READ_U64(ctx, addr, out) \
+	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
+#define UNWIND_INLINE static __always_inline
+#include "unwind_step.h"
+
+/*
+ * Unwinder state lives in a per-CPU map, not on the stack: values loaded
+ * from a map are unknown scalars to the verifier, so it sees the bpf_loop
+ * callback converge after one pass instead of exploring every iteration.
+ * The process's mappings are copied here once per sample.
+ */
+struct unwinder_state {
+	struct unwind_regs r;
+	u32 n;
+	u32 error;
+	u32 flags;
+	u32 pad;
+	struct otelprof_bpf_proc proc;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct unwinder_state);
+} unwind_scratch SEC(".maps");
+
+/* 1 if a >= b, without a branch (both below 2^63). */
+static __always_inline u64 ge_u64(u64 a, u64 b)
+{
+	return 1 ^ ((a - b) >> 63);
+}
+
+/*
+ * The mapping containing pc. Binary searches here are branchless (a fixed
+ * number of halvings, the choice made by arithmetic): branching searches
+ * multiply the paths the verifier must walk.
+ */
+static __always_inline struct otelprof_bpf_mapping *
+find_mapping(struct otelprof_bpf_proc *proc, u64 pc)
+{
+	u32 n = proc->n, base = 0, len, half, idx;
+
+	if (n > OTELPROF_MAX_PROC_MAPPINGS)
+		n = OTELPROF_MAX_PROC_MAPPINGS;
+	if (!n)
+		return NULL;
+	len = n;
+	for (int k = 0; k < 8; k++) {
+		half = len >> 1;
+		idx = (base + half) & (OTELPROF_MAX_PROC_MAPPINGS - 1);
+		base += half * (u32)ge_u64(pc, proc->m[idx].start);
+		len -= half;
+	}
+	base &= OTELPROF_MAX_PROC_MAPPINGS - 1;
+	if (pc < proc->m[base].start || pc >= proc->m[base].end)
+		return NULL;
+	return &proc->m[base];
+}
+
+/* The row covering vaddr: the last row with row.pc <= vaddr. */
+static __always_inline struct otelprof_bpf_row *find_row(void *rows,
+							 u32 nrows, u32 vaddr)
+{
+	u32 base = 0, len = nrows, half, key;
+	struct otelprof_bpf_row *row;
+
+	if (!nrows)
+		return NULL;
+	for (int k = 0; k < 24; k++) {
+		half = len >> 1;
+		key = base + half;
+		row = bpf_map_lookup_elem(rows, &key);
+		if (!row)
+			return NULL;
+		base += half * (u32)ge_u64(vaddr, row->pc);
+		len -= half;
+	}
+	row = bpf_map_lookup_elem(rows, &base);
+	if (!row || row->pc > vaddr)
+		return NULL;
+	return row;
+}
+
+static long unwind_frame(u32 i, void *data)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct otelprof_bpf_mapping *m;
+	struct otelprof_bpf_row *row;
+	u64 lookup_pc;
+	int res;
+
+	if (!e || !st)
+		return 1;
+	if (st->n >= max_user_frames || st->n >= OTELPROF_MAX_USER_FRAMES) {
+		st->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+		return 1;
+	}
+	e->ustack[st->n & (OTELPROF_USTACK_WORDS - 1)] = st->r.pc;
+	st->n++;
+	/* A return address points after the call, maybe past the end of
+	 * the calling function: look up the call instruction instead. */
+	lookup_pc = i ? st->r.pc - 1 : st->r.pc;
+	m = find_mapping(&st->proc, lookup_pc);
+	if (!m) {
+		/* Code the kernel does not know (mapped since userspace last
+		 * looked): the caller falls back to a stack copy. */
+		st->error = OTELPROF_CNT_UNWIND_NO_MAPPING;
+		return 1;
+	}
+	if (!m->file_id) {
+		/* Code without CFI (JIT, or a file without tables): its
+		 * frame pointer chain is the best we have. */
+		res = unwind_step_fp(NULL, &st->r);
+	} else {
+		void *rows = bpf_map_lookup_elem(&unwind_files, &m->file_id);
+		u64 vaddr = lookup_pc - m->bias;
+
+		row = rows && vaddr <= 0xffffffffULL
+			      ? find_row(rows, m->nrows, (u32)vaddr)
+			      : NULL;
+		if (!row)
+			res = UNWIND_STEP_ERR_RULE;
+		else
+			res = unwind_step(NULL, row->cfa_base, row->cfa_offset,
+					  row->fp_rule, row->fp_offset, &st->r);
+	}
+	switch (res) {
+	case UNWIND_STEP_OK:
+		return 0;
+	case UNWIND_STEP_DONE:
+		st->flags |= OTELPROF_SAMPLE_F_COMPLETE;
+		return 1;
+	case UNWIND_STEP_ERR_READ:
+		st->error = OTELPROF_CNT_UNWIND_ERR_READ;
+		return 1;
+	case UNWIND_STEP_ERR_LOOP:
+		st->error = OTELPROF_CNT_UNWIND_ERR_LOOP;
+		return 1;
+	default:
+		st->error = OTELPROF_CNT_UNWIND_ERR_RULE;
+		return 1;
+	}
+}
+
+/* Copy the top of the user stack, 1 KiB at a time until unreadable. */
+static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
+{
+	u32 words = 0;
+
+	for (int k = 0; k < OTELPROF_STACK_COPY_BYTES / 1024; k++) {
+		if (bpf_probe_read_user(&e->ustack[(k * 128) &
+						   (OTELPROF_USTACK_WORDS - 1)],
+					1024, (const void *)(sp + k * 1024)))
+			break;
+		words += 128;
+	}
+	return words;
+}
+
+static __always_inline void unwind_user(struct otelprof_sample_event *e,
+					u32 tgid)
+{
+	struct otelprof_bpf_proc *proc = bpf_map_lookup_elem(&unwind_procs,
+							     &tgid);
+	u32 zero = 0;
+	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+
+	if (!e->user_ip || !st)
+		return;
+	if (proc) {
+		/* One copy of the mappings per sample, read by every step. */
+		if (bpf_probe_read_kernel(&st->proc, sizeof(st->proc), proc))
+			proc = NULL;
+	}
+	if (proc) {
+		st->r.pc = e->user_ip;
+		st->r.sp = e->user_sp;
+		st->r.fp = e->user_bp;
+		st->n = 0;
+		st->error = 0;
+		st->flags = 0;
+		bpf_loop(OTELPROF_MAX_USER_FRAMES + 1, unwind_frame, NULL, 0);
+		if (st->error != OTELPROF_CNT_UNWIND_NO_MAPPING) {
+			e->n_user = st->n;
+			e->flags |= st->flags;
+			e->unwind_error = st->error;
+			if (st->flags & OTELPROF_SAMPLE_F_COMPLETE)
+				count(OTELPROF_CNT_UNWIND_COMPLETE);
+			else if (st->flags & OTELPROF_SAMPLE_F_TRUNCATED)
+				count(OTELPROF_CNT_UNWIND_TRUNCATED);
+			else if (st->error)
+				count(st->error);
+			return;
+		}
+	}
+	/* Not known yet, or code mapped since userspace last looked: ship
+	 * the top of the stack; userspace unwinds it with fresh tables. */
+	e->n_user = copy_stack(e, e->user_sp);
+	e->flags |= OTELPROF_SAMPLE_F_STACK_COPY;
+	count(OTELPROF_CNT_STACK_COPIES);
+}
+
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -53,6 +287,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
 	struct otelprof_sample_event *e;
 	struct task_struct *task;
+	struct pt_regs *uregs;
 	long n;
 	u64 size;
 
@@ -73,7 +308,9 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
 	e->flags = 0;
-	e->pad = 0;
+	e->unwind_error = 0;
+	e->n_user = 0;
+	e->user_ip = e->user_sp = e->user_bp = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
 	n = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
@@ -87,20 +324,25 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	if (!BPF_CORE_READ(task, mm)) {
 		/* Kernel thread: nothing to unwind in user space. */
 		e->flags |= OTELPROF_SAMPLE_F_KTHREAD;
-		n = 0;
 	} else {
-		n = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack),
-				  BPF_F_USER_STACK);
-		if (n < 0) {
-			count(OTELPROF_CNT_USTACK_ERR);
-			n = 0;
+		/* Interrupted in user mode: the perf regs are the user's
+		 * (read as whole context fields, which the verifier
+		 * rewrites); in the kernel: the registers saved at entry. */
+		u64 cs = *(volatile u64 *)&ctx->regs.cs;
+
+		if ((cs & 3) == 3) {
+			e->user_ip = *(volatile u64 *)&ctx->regs.ip;
+			e->user_sp = *(volatile u64 *)&ctx->regs.sp;
+			e->user_bp = *(volatile u64 *)&ctx->regs.bp;
+		} else {
+			uregs = (struct pt_regs *)bpf_task_pt_regs(
+				bpf_get_current_task_btf());
+			e->user_ip = BPF_CORE_READ(uregs, ip);
+			e->user_sp = BPF_CORE_READ(uregs, sp);
+			e->user_bp = BPF_CORE_READ(uregs, bp);
 		}
+		unwind_user(e, tgid);
 	}
-	e->n_user = n / sizeof(u64);
-	if (e->n_user > max_user_frames)
-		e->n_user = max_user_frames;
-	if (e->n_user > OTELPROF_MAX_USER_FRAMES)
-		e->n_user = OTELPROF_MAX_USER_FRAMES;
 
 	size = offsetof(struct otelprof_sample_event, ustack) +
 	       (u64)e->n_user * sizeof(u64);

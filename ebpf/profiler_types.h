@@ -6,15 +6,33 @@
 #ifndef __VMLINUX_H__
 #include <stdint.h>
 typedef uint8_t u8;
+typedef int16_t s16;
 typedef uint32_t u32;
+typedef int32_t s32;
 typedef uint64_t u64;
 #endif
 
 #define OTELPROF_COMM_LEN 16
 /* Kernel frames per sample: the kernel's own perf_event_max_stack default. */
 #define OTELPROF_MAX_KERNEL_FRAMES 127
-/* User frames per sample with frame-pointer unwinding (bpf_get_stack). */
-#define OTELPROF_MAX_USER_FRAMES 127
+/*
+ * User frames per sample, unwound in the kernel from .eh_frame tables with
+ * bpf_loop: one loop iteration per frame, and bpf_loop allows up to 8M
+ * iterations, so the limit is ours, chosen for the event size (4 KiB of
+ * frames). Deeper stacks are cut and flagged OTELPROF_SAMPLE_F_TRUNCATED.
+ */
+#define OTELPROF_MAX_USER_FRAMES 512
+/*
+ * A sample of a process whose tables are not in the kernel yet (it started
+ * since userspace last looked) carries a copy of the top of its user stack
+ * instead of frames; userspace unwinds it with the same step code once it
+ * has loaded the tables, so short-lived processes are not lost. The copy
+ * and the frames share one array: OTELPROF_USTACK_WORDS words.
+ */
+#define OTELPROF_STACK_COPY_BYTES (16 * 1024)
+#define OTELPROF_USTACK_WORDS (OTELPROF_STACK_COPY_BYTES / 8)
+/* Executable mappings per process known to the BPF unwinder. */
+#define OTELPROF_MAX_PROC_MAPPINGS 128
 
 enum otelprof_event_type {
 	OTELPROF_EVENT_SAMPLE = 1,
@@ -30,6 +48,13 @@ enum otelprof_counter {
 	OTELPROF_CNT_KSTACK_ERR,    /* bpf_get_stack(kernel) failed */
 	OTELPROF_CNT_USTACK_ERR,    /* bpf_get_stack(user) failed (not kthreads) */
 	OTELPROF_CNT_TASK_EVENTS_LOST, /* exec/exit notifications dropped */
+	OTELPROF_CNT_UNWIND_COMPLETE,  /* user stacks unwound to the root */
+	OTELPROF_CNT_UNWIND_TRUNCATED, /* cut at max_user_frames */
+	OTELPROF_CNT_UNWIND_ERR_RULE,  /* pc without a usable unwind rule */
+	OTELPROF_CNT_UNWIND_ERR_READ,  /* unreadable stack memory */
+	OTELPROF_CNT_UNWIND_ERR_LOOP,  /* sp went backwards */
+	OTELPROF_CNT_UNWIND_NO_MAPPING,/* pc outside known code, no fp chain */
+	OTELPROF_CNT_STACK_COPIES,     /* samples sent as a stack copy */
 	OTELPROF_CNT_MAX,
 };
 
@@ -49,14 +74,41 @@ struct otelprof_sample_event {
 	struct otelprof_event_header hdr;
 	char comm[OTELPROF_COMM_LEN];
 	u32 n_kernel; /* valid entries in kstack */
-	u32 n_user;   /* valid entries in ustack */
+	u32 n_user;   /* valid words in ustack (frames, or stack copy) */
 	u32 flags;    /* OTELPROF_SAMPLE_F_* */
-	u32 pad;
+	u32 unwind_error; /* enum otelprof_counter of the failure, 0 if none */
+	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
-	u64 ustack[OTELPROF_MAX_USER_FRAMES];
+	u64 ustack[OTELPROF_USTACK_WORDS];
 };
 
-#define OTELPROF_SAMPLE_F_KTHREAD (1u << 0) /* no user address space */
+#define OTELPROF_SAMPLE_F_KTHREAD (1u << 0)    /* no user address space */
+#define OTELPROF_SAMPLE_F_STACK_COPY (1u << 1) /* ustack = stack words at user_sp */
+#define OTELPROF_SAMPLE_F_COMPLETE (1u << 2)   /* unwound to the root */
+#define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3)  /* cut at the frame limit */
+
+/* One unwind row as the BPF unwinder stores it (see unwind_types.h). */
+struct otelprof_bpf_row {
+	u32 pc; /* file vaddr; files whose code lies above 4 GiB use fp */
+	s32 cfa_offset;
+	s16 fp_offset;
+	u8 cfa_base;
+	u8 fp_rule;
+};
+
+/* One executable mapping of a process: vaddr = pc - bias. */
+struct otelprof_bpf_mapping {
+	u64 start, end;
+	u64 bias;
+	u32 file_id; /* key in unwind_files; 0: no table, use frame pointers */
+	u32 nrows;
+};
+
+struct otelprof_bpf_proc {
+	u32 n; /* sorted by start */
+	u32 pad;
+	struct otelprof_bpf_mapping m[OTELPROF_MAX_PROC_MAPPINGS];
+};
 
 struct otelprof_task_event {
 	struct otelprof_event_header hdr;

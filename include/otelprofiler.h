@@ -84,6 +84,20 @@ struct otelprof_stats {
 	uint64_t symbol_memory_bytes;/* memory held by symbol tables */
 	uint64_t polls;              /* successful otelprof_poll calls */
 	uint64_t bytes_encoded;      /* OTLP bytes handed out */
+	/* user-stack unwinding (in the kernel, from .eh_frame tables) */
+	uint64_t unwind_complete;    /* stacks unwound to the root */
+	uint64_t unwind_truncated;   /* cut at max_frames */
+	uint64_t unwind_err_rule;    /* stopped: pc without a usable rule */
+	uint64_t unwind_err_read;    /* stopped: stack memory unreadable */
+	uint64_t unwind_err_loop;    /* stopped: sp went backwards */
+	uint64_t unwind_no_mapping;  /* stopped: pc outside known code */
+	uint64_t stack_copies;       /* samples unwound in userspace from a
+					stack copy (process not yet known) */
+	uint64_t unwind_files;       /* files with tables in the kernel */
+	uint64_t unwind_rows;        /* rows in the kernel */
+	uint64_t unwind_map_bytes;   /* kernel memory of the rows */
+	uint64_t unwind_table_errors;/* files whose CFI could not be used */
+	uint64_t unwind_build_ns;    /* time spent building tables */
 };
 
 /* Opaque profiler handle. */

@@ -31,6 +31,7 @@
 #include "symbolize/file_cache.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/stack_symbolizer.h"
+#include "unwind/process_unwind.h"
 #include "util/errmsg.h"
 
 #define MAX_FREQUENCY_HZ 10000u
@@ -47,12 +48,15 @@ struct otelprof {
 	bool stopped;
 
 	uint32_t frequency_hz;
+	uint32_t max_user_frames;
 	char host_name[256];
 	struct bpf_sampler *sampler;
 	struct kallsyms ksyms;
 	struct file_cache files;
 	struct process_table procs;
 	struct stack_symbolizer symbolizer;
+	struct process_unwind unwinder;
+	uint64_t frames[OTELPROF_MAX_USER_FRAMES]; /* copy-unwinder output */
 	struct profile_builder windows[2];
 	int cur; /* index of the window being filled */
 	uint64_t window_start_unix_ns;
@@ -109,7 +113,17 @@ static void handle_sample(struct otelprof *p,
 		p->add_errors++;
 		return;
 	}
-	stack = stack_symbolize(&p->symbolizer, b, proc, e, now);
+	if (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) {
+		uint32_t flags, nu;
+
+		nu = process_unwind_copy(&p->unwinder, proc, e, p->frames,
+					 p->max_user_frames, &flags, now);
+		stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack,
+					e->n_kernel, p->frames, nu, now);
+	} else {
+		stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack,
+					e->n_kernel, e->ustack, e->n_user, now);
+	}
 	if (stack < 0 ||
 	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, 0,
 			  e->hdr.ktime_boot_ns + (uint64_t)p->boot_to_unix_ns))
@@ -130,7 +144,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 		size_t need = offsetof(struct otelprof_sample_event, ustack);
 
 		if (size < need || e->n_kernel > OTELPROF_MAX_KERNEL_FRAMES ||
-		    e->n_user > OTELPROF_MAX_USER_FRAMES ||
+		    e->n_user > OTELPROF_USTACK_WORDS ||
+		    (!(e->flags & OTELPROF_SAMPLE_F_STACK_COPY) &&
+		     e->n_user > OTELPROF_MAX_USER_FRAMES) ||
 		    size < need + e->n_user * sizeof(uint64_t))
 			return 0;
 		handle_sample(p, e);
@@ -236,6 +252,9 @@ static uint32_t ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 
 static void free_profiler(struct otelprof *p)
 {
+	/* The kernel maps go with the sampler: no per-entry cleanup. */
+	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
+	memset(&p->procs.hooks, 0, sizeof(p->procs.hooks));
 	bpf_sampler_close(p->sampler);
 	stack_symbolizer_free(&p->symbolizer);
 	pb_free(&p->windows[0]);
@@ -310,11 +329,19 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 	cfg.include_idle = !!(o.flags & OTELPROF_F_INCLUDE_IDLE);
 	cfg.max_user_frames = o.max_frames ? o.max_frames
 					   : OTELPROF_MAX_USER_FRAMES;
+	p->max_user_frames = cfg.max_user_frames;
 	cfg.ringbuf_bytes = ringbuf_bytes(o.ringbuf_kb, p->frequency_hz, ncpu);
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, &err);
 	if (e) {
 		free_profiler(p);
 		return e;
+	}
+	{
+		int files_fd, procs_fd;
+
+		bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
+		process_unwind_init(&p->unwinder, &p->procs, &p->files,
+				    files_fd, procs_fd);
 	}
 	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -483,6 +510,26 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.symbol_memory_bytes = p->files.memory + kallsyms_memory(&p->ksyms);
 	s.polls = p->polls;
 	s.bytes_encoded = p->bytes_encoded;
+	s.unwind_complete =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_COMPLETE);
+	s.unwind_truncated =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_TRUNCATED);
+	s.unwind_err_rule =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_RULE);
+	s.unwind_err_read =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_READ);
+	s.unwind_err_loop =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_LOOP);
+	s.unwind_no_mapping =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_NO_MAPPING);
+	s.stack_copies =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_STACK_COPIES);
+	s.unwind_files = p->unwinder.maps.files;
+	s.unwind_rows = p->unwinder.maps.rows;
+	s.unwind_map_bytes = p->unwinder.maps.bytes;
+	s.unwind_table_errors =
+		p->unwinder.table_errors + p->unwinder.maps.load_errors;
+	s.unwind_build_ns = p->unwinder.build_ns;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -61,6 +61,8 @@ static struct process *find(struct process_table *t, uint32_t pid)
 
 static void remove_proc(struct process_table *t, struct process *p)
 {
+	if (t->hooks.on_remove)
+		t->hooks.on_remove(t->hooks.ctx, p);
 	idxmap_remove(&t->index, hash_u64(p->pid), p->slot);
 	t->procs[p->slot] = NULL;
 	process_destroy(t, p);
@@ -226,16 +228,20 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	}
 	p->slot = slot;
 	t->procs[slot] = p;
+	if (t->hooks.on_maps)
+		t->hooks.on_maps(t->hooks.ctx, p);
 	return p;
 }
 
 bool process_table_rescan(struct process_table *t, struct process *p,
-			  uint64_t now_ns)
+			  uint64_t now_ns, uint64_t min_interval_ns)
 {
-	if (now_ns - p->last_scan_ns < PROCESS_RESCAN_INTERVAL_NS)
+	if (now_ns - p->last_scan_ns < min_interval_ns)
 		return false;
 	p->last_scan_ns = now_ns;
 	scan_maps(t, p);
+	if (t->hooks.on_maps)
+		t->hooks.on_maps(t->hooks.ctx, p);
 	return true;
 }
 

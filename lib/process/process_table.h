@@ -37,6 +37,13 @@ struct process {
 	uint64_t last_seen_ns;
 };
 
+/* The unwinder mirrors processes into the kernel through these. */
+struct process_table_hooks {
+	void *ctx;
+	void (*on_maps)(void *ctx, struct process *p);   /* new or rescanned */
+	void (*on_remove)(void *ctx, struct process *p); /* before freeing */
+};
+
 struct process_table {
 	struct process **procs; /* by slot; NULL = free */
 	uint32_t nslots, cap;
@@ -45,6 +52,7 @@ struct process_table {
 	struct file_cache *files;
 	uint64_t scan_errors;
 	char proc_root[64]; /* "/proc", overridable for tests */
+	struct process_table_hooks hooks;
 };
 
 void process_table_init(struct process_table *t, struct file_cache *files);
@@ -53,9 +61,10 @@ void process_table_free(struct process_table *t);
  * when /proc is already gone. Never NULL except on -ENOMEM. */
 struct process *process_table_get(struct process_table *t, uint32_t pid,
 				  const char *comm, uint64_t now_ns);
-/* Rescan the mappings of p if allowed by the rescan interval; true if done. */
+/* Rescan the mappings of p if allowed by the rescan interval; true if done.
+ * min_interval_ns lets a caller that must see new code now go faster. */
 bool process_table_rescan(struct process_table *t, struct process *p,
-			  uint64_t now_ns);
+			  uint64_t now_ns, uint64_t min_interval_ns);
 /* Resolve (lazily) the ELF file behind mapping m of p; may be NULL. */
 struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,

@@ -4,7 +4,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,16 +43,24 @@ static size_t log_len;
 static int capture_print(enum libbpf_print_level level, const char *fmt,
 			 va_list ap)
 {
-	char line[1024];
+	/* The verifier log arrives as one message; its verdict is at the
+	 * end, so format it whole (under log_lock) and keep the tail. */
+	char *line = NULL;
+	const char *src;
 	int n;
 
 	if (level == LIBBPF_DEBUG)
 		return 0;
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	if (n <= 0)
+	n = vasprintf(&line, fmt, ap);
+	if (n <= 0 || !line)
 		return 0;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
+	if (getenv("OTELPROF_DEBUG_BPF_LOG"))
+		fputs(line, stderr);
+	src = line;
+	if ((size_t)n >= sizeof(log_tail)) {
+		src = line + n - (sizeof(log_tail) - 1);
+		n = sizeof(log_tail) - 1;
+	}
 	/* Keep the last bytes: the verifier's verdict comes last. */
 	if (log_len + (size_t)n >= sizeof(log_tail)) {
 		size_t drop = log_len + (size_t)n - (sizeof(log_tail) - 1);
@@ -60,17 +70,31 @@ static int capture_print(enum libbpf_print_level level, const char *fmt,
 		memmove(log_tail, log_tail + drop, log_len - drop);
 		log_len -= drop;
 	}
-	memcpy(log_tail + log_len, line, (size_t)n);
+	memcpy(log_tail + log_len, src, (size_t)n);
 	log_len += (size_t)n;
 	log_tail[log_len] = '\0';
+	free(line);
 	return 0;
 }
 
-static void flatten(char *s)
+/* The verifier's verdict: the lines just before "processed N insns". */
+static const char *verdict(char *log)
 {
-	for (; *s; s++)
-		if (*s == '\n' || *s == '\t')
-			*s = ' ';
+	char *end = strstr(log, "\nprocessed ");
+	char *start;
+	int lines = 0;
+
+	if (!end)
+		return log;
+	*end = '\0';
+	for (start = end; start > log; start--) {
+		if (start[-1] == '\n' && ++lines == 2)
+			break;
+	}
+	for (char *c = start; *c; c++)
+		if (*c == '\n' || *c == '\t')
+			*c = ' ';
+	return start;
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -143,6 +167,20 @@ static int perf_open(uint64_t period_ns, int cpu)
 			    PERF_FLAG_FD_CLOEXEC);
 }
 
+/* Whether the process holds CAP_BPF (or CAP_SYS_ADMIN) in its effective
+ * set: EACCES/EPERM then come from the verifier, not from missing rights. */
+static bool have_bpf_caps(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	/* CAP_SYS_ADMIN = 21 (word 0), CAP_BPF = 39 (word 1, bit 7). */
+	return (d[0].effective & (1u << 21)) || (d[1].effective & (1u << 7));
+}
+
 static int explain_perm(struct errmsg *err, int e, const char *what)
 {
 	return errmsg_set(err, e,
@@ -190,12 +228,12 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	e = profiler_bpf__load(s->skel);
 	libbpf_set_print(old);
 	if (e) {
-		flatten(log_tail);
-		if (e == -EPERM || e == -EACCES)
+		if ((e == -EPERM || e == -EACCES) && !have_bpf_caps())
 			explain_perm(err, e, "loading BPF programs failed");
 		else
-			errmsg_set(err, e, "loading BPF programs failed: %s: %s",
-				   strerror(-e), log_tail);
+			errmsg_set(err, e,
+				   "loading BPF programs failed: %s: verifier: %s",
+				   strerror(-e), verdict(log_tail));
 		pthread_mutex_unlock(&log_lock);
 		goto fail;
 	}
@@ -325,6 +363,13 @@ uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
+			    int *procs_fd)
+{
+	*files_fd = bpf_map__fd(s->skel->maps.unwind_files);
+	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 }
 
 uint64_t bpf_sampler_map_memory(struct bpf_sampler *s)

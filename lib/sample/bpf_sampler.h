@@ -37,6 +37,9 @@ int bpf_sampler_consume(struct bpf_sampler *s);
 void bpf_sampler_detach(struct bpf_sampler *s);
 /* Sum a counter (enum otelprof_counter) over CPUs. */
 uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which);
+/* fds of the unwinder's maps (unwind_files, unwind_procs). */
+void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
+			    int *procs_fd);
 /* Bytes of locked memory used by the BPF maps. */
 uint64_t bpf_sampler_map_memory(struct bpf_sampler *s);
 void bpf_sampler_close(struct bpf_sampler *s);

@@ -14,8 +14,11 @@ void file_cache_init(struct file_cache *c)
 	idxmap_init(&c->index);
 }
 
-static void file_destroy(struct elf_file *f)
+static void file_destroy(struct file_cache *c, struct elf_file *f)
 {
+	if (c && c->hooks.on_free)
+		c->hooks.on_free(c->hooks.ctx, f);
+	unwind_table_free(&f->unwind);
 	elf_symbols_free(&f->sym);
 	free(f->path);
 	free(f);
@@ -25,7 +28,7 @@ void file_cache_free(struct file_cache *c)
 {
 	for (uint32_t i = 0; i < c->nslots; i++)
 		if (c->files[i])
-			file_destroy(c->files[i]);
+			file_destroy(c, c->files[i]);
 	free(c->files);
 	idxmap_free(&c->index);
 	memset(c, 0, sizeof(*c));
@@ -126,7 +129,7 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 	}
 	f->load_err = elf_symbols_load_fd(fd, &f->sym);
 	if (f->load_err == -ENOMEM) {
-		file_destroy(f);
+		file_destroy(NULL, f);
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -137,10 +140,12 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 	if (elf_htlhash_fd(fd, f->htlhash))
 		f->htlhash[0] = '\0';
 	if (add_slot(c, f)) {
-		file_destroy(f);
+		file_destroy(NULL, f);
 		*err = -ENOMEM;
 		return NULL;
 	}
+	if (c->hooks.on_load)
+		c->hooks.on_load(c->hooks.ctx, f, fd, NULL, 0);
 	c->memory += elf_symbols_memory(&f->sym);
 	return f;
 }
@@ -189,14 +194,17 @@ struct elf_file *file_cache_get_vdso(struct file_cache *c)
 	if (copy) {
 		memcpy(copy, (const void *)(uintptr_t)base, size);
 		f->load_err = elf_symbols_load_mem(copy, size, &f->sym);
-		free(copy);
 	} else {
 		f->load_err = -ENOENT;
 	}
 	if (add_slot(c, f)) {
-		file_destroy(f);
+		free(copy);
+		file_destroy(NULL, f);
 		return NULL;
 	}
+	if (copy && c->hooks.on_load)
+		c->hooks.on_load(c->hooks.ctx, f, -1, copy, size);
+	free(copy);
 	return f;
 }
 
@@ -212,7 +220,7 @@ void file_cache_put(struct file_cache *c, struct elf_file *f)
 	idxmap_remove(&c->index, id_hash(&f->id), f->slot);
 	c->files[f->slot] = NULL;
 	c->memory -= elf_symbols_memory(&f->sym);
-	file_destroy(f);
+	file_destroy(c, f);
 }
 
 uint32_t file_cache_count(const struct file_cache *c)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "symbolize/elf_file.h"
+#include "unwind/unwind_table.h"
 #include "util/idxmap.h"
 
 struct file_id {
@@ -25,6 +26,20 @@ struct elf_file {
 	char htlhash[33];      /* "" if unknown */
 	char *path;            /* path as first seen in /proc/PID/maps */
 	const char *basename;  /* into path */
+	/* Unwind table (built by the on_load hook) and its kernel id. */
+	struct unwind_table unwind;
+	uint32_t unwind_id;    /* 0: not in the kernel */
+	uint32_t unwind_nrows; /* rows in the kernel array */
+	int unwind_err;
+};
+
+/* Called when a file is first loaded (fd, or mem/len for the vDSO) and
+ * before it is freed: the unwinder builds and drops its tables here. */
+struct file_cache_hooks {
+	void *ctx;
+	void (*on_load)(void *ctx, struct elf_file *f, int fd, const void *mem,
+			size_t len);
+	void (*on_free)(void *ctx, struct elf_file *f);
 };
 
 struct file_cache {
@@ -33,6 +48,7 @@ struct file_cache {
 	struct idxmap index;
 	uint64_t loaded, malformed;
 	uint64_t memory;
+	struct file_cache_hooks hooks;
 };
 
 void file_cache_init(struct file_cache *c);

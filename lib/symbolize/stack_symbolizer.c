@@ -33,10 +33,16 @@ void stack_symbolizer_reset(struct stack_symbolizer *s)
 	s->nentries = 0;
 }
 
+/* A raw stack: what the kernel (or the copy unwinder) produced. */
+struct raw_stack {
+	const uint64_t *k, *u;
+	uint32_t nk, nu;
+};
+
 struct raw_key {
 	const struct stack_symbolizer *s;
 	uint64_t serial;
-	const struct otelprof_sample_event *e;
+	const struct raw_stack *e;
 };
 
 static bool raw_eq(const void *ctx, uint32_t idx)
@@ -44,26 +50,24 @@ static bool raw_eq(const void *ctx, uint32_t idx)
 	const struct raw_key *k = ctx;
 	const uint64_t *v = k->s->keys + k->s->entry_off[idx];
 
-	return v[0] == k->serial && v[1] == k->e->n_kernel &&
-	       v[2] == k->e->n_user &&
-	       !memcmp(v + 3, k->e->kstack, k->e->n_kernel * 8) &&
-	       !memcmp(v + 3 + k->e->n_kernel, k->e->ustack,
-		       k->e->n_user * 8);
+	return v[0] == k->serial && v[1] == k->e->nk && v[2] == k->e->nu &&
+	       (!k->e->nk || !memcmp(v + 3, k->e->k, k->e->nk * 8)) &&
+	       (!k->e->nu || !memcmp(v + 3 + k->e->nk, k->e->u, k->e->nu * 8));
 }
 
-static uint64_t raw_hash(uint64_t serial, const struct otelprof_sample_event *e)
+static uint64_t raw_hash(uint64_t serial, const struct raw_stack *e)
 {
 	uint64_t h = hash_combine(hash_u64(serial),
-				  ((uint64_t)e->n_kernel << 32) | e->n_user);
+				  ((uint64_t)e->nk << 32) | e->nu);
 
-	h = hash_combine(h, hash_bytes(e->kstack, e->n_kernel * 8, 1));
-	return hash_combine(h, hash_bytes(e->ustack, e->n_user * 8, 2));
+	h = hash_combine(h, hash_bytes(e->k, e->nk * 8, 1));
+	return hash_combine(h, hash_bytes(e->u, e->nu * 8, 2));
 }
 
 static int cache_put(struct stack_symbolizer *s, uint64_t h, uint64_t serial,
-		     const struct otelprof_sample_event *e, int32_t stack)
+		     const struct raw_stack *e, int32_t stack)
 {
-	size_t need = 3 + e->n_kernel + e->n_user;
+	size_t need = 3 + e->nk + e->nu;
 
 	if (s->keys_len + need > s->keys_cap) {
 		size_t ncap = s->keys_cap ? s->keys_cap * 2 : 4096;
@@ -96,12 +100,14 @@ static int cache_put(struct stack_symbolizer *s, uint64_t h, uint64_t serial,
 	s->entry_off[s->nentries] = (uint32_t)s->keys_len;
 	s->entry_stack[s->nentries] = stack;
 	s->keys[s->keys_len++] = serial;
-	s->keys[s->keys_len++] = e->n_kernel;
-	s->keys[s->keys_len++] = e->n_user;
-	memcpy(s->keys + s->keys_len, e->kstack, e->n_kernel * 8);
-	s->keys_len += e->n_kernel;
-	memcpy(s->keys + s->keys_len, e->ustack, e->n_user * 8);
-	s->keys_len += e->n_user;
+	s->keys[s->keys_len++] = e->nk;
+	s->keys[s->keys_len++] = e->nu;
+	if (e->nk)
+		memcpy(s->keys + s->keys_len, e->k, e->nk * 8);
+	s->keys_len += e->nk;
+	if (e->nu)
+		memcpy(s->keys + s->keys_len, e->u, e->nu * 8);
+	s->keys_len += e->nu;
 	if (idxmap_insert(&s->cache, h, s->nentries))
 		return -ENOMEM;
 	s->nentries++;
@@ -144,7 +150,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 		/* New code since the last scan (dlopen, JIT): look again,
 		 * at most once per sample and per rescan interval. */
 		*rescanned = true;
-		if (process_table_rescan(s->procs, p, now_ns))
+		if (process_table_rescan(s->procs, p, now_ns,
+					 PROCESS_RESCAN_INTERVAL_NS))
 			m = (struct proc_mapping *)proc_maps_find(&p->maps,
 								  pc);
 	}
@@ -179,30 +186,32 @@ static int32_t user_location(struct stack_symbolizer *s,
 }
 
 int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
-			struct process *p,
-			const struct otelprof_sample_event *e, uint64_t now_ns)
+			struct process *p, const uint64_t *kstack, uint32_t nk,
+			const uint64_t *ustack, uint32_t nu, uint64_t now_ns)
 {
 	int32_t locs[MAX_FRAMES];
-	uint64_t h = raw_hash(p->serial, e);
-	struct raw_key k = { s, p->serial, e };
+	struct raw_stack e = { kstack, ustack, nk, nu };
+	uint64_t h;
+	struct raw_key k = { s, p->serial, &e };
 	bool rescanned = false;
-	uint32_t idx, nk = e->n_kernel, nu = e->n_user, n = 0;
+	uint32_t idx, n = 0;
 	int32_t stack;
 	int err;
 
 	if (nk > OTELPROF_MAX_KERNEL_FRAMES || nu > OTELPROF_MAX_USER_FRAMES)
 		return -EINVAL;
+	h = raw_hash(p->serial, &e);
 	if (idxmap_find(&s->cache, h, raw_eq, &k, &idx))
 		return s->entry_stack[idx];
 	for (uint32_t i = 0; i < nk; i++, n++) {
-		int32_t l = kernel_location(s, b, e->kstack[i], n > 0);
+		int32_t l = kernel_location(s, b, kstack[i], n > 0);
 
 		if (l < 0)
 			return l;
 		locs[n] = l;
 	}
 	for (uint32_t i = 0; i < nu; i++, n++) {
-		int32_t l = user_location(s, b, p, e->ustack[i], n > 0,
+		int32_t l = user_location(s, b, p, ustack[i], n > 0,
 					  &rescanned, now_ns);
 
 		if (l < 0)
@@ -212,6 +221,6 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 	stack = pb_stack(b, locs, n);
 	if (stack < 0)
 		return stack;
-	err = cache_put(s, h, p->serial, e, stack);
+	err = cache_put(s, h, p->serial, &e, stack);
 	return err ? err : stack;
 }

@@ -36,10 +36,10 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 void stack_symbolizer_free(struct stack_symbolizer *s);
 /* Call whenever the builder is reset: cached stack indices die with it. */
 void stack_symbolizer_reset(struct stack_symbolizer *s);
-/* Stack index in b for sample e of process p, or a negative errno. */
+/* Stack index in b for a sample of process p: its kernel frames and the
+ * user frames (pcs, leaf first) unwound for it. Negative errno on error. */
 int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
-			struct process *p,
-			const struct otelprof_sample_event *e,
-			uint64_t now_ns);
+			struct process *p, const uint64_t *kstack, uint32_t nk,
+			const uint64_t *ustack, uint32_t nu, uint64_t now_ns);
 
 #endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One step of x86_64 stack unwinding from an unwind row: given the
+ * registers of a frame, compute the caller's pc, sp and fp. The same code
+ * runs in the BPF program (reading user memory with bpf_probe_read_user)
+ * and in userspace (reading a copied stack snapshot, and in unit tests):
+ * the includer defines UNWIND_READ_U64(ctx, addr, out) returning 0 on
+ * success before including this header.
+ */
+#ifndef OTELPROF_UNWIND_STEP_H
+#define OTELPROF_UNWIND_STEP_H
+
+#include "unwind_types.h"
+
+#ifndef UNWIND_READ_U64
+#error "define UNWIND_READ_U64(ctx, addr, out) before including unwind_step.h"
+#endif
+
+#ifndef UNWIND_INLINE
+#define UNWIND_INLINE static inline
+#endif
+
+struct unwind_regs {
+	uint64_t pc, sp, fp;
+};
+
+enum unwind_step_result {
+	UNWIND_STEP_OK = 0,        /* regs now describe the caller */
+	UNWIND_STEP_DONE = 1,      /* outermost frame reached: stack complete */
+	UNWIND_STEP_ERR_RULE = -1, /* no usable rule for pc */
+	UNWIND_STEP_ERR_READ = -2, /* stack memory unreadable */
+	UNWIND_STEP_ERR_LOOP = -3, /* sp did not move up: corrupt stack */
+};
+
+/* struct rt_sigframe starts with the return address; at __restore_rt the
+ * handler's `ret` already popped it, so sp points at the ucontext, whose
+ * uc_mcontext (struct sigcontext) starts 40 bytes in. */
+#define UNWIND_SIGCTX_RBP (40 + 80)
+#define UNWIND_SIGCTX_RSP (40 + 120)
+#define UNWIND_SIGCTX_RIP (40 + 128)
+
+/*
+ * Apply `cfa_base`/`cfa_offset`/`fp_rule`/`fp_offset` of the row covering
+ * r->pc. A NULL-row equivalent is UNWIND_CFA_INVALID. fp_only asks for a
+ * frame-pointer step (files without CFI, JIT code).
+ */
+UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
+			      uint8_t fp_rule, int16_t fp_offset,
+			      struct unwind_regs *r)
+{
+	uint64_t cfa, ra = 0, fp = r->fp, sp;
+
+	switch (cfa_base) {
+	case UNWIND_CFA_STOP:
+		return UNWIND_STEP_DONE;
+	case UNWIND_CFA_SP:
+		cfa = r->sp + (int64_t)cfa_offset;
+		break;
+	case UNWIND_CFA_FP:
+		cfa = r->fp + (int64_t)cfa_offset;
+		break;
+	case UNWIND_CFA_PLT:
+		/* Lazy-binding PLT entries push once at offset 11. */
+		cfa = r->sp + 8 + (((r->pc & 15) >= 11) ? 8 : 0);
+		break;
+	case UNWIND_CFA_SIGNAL:
+		if (UNWIND_READ_U64(ctx, r->sp + UNWIND_SIGCTX_RIP, &ra) ||
+		    UNWIND_READ_U64(ctx, r->sp + UNWIND_SIGCTX_RSP, &sp) ||
+		    UNWIND_READ_U64(ctx, r->sp + UNWIND_SIGCTX_RBP, &fp))
+			return UNWIND_STEP_ERR_READ;
+		if (!ra)
+			return UNWIND_STEP_DONE;
+		r->pc = ra;
+		r->sp = sp;
+		r->fp = fp;
+		return UNWIND_STEP_OK;
+	default:
+		return UNWIND_STEP_ERR_RULE;
+	}
+	if (UNWIND_READ_U64(ctx, cfa - 8, &ra))
+		return UNWIND_STEP_ERR_READ;
+	if (fp_rule == UNWIND_FP_CFA_OFFSET) {
+		if (UNWIND_READ_U64(ctx, cfa + (int64_t)fp_offset, &fp))
+			return UNWIND_STEP_ERR_READ;
+	} else if (fp_rule == UNWIND_FP_UNDEFINED) {
+		fp = 0;
+	}
+	if (cfa <= r->sp)
+		return UNWIND_STEP_ERR_LOOP;
+	if (!ra)
+		return UNWIND_STEP_DONE; /* end of the frame chain */
+	r->pc = ra;
+	r->sp = cfa;
+	r->fp = fp;
+	return UNWIND_STEP_OK;
+}
+
+/* Frame-pointer step: CFA = rbp + 16, ra at rbp + 8, caller rbp at rbp. */
+UNWIND_INLINE int unwind_step_fp(void *ctx, struct unwind_regs *r)
+{
+	if (!r->fp || r->fp < r->sp)
+		return UNWIND_STEP_ERR_RULE;
+	return unwind_step(ctx, UNWIND_CFA_FP, 16, UNWIND_FP_CFA_OFFSET, -16,
+			   r);
+}
+
+#endif /* OTELPROF_UNWIND_STEP_H */

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/process_unwind.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void on_file_load(void *ctx, struct elf_file *f, int fd,
+			 const void *mem, size_t len)
+{
+	struct process_unwind *pu = ctx;
+	struct unwind_table_stats st;
+	uint64_t t0 = mono_ns();
+	int err;
+
+	memset(&st, 0, sizeof(st));
+	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
+		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
+	pu->build_ns += mono_ns() - t0;
+	pu->cfi_bytes += st.bytes_of_cfi;
+	if (err) {
+		/* No CFI (or unusable): frame pointers for this file. */
+		f->unwind_err = err;
+		if (err != -ENOENT)
+			pu->table_errors++;
+		return;
+	}
+	pu->tables_built++;
+	pu->table_memory += f->unwind.nrows * sizeof(struct unwind_row);
+	err = unwind_maps_add_file(&pu->maps, &f->unwind, &f->unwind_id,
+				   &f->unwind_nrows);
+	if (err)
+		f->unwind_err = err;
+}
+
+static void on_file_free(void *ctx, struct elf_file *f)
+{
+	struct process_unwind *pu = ctx;
+
+	unwind_maps_remove_file(&pu->maps, f->unwind_id, f->unwind_nrows);
+	pu->table_memory -= f->unwind.nrows * sizeof(struct unwind_row);
+	f->unwind_id = 0;
+}
+
+/* vaddr = pc - bias for the PT_LOAD segment holding the mapping's offset. */
+static bool mapping_bias(const struct proc_mapping *m,
+			 const struct elf_file *f, uint64_t *bias)
+{
+	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset, vaddr;
+
+	if (!elf_symbols_vaddr(&f->sym, off, &vaddr))
+		return false;
+	*bias = m->start - vaddr;
+	return true;
+}
+
+static void on_process_maps(void *ctx, struct process *p)
+{
+	struct process_unwind *pu = ctx;
+	struct otelprof_bpf_proc proc;
+
+	memset(&proc, 0, sizeof(proc));
+	for (size_t i = 0; i < p->maps.n && proc.n < OTELPROF_MAX_PROC_MAPPINGS;
+	     i++) {
+		struct proc_mapping *m = &p->maps.v[i];
+		struct otelprof_bpf_mapping *b = &proc.m[proc.n];
+		struct elf_file *f = process_mapping_file(pu->procs, p, m);
+
+		b->start = m->start;
+		b->end = m->end;
+		if (f && f->unwind_id && mapping_bias(m, f, &b->bias)) {
+			b->file_id = f->unwind_id;
+			b->nrows = f->unwind_nrows;
+		}
+		proc.n++;
+	}
+	unwind_maps_set_process(&pu->maps, p->pid, &proc);
+}
+
+static void on_process_remove(void *ctx, struct process *p)
+{
+	struct process_unwind *pu = ctx;
+
+	unwind_maps_remove_process(&pu->maps, p->pid);
+}
+
+void process_unwind_init(struct process_unwind *pu, struct process_table *t,
+			 struct file_cache *files, int files_fd, int procs_fd)
+{
+	memset(pu, 0, sizeof(*pu));
+	unwind_maps_init(&pu->maps, files_fd, procs_fd);
+	pu->procs = t;
+	files->hooks.ctx = pu;
+	files->hooks.on_load = on_file_load;
+	files->hooks.on_free = on_file_free;
+	t->hooks.ctx = pu;
+	t->hooks.on_maps = on_process_maps;
+	t->hooks.on_remove = on_process_remove;
+}
+
+/* Reads come from the copied stack only: [sp0, sp0 + 8 * nwords). */
+struct copy_ctx {
+	const uint64_t *words;
+	uint64_t sp0;
+	uint32_t nwords;
+};
+
+static int copy_read(void *ctx, uint64_t addr, uint64_t *out)
+{
+	const struct copy_ctx *c = ctx;
+	uint64_t off = addr - c->sp0;
+
+	if (addr < c->sp0 || off / 8 >= c->nwords || (off & 7))
+		return -1;
+	*out = c->words[off / 8];
+	return 0;
+}
+
+#define UNWIND_READ_U64(ctx, addr, out) copy_read((ctx), (addr), (out))
+#include "unwind_step.h"
+
+uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
+			     const struct otelprof_sample_event *e,
+			     uint64_t *frames, uint32_t max, uint32_t *flags,
+			     uint64_t now_ns)
+{
+	struct copy_ctx c = { e->ustack, e->user_sp, e->n_user };
+	struct unwind_regs r = { e->user_ip, e->user_sp, e->user_bp };
+	bool rescanned = false;
+	uint32_t n = 0;
+
+	*flags = 0;
+	if (c.nwords > OTELPROF_USTACK_WORDS)
+		c.nwords = OTELPROF_USTACK_WORDS;
+	pu->copies_unwound++;
+	while (r.pc) {
+		const struct proc_mapping *m;
+		struct elf_file *f = NULL;
+		uint64_t lookup = n ? r.pc - 1 : r.pc, bias;
+		int res;
+
+		if (n >= max) {
+			*flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+			break;
+		}
+		frames[n++] = r.pc;
+		m = proc_maps_find(&p->maps, lookup);
+		if (!m && !rescanned) {
+			/* Code mapped since the last scan (ld.so loading
+			 * libraries of a new process): look now. */
+			rescanned = true;
+			process_table_rescan(pu->procs, p, now_ns, 0);
+			m = proc_maps_find(&p->maps, lookup);
+		}
+		if (m)
+			f = process_mapping_file(pu->procs, p,
+						 (struct proc_mapping *)m);
+		if (f && f->unwind.nrows && mapping_bias(m, f, &bias)) {
+			const struct unwind_row *row =
+				unwind_table_lookup(&f->unwind, lookup - bias);
+
+			res = row ? unwind_step(&c, row->cfa_base,
+						row->cfa_offset, row->fp_rule,
+						row->fp_offset, &r)
+				  : UNWIND_STEP_ERR_RULE;
+		} else if (m) {
+			res = unwind_step_fp(&c, &r);
+		} else {
+			break;
+		}
+		if (res == UNWIND_STEP_DONE) {
+			*flags |= OTELPROF_SAMPLE_F_COMPLETE;
+			break;
+		}
+		if (res != UNWIND_STEP_OK)
+			break;
+	}
+	pu->copy_frames += n;
+	return n;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Private to lib/unwind: pieces shared by the CFI reader and table builder. */
+#ifndef OTELPROF_UNWIND_INTERNAL_H
+#define OTELPROF_UNWIND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdw.h>
+#include <libelf.h>
+
+#include "unwind/unwind_table.h"
+
+/* Address range of one FDE, as decoded by unwind_fde_collect(). */
+struct unwind_fde {
+	uint64_t lo, hi;
+	uint32_t cost; /* CIE + FDE program bytes: libdw re-runs them per row */
+};
+
+/* One row with its extent [lo, hi); turned into unwind_row at the end. */
+struct unwind_span {
+	uint64_t lo, hi;
+	int32_t cfa_offset;
+	int16_t fp_offset;
+	uint8_t cfa_base;
+	uint8_t fp_rule;
+};
+
+struct unwind_spans {
+	struct unwind_span *v;
+	size_t n, cap;
+	uint64_t work;	   /* CFA program bytes executed so far */
+	uint64_t work_max; /* budget: bounds time on hostile input */
+	size_t max;	   /* row cap */
+	bool full;	   /* a cap was hit */
+};
+
+/* Executable address window; FDEs outside it are skipped. */
+struct unwind_window {
+	uint64_t lo, hi;
+};
+
+int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp);
+
+/*
+ * Decode every FDE's [lo, hi) from a raw .eh_frame (eh = true) or
+ * .debug_frame section whose first byte is at vaddr `sec_addr`. Result sorted
+ * by lo; corrupt entries are counted in `st`.
+ *
+ * Also vets the section for libdw, which will interpret it later: every CIE
+ * and FDE program (not only the FDEs returned) must use known opcodes,
+ * registers <= UNWIND_MAX_REGNO and bounded remember_state nesting, and every
+ * entry of the .eh_frame_hdr search table (`hdr`, may be NULL) must point at
+ * an FDE of the section. Otherwise returns -EBADMSG: libdw would allocate
+ * per register number or state (gigabytes on hostile input) or run programs
+ * never vetted. Returns 0, -EBADMSG or -ENOMEM.
+ */
+int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
+		       uint64_t sec_addr, bool eh, Elf_Data *hdr,
+		       uint64_t hdr_addr, const struct unwind_window *win,
+		       struct unwind_fde **out, size_t *nout,
+		       struct unwind_table_stats *st);
+
+/*
+ * Append the rows libdw computes for [lo, hi) of one FDE. Returns 0, 1 if
+ * the FDE was unusable (nothing appended past a consistent prefix), or
+ * -ENOMEM.
+ */
+int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, uint32_t cost,
+			struct unwind_spans *out);
+
+#endif /* OTELPROF_UNWIND_INTERNAL_H */

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "unwind/unwind_maps.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd)
+{
+	memset(um, 0, sizeof(*um));
+	um->files_fd = files_fd;
+	um->procs_fd = procs_fd;
+}
+
+static void to_bpf_row(const struct unwind_row *in, struct otelprof_bpf_row *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->pc = (uint32_t)in->pc;
+	out->cfa_offset = in->cfa_offset;
+	out->fp_offset = in->fp_offset;
+	out->cfa_base = in->cfa_base;
+	out->fp_rule = in->fp_rule;
+}
+
+int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
+			 uint32_t *id, uint32_t *nrows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
+	LIBBPF_OPTS(bpf_map_batch_opts, bopts);
+	struct otelprof_bpf_row *rows;
+	uint32_t *keys, n = 0, count;
+	int fd, err;
+
+	*id = 0;
+	*nrows = 0;
+	if (!t->nrows)
+		return -ENOENT;
+	/* The BPF row keeps 32 bits of pc: code above 4 GiB of vaddr is
+	 * left out (those frames fall back to frame pointers). */
+	while (n < t->nrows && t->rows[n].pc <= UINT32_MAX)
+		n++;
+	if (!n)
+		return -ERANGE;
+	rows = calloc(n, sizeof(*rows));
+	keys = calloc(n, sizeof(*keys));
+	if (!rows || !keys) {
+		free(rows);
+		free(keys);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		to_bpf_row(&t->rows[i], &rows[i]);
+		keys[i] = i;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "otelprof_rows", sizeof(uint32_t),
+			    sizeof(struct otelprof_bpf_row), n, &opts);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	count = n;
+	err = bpf_map_update_batch(fd, keys, rows, &count, &bopts);
+	if (err) {
+		err = -errno;
+		close(fd);
+		goto out;
+	}
+	if (++um->next_id == 0)
+		um->next_id = 1;
+	err = bpf_map_update_elem(um->files_fd, &um->next_id, &fd, BPF_ANY);
+	/* The outer map holds its own reference to the array. */
+	close(fd);
+	if (err) {
+		err = -errno;
+		goto out;
+	}
+	*id = um->next_id;
+	*nrows = n;
+	um->files++;
+	um->rows += n;
+	um->bytes += (uint64_t)n * sizeof(struct otelprof_bpf_row);
+out:
+	if (err)
+		um->load_errors++;
+	free(rows);
+	free(keys);
+	return err;
+}
+
+void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
+			     uint64_t nrows)
+{
+	if (!id)
+		return;
+	if (!bpf_map_delete_elem(um->files_fd, &id)) {
+		um->files--;
+		um->rows -= nrows;
+		um->bytes -= nrows * sizeof(struct otelprof_bpf_row);
+	}
+}
+
+int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,
+			    const struct otelprof_bpf_proc *proc)
+{
+	if (bpf_map_update_elem(um->procs_fd, &pid, proc, BPF_ANY)) {
+		um->procs_errors++;
+		return -errno;
+	}
+	um->procs_set++;
+	return 0;
+}
+
+void unwind_maps_remove_process(struct unwind_maps *um, uint32_t pid)
+{
+	bpf_map_delete_elem(um->procs_fd, &pid);
+}

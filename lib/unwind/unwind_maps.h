@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The kernel side of the unwind tables: one BPF array per ELF file in the
+ * `unwind_files` hash-of-maps (sized to that file, so memory follows what
+ * is loaded), and one entry per process in `unwind_procs`.
+ */
+#ifndef OTELPROF_UNWIND_UNWIND_MAPS_H
+#define OTELPROF_UNWIND_UNWIND_MAPS_H
+
+#include <stdint.h>
+
+#include "profiler_types.h"
+#include "unwind/unwind_table.h"
+
+struct unwind_maps {
+	int files_fd; /* BPF_MAP_TYPE_HASH_OF_MAPS: file id -> rows array */
+	int procs_fd; /* BPF_MAP_TYPE_HASH: pid -> struct otelprof_bpf_proc */
+	uint32_t next_id;
+	uint64_t files, rows, bytes; /* currently loaded */
+	uint64_t load_errors, procs_set, procs_errors;
+};
+
+void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
+/* Copy t into a new kernel array; *id gets its key. 0 or -errno. */
+int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
+			 uint32_t *id, uint32_t *nrows);
+void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
+			     uint64_t nrows);
+int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,
+			    const struct otelprof_bpf_proc *proc);
+void unwind_maps_remove_process(struct unwind_maps *um, uint32_t pid);
+
+#endif

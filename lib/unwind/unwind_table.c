@@ -1,0 +1,744 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Unwind table builder: finds the CFI of one ELF file, asks cfi_fde.c for
+ * FDE ranges and cfi_rows.c for their rows, then merges .eh_frame,
+ * .debug_frame (only where .eh_frame is silent), PLT sections and the entry
+ * point into one sorted, gap-free-by-INVALID row array.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gelf.h>
+#include <zlib.h>
+
+#include "unwind/unwind_internal.h"
+
+/* CFA program bytes libdw may execute per file; ~0.5 s of work. Real files
+ * need far less (libc: ~1 M), so only hostile input hits it. */
+#define UNWIND_WORK_BUDGET (512ULL << 20)
+
+int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
+{
+	if (s->n >= s->max) {
+		s->full = true;
+		return 0;
+	}
+	if (s->n == s->cap) {
+		size_t nc = s->cap ? s->cap * 2 : 1024;
+		struct unwind_span *nv;
+
+		if (nc > s->max)
+			nc = s->max;
+		nv = realloc(s->v, nc * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+		s->cap = nc;
+	}
+	s->v[s->n++] = *sp;
+	return 0;
+}
+
+/* Sorted, merged address intervals already described by better CFI. */
+struct cover {
+	struct unwind_window *v;
+	size_t n;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct unwind_span *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+/* Spans arrive sorted from one section; skip qsort (the main cost) then. */
+static void spans_sort(struct unwind_spans *s)
+{
+	for (size_t i = 1; i < s->n; i++) {
+		if (s->v[i].lo < s->v[i - 1].lo) {
+			qsort(s->v, s->n, sizeof(*s->v), span_cmp);
+			return;
+		}
+	}
+}
+
+static int cover_build(struct unwind_spans *s, struct cover *c)
+{
+	free(c->v);
+	c->v = NULL;
+	c->n = 0;
+	if (!s->n)
+		return 0;
+	spans_sort(s);
+	c->v = malloc(s->n * sizeof(*c->v));
+	if (!c->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n; i++) {
+		if (c->n && s->v[i].lo <= c->v[c->n - 1].hi) {
+			if (s->v[i].hi > c->v[c->n - 1].hi)
+				c->v[c->n - 1].hi = s->v[i].hi;
+			continue;
+		}
+		c->v[c->n].lo = s->v[i].lo;
+		c->v[c->n].hi = s->v[i].hi;
+		c->n++;
+	}
+	return 0;
+}
+
+/* First interval whose hi > addr. */
+static size_t cover_find(const struct cover *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->v[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Next uncovered piece of [*pos, hi): returns false when none is left.
+ * On true, [*plo, *phi) is uncovered and *pos is advanced past it.
+ */
+static bool cover_next_gap(const struct cover *c, uint64_t *pos, uint64_t hi,
+			   uint64_t *plo, uint64_t *phi)
+{
+	while (*pos < hi) {
+		size_t i = cover_find(c, *pos);
+
+		if (i < c->n && c->v[i].lo <= *pos) {
+			*pos = c->v[i].hi; /* inside a covered interval */
+			continue;
+		}
+		*plo = *pos;
+		*phi = hi;
+		if (i < c->n && c->v[i].lo < hi)
+			*phi = c->v[i].lo;
+		*pos = *phi;
+		return true;
+	}
+	return false;
+}
+
+struct sec {
+	Elf_Scn *scn;
+	uint64_t addr, size;
+	unsigned int count; /* sections of this name */
+	bool nobits;
+	bool compressed; /* SHF_COMPRESSED */
+	bool gnu_zlib;	 /* .zdebug_* */
+};
+
+struct elf_info {
+	struct sec eh_frame, eh_frame_hdr, debug_frame;
+	struct sec plt[3]; /* .plt, .plt.sec, .plt.got */
+	struct unwind_window win;
+	uint64_t entry;
+};
+
+static void note_sec(struct sec *s, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	if (s->count++) /* duplicates: the caller decides */
+		return;
+	s->scn = scn;
+	s->addr = sh->sh_addr;
+	s->size = sh->sh_size;
+	s->nobits = sh->sh_type == SHT_NOBITS;
+	s->compressed = sh->sh_flags & SHF_COMPRESSED;
+}
+
+/*
+ * libdw locates CFI by section name on its own (first .eh_frame, last
+ * .eh_frame_hdr before it). Only hand it a file where that choice is
+ * unambiguous and has bytes, so it reads exactly what we vetted.
+ */
+static bool usable(const struct sec *s)
+{
+	return s->count == 1 && !s->nobits && s->size <= UNWIND_MAX_CFI_SECTION;
+}
+
+static int scan_elf(Elf *elf, struct elf_info *ei)
+{
+	static const char *const plt_names[3] = {".plt", ".plt.sec",
+						 ".plt.got"};
+	GElf_Ehdr eh;
+	size_t phnum, shstrndx;
+	Elf_Scn *scn = NULL;
+	bool have_x = false;
+
+	memset(ei, 0, sizeof(*ei));
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
+		return -ENOEXEC;
+	ei->entry = eh.e_entry;
+
+	if (elf_getphdrnum(elf, &phnum))
+		return -ENOEXEC;
+	ei->win.lo = UINT64_MAX;
+	for (size_t i = 0; i < phnum && i < 65536; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+			return -ENOEXEC;
+		if (ph.p_vaddr < ei->win.lo)
+			ei->win.lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > ei->win.hi)
+			ei->win.hi = ph.p_vaddr + ph.p_memsz;
+		have_x = true;
+	}
+	if (!have_x)
+		return -ENOEXEC;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOEXEC;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (!strcmp(name, ".eh_frame"))
+			note_sec(&ei->eh_frame, scn, &sh);
+		else if (!strcmp(name, ".eh_frame_hdr"))
+			note_sec(&ei->eh_frame_hdr, scn, &sh);
+		else if (!strcmp(name, ".debug_frame"))
+			note_sec(&ei->debug_frame, scn, &sh);
+		else if (!strcmp(name, ".zdebug_frame")) {
+			/* Same slot: libdw takes either, first one wins. */
+			note_sec(&ei->debug_frame, scn, &sh);
+			if (ei->debug_frame.count == 1)
+				ei->debug_frame.gnu_zlib = true;
+		} else if ((sh.sh_flags & SHF_EXECINSTR) &&
+			   sh.sh_type != SHT_NOBITS)
+			for (int k = 0; k < 3; k++)
+				if (!strcmp(name, plt_names[k]))
+					note_sec(&ei->plt[k], scn, &sh);
+	}
+	return 0;
+}
+
+/* Rows for every FDE of one section, skipping what `cov` already has. */
+static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
+		       Elf_Data *hdr, bool eh, const struct elf_info *ei,
+		       const struct cover *cov, struct unwind_spans *sp,
+		       struct unwind_table_stats *st)
+{
+	struct unwind_fde *f = NULL;
+	size_t n = 0;
+	uint64_t cursor = 0, total0 = st->fdes_total,
+		 skipped0 = st->fdes_skipped;
+	int err;
+
+	err = unwind_fde_collect((const unsigned char *)elf_getident(elf, NULL),
+				 d, addr, eh, hdr, ei->eh_frame_hdr.addr,
+				 &ei->win, &f, &n, st);
+	if (err == -EBADMSG) {
+		/* Section rejected whole: all its FDEs count as skipped. */
+		st->flags |= UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE;
+		st->fdes_skipped = skipped0 + (st->fdes_total - total0);
+		return 0;
+	}
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && !sp->full; i++) {
+		uint64_t pos = f[i].lo > cursor ? f[i].lo : cursor;
+		uint64_t plo, phi;
+		bool used = false, bad = false;
+
+		if (pos >= f[i].hi) {
+			st->fdes_overlapping++;
+			continue;
+		}
+		while (cover_next_gap(cov, &pos, f[i].hi, &plo, &phi)) {
+			int r = unwind_cfi_fde_rows(cfi, plo, phi, f[i].cost,
+						    sp);
+
+			if (r < 0) {
+				free(f);
+				return r;
+			}
+			if (r > 0)
+				bad = true;
+			else
+				used = true;
+		}
+		if (bad)
+			st->fdes_skipped++;
+		else if (!used)
+			st->fdes_overlapping++;
+		else if (!eh)
+			st->fdes_debug_frame++;
+		if (!bad)
+			cursor = f[i].hi;
+	}
+	free(f);
+	return 0;
+}
+
+/*
+ * Decompressed copy of a SHF_COMPRESSED or .zdebug section, or NULL.
+ * Done here with a bounded zlib call instead of elf_compress(), which would
+ * write into the (const) memory image.
+ */
+static void *inflate_sec(const Elf_Data *raw, bool gnu, size_t *outlen)
+{
+	const uint8_t *p = raw->d_buf;
+	uint64_t size = 0;
+	size_t hdr;
+	uLongf len;
+	void *buf;
+
+	if (gnu) {
+		hdr = 12;
+		if (raw->d_size < hdr || memcmp(p, "ZLIB", 4))
+			return NULL;
+		for (int i = 4; i < 12; i++)
+			size = size << 8 | p[i]; /* big-endian */
+	} else {
+		Elf64_Chdr ch;
+
+		hdr = sizeof(ch);
+		if (raw->d_size < hdr)
+			return NULL;
+		memcpy(&ch, p, sizeof(ch));
+		if (ch.ch_type != ELFCOMPRESS_ZLIB)
+			return NULL;
+		size = ch.ch_size;
+	}
+	if (!size || size > UNWIND_MAX_CFI_SECTION)
+		return NULL;
+	buf = malloc(size);
+	if (!buf)
+		return NULL;
+	len = (uLongf)size;
+	if (uncompress(buf, &len, p + hdr, (uLong)(raw->d_size - hdr)) !=
+		    Z_OK ||
+	    len != size) {
+		free(buf);
+		return NULL;
+	}
+	*outlen = size;
+	return buf;
+}
+
+/*
+ * A minimal ELF holding only `.debug_frame` (these bytes) for libdw:
+ * dwarf_begin_elf() on the real file would read, and decompress, every
+ * debug section (GBs for unstripped binaries, unbounded for hostile ones)
+ * and might pick another copy of the section than the one we vetted.
+ */
+static void *debug_frame_image(const unsigned char *ident, const void *data,
+			       size_t size, size_t *len)
+{
+	static const char names[] = "\0.debug_frame\0.shstrtab";
+	size_t off_str = sizeof(Elf64_Ehdr) + size;
+	size_t off_sh = (off_str + sizeof(names) + 7) & ~(size_t)7;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	uint8_t *b;
+
+	*len = off_sh + 3 * sizeof(Elf64_Shdr);
+	b = calloc(1, *len);
+	if (!b)
+		return NULL;
+	eh = (Elf64_Ehdr *)b;
+	memcpy(eh->e_ident, ident, EI_NIDENT);
+	eh->e_type = ET_REL;
+	eh->e_machine = EM_X86_64; /* libdw's x86_64 default rules */
+	eh->e_version = EV_CURRENT;
+	eh->e_shoff = off_sh;
+	eh->e_ehsize = sizeof(Elf64_Ehdr);
+	eh->e_shentsize = sizeof(Elf64_Shdr);
+	eh->e_shnum = 3;
+	eh->e_shstrndx = 2;
+	memcpy(b + sizeof(Elf64_Ehdr), data, size);
+	memcpy(b + off_str, names, sizeof(names));
+	sh = (Elf64_Shdr *)(b + off_sh);
+	sh[1].sh_name = 1;
+	sh[1].sh_type = SHT_PROGBITS;
+	sh[1].sh_offset = sizeof(Elf64_Ehdr);
+	sh[1].sh_size = size;
+	sh[1].sh_addralign = 1;
+	sh[2].sh_name = 14;
+	sh[2].sh_type = SHT_STRTAB;
+	sh[2].sh_offset = off_str;
+	sh[2].sh_size = sizeof(names);
+	sh[2].sh_addralign = 1;
+	return b;
+}
+
+/* .debug_frame rows where `cov` (from .eh_frame) has none. */
+static int add_debug_frame(Elf *elf, const struct elf_info *ei,
+			   const struct cover *cov, struct unwind_spans *sp,
+			   struct unwind_table_stats *st)
+{
+	const struct sec *s = &ei->debug_frame;
+	Elf_Data *raw = elf_rawdata(s->scn, NULL), *d;
+	void *inflated = NULL, *img = NULL;
+	const void *bytes;
+	size_t size, len;
+	Elf *sub = NULL;
+	Dwarf *dw = NULL;
+	Dwarf_CFI *cfi;
+	int err = 0;
+
+	if (!raw || !raw->d_buf || raw->d_size != s->size) {
+		st->flags |= UNWIND_ST_CFI_CORRUPT;
+		return 0;
+	}
+	bytes = raw->d_buf;
+	size = raw->d_size;
+	if (s->compressed || s->gnu_zlib) {
+		inflated = inflate_sec(raw, s->gnu_zlib, &size);
+		if (!inflated) {
+			st->flags |= UNWIND_ST_CFI_CORRUPT;
+			return 0;
+		}
+		bytes = inflated;
+	}
+	st->bytes_of_cfi += size;
+	img = debug_frame_image((const unsigned char *)elf_getident(elf, NULL),
+				bytes, size, &len);
+	if (!img) {
+		err = -ENOMEM;
+		goto out;
+	}
+	sub = elf_memory(img, len);
+	dw = sub ? dwarf_begin_elf(sub, DWARF_C_READ, NULL) : NULL;
+	cfi = dw ? dwarf_getcfi(dw) : NULL;
+	d = sub ? elf_rawdata(elf_getscn(sub, 1), NULL) : NULL;
+	if (!cfi || !d || d->d_size != size) {
+		st->flags |= UNWIND_ST_CFI_CORRUPT;
+		goto out;
+	}
+	st->flags |= UNWIND_ST_DEBUG_FRAME;
+	err = add_section(elf, cfi, d, 0, NULL, false, ei, cov, sp, st);
+out:
+	if (dw)
+		dwarf_end(dw);
+	if (sub)
+		elf_end(sub);
+	free(img);
+	free(inflated);
+	return err;
+}
+
+static bool rule_eq(const struct unwind_row *r, const struct unwind_span *s)
+{
+	return r->cfa_base == s->cfa_base && r->cfa_offset == s->cfa_offset &&
+	       r->fp_rule == s->fp_rule && r->fp_offset == s->fp_offset;
+}
+
+static int emit_row(struct unwind_table *t, size_t cap, uint64_t pc,
+		    const struct unwind_span *s)
+{
+	struct unwind_row *r;
+
+	if (t->nrows >= cap)
+		return -1;
+	r = &t->rows[t->nrows++];
+	r->pc = pc;
+	r->cfa_offset = s->cfa_offset;
+	r->fp_offset = s->fp_offset;
+	r->cfa_base = s->cfa_base;
+	r->fp_rule = s->fp_rule;
+	return 0;
+}
+
+/* Sorted spans -> rows; INVALID rows for holes and after the end. */
+static int finalize(struct unwind_spans *sp, struct unwind_table *t,
+		    struct unwind_table_stats *st)
+{
+	static const struct unwind_span invalid = {0};
+	size_t cap = 2 * sp->n + 1;
+	uint64_t prev_hi = 0;
+	bool any = false;
+
+	if (cap > UNWIND_MAX_ROWS)
+		cap = UNWIND_MAX_ROWS;
+	spans_sort(sp);
+	t->rows = malloc((cap ? cap : 1) * sizeof(*t->rows));
+	if (!t->rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n; i++) {
+		struct unwind_span s = sp->v[i];
+		struct unwind_row *last;
+
+		if (any && s.lo < prev_hi)
+			s.lo = prev_hi; /* defensive: spans never overlap */
+		if (s.lo >= s.hi)
+			continue;
+		if (any && s.lo > prev_hi &&
+		    (t->rows[t->nrows - 1].cfa_base != UNWIND_CFA_INVALID) &&
+		    emit_row(t, cap, prev_hi, &invalid))
+			goto full;
+		last = t->nrows ? &t->rows[t->nrows - 1] : NULL;
+		if (!last || !rule_eq(last, &s)) {
+			if (emit_row(t, cap, s.lo, &s))
+				goto full;
+		}
+		prev_hi = s.hi;
+		any = true;
+	}
+	if (any && t->rows[t->nrows - 1].cfa_base != UNWIND_CFA_INVALID &&
+	    emit_row(t, cap, prev_hi, &invalid))
+		goto full;
+	goto out;
+full:
+	/* Keep a valid table: the last row must be INVALID. */
+	st->flags |= UNWIND_ST_TRUNCATED;
+	t->rows[t->nrows - 1].cfa_base = UNWIND_CFA_INVALID;
+	t->rows[t->nrows - 1].cfa_offset = 0;
+	t->rows[t->nrows - 1].fp_rule = UNWIND_FP_SAME;
+	t->rows[t->nrows - 1].fp_offset = 0;
+out:
+	for (size_t i = 0; i < t->nrows; i++) {
+		switch (t->rows[i].cfa_base) {
+		case UNWIND_CFA_INVALID:
+			st->rows_invalid++;
+			break;
+		case UNWIND_CFA_PLT:
+			st->rows_plt++;
+			break;
+		case UNWIND_CFA_SIGNAL:
+			st->rows_signal++;
+			break;
+		case UNWIND_CFA_STOP:
+			st->rows_stop++;
+			break;
+		}
+	}
+	st->rows = t->nrows;
+	return 0;
+}
+
+static int build(Elf *elf, struct unwind_table *out,
+		 struct unwind_table_stats *st)
+{
+	struct unwind_spans sp = {.max = UNWIND_MAX_ROWS / 2,
+				  .work_max = UNWIND_WORK_BUDGET};
+	struct cover cov = {0};
+	struct elf_info ei;
+	Dwarf_CFI *cfi = NULL;
+	bool have_cfi = false;
+	int err;
+
+	err = scan_elf(elf, &ei);
+	if (err)
+		return err;
+	out->entry = ei.entry;
+	if (ei.eh_frame_hdr.scn)
+		st->flags |= UNWIND_ST_EH_FRAME_HDR;
+
+	/* .eh_frame: the loaded, authoritative CFI. */
+	if (usable(&ei.eh_frame) &&
+	    (!ei.eh_frame_hdr.count || usable(&ei.eh_frame_hdr))) {
+		Elf_Data *d = elf_rawdata(ei.eh_frame.scn, NULL), *hdr = NULL;
+
+		have_cfi = true;
+		st->bytes_of_cfi += ei.eh_frame.size;
+		if (ei.eh_frame_hdr.scn)
+			hdr = elf_rawdata(ei.eh_frame_hdr.scn, NULL);
+		cfi = dwarf_getcfi_elf(elf);
+		if (cfi && d && d->d_buf && d->d_size == ei.eh_frame.size &&
+		    (!ei.eh_frame_hdr.scn || (hdr && hdr->d_buf))) {
+			st->flags |= UNWIND_ST_EH_FRAME;
+			err = add_section(elf, cfi, d, ei.eh_frame.addr, hdr,
+					  true, &ei, &cov, &sp, st);
+			if (err)
+				goto out;
+		} else {
+			st->flags |= UNWIND_ST_CFI_CORRUPT;
+		}
+	} else if (ei.eh_frame.count && !ei.eh_frame.nobits) {
+		st->flags |= UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE;
+	}
+
+	/* .debug_frame: only where .eh_frame said nothing. */
+	if (ei.debug_frame.count > 1 || ei.debug_frame.nobits) {
+		if (!ei.debug_frame.nobits)
+			st->flags |= UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE;
+	} else if (ei.debug_frame.scn && !sp.full) {
+		have_cfi = true;
+		if (ei.debug_frame.size > UNWIND_MAX_CFI_SECTION) {
+			st->flags |= UNWIND_ST_TRUNCATED;
+		} else {
+			err = cover_build(&sp, &cov);
+			if (!err)
+				err = add_debug_frame(elf, &ei, &cov, &sp, st);
+			if (err)
+				goto out;
+		}
+	}
+
+	err = cover_build(&sp, &cov);
+	if (err)
+		goto out;
+
+	/* PLT sections without FDEs (.plt.got and .plt.sec usually). */
+	for (int k = 0; k < 3; k++) {
+		const struct sec *s = &ei.plt[k];
+		uint64_t pos = s->addr, plo, phi;
+		struct unwind_span ps = {.cfa_base = UNWIND_CFA_PLT};
+
+		if (!s->scn || s->addr < ei.win.lo || s->addr > ei.win.hi ||
+		    s->size > ei.win.hi - s->addr)
+			continue;
+		while (cover_next_gap(&cov, &pos, s->addr + s->size, &plo,
+				      &phi)) {
+			ps.lo = plo;
+			ps.hi = phi;
+			err = unwind_spans_push(&sp, &ps);
+			if (err)
+				goto out;
+			st->flags |= UNWIND_ST_PLT_FILLED;
+		}
+	}
+
+	/* Entry point without CFI (ld.so's _start): it is outermost. */
+	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi) {
+		size_t i = cover_find(&cov, ei.entry);
+		uint64_t end = ei.entry + UNWIND_MAX_ENTRY_STOP;
+		struct unwind_span ps = {.cfa_base = UNWIND_CFA_STOP};
+
+		if (end > ei.win.hi || end < ei.entry)
+			end = ei.win.hi;
+		if (!(i < cov.n && cov.v[i].lo <= ei.entry)) {
+			if (i < cov.n && cov.v[i].lo < end)
+				end = cov.v[i].lo;
+			ps.lo = ei.entry;
+			ps.hi = end;
+			/* PLT spans were pushed after cov was built, but they
+			 * never contain the entry point. */
+			err = unwind_spans_push(&sp, &ps);
+			if (err)
+				goto out;
+			st->flags |= UNWIND_ST_ENTRY_STOP;
+		}
+	}
+
+	if (!have_cfi && !sp.n) {
+		err = -ENOENT;
+		goto out;
+	}
+	if (sp.full)
+		st->flags |= UNWIND_ST_TRUNCATED;
+	err = finalize(&sp, out, st);
+out:
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	free(cov.v);
+	free(sp.v);
+	if (err)
+		unwind_table_free(out);
+	return err;
+}
+
+static void table_init(struct unwind_table *out, struct unwind_table_stats *st)
+{
+	memset(out, 0, sizeof(*out));
+	memset(st, 0, sizeof(*st));
+	elf_version(EV_CURRENT);
+}
+
+int unwind_table_build_fd(int fd, struct unwind_table *out,
+			  struct unwind_table_stats *st)
+{
+	struct unwind_table_stats local;
+	struct stat sb;
+	Elf *elf;
+	int err;
+
+	if (!st)
+		st = &local;
+	table_init(out, st);
+	if (fstat(fd, &sb))
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return -ENOEXEC;
+	if ((uint64_t)sb.st_size > UNWIND_MAX_FILE_SIZE)
+		return -EFBIG;
+	/* ELF_C_READ: pread into private buffers, no mmap, so a file
+	 * truncated under us gives a read error rather than SIGBUS. */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = build(elf, out, st);
+	elf_end(elf);
+	return err;
+}
+
+int unwind_table_build_mem(const void *buf, size_t len,
+			   struct unwind_table *out,
+			   struct unwind_table_stats *st)
+{
+	struct unwind_table_stats local;
+	Elf *elf;
+	int err;
+
+	if (!st)
+		st = &local;
+	table_init(out, st);
+	if (!buf)
+		return -EINVAL;
+	if (len > UNWIND_MAX_FILE_SIZE)
+		return -EFBIG;
+	/* libelf takes char * but only reads a little-endian native image,
+	 * which scan_elf() insists on before any section is touched. */
+	elf = elf_memory((char *)(uintptr_t)buf, len);
+	if (!elf)
+		return -ENOEXEC;
+	err = build(elf, out, st);
+	elf_end(elf);
+	return err;
+}
+
+const struct unwind_row *unwind_table_lookup(const struct unwind_table *t,
+					     uint64_t pc)
+{
+	size_t lo = 0, hi;
+
+	if (!t || !t->nrows || pc < t->rows[0].pc)
+		return NULL;
+	hi = t->nrows;
+	/* Last row with row.pc <= pc. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->rows[mid].pc <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &t->rows[lo];
+}
+
+void unwind_table_free(struct unwind_table *t)
+{
+	if (!t)
+		return;
+	free(t->rows);
+	t->rows = NULL;
+	t->nrows = 0;
+}
