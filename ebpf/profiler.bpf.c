@@ -38,6 +38,20 @@ struct {
 	__type(value, u64);
 } counters SEC(".maps");
 
+/*
+ * Waking the reader costs an irq_work per record, more than the rest of a
+ * sample: wake it only once a batch is waiting. The drain thread also
+ * polls on a short timeout, so a quiet host's samples still flow.
+ */
+#define WAKEUP_BYTES (64 * 1024)
+
+static __always_inline u64 ringbuf_wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void count(u32 which)
 {
 	u64 *c = bpf_map_lookup_elem(&counters, &which);
@@ -58,9 +72,11 @@ struct unwind_rows_map {
 	__uint(value_size, sizeof(struct otelprof_bpf_row));
 };
 
+/* An array of maps, not a hash: the verifier inlines array lookups. File
+ * ids are small and recycled by userspace. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
-	__uint(max_entries, 16384);
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, OTELPROF_MAX_UNWIND_FILES);
 	__type(key, u32);
 	__array(values, struct unwind_rows_map);
 } unwind_files SEC(".maps");
@@ -144,6 +160,8 @@ static __always_inline struct otelprof_bpf_row *find_row(void *rows,
 	if (!nrows)
 		return NULL;
 	for (int k = 0; k < 24; k++) {
+		if (len <= 1)
+			break;
 		half = len >> 1;
 		key = base + half;
 		row = bpf_map_lookup_elem(rows, &key);
@@ -248,8 +266,18 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 	if (!e->user_ip || !st)
 		return;
 	if (proc) {
-		/* One copy of the mappings per sample, read by every step. */
-		if (bpf_probe_read_kernel(&st->proc, sizeof(st->proc), proc))
+		/* One copy of the mappings per sample, read by every step;
+		 * only the entries in use. */
+		u32 n = proc->n;
+		u64 size;
+
+		if (n > OTELPROF_MAX_PROC_MAPPINGS)
+			n = OTELPROF_MAX_PROC_MAPPINGS;
+		size = offsetof(struct otelprof_bpf_proc, m) +
+		       (u64)n * sizeof(struct otelprof_bpf_mapping);
+		if (size > sizeof(st->proc))
+			size = sizeof(st->proc);
+		if (bpf_probe_read_kernel(&st->proc, size, proc))
 			proc = NULL;
 	}
 	if (proc) {
@@ -348,7 +376,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	       (u64)e->n_user * sizeof(u64);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
-	if (bpf_ringbuf_output(&events, e, size, 0))
+	if (bpf_ringbuf_output(&events, e, size, ringbuf_wakeup_flag()))
 		count(OTELPROF_CNT_LOST);
 	else
 		count(OTELPROF_CNT_SAMPLES);
@@ -371,7 +399,7 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid)
 	e->hdr.tid = tid;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, ringbuf_wakeup_flag());
 	return 0;
 }
 

@@ -31,6 +31,8 @@ typedef uint64_t u64;
  */
 #define OTELPROF_STACK_COPY_BYTES (16 * 1024)
 #define OTELPROF_USTACK_WORDS (OTELPROF_STACK_COPY_BYTES / 8)
+/* Files with unwind tables in the kernel at once (ids 1..max-1). */
+#define OTELPROF_MAX_UNWIND_FILES 16384
 /* Executable mappings per process known to the BPF unwinder. */
 #define OTELPROF_MAX_PROC_MAPPINGS 128
 

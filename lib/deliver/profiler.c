@@ -180,7 +180,9 @@ static void *drain_thread(void *arg)
 	struct epoll_event ev[2];
 
 	while (!atomic_load(&p->stopping)) {
-		int n = epoll_wait(p->epoll_fd, ev, 2, 1000);
+		/* The BPF side wakes us only for batches (64 KiB): a short
+		 * timeout drains small amounts on quiet hosts. */
+		int n = epoll_wait(p->epoll_fd, ev, 2, 100);
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -256,6 +258,7 @@ static void free_profiler(struct otelprof *p)
 	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
 	memset(&p->procs.hooks, 0, sizeof(p->procs.hooks));
 	bpf_sampler_close(p->sampler);
+	unwind_maps_free(&p->unwinder.maps);
 	stack_symbolizer_free(&p->symbolizer);
 	pb_free(&p->windows[0]);
 	pb_free(&p->windows[1]);

@@ -506,21 +506,26 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 			st->fdes_skipped++;
 			continue;
 		}
+		/*
+		 * Where this decoder and libdw's could disagree (an encoding
+		 * we refuse, a short entry) we cannot know which bytes libdw
+		 * would execute as the program: refuse the section rather
+		 * than skip the FDE.
+		 */
 		p = e.fde.start;
 		if (read_encoded(&p, e.fde.end, cie->enc,
 				 sec_addr + (uint64_t)(p - base), &lo) ||
 		    read_encoded(&p, e.fde.end, cie->enc & 0x0f, 0, &range)) {
-			/* libdw fails the same way: never runs it. */
-			st->fdes_skipped++;
-			continue;
+			err = -EBADMSG;
+			goto out;
 		}
 		if (cie->z) {
 			uint64_t alen;
 
 			if (read_uleb(&p, e.fde.end, &alen) ||
 			    alen > (uint64_t)(e.fde.end - p)) {
-				st->fdes_skipped++;
-				continue;
+				err = -EBADMSG;
+				goto out;
 			}
 			p += alen;
 		}

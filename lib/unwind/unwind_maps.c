@@ -12,6 +12,38 @@ void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd)
 	memset(um, 0, sizeof(*um));
 	um->files_fd = files_fd;
 	um->procs_fd = procs_fd;
+	um->next_id = 1; /* 0 means "no table" in a mapping */
+}
+
+void unwind_maps_free(struct unwind_maps *um)
+{
+	free(um->free_ids);
+	um->free_ids = NULL;
+	um->nfree = 0;
+}
+
+static int alloc_id(struct unwind_maps *um, uint32_t *id)
+{
+	if (um->nfree) {
+		*id = um->free_ids[--um->nfree];
+		return 0;
+	}
+	if (um->next_id >= OTELPROF_MAX_UNWIND_FILES)
+		return -ENOSPC;
+	*id = um->next_id++;
+	return 0;
+}
+
+static void release_id(struct unwind_maps *um, uint32_t id)
+{
+	/* free_ids never holds more than OTELPROF_MAX_UNWIND_FILES ids. */
+	if (!um->free_ids) {
+		um->free_ids = calloc(OTELPROF_MAX_UNWIND_FILES,
+				      sizeof(*um->free_ids));
+		if (!um->free_ids)
+			return; /* the id is lost, nothing worse */
+	}
+	um->free_ids[um->nfree++] = id;
 }
 
 static void to_bpf_row(const struct unwind_row *in, struct otelprof_bpf_row *out)
@@ -67,16 +99,20 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		close(fd);
 		goto out;
 	}
-	if (++um->next_id == 0)
-		um->next_id = 1;
-	err = bpf_map_update_elem(um->files_fd, &um->next_id, &fd, BPF_ANY);
+	err = alloc_id(um, id);
+	if (err) {
+		close(fd);
+		goto out;
+	}
+	err = bpf_map_update_elem(um->files_fd, id, &fd, BPF_ANY);
 	/* The outer map holds its own reference to the array. */
 	close(fd);
 	if (err) {
 		err = -errno;
+		release_id(um, *id);
+		*id = 0;
 		goto out;
 	}
-	*id = um->next_id;
 	*nrows = n;
 	um->files++;
 	um->rows += n;
@@ -98,6 +134,7 @@ void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
 		um->files--;
 		um->rows -= nrows;
 		um->bytes -= nrows * sizeof(struct otelprof_bpf_row);
+		release_id(um, id);
 	}
 }
 

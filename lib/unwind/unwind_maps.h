@@ -13,14 +13,17 @@
 #include "unwind/unwind_table.h"
 
 struct unwind_maps {
-	int files_fd; /* BPF_MAP_TYPE_HASH_OF_MAPS: file id -> rows array */
+	int files_fd; /* BPF_MAP_TYPE_ARRAY_OF_MAPS: file id -> rows array */
 	int procs_fd; /* BPF_MAP_TYPE_HASH: pid -> struct otelprof_bpf_proc */
-	uint32_t next_id;
+	uint32_t next_id;  /* ids never used yet start here */
+	uint32_t *free_ids; /* recycled ids */
+	uint32_t nfree;
 	uint64_t files, rows, bytes; /* currently loaded */
 	uint64_t load_errors, procs_set, procs_errors;
 };
 
 void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
+void unwind_maps_free(struct unwind_maps *um);
 /* Copy t into a new kernel array; *id gets its key. 0 or -errno. */
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 uint32_t *id, uint32_t *nrows);

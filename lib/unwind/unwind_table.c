@@ -16,9 +16,15 @@
 
 #include "unwind/unwind_internal.h"
 
-/* CFA program bytes libdw may execute per file; ~0.5 s of work. Real files
- * need far less (libc: ~1 M), so only hostile input hits it. */
-#define UNWIND_WORK_BUDGET (512ULL << 20)
+/*
+ * CFA program bytes libdw may execute per file (it re-runs the program per
+ * row): a base plus a multiple of the CFI size, so time stays linear in the
+ * input. Real files need ~12-15 bytes per CFI byte (libc 1.9 M for 150 KB,
+ * libLLVM-15 77 M for 5.2 MB); hostile programs built for the quadratic
+ * case hit the cap.
+ */
+#define UNWIND_WORK_BASE	 (256ULL << 20)
+#define UNWIND_WORK_PER_CFI_BYTE 32
 
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 {
@@ -537,7 +543,7 @@ static int build(Elf *elf, struct unwind_table *out,
 		 struct unwind_table_stats *st)
 {
 	struct unwind_spans sp = {.max = UNWIND_MAX_ROWS / 2,
-				  .work_max = UNWIND_WORK_BUDGET};
+				  .work_max = UNWIND_WORK_BASE};
 	struct cover cov = {0};
 	struct elf_info ei;
 	Dwarf_CFI *cfi = NULL;
@@ -548,6 +554,8 @@ static int build(Elf *elf, struct unwind_table *out,
 	if (err)
 		return err;
 	out->entry = ei.entry;
+	sp.work_max += UNWIND_WORK_PER_CFI_BYTE *
+		       (ei.eh_frame.size + ei.debug_frame.size);
 	if (ei.eh_frame_hdr.scn)
 		st->flags |= UNWIND_ST_EH_FRAME_HDR;
 
@@ -629,8 +637,8 @@ static int build(Elf *elf, struct unwind_table *out,
 				end = cov.v[i].lo;
 			ps.lo = ei.entry;
 			ps.hi = end;
-			/* PLT spans were pushed after cov was built, but they
-			 * never contain the entry point. */
+			/* An overlap with a PLT span (hostile) is clipped by
+			 * finalize(). */
 			err = unwind_spans_push(&sp, &ps);
 			if (err)
 				goto out;
