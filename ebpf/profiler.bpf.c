@@ -383,7 +383,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid)
+static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
+					   const char *filename)
 {
 	struct otelprof_task_event *e;
 
@@ -399,17 +400,47 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid)
 	e->hdr.tid = tid;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
-	bpf_ringbuf_submit(e, ringbuf_wakeup_flag());
+	e->filename[0] = '\0';
+	if (filename)
+		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+					  filename);
+	/* Process changes are rare and userspace must see them while the
+	 * process lives (short-lived ones): wake the reader now. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
 /* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) */
 SEC("raw_tp/sched_process_exec")
-int BPF_PROG(on_exec, struct task_struct *p)
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
 {
 	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
-	return emit_task_event(OTELPROF_EVENT_EXEC, tgid, tid);
+	return emit_task_event(OTELPROF_EVENT_EXEC, tgid, tid,
+			       BPF_CORE_READ(bprm, filename));
+}
+
+#define NR_MMAP 9 /* x86_64 */
+#define PROT_EXEC 0x4
+
+/*
+ * sys_exit(struct pt_regs *regs, long ret): tells userspace about new
+ * executable mappings (ld.so loading a new process's libraries, dlopen)
+ * as they happen, so their unwind tables are in the kernel before the
+ * code runs much. One compare for every other syscall.
+ */
+SEC("raw_tp/sys_exit")
+int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
+{
+	u64 id = bpf_get_current_pid_tgid();
+
+	if (BPF_CORE_READ(regs, orig_ax) != NR_MMAP || ret < 0)
+		return 0;
+	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
+		return 0;
+	return emit_task_event(OTELPROF_EVENT_MMAP_EXEC, id >> 32, (u32)id,
+			       NULL);
 }
 
 /* sched_process_exit(struct task_struct *p): once per exiting thread. */
@@ -420,5 +451,5 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (tgid != tid)
 		return 0; /* only the thread group leader ends the process */
-	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid);
+	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid, NULL);
 }

@@ -40,6 +40,7 @@ enum otelprof_event_type {
 	OTELPROF_EVENT_SAMPLE = 1,
 	OTELPROF_EVENT_EXEC = 2, /* a process replaced its image */
 	OTELPROF_EVENT_EXIT = 3, /* a whole process (thread group) exited */
+	OTELPROF_EVENT_MMAP_EXEC = 4, /* new executable mapping (dlopen, ld.so) */
 };
 
 /* Indices into the per-CPU `counters` map. */
@@ -112,8 +113,11 @@ struct otelprof_bpf_proc {
 	struct otelprof_bpf_mapping m[OTELPROF_MAX_PROC_MAPPINGS];
 };
 
+#define OTELPROF_FILENAME_LEN 256
+
 struct otelprof_task_event {
 	struct otelprof_event_header hdr;
+	char filename[OTELPROF_FILENAME_LEN]; /* exec: the path executed */
 };
 
 #endif /* OTELPROF_PROFILER_TYPES_H */

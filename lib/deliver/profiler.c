@@ -152,12 +152,34 @@ static int on_event(void *ctx, const void *data, size_t size)
 		handle_sample(p, e);
 		break;
 	}
-	case OTELPROF_EVENT_EXEC:
+	case OTELPROF_EVENT_EXEC: {
+		const struct otelprof_task_event *t = data;
+		struct process *proc;
+
+		if (size < sizeof(*t))
+			return 0;
 		process_table_exec(&p->procs, h->pid);
 		/* Read /proc now, while the new image surely exists: a short
 		 * process may be gone by its first sample. */
-		process_table_get(&p->procs, h->pid, NULL, h->ktime_boot_ns);
+		proc = process_table_get(&p->procs, h->pid, NULL,
+					 h->ktime_boot_ns);
+		if (proc)
+			process_set_exec_path(proc, t->filename,
+					      sizeof(t->filename));
 		break;
+	}
+	case OTELPROF_EVENT_MMAP_EXEC: {
+		struct process *proc = process_table_find(&p->procs, h->pid);
+
+		/* A library was just mapped: load its tables now. */
+		if (proc)
+			process_table_rescan(&p->procs, proc, h->ktime_boot_ns,
+					     0);
+		else
+			process_table_get(&p->procs, h->pid, NULL,
+					  h->ktime_boot_ns);
+		break;
+	}
 	case OTELPROF_EVENT_EXIT:
 		process_table_exit(&p->procs, h->pid);
 		break;

@@ -59,6 +59,30 @@ static struct process *find(struct process_table *t, uint32_t pid)
 	return NULL;
 }
 
+struct process *process_table_find(struct process_table *t, uint32_t pid)
+{
+	struct process *p = find(t, pid);
+
+	return p && !p->exited ? p : NULL;
+}
+
+void process_set_exec_path(struct process *p, const char *path, size_t len)
+{
+	size_t n = strnlen(path, len);
+	char *copy;
+	const char *s;
+
+	if (*p->exe_path || !n || n == len)
+		return;
+	copy = strndup(path, n);
+	if (!copy)
+		return;
+	free(p->exe_path);
+	p->exe_path = copy;
+	s = strrchr(copy, '/');
+	p->exe_name = s ? s + 1 : copy;
+}
+
 static void remove_proc(struct process_table *t, struct process *p)
 {
 	if (t->hooks.on_remove)

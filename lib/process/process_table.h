@@ -61,6 +61,11 @@ void process_table_free(struct process_table *t);
  * when /proc is already gone. Never NULL except on -ENOMEM. */
 struct process *process_table_get(struct process_table *t, uint32_t pid,
 				  const char *comm, uint64_t now_ns);
+/* The process for pid if known (no /proc access), else NULL. */
+struct process *process_table_find(struct process_table *t, uint32_t pid);
+/* When /proc could not tell the executable (the process was gone), use
+ * the path the exec event carried (at most len bytes, may lack a NUL). */
+void process_set_exec_path(struct process *p, const char *path, size_t len);
 /* Rescan the mappings of p if allowed by the rescan interval; true if done.
  * min_interval_ns lets a caller that must see new code now go faster. */
 bool process_table_rescan(struct process_table *t, struct process *p,

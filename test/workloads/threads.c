@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#define _GNU_SOURCE
 /*
  * Two named threads with distinct work: "worker-a" burns in work_a,
  * "worker-b" in work_b, each on its own CPU. Usage: threads SECONDS
