@@ -35,6 +35,8 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd,
 	}
 	pu->tables_built++;
 	pu->table_memory += f->unwind.nrows * sizeof(struct unwind_row);
+	if (pu->maps.files_fd < 0)
+		return; /* userspace-only use (tests, tools) */
 	err = unwind_maps_add_file(&pu->maps, &f->unwind, &f->unwind_id,
 				   &f->unwind_nrows);
 	if (err)
@@ -82,14 +84,16 @@ static void on_process_maps(void *ctx, struct process *p)
 		}
 		proc.n++;
 	}
-	unwind_maps_set_process(&pu->maps, p->pid, &proc);
+	if (pu->maps.procs_fd >= 0)
+		unwind_maps_set_process(&pu->maps, p->pid, &proc);
 }
 
 static void on_process_remove(void *ctx, struct process *p)
 {
 	struct process_unwind *pu = ctx;
 
-	unwind_maps_remove_process(&pu->maps, p->pid);
+	if (pu->maps.procs_fd >= 0)
+		unwind_maps_remove_process(&pu->maps, p->pid);
 }
 
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,

@@ -22,7 +22,8 @@ struct process_unwind {
 	uint64_t table_memory; /* userspace copies of the rows */
 };
 
-/* Installs the file_cache and process_table hooks. */
+/* Installs the file_cache and process_table hooks. With files_fd and
+ * procs_fd < 0 tables are built for userspace use only (tests, tools). */
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 			 struct file_cache *files, int files_fd, int procs_fd);
 
