@@ -145,6 +145,18 @@ run: all
 	$(BUILD)/otelprof record --duration 10 --frequency 99 --output $(BUILD)/profile.otlp
 	$(BUILD)/otelprof top $(BUILD)/profile.otlp
 
+# ---- benchmarks (not part of make test): one table, see docs/performance.md ----
+$(BUILD)/bench/bench_encode: test/bench/bench_encode.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
+
+$(BUILD)/bench/bench_unwind_table: test/bench/bench_unwind_table.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
+
+bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table
+	bash test/bench/run.sh $(BUILD)
+
 format:
 	clang-format -i $$(find include lib cli ebpf test -name '*.[ch]')
 

@@ -219,8 +219,10 @@ static long unwind_frame(u32 i, void *data)
 		if (!row)
 			res = UNWIND_STEP_ERR_RULE;
 		else
-			res = unwind_step(NULL, row->cfa_base, row->cfa_offset,
-					  row->fp_rule, row->fp_offset, &st->r);
+			res = unwind_step(NULL, OTELPROF_ROW_CFA_BASE(row),
+					  OTELPROF_ROW_CFA_OFFSET(row),
+					  OTELPROF_ROW_FP_RULE(row),
+					  OTELPROF_ROW_FP_OFFSET(row), &st->r);
 	}
 	switch (res) {
 	case UNWIND_STEP_OK:

@@ -6,6 +6,7 @@
 #ifndef __VMLINUX_H__
 #include <stdint.h>
 typedef uint8_t u8;
+typedef int8_t s8;
 typedef int16_t s16;
 typedef uint32_t u32;
 typedef int32_t s32;
@@ -90,14 +91,23 @@ struct otelprof_sample_event {
 #define OTELPROF_SAMPLE_F_COMPLETE (1u << 2)   /* unwound to the root */
 #define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3)  /* cut at the frame limit */
 
-/* One unwind row as the BPF unwinder stores it (see unwind_types.h). */
+/*
+ * One unwind row as the kernel stores it (see unwind_types.h): 8 bytes,
+ * since BPF arrays round values up to 8. x86_64 stack offsets are
+ * multiples of 8, so they are stored divided by 8; a row that does not
+ * fit is stored as UNWIND_CFA_INVALID.
+ */
 struct otelprof_bpf_row {
-	u32 pc; /* file vaddr; files whose code lies above 4 GiB use fp */
-	s32 cfa_offset;
-	s16 fp_offset;
-	u8 cfa_base;
-	u8 fp_rule;
+	u32 pc;       /* file vaddr; code above 4 GiB falls back to fp */
+	s16 cfa_off8; /* cfa_offset / 8 */
+	s8 fp_off8;   /* fp_offset / 8 */
+	u8 rules;     /* cfa_base | fp_rule << 4 */
 };
+
+#define OTELPROF_ROW_CFA_BASE(r) ((r)->rules & 15)
+#define OTELPROF_ROW_FP_RULE(r) ((r)->rules >> 4)
+#define OTELPROF_ROW_CFA_OFFSET(r) ((s32)(r)->cfa_off8 * 8)
+#define OTELPROF_ROW_FP_OFFSET(r) ((s16)((r)->fp_off8 * 8))
 
 /* One executable mapping of a process: vaddr = pc - bias. */
 struct otelprof_bpf_mapping {

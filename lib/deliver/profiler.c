@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +37,7 @@
 
 #define MAX_FREQUENCY_HZ 10000u
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
+#define FILE_LINGER_NS (60ull * 1000 * 1000 * 1000)
 
 struct otelprof {
 	pthread_mutex_t state_lock;
@@ -260,18 +262,30 @@ static uint32_t ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 	if (kb) {
 		want = (uint64_t)kb * 1024;
 	} else {
-		/* Half a second of full-size samples from every CPU, at
-		 * least 256 KiB: the drain thread wakes far more often. */
-		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) *
-		       sizeof(struct otelprof_sample_event) / 2;
-		if (want < 256 * 1024)
-			want = 256 * 1024;
+		/* Two seconds of samples at 2 KiB from every CPU, at least
+		 * 2 MiB: stack copies of new processes are 16 KiB each and
+		 * come in bursts (exec storms, start-up). */
+		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 * 2;
+		if (want < 2u << 20)
+			want = 2u << 20;
 		if (want > 64u << 20)
 			want = 64u << 20;
 	}
 	while (pow2 < want)
 		pow2 <<= 1;
 	return (uint32_t)pow2;
+}
+
+/* Every file with an unwind table holds a BPF map fd: allow as many as
+ * the hard limit permits (Go does the same for its own processes). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 static void free_profiler(struct otelprof *p)
@@ -345,6 +359,7 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 	}
 	p->boot_to_unix_ns = boot_to_unix_offset();
 	p->window_start_unix_ns = clock_ns(CLOCK_REALTIME);
+	raise_fd_limit();
 
 	ncpu = online_cpus(&mask);
 	free(mask);
@@ -433,6 +448,9 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data,
 		p->last_sweep_ns = clock_ns(CLOCK_BOOTTIME);
 		process_table_sweep(&p->procs,
 				    p->last_sweep_ns - SWEEP_INTERVAL_NS);
+		/* Files of exited processes linger a minute for the next
+		 * exec of the same binary. */
+		file_cache_sweep(&p->files, FILE_LINGER_NS);
 	}
 	p->boot_to_unix_ns = boot_to_unix_offset();
 	w.start_unix_ns = p->window_start_unix_ns;

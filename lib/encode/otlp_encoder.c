@@ -224,8 +224,13 @@ static ResourceProfiles *build_resource(struct enc *e,
 	Profile **pp = ALLOC(e, Profile *, 1);
 	Sample *s = ALLOC(e, Sample, r->nsamples);
 	Sample **sp = ALLOC(e, Sample *, r->nsamples);
+	int32_t *ai = ALLOC(e, int32_t, 3 * r->nsamples);
 	uint8_t *pid = ALLOC(e, uint8_t, 16);
-	uint64_t tmin = w->start_unix_ns, tmax = w->end_unix_ns;
+	/* The builder tracks the window's first and last timestamp. */
+	uint64_t tmin = w->start_unix_ns < b->min_ts ? w->start_unix_ns
+						     : b->min_ts,
+		 tmax = w->end_unix_ns > b->max_ts ? w->end_unix_ns
+						   : b->max_ts + 1;
 
 	if (e->failed)
 		return NULL;
@@ -261,25 +266,13 @@ static ResourceProfiles *build_resource(struct enc *e,
 		s[i].link_index = x->link;
 		/* attrs[] may have a 0 (absent thread.name) in the middle:
 		 * copy the present ones. */
-		{
-			int32_t *ai = ALLOC(e, int32_t, 3);
-
-			if (!ai)
-				return NULL;
-			for (int k = 0; k < 3; k++)
-				if (x->attrs[k])
-					ai[na++] = x->attrs[k];
-			s[i].attribute_indices = ai;
-			s[i].n_attribute_indices = na;
-		}
+		for (int k = 0; k < 3; k++)
+			if (x->attrs[k])
+				ai[3 * i + na++] = x->attrs[k];
+		s[i].attribute_indices = &ai[3 * i];
+		s[i].n_attribute_indices = na;
 		s[i].timestamps_unix_nano = x->ts;
 		s[i].n_timestamps_unix_nano = x->nts;
-		for (uint32_t k = 0; k < x->nts; k++) {
-			if (x->ts[k] < tmin)
-				tmin = x->ts[k];
-			if (x->ts[k] >= tmax)
-				tmax = x->ts[k] + 1;
-		}
 		sp[i] = &s[i];
 	}
 	p->samples = sp;

@@ -230,6 +230,8 @@ int pb_reset(struct profile_builder *b)
 	b->max_ts = 0;
 	for (size_t i = 0; all_maps(b, i); i++)
 		idxmap_clear(all_maps(b, i));
+	memset(b->thread_cache, 0, sizeof(b->thread_cache));
+	memset(b->cpu_attr, 0, sizeof(b->cpu_attr));
 
 	/* Entry 0 of every table is the zero value. */
 	memset(&a0, 0, sizeof(a0));
@@ -489,24 +491,48 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 
 	if (resource >= b->resources.n)
 		return -EINVAL;
+	struct pb_thread_cache *tc = &b->thread_cache[hash_u64(tid) & 255];
+	size_t nlen = thread_name ? strnlen(thread_name, sizeof(tc->name))
+				  : 0;
+
 	memset(&s, 0, sizeof(s));
 	s.resource = resource;
 	s.stack = stack;
 	s.link = link;
-	r = attr_int(b, b->s_thread_id, tid);
-	if (r < 0)
-		return r;
-	s.attrs[0] = r;
-	if (thread_name && *thread_name) {
-		r = attr_str(b, b->s_thread_name, thread_name);
+	if (tc->id_attr && tc->tid == tid && nlen < sizeof(tc->name) &&
+	    !strncmp(tc->name, thread_name ? thread_name : "",
+		     sizeof(tc->name))) {
+		s.attrs[0] = tc->id_attr;
+		s.attrs[1] = tc->name_attr;
+	} else {
+		r = attr_int(b, b->s_thread_id, tid);
 		if (r < 0)
 			return r;
-		s.attrs[1] = r;
+		s.attrs[0] = r;
+		if (nlen) {
+			r = attr_str(b, b->s_thread_name, thread_name);
+			if (r < 0)
+				return r;
+			s.attrs[1] = r;
+		}
+		if (nlen < sizeof(tc->name)) {
+			tc->tid = tid;
+			tc->id_attr = s.attrs[0];
+			tc->name_attr = s.attrs[1];
+			memset(tc->name, 0, sizeof(tc->name));
+			memcpy(tc->name, thread_name ? thread_name : "", nlen);
+		}
 	}
-	r = attr_int(b, b->s_cpu, cpu);
-	if (r < 0)
-		return r;
-	s.attrs[2] = r;
+	if (cpu < 256 && b->cpu_attr[cpu]) {
+		s.attrs[2] = b->cpu_attr[cpu];
+	} else {
+		r = attr_int(b, b->s_cpu, cpu);
+		if (r < 0)
+			return r;
+		s.attrs[2] = r;
+		if (cpu < 256)
+			b->cpu_attr[cpu] = r;
+	}
 	h = hash_combine(hash_combine(hash_u64(resource), (uint64_t)stack),
 			 hash_combine(hash_bytes(s.attrs, sizeof(s.attrs), 9),
 				      (uint64_t)link));

@@ -134,6 +134,15 @@ struct profile_builder {
 
 	uint64_t total_samples;
 	uint64_t min_ts, max_ts;
+
+	/* Sample attributes repeat per thread and CPU: remember their
+	 * indices instead of interning them again for every sample. */
+	struct pb_thread_cache {
+		uint32_t tid;
+		int32_t id_attr, name_attr;
+		char name[16];
+	} thread_cache[256];
+	int32_t cpu_attr[256];
 };
 
 int pb_init(struct profile_builder *b);

@@ -7,6 +7,16 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 void file_cache_init(struct file_cache *c)
 {
@@ -18,6 +28,8 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 {
 	if (c && c->hooks.on_free)
 		c->hooks.on_free(c->hooks.ctx, f);
+	if (f->unwind_fd >= 0)
+		close(f->unwind_fd);
 	unwind_table_free(&f->unwind);
 	elf_symbols_free(&f->sym);
 	free(f->path);
@@ -88,6 +100,7 @@ static struct elf_file *new_file(const struct file_id *id, const char *path)
 		return NULL;
 	f->id = *id;
 	f->refcnt = 1;
+	f->unwind_fd = -1;
 	f->path = strdup(path && *path ? path : "[unknown]");
 	if (!f->path) {
 		free(f);
@@ -120,6 +133,7 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 	if (idxmap_find(&c->index, id_hash(&id), id_eq, &ctx, &slot)) {
 		f = c->files[slot];
 		f->refcnt++;
+		f->idle_since_ns = 0;
 		return f;
 	}
 	f = new_file(&id, path);
@@ -184,6 +198,7 @@ struct elf_file *file_cache_get_vdso(struct file_cache *c)
 	if (idxmap_find(&c->index, id_hash(&id), id_eq, &ctx, &slot)) {
 		f = c->files[slot];
 		f->refcnt++;
+		f->idle_since_ns = 0;
 		return f;
 	}
 	f = new_file(&id, "[vdso]");
@@ -211,16 +226,35 @@ struct elf_file *file_cache_get_vdso(struct file_cache *c)
 void file_cache_ref(struct elf_file *f)
 {
 	f->refcnt++;
+	f->idle_since_ns = 0;
 }
 
-void file_cache_put(struct file_cache *c, struct elf_file *f)
+static void file_evict(struct file_cache *c, struct elf_file *f)
 {
-	if (!f || --f->refcnt)
-		return;
 	idxmap_remove(&c->index, id_hash(&f->id), f->slot);
 	c->files[f->slot] = NULL;
 	c->memory -= elf_symbols_memory(&f->sym);
 	file_destroy(c, f);
+}
+
+void file_cache_put(struct file_cache *c, struct elf_file *f)
+{
+	(void)c;
+	if (!f || !f->refcnt || --f->refcnt)
+		return;
+	f->idle_since_ns = mono_ns();
+}
+
+void file_cache_sweep(struct file_cache *c, uint64_t max_idle_ns)
+{
+	uint64_t now = mono_ns();
+
+	for (uint32_t i = 0; i < c->nslots; i++) {
+		struct elf_file *f = c->files[i];
+
+		if (f && !f->refcnt && now - f->idle_since_ns >= max_idle_ns)
+			file_evict(c, f);
+	}
 }
 
 uint32_t file_cache_count(const struct file_cache *c)

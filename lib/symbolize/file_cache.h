@@ -28,8 +28,11 @@ struct elf_file {
 	const char *basename;  /* into path */
 	/* Unwind table (built by the on_load hook) and its kernel id. */
 	struct unwind_table unwind;
+	uint64_t idle_since_ns; /* refcnt 0 since (CLOCK_MONOTONIC); kept a
+				   while for the next exec of the same file */
 	uint32_t unwind_id;    /* 0: not in the kernel */
 	uint32_t unwind_nrows; /* rows in the kernel array */
+	int unwind_fd;         /* the kernel array, -1 if none */
 	int unwind_err;
 };
 
@@ -64,7 +67,11 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 /* The vDSO image, loaded from our own process (same kernel, same vDSO). */
 struct elf_file *file_cache_get_vdso(struct file_cache *c);
 void file_cache_ref(struct elf_file *f);
+/* Drop a reference. An unreferenced file lingers (an exec storm of one
+ * binary must not rebuild its tables each time) until file_cache_sweep. */
 void file_cache_put(struct file_cache *c, struct elf_file *f);
+/* Free files unreferenced for longer than max_idle_ns. */
+void file_cache_sweep(struct file_cache *c, uint64_t max_idle_ns);
 uint32_t file_cache_count(const struct file_cache *c);
 
 #endif

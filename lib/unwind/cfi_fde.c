@@ -180,16 +180,19 @@ static int cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
 				return -1;
 			penc = *p++;
 			/* Only its size matters; strip what read_encoded
-			 * refuses but that does not change the size. */
-			if (read_encoded(&p, end, penc & 0x0f, 0, &dummy))
+			 * refuses but that does not change the size
+			 * (DW_EH_PE_aligned would). */
+			if ((penc & 0x70) == DW_EH_PE_aligned ||
+			    read_encoded(&p, end, penc & 0x0f, 0, &dummy))
 				return -1;
 			break;
 		}
 		case 'S': /* signal frame */
-		case 'B': /* aarch64 BTI */
-		case 'G': /* MTE tagged frame */
 			break;
 		default:
+			/* Anything else ('B', 'G' are not x86_64) could be
+			 * parsed differently by libdw: it would then read
+			 * other bytes as the program than we vetted. */
 			return -1;
 		}
 	}
@@ -202,10 +205,19 @@ static int cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
  * largest register number, one state copy per remember_state) and opcodes
  * outside what x86_64 toolchains emit, whose operand sizes we cannot vouch
  * for. `enc` is the CIE's FDE pointer encoding (DW_CFA_set_loc operand).
+ * `*cost` estimates what one full run costs libdw, in "plain opcode bytes":
+ * remember_state copies the whole register state (measured 6x to 13x a
+ * one-byte opcode with 8 to 121 registers; priced high to be safe), so a
+ * program made of them must not get the byte price.
  */
-static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc)
+#define REMEMBER_COST 128
+
+static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc,
+		       uint64_t *cost)
 {
 	unsigned int depth = 0;
+
+	*cost = (uint64_t)(end - p);
 
 	while (p < end) {
 		uint8_t op = *p++;
@@ -243,6 +255,7 @@ static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc)
 		case DW_CFA_remember_state:
 			if (++depth > UNWIND_MAX_STATE_DEPTH)
 				return -1;
+			*cost += REMEMBER_COST;
 			break;
 		case DW_CFA_restore_state:
 			if (depth)
@@ -320,6 +333,7 @@ static int cie_lookup(const unsigned char *e_ident, Elf_Data *d, bool eh,
 	struct cie_slot *s = &cache[(off >> 2) % CIE_CACHE];
 	Dwarf_CFI_Entry ce;
 	Dwarf_Off next = (Dwarf_Off)-1;
+	uint64_t cost;
 	size_t len;
 
 	*res = s;
@@ -342,9 +356,9 @@ static int cie_lookup(const unsigned char *e_ident, Elf_Data *d, bool eh,
 		       ce.cie.initial_instructions);
 	if (len > UNWIND_MAX_FDE_INSNS ||
 	    vet_program(ce.cie.initial_instructions,
-			ce.cie.initial_instructions_end, s->enc))
+			ce.cie.initial_instructions_end, s->enc, &cost))
 		return -2;
-	s->cost = (uint32_t)len;
+	s->cost = (uint32_t)cost; /* <= 64 Ki * (1 + REMEMBER_COST) */
 	s->state = 1;
 	return 0;
 }
@@ -459,7 +473,7 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		Dwarf_Off next = (Dwarf_Off)-1, here = off;
 		struct cie_slot *cie;
 		const uint8_t *p;
-		uint64_t lo, range, flen;
+		uint64_t lo, range, flen, cost;
 		int r;
 
 		r = dwarf_next_cfi(e_ident, d, eh, off, &next, &e);
@@ -484,6 +498,12 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		if (dwarf_cfi_cie_p(&e))
 			continue;
 		st->fdes_total++;
+		if (noffs >= UNWIND_MAX_FDES) {
+			/* The rest would go unvetted but not unused by libdw:
+			 * give up on the section. */
+			err = -E2BIG;
+			goto out;
+		}
 		if (noffs == capoffs) {
 			size_t nc = capoffs ? capoffs * 2 : 256;
 			uint64_t *no = realloc(offs, nc * sizeof(*no));
@@ -531,7 +551,7 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		}
 		/* Vetted even when skipped below: libdw may still pick it
 		 * for an address it covers. */
-		if (vet_program(p, e.fde.end, cie->enc)) {
+		if (vet_program(p, e.fde.end, cie->enc, &cost)) {
 			err = -EBADMSG;
 			goto out;
 		}
@@ -551,11 +571,6 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 			st->fdes_skipped++;
 			continue;
 		}
-		if (n >= UNWIND_MAX_ROWS) {
-			st->fdes_skipped++;
-			st->flags |= UNWIND_ST_TRUNCATED;
-			continue;
-		}
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
 			struct unwind_fde *nv = realloc(v, nc * sizeof(*v));
@@ -569,7 +584,8 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		}
 		v[n].lo = lo;
 		v[n].hi = lo + range;
-		v[n].cost = (uint32_t)flen + cie->cost + 16;
+		/* flen <= 64 Ki here, so this fits easily. */
+		v[n].cost = (uint32_t)(cost + cie->cost + 16);
 		n++;
 	}
 	if (eh && vet_hdr(hdr, hdr_addr, sec_addr, offs, noffs)) {

@@ -13,8 +13,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void on_file_load(void *ctx, struct elf_file *f, int fd,
-			 const void *mem, size_t len)
+static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
+			 size_t len)
 {
 	struct process_unwind *pu = ctx;
 	struct unwind_table_stats st;
@@ -34,13 +34,20 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd,
 		return;
 	}
 	pu->tables_built++;
-	pu->table_memory += f->unwind.nrows * sizeof(struct unwind_row);
-	if (pu->maps.files_fd < 0)
-		return; /* userspace-only use (tests, tools) */
-	err = unwind_maps_add_file(&pu->maps, &f->unwind, &f->unwind_id,
-				   &f->unwind_nrows);
-	if (err)
+	if (pu->maps.files_fd >= 0) {
+		err = unwind_maps_add_file(&pu->maps, &f->unwind,
+					   &f->unwind_id, &f->unwind_nrows,
+					   &f->unwind_fd);
+		if (!err) {
+			/* The kernel has it: no second copy here. */
+			unwind_table_free(&f->unwind);
+			return;
+		}
 		f->unwind_err = err;
+	}
+	/* Userspace-only use (tests, tools), or the kernel refused it: keep
+	 * the rows for the stack-copy unwinder. */
+	pu->table_memory += f->unwind.nrows * sizeof(struct unwind_row);
 }
 
 static void on_file_free(void *ctx, struct elf_file *f)
@@ -50,11 +57,12 @@ static void on_file_free(void *ctx, struct elf_file *f)
 	unwind_maps_remove_file(&pu->maps, f->unwind_id, f->unwind_nrows);
 	pu->table_memory -= f->unwind.nrows * sizeof(struct unwind_row);
 	f->unwind_id = 0;
+	/* file_cache closes unwind_fd. */
 }
 
 /* vaddr = pc - bias for the PT_LOAD segment holding the mapping's offset. */
-static bool mapping_bias(const struct proc_mapping *m,
-			 const struct elf_file *f, uint64_t *bias)
+static bool mapping_bias(const struct proc_mapping *m, const struct elf_file *f,
+			 uint64_t *bias)
 {
 	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset, vaddr;
 
@@ -131,13 +139,62 @@ static int copy_read(void *ctx, uint64_t addr, uint64_t *out)
 #define UNWIND_READ_U64(ctx, addr, out) copy_read((ctx), (addr), (out))
 #include "unwind_step.h"
 
+struct row_rule {
+	uint8_t cfa_base, fp_rule;
+	int32_t cfa_offset;
+	int16_t fp_offset;
+};
+
+/* The rule for vaddr, from the userspace table if we kept one, else read
+ * back from the file's kernel array (binary search, one syscall a step:
+ * only stack copies, which are rare, come here). */
+static bool find_rule(const struct elf_file *f, uint64_t vaddr,
+		      struct row_rule *r)
+{
+	if (f->unwind.nrows) {
+		const struct unwind_row *row =
+			unwind_table_lookup(&f->unwind, vaddr);
+
+		if (!row)
+			return false;
+		r->cfa_base = row->cfa_base;
+		r->fp_rule = row->fp_rule;
+		r->cfa_offset = row->cfa_offset;
+		r->fp_offset = row->fp_offset;
+		return true;
+	}
+	if (f->unwind_fd >= 0 && f->unwind_nrows && vaddr <= UINT32_MAX) {
+		struct otelprof_bpf_row row;
+		uint32_t lo = 0, hi = f->unwind_nrows;
+
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (unwind_maps_read_row(f->unwind_fd, mid, &row))
+				return false;
+			if (row.pc <= vaddr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || unwind_maps_read_row(f->unwind_fd, lo - 1, &row))
+			return false;
+		r->cfa_base = OTELPROF_ROW_CFA_BASE(&row);
+		r->fp_rule = OTELPROF_ROW_FP_RULE(&row);
+		r->cfa_offset = OTELPROF_ROW_CFA_OFFSET(&row);
+		r->fp_offset = OTELPROF_ROW_FP_OFFSET(&row);
+		return true;
+	}
+	return false;
+}
+
 uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			     const struct otelprof_sample_event *e,
 			     uint64_t *frames, uint32_t max, uint32_t *flags,
 			     uint64_t now_ns)
 {
-	struct copy_ctx c = { e->ustack, e->user_sp, e->n_user };
-	struct unwind_regs r = { e->user_ip, e->user_sp, e->user_bp };
+	struct copy_ctx c = {e->ustack, e->user_sp, e->n_user};
+	struct unwind_regs r = {e->user_ip, e->user_sp, e->user_bp};
 	bool rescanned = false;
 	uint32_t n = 0;
 
@@ -167,14 +224,16 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 		if (m)
 			f = process_mapping_file(pu->procs, p,
 						 (struct proc_mapping *)m);
-		if (f && f->unwind.nrows && mapping_bias(m, f, &bias)) {
-			const struct unwind_row *row =
-				unwind_table_lookup(&f->unwind, lookup - bias);
+		if (f && (f->unwind.nrows || f->unwind_nrows) &&
+		    mapping_bias(m, f, &bias)) {
+			struct row_rule rule;
 
-			res = row ? unwind_step(&c, row->cfa_base,
-						row->cfa_offset, row->fp_rule,
-						row->fp_offset, &r)
-				  : UNWIND_STEP_ERR_RULE;
+			res = find_rule(f, lookup - bias, &rule)
+				      ? unwind_step(&c, rule.cfa_base,
+						    rule.cfa_offset,
+						    rule.fp_rule,
+						    rule.fp_offset, &r)
+				      : UNWIND_STEP_ERR_RULE;
 		} else if (m) {
 			res = unwind_step_fp(&c, &r);
 		} else {

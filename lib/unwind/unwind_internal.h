@@ -15,7 +15,7 @@
 /* Address range of one FDE, as decoded by unwind_fde_collect(). */
 struct unwind_fde {
 	uint64_t lo, hi;
-	uint32_t cost; /* CIE + FDE program bytes: libdw re-runs them per row */
+	uint32_t cost; /* one libdw run of CIE + FDE program (cfi_fde.c) */
 };
 
 /* One row with its extent [lo, hi); turned into unwind_row at the end. */
@@ -54,7 +54,8 @@ int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp);
  * entry of the .eh_frame_hdr search table (`hdr`, may be NULL) must point at
  * an FDE of the section. Otherwise returns -EBADMSG: libdw would allocate
  * per register number or state (gigabytes on hostile input) or run programs
- * never vetted. Returns 0, -EBADMSG or -ENOMEM.
+ * never vetted. Returns 0, -EBADMSG, -E2BIG (over UNWIND_MAX_FDES: not
+ * vetted whole, so not usable either) or -ENOMEM.
  */
 int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		       uint64_t sec_addr, bool eh, Elf_Data *hdr,

@@ -3,6 +3,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,18 +47,35 @@ static void release_id(struct unwind_maps *um, uint32_t id)
 	um->free_ids[um->nfree++] = id;
 }
 
-static void to_bpf_row(const struct unwind_row *in, struct otelprof_bpf_row *out)
+/* Returns false when the row cannot be represented (stored INVALID). */
+static bool to_bpf_row(const struct unwind_row *in,
+		       struct otelprof_bpf_row *out)
 {
+	uint8_t base = in->cfa_base, fp = in->fp_rule;
+	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP;
+
 	memset(out, 0, sizeof(*out));
 	out->pc = (uint32_t)in->pc;
-	out->cfa_offset = in->cfa_offset;
-	out->fp_offset = in->fp_offset;
-	out->cfa_base = in->cfa_base;
-	out->fp_rule = in->fp_rule;
+	if (uses_off && (in->cfa_offset % 8 || in->cfa_offset / 8 > INT16_MAX ||
+			 in->cfa_offset / 8 < INT16_MIN))
+		base = UNWIND_CFA_INVALID;
+	if (fp == UNWIND_FP_CFA_OFFSET &&
+	    (in->fp_offset % 8 || in->fp_offset / 8 > INT8_MAX ||
+	     in->fp_offset / 8 < INT8_MIN))
+		base = UNWIND_CFA_INVALID;
+	if (base == UNWIND_CFA_INVALID) {
+		out->rules = UNWIND_CFA_INVALID;
+		return in->cfa_base == UNWIND_CFA_INVALID;
+	}
+	out->cfa_off8 = uses_off ? (int16_t)(in->cfa_offset / 8) : 0;
+	out->fp_off8 =
+		fp == UNWIND_FP_CFA_OFFSET ? (int8_t)(in->fp_offset / 8) : 0;
+	out->rules = (uint8_t)(base | fp << 4);
+	return true;
 }
 
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
-			 uint32_t *id, uint32_t *nrows)
+			 uint32_t *id, uint32_t *nrows, int *map_fd)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP);
 	LIBBPF_OPTS(bpf_map_batch_opts, bopts);
@@ -67,6 +85,7 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 
 	*id = 0;
 	*nrows = 0;
+	*map_fd = -1;
 	if (!t->nrows)
 		return -ENOENT;
 	/* The BPF row keeps 32 bits of pc: code above 4 GiB of vaddr is
@@ -83,11 +102,13 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		to_bpf_row(&t->rows[i], &rows[i]);
+		if (!to_bpf_row(&t->rows[i], &rows[i]))
+			um->rows_unrepresentable++;
 		keys[i] = i;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "otelprof_rows", sizeof(uint32_t),
-			    sizeof(struct otelprof_bpf_row), n, &opts);
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "otelprof_rows",
+			    sizeof(uint32_t), sizeof(struct otelprof_bpf_row),
+			    n, &opts);
 	if (fd < 0) {
 		err = -errno;
 		goto out;
@@ -105,14 +126,16 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		goto out;
 	}
 	err = bpf_map_update_elem(um->files_fd, id, &fd, BPF_ANY);
-	/* The outer map holds its own reference to the array. */
-	close(fd);
 	if (err) {
 		err = -errno;
+		close(fd);
 		release_id(um, *id);
 		*id = 0;
 		goto out;
 	}
+	/* The caller keeps the fd: it reads rows back for stack copies
+	 * instead of keeping a second copy of the table in memory. */
+	*map_fd = fd;
 	*nrows = n;
 	um->files++;
 	um->rows += n;
@@ -136,6 +159,11 @@ void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
 		um->bytes -= nrows * sizeof(struct otelprof_bpf_row);
 		release_id(um, id);
 	}
+}
+
+int unwind_maps_read_row(int map_fd, uint32_t idx, struct otelprof_bpf_row *row)
+{
+	return bpf_map_lookup_elem(map_fd, &idx, row) ? -errno : 0;
 }
 
 int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,

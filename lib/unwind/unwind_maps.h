@@ -20,13 +20,18 @@ struct unwind_maps {
 	uint32_t nfree;
 	uint64_t files, rows, bytes; /* currently loaded */
 	uint64_t load_errors, procs_set, procs_errors;
+	uint64_t rows_unrepresentable; /* stored as INVALID */
 };
 
 void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
 void unwind_maps_free(struct unwind_maps *um);
-/* Copy t into a new kernel array; *id gets its key. 0 or -errno. */
+/* Copy t into a new kernel array; *id gets its key, *map_fd the array's
+ * fd (the caller closes it). 0 or -errno. */
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
-			 uint32_t *id, uint32_t *nrows);
+			 uint32_t *id, uint32_t *nrows, int *map_fd);
+/* Row idx of a file's kernel array. 0 or -errno. */
+int unwind_maps_read_row(int map_fd, uint32_t idx,
+			 struct otelprof_bpf_row *row);
 void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
 			     uint64_t nrows);
 int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,

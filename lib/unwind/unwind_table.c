@@ -17,13 +17,13 @@
 #include "unwind/unwind_internal.h"
 
 /*
- * CFA program bytes libdw may execute per file (it re-runs the program per
- * row): a base plus a multiple of the CFI size, so time stays linear in the
- * input. Real files need ~12-15 bytes per CFI byte (libc 1.9 M for 150 KB,
- * libLLVM-15 77 M for 5.2 MB); hostile programs built for the quadratic
- * case hit the cap.
+ * Work libdw may do per file, in plain opcode bytes (remember_state priced
+ * higher, see cfi_fde.c): it re-runs the program per row. A base plus a
+ * multiple of the CFI size keeps time linear in the input (~4 ns per unit:
+ * 0.25 s for a small hostile file). Real files need far less: libc 5.4 M
+ * for 150 KB of CFI, libLLVM-15 77 M for 5.2 MB.
  */
-#define UNWIND_WORK_BASE	 (256ULL << 20)
+#define UNWIND_WORK_BASE	 (64ULL << 20)
 #define UNWIND_WORK_PER_CFI_BYTE 32
 
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
@@ -259,9 +259,12 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 	err = unwind_fde_collect((const unsigned char *)elf_getident(elf, NULL),
 				 d, addr, eh, hdr, ei->eh_frame_hdr.addr,
 				 &ei->win, &f, &n, st);
-	if (err == -EBADMSG) {
+	if (err == -EBADMSG || err == -E2BIG) {
 		/* Section rejected whole: all its FDEs count as skipped. */
-		st->flags |= UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE;
+		if (err == -E2BIG)
+			st->flags |= UNWIND_ST_TRUNCATED;
+		else
+			st->flags |= UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE;
 		st->fdes_skipped = skipped0 + (st->fdes_total - total0);
 		return 0;
 	}
@@ -560,8 +563,10 @@ static int build(Elf *elf, struct unwind_table *out,
 		st->flags |= UNWIND_ST_EH_FRAME_HDR;
 
 	/* .eh_frame: the loaded, authoritative CFI. */
+	/* A search table holds 8 bytes per FDE: 8 MiB at UNWIND_MAX_FDES. */
 	if (usable(&ei.eh_frame) &&
-	    (!ei.eh_frame_hdr.count || usable(&ei.eh_frame_hdr))) {
+	    (!ei.eh_frame_hdr.count || (usable(&ei.eh_frame_hdr) &&
+					ei.eh_frame_hdr.size <= (16u << 20)))) {
 		Elf_Data *d = elf_rawdata(ei.eh_frame.scn, NULL), *hdr = NULL;
 
 		have_cfi = true;
@@ -646,7 +651,10 @@ static int build(Elf *elf, struct unwind_table *out,
 		}
 	}
 
-	if (!have_cfi && !sp.n) {
+	if (!have_cfi) {
+		/* No CFI section (e.g. section headers stripped): tell the
+		 * caller to use frame pointers rather than a table of
+		 * INVALID. */
 		err = -ENOENT;
 		goto out;
 	}

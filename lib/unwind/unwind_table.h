@@ -19,6 +19,7 @@
 #define UNWIND_MAX_FILE_SIZE   (4ULL << 30) /* whole ELF file */
 #define UNWIND_MAX_CFI_SECTION (64u << 20)  /* one .eh_frame/.debug_frame */
 #define UNWIND_MAX_ROWS	       (4u << 20)   /* rows per file */
+#define UNWIND_MAX_FDES	       (1u << 20)   /* FDEs per CFI section */
 #define UNWIND_MAX_FDE_INSNS   (64u << 10)  /* CFA program bytes per FDE */
 #define UNWIND_MAX_FDE_RANGE   (64u << 20)  /* code bytes per FDE */
 #define UNWIND_MAX_ENTRY_STOP  4096u	    /* entry-point STOP range */
@@ -61,14 +62,18 @@ struct unwind_table {
 /*
  * Build the table for the ELF file open at `fd` (read with pread; the fd's
  * offset is not used). Returns 0 or a negative errno: -ENOEXEC (not a
- * 64-bit little-endian x86_64 ET_EXEC/ET_DYN ELF), -EFBIG (over a cap),
- * -ENOENT (no CFI at all), -ENOMEM, -EIO. `st` may be NULL. On success
- * free `out` with unwind_table_free(); on failure `out` is empty.
+ * 64-bit little-endian x86_64 ET_EXEC/ET_DYN ELF with an executable
+ * PT_LOAD, or unreadable), -EFBIG (file over UNWIND_MAX_FILE_SIZE),
+ * -ENOENT (no .eh_frame/.debug_frame section: use frame pointers),
+ * -ENOMEM, or fstat's errno. Corrupt or hostile CFI is not an error: it is
+ * skipped and counted in `st` (may be NULL). On success free `out` with
+ * unwind_table_free(); on failure `out` is empty.
  */
 int unwind_table_build_fd(int fd, struct unwind_table *out,
 			  struct unwind_table_stats *st);
 
-/* Same, from an ELF image in memory (e.g. the vDSO); not modified. */
+/* Same, from an ELF image in memory (e.g. the vDSO); not modified.
+ * -EINVAL for a NULL buffer. */
 int unwind_table_build_mem(const void *buf, size_t len,
 			   struct unwind_table *out,
 			   struct unwind_table_stats *st);

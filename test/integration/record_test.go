@@ -50,7 +50,8 @@ func gnuBuildID(t *testing.T, path string) string {
 // proportions, leaf-first stacks rooted at main, and process attributes.
 func TestRecordKnownCallGraph(t *testing.T) {
 	requireRoot(t)
-	const seconds, hz = 6, 99
+	// 199 Hz: ~1200 samples keep the proportions' noise near 1.5 points.
+	const seconds, hz = 6, 199
 	wl := startWorkload(t, "callgraph_fp", "12")
 	time.Sleep(300 * time.Millisecond)
 	var cpu0 float64
