@@ -56,18 +56,19 @@ static int seen_add(const struct file_id *id)
 static struct result *res;
 static size_t nres, capres;
 static uint64_t cfi, rows, skipped, fdes;
-static double total_ms;
-static unsigned int failed;
+static double total_ms, total_cpu_ms;
+static unsigned int failed, rejected, truncated;
 static bool verbose;
 
 static double now_ms(void);
+static double cpu_ms(void);
 
 static void build_one(int fd, const char *path)
 {
 	struct unwind_table t;
 	struct unwind_table_stats st;
 	struct result *r;
-	double t0;
+	double t0, c0;
 
 	if (nres == capres) {
 		capres = capres ? capres * 2 : 256;
@@ -77,14 +78,20 @@ static void build_one(int fd, const char *path)
 	}
 	r = &res[nres++];
 	t0 = now_ms();
+	c0 = cpu_ms();
 	r->err = unwind_table_build_fd(fd, &t, &st);
 	r->ms = now_ms() - t0;
+	total_cpu_ms += cpu_ms() - c0;
 	close(fd);
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	r->cfi = st.bytes_of_cfi;
 	r->rows = st.rows;
 	if (r->err)
 		failed++;
+	if (st.flags & UNWIND_ST_HOSTILE)
+		rejected++;
+	if (st.flags & UNWIND_ST_TRUNCATED)
+		truncated++;
 	cfi += st.bytes_of_cfi;
 	rows += st.rows;
 	fdes += st.fdes_total;
@@ -101,6 +108,15 @@ static double now_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* CPU time too: wall time is skewed on a busy host. */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
@@ -202,16 +218,17 @@ int main(int argc, char **argv)
 	}
 
 	printf("processes %u, distinct executable files %zu (%u without "
-	       "table)\n",
-	       procs, nres, failed);
+	       "table, %u with a CFI section rejected, %u truncated)\n",
+	       procs, nres, failed, rejected, truncated);
 	printf("CFI %.2f MB, FDEs %lu (skipped %lu), rows %lu "
 	       "(%.2f MB as 16-byte rows)\n",
 	       cfi / 1048576.0, fdes, skipped, rows,
 	       rows * sizeof(struct unwind_row) / 1048576.0);
-	printf("build time %.1f ms total, %.1f ms per MB of CFI, "
-	       "%.0f ns per row\n",
-	       total_ms, cfi ? total_ms / (cfi / 1048576.0) : 0,
-	       rows ? total_ms * 1e6 / rows : 0);
+	printf("build time %.1f ms wall (%.1f ms CPU) total, %.1f ms wall "
+	       "(%.1f ms CPU) per MB of CFI, %.0f ns CPU per row\n",
+	       total_ms, total_cpu_ms, cfi ? total_ms / (cfi / 1048576.0) : 0,
+	       cfi ? total_cpu_ms / (cfi / 1048576.0) : 0,
+	       rows ? total_cpu_ms * 1e6 / rows : 0);
 	printf("peak RSS growth %ld KB (max RSS %ld KB; tables freed after "
 	       "each file, so this is the largest single build)\n",
 	       maxrss_kb() - rss0, maxrss_kb());
