@@ -33,7 +33,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' | sort)
 
-.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go workloads \
+.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
@@ -138,6 +138,7 @@ test-san: deps
 test: all
 	$(MAKE) test-unit
 	$(MAKE) test-san
+	$(MAKE) test-fuzz-smoke
 	$(MAKE) test-integration
 
 run: all
@@ -156,6 +157,45 @@ $(BUILD)/bench/bench_unwind_table: test/bench/bench_unwind_table.c $(LIB_OBJS)
 
 bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table
 	bash test/bench/run.sh $(BUILD)
+
+# ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
+FUZZ_TARGETS := proc kallsyms elf_symbols cfi
+FUZZ_SECONDS ?= 300
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+  -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
+FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
+FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
+FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c
+FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c
+FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -lcrypto
+
+$(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
+	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus
+	@touch $@
+
+# Each target for FUZZ_SECONDS (default 300), then the regression inputs.
+fuzz: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/corpus/.made
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p $(BUILD)/fuzz/work/$$t test/fuzz/regressions/$$t; \
+	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	    -rss_limit_mb=2048 -artifact_prefix=test/fuzz/regressions/$$t/ \
+	    $(BUILD)/fuzz/work/$$t $(BUILD)/fuzz/corpus/$$t test/fuzz/regressions/$$t; \
+	done
+
+# In make test: every regression input once, then a short run of each.
+test-fuzz-smoke: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/corpus/.made
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p test/fuzz/regressions/$$t; \
+	  regs=$$(find test/fuzz/regressions/$$t -type f ! -name '*.md'); \
+	  if [ -n "$$regs" ]; then $(BUILD)/fuzz/fuzz_$$t -timeout=20 $$regs; fi; \
+	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=15 -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	    -artifact_prefix=$(BUILD)/fuzz/crash-$$t- $(BUILD)/fuzz/corpus/$$t; \
+	done
 
 format:
 	clang-format -i $$(find include lib cli ebpf test -name '*.[ch]')

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libFuzzer target for ELF symbol, segment and build-id reading
+ * (elf_symbols_load_mem: the same code path as files, through libelf).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/elf_file.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct elf_symbols s;
+	void *copy = malloc(size ? size : 1);
+
+	if (!copy)
+		return 0;
+	memcpy(copy, data, size);
+	if (!elf_symbols_load_mem(copy, size, &s)) {
+		for (size_t i = 0; i < s.n; i++) {
+			const struct elf_sym *sym =
+				elf_symbols_lookup(&s, s.syms[i].addr);
+
+			if (!sym || s.syms[i].name >= s.names_len)
+				__builtin_trap();
+			(void)strlen(elf_symbols_name(&s, sym));
+		}
+		for (size_t i = 0; i < s.nloads; i++) {
+			uint64_t v;
+
+			(void)elf_symbols_vaddr(&s, s.loads[i].offset, &v);
+		}
+		elf_symbols_free(&s);
+	}
+	free(copy);
+	return 0;
+}
