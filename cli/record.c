@@ -112,7 +112,8 @@ int cmd_record(const struct record_args *a)
 		fprintf(stderr,
 			"otelprof: user stacks: %llu complete, %llu truncated, "
 			"%llu stopped (rule %llu, read %llu, loop %llu, unknown "
-			"code %llu), %llu unwound from stack copies; tables: "
+			"code %llu), %llu unwound from stack copies, %llu leaf "
+			"only (tables loading); tables: "
 			"%llu files, %llu rows, %llu KiB in the kernel, built in "
 			"%llu ms\n",
 			(unsigned long long)st.unwind_complete,
@@ -126,6 +127,7 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.unwind_err_loop,
 			(unsigned long long)st.unwind_no_mapping,
 			(unsigned long long)st.stack_copies,
+			(unsigned long long)st.unwind_pending,
 			(unsigned long long)st.unwind_files,
 			(unsigned long long)st.unwind_rows,
 			(unsigned long long)(st.unwind_map_bytes / 1024),

@@ -242,6 +242,16 @@ static long unwind_frame(u32 i, void *data)
 	}
 }
 
+/* When each process last got a stack copy: copies are 16 KiB, and while
+ * userspace loads a new process's tables a burst of them would flood the
+ * ring buffer. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, u32);
+	__type(value, u64);
+} last_copy SEC(".maps");
+
 /* Copy the top of the user stack, 1 KiB at a time until unreadable. */
 static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
 {
@@ -304,7 +314,22 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 		}
 	}
 	/* Not known yet, or code mapped since userspace last looked: ship
-	 * the top of the stack; userspace unwinds it with fresh tables. */
+	 * the top of the stack; userspace unwinds it with fresh tables. At
+	 * most one copy per process per OTELPROF_COPY_INTERVAL_NS; in
+	 * between, the sample keeps its leaf frame and is flagged. */
+	{
+		u64 now = e->hdr.ktime_boot_ns, *last;
+
+		last = bpf_map_lookup_elem(&last_copy, &tgid);
+		if (last && now - *last < OTELPROF_COPY_INTERVAL_NS) {
+			e->ustack[0] = e->user_ip;
+			e->n_user = 1;
+			e->flags |= OTELPROF_SAMPLE_F_PENDING;
+			count(OTELPROF_CNT_UNWIND_PENDING);
+			return;
+		}
+		bpf_map_update_elem(&last_copy, &tgid, &now, BPF_ANY);
+	}
 	e->n_user = copy_stack(e, e->user_sp);
 	e->flags |= OTELPROF_SAMPLE_F_STACK_COPY;
 	count(OTELPROF_CNT_STACK_COPIES);
@@ -378,7 +403,11 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	       (u64)e->n_user * sizeof(u64);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
-	if (bpf_ringbuf_output(&events, e, size, ringbuf_wakeup_flag()))
+	/* A stack copy means a process userspace must load now: wake it. */
+	if (bpf_ringbuf_output(&events, e, size,
+			       (e->flags & OTELPROF_SAMPLE_F_STACK_COPY)
+				       ? BPF_RB_FORCE_WAKEUP
+				       : ringbuf_wakeup_flag()))
 		count(OTELPROF_CNT_LOST);
 	else
 		count(OTELPROF_CNT_SAMPLES);

@@ -59,6 +59,7 @@ enum otelprof_counter {
 	OTELPROF_CNT_UNWIND_ERR_LOOP,  /* sp went backwards */
 	OTELPROF_CNT_UNWIND_NO_MAPPING,/* pc outside known code, no fp chain */
 	OTELPROF_CNT_STACK_COPIES,     /* samples sent as a stack copy */
+	OTELPROF_CNT_UNWIND_PENDING,   /* leaf only: tables still loading */
 	OTELPROF_CNT_MAX,
 };
 
@@ -90,6 +91,9 @@ struct otelprof_sample_event {
 #define OTELPROF_SAMPLE_F_STACK_COPY (1u << 1) /* ustack = stack words at user_sp */
 #define OTELPROF_SAMPLE_F_COMPLETE (1u << 2)   /* unwound to the root */
 #define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3)  /* cut at the frame limit */
+#define OTELPROF_SAMPLE_F_PENDING (1u << 4)    /* leaf only: tables loading */
+/* At most one stack copy per process per this interval. */
+#define OTELPROF_COPY_INTERVAL_NS (2ull * 1000 * 1000)
 
 /*
  * One unwind row as the kernel stores it (see unwind_types.h): 8 bytes,

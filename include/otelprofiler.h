@@ -98,6 +98,9 @@ struct otelprof_stats {
 	uint64_t unwind_map_bytes;   /* kernel memory of the rows */
 	uint64_t unwind_table_errors;/* files whose CFI could not be used */
 	uint64_t unwind_build_ns;    /* time spent building tables */
+	uint64_t unwind_pending;     /* leaf frame only: the process's tables
+					were still loading (rate-limited
+					stack copies) */
 };
 
 /* Opaque profiler handle. */

@@ -573,6 +573,8 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.unwind_table_errors =
 		p->unwinder.table_errors + p->unwinder.maps.load_errors;
 	s.unwind_build_ns = p->unwinder.build_ns;
+	s.unwind_pending =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING);
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

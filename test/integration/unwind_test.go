@@ -5,6 +5,7 @@ package integration
 
 import (
 	"bufio"
+	"debug/elf"
 	"fmt"
 	"math"
 	"os"
@@ -30,9 +31,26 @@ func rooted(s Sample, pid int) bool {
 	}
 	last := user[len(user)-1]
 	if s.ThreadID == int64(pid) {
-		return last.Function == "_start"
+		// Stripped binaries (Debian's) have no _start symbol: the
+		// outermost frame must then sit at the ELF entry point.
+		return last.Function == "_start" || atEntry(last)
 	}
 	return strings.HasSuffix(last.Mapping, "/libc.so.6")
+}
+
+var entryCache = map[string]uint64{}
+
+// atEntry: f is within the first bytes of its file's entry point (_start).
+func atEntry(f Frame) bool {
+	e, ok := entryCache[f.Mapping]
+	if !ok {
+		if ef, err := elf.Open(f.Mapping); err == nil {
+			e = ef.Entry
+			ef.Close()
+		}
+		entryCache[f.Mapping] = e
+	}
+	return e != 0 && f.Address >= e && f.Address < e+64
 }
 
 func rootedShare(t *testing.T, p *Process, pid int) float64 {
@@ -359,5 +377,62 @@ func TestCompareWithPerfDwarf(t *testing.T) {
 	}
 	if oursShare <= perfShare {
 		t.Errorf("expected perf's 8 KiB stack copies to cut this recursion: perf %.1f%% vs ours %.1f%%", 100*perfShare, 100*oursShare)
+	}
+}
+
+// System binaries from Debian packages (PIE, no frame pointers, no debug
+// symbols): perl's interpreter loop in libperl and gzip's compressor.
+func TestDebianSystemBinaries(t *testing.T) {
+	requireRoot(t)
+	data := filepath.Join(t.TempDir(), "data")
+	if out, err := exec.Command("sh", "-c", "head -c 20000000 /dev/urandom > "+data).CombinedOutput(); err != nil {
+		t.Fatalf("make data: %v %s", err, out)
+	}
+	cases := []struct {
+		name string
+		cmd  []string
+	}{
+		{"perl", []string{"perl", "-e", "my $e = time + 8; my $x = 0; while (time < $e) { $x = sqrt($x + 1) for 1..1000 }"}},
+		{"gzip", []string{"sh", "-c", "end=$(($(date +%s)+8)); while [ $(date +%s) -lt $end ]; do gzip -9 -c " + data + " > /dev/null; done"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bin, err := exec.LookPath(c.name)
+			if err != nil {
+				t.Fatalf("%s not installed", c.name)
+			}
+			cmd := exec.Command(c.cmd[0], c.cmd[1:]...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() }()
+			time.Sleep(500 * time.Millisecond)
+			d := decodeFile(t, record(t, 4, 99).Path)
+			total, good := 0, 0
+			var bad []string
+			for _, p := range d.Processes {
+				if p.Attrs["process.executable.path"] != bin && p.Attrs["process.executable.name"] != c.name {
+					continue
+				}
+				pid := int(p.Attrs["process.pid"].(int64))
+				for _, s := range p.Samples {
+					total++
+					if rooted(s, pid) {
+						good++
+					} else if len(bad) < 3 {
+						bad = append(bad, s.String())
+					}
+				}
+			}
+			t.Logf("%s: %d of %d samples rooted at _start", c.name, good, total)
+			for _, b := range bad {
+				t.Logf("not rooted: %s", b)
+			}
+			// Whole-host recording: the first sample of each new
+			// process is unwound from a stack copy in userspace.
+			if total < 100 || float64(good) < 0.98*float64(total) {
+				t.Errorf("%s: %d of %d samples rooted", c.name, good, total)
+			}
+		})
 	}
 }
