@@ -12,12 +12,11 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage:\n"
-		"  otelprof record --duration SECONDS --frequency HZ "
-		"--output FILE [--pid PID] [--quiet]\n"
-		"  otelprof top FILE [--limit N] [--pid PID]\n"
-		"  otelprof version\n");
+	fprintf(f, "usage:\n"
+		   "  otelprof record --duration SECONDS --frequency HZ "
+		   "--output FILE [--pid PID] [--quiet]\n"
+		   "  otelprof top FILE [--limit N] [--pid PID]\n"
+		   "  otelprof version\n");
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -44,12 +43,13 @@ static int bad(const char *opt, const char *val)
 
 static int main_record(int argc, char **argv)
 {
-	struct record_args a = { .duration = 10,
-				 .frequency = OTELPROF_DEFAULT_FREQUENCY_HZ };
+	struct record_args a = {.duration = 10,
+				.frequency = OTELPROF_DEFAULT_FREQUENCY_HZ};
 	unsigned long v;
 
 	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *o = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(o, "--quiet")) {
 			a.quiet = true;
@@ -89,11 +89,12 @@ static int main_record(int argc, char **argv)
 
 static int main_top(int argc, char **argv)
 {
-	struct top_args a = { .limit = 20 };
+	struct top_args a = {.limit = 20};
 	unsigned long v;
 
 	for (int i = 0; i < argc; i++) {
-		const char *o = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+		const char *o = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (o[0] != '-') {
 			a.input = o;

@@ -62,11 +62,12 @@ int cmd_record(const struct record_args *a)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!a->quiet)
 		fprintf(stderr,
-			"otelprof: recording %s at %u Hz for %u s (Ctrl-C stops)\n",
+			"otelprof: recording %s at %u Hz for %u s (Ctrl-C "
+			"stops)\n",
 			a->pid ? "one process" : "all CPUs", a->frequency,
 			a->duration);
 	for (unsigned s = 0; s < a->duration && !interrupted; s++) {
-		struct timespec one = { 1, 0 };
+		struct timespec one = {1, 0};
 
 		while (nanosleep(&one, &one) && !interrupted)
 			;
@@ -111,10 +112,12 @@ int cmd_record(const struct record_args *a)
 	if (!a->quiet)
 		fprintf(stderr,
 			"otelprof: user stacks: %llu complete, %llu truncated, "
-			"%llu stopped (rule %llu, read %llu, loop %llu, unknown "
+			"%llu stopped (rule %llu, read %llu, loop %llu, "
+			"unknown "
 			"code %llu), %llu unwound from stack copies, %llu leaf "
 			"only (tables loading); tables: "
-			"%llu files, %llu rows, %llu KiB in the kernel, built in "
+			"%llu files, %llu rows, %llu KiB in the kernel, built "
+			"in "
 			"%llu ms\n",
 			(unsigned long long)st.unwind_complete,
 			(unsigned long long)st.unwind_truncated,

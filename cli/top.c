@@ -21,7 +21,8 @@ typedef Otelprof__Otlp__ProfilesData ProfilesData;
 typedef Otelprof__Otlp__ProfilesDictionary Dictionary;
 
 struct fn_count {
-	const char *name; /* display name, owned by names[] or the string table */
+	const char
+		*name; /* display name, owned by names[] or the string table */
 	uint64_t self, total;
 	uint64_t seen_in_sample; /* sample serial: count total once per stack */
 };
@@ -87,9 +88,9 @@ static char *location_name(const Dictionary *d, size_t li)
 
 		if (ln->function_index > 0 &&
 		    (size_t)ln->function_index < d->n_function_table) {
-			const char *n = str_at(
-				d, d->function_table[ln->function_index]
-					   ->name_strindex);
+			const char *n =
+				str_at(d, d->function_table[ln->function_index]
+						  ->name_strindex);
 			if (*n)
 				return strdup(n);
 		}
@@ -97,7 +98,8 @@ static char *location_name(const Dictionary *d, size_t li)
 	if (l->mapping_index > 0 &&
 	    (size_t)l->mapping_index < d->n_mapping_table) {
 		const char *fn = str_at(
-			d, d->mapping_table[l->mapping_index]->filename_strindex);
+			d,
+			d->mapping_table[l->mapping_index]->filename_strindex);
 		const char *base = strrchr(fn, '/');
 
 		snprintf(buf, sizeof(buf), "%s+0x%llx", base ? base + 1 : fn,
@@ -132,7 +134,8 @@ static int64_t resource_pid(const Otelprof__Otlp__ResourceProfiles *rp)
 	if (!rp->resource)
 		return -1;
 	for (size_t i = 0; i < rp->resource->n_attributes; i++) {
-		const Otelprof__Otlp__KeyValue *kv = rp->resource->attributes[i];
+		const Otelprof__Otlp__KeyValue *kv =
+			rp->resource->attributes[i];
 
 		if (kv->key && !strcmp(kv->key, "process.pid") && kv->value &&
 		    kv->value->value_case ==
@@ -210,9 +213,10 @@ int cmd_top(const struct top_args *a)
 					const Otelprof__Otlp__Sample *smp =
 						prof->samples[i];
 					const Otelprof__Otlp__Stack *st;
-					uint64_t w = smp->n_timestamps_unix_nano
-							     ? smp->n_timestamps_unix_nano
-							     : 1;
+					uint64_t w =
+						smp->n_timestamps_unix_nano
+							? smp->n_timestamps_unix_nano
+							: 1;
 
 					if (smp->n_values && smp->values[0] > 0)
 						w = (uint64_t)smp->values[0];
@@ -225,7 +229,8 @@ int cmd_top(const struct top_args *a)
 					serial++;
 					for (size_t k = 0;
 					     k < st->n_location_indices; k++) {
-						int32_t li = st->location_indices[k];
+						int32_t li =
+							st->location_indices[k];
 						struct fn_count *f;
 
 						if (li <= 0 ||
@@ -235,8 +240,10 @@ int cmd_top(const struct top_args *a)
 						f = &fns[loc_fn[li]];
 						if (k == 0)
 							f->self += w;
-						if (f->seen_in_sample != serial) {
-							f->seen_in_sample = serial;
+						if (f->seen_in_sample !=
+						    serial) {
+							f->seen_in_sample =
+								serial;
 							f->total += w;
 						}
 					}
@@ -256,8 +263,7 @@ int cmd_top(const struct top_args *a)
 			       fns[i].name);
 		qsort(fns, nfn, sizeof(*fns), cmp_total);
 		printf("\n%8s %7s  %s\n", "total", "total%", "function");
-		for (size_t i = 0; i < nfn && i < a->limit && fns[i].total;
-		     i++)
+		for (size_t i = 0; i < nfn && i < a->limit && fns[i].total; i++)
 			printf("%8llu %6.2f%%  %s\n",
 			       (unsigned long long)fns[i].total,
 			       100.0 * (double)fns[i].total / (double)total,

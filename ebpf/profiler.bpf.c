@@ -90,7 +90,7 @@ struct {
 	__type(value, struct otelprof_bpf_proc);
 } unwind_procs SEC(".maps");
 
-#define UNWIND_READ_U64(ctx, addr, out) \
+#define UNWIND_READ_U64(ctx, addr, out)                                        \
 	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
 #define UNWIND_INLINE static __always_inline
 #include "unwind_step.h"
@@ -151,8 +151,8 @@ find_mapping(struct otelprof_bpf_proc *proc, u64 pc)
 }
 
 /* The row covering vaddr: the last row with row.pc <= vaddr. */
-static __always_inline struct otelprof_bpf_row *find_row(void *rows,
-							 u32 nrows, u32 vaddr)
+static __always_inline struct otelprof_bpf_row *find_row(void *rows, u32 nrows,
+							 u32 vaddr)
 {
 	u32 base = 0, len = nrows, half, key;
 	struct otelprof_bpf_row *row;
@@ -258,9 +258,9 @@ static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
 	u32 words = 0;
 
 	for (int k = 0; k < OTELPROF_STACK_COPY_BYTES / 1024; k++) {
-		if (bpf_probe_read_user(&e->ustack[(k * 128) &
-						   (OTELPROF_USTACK_WORDS - 1)],
-					1024, (const void *)(sp + k * 1024)))
+		if (bpf_probe_read_user(
+			    &e->ustack[(k * 128) & (OTELPROF_USTACK_WORDS - 1)],
+			    1024, (const void *)(sp + k * 1024)))
 			break;
 		words += 128;
 	}
@@ -270,8 +270,8 @@ static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
 static __always_inline void unwind_user(struct otelprof_sample_event *e,
 					u32 tgid)
 {
-	struct otelprof_bpf_proc *proc = bpf_map_lookup_elem(&unwind_procs,
-							     &tgid);
+	struct otelprof_bpf_proc *proc =
+		bpf_map_lookup_elem(&unwind_procs, &tgid);
 	u32 zero = 0;
 	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 
@@ -441,7 +441,8 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 	return 0;
 }
 
-/* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) */
+/* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm
+ * *bprm) */
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
@@ -452,7 +453,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 			       BPF_CORE_READ(bprm, filename));
 }
 
-#define NR_MMAP 9 /* x86_64 */
+#define NR_MMAP	  9 /* x86_64 */
 #define PROT_EXEC 0x4
 
 /*

@@ -31,7 +31,7 @@ typedef uint64_t u64;
  * and the frames share one array: OTELPROF_USTACK_WORDS words.
  */
 #define OTELPROF_STACK_COPY_BYTES (16 * 1024)
-#define OTELPROF_USTACK_WORDS (OTELPROF_STACK_COPY_BYTES / 8)
+#define OTELPROF_USTACK_WORDS	  (OTELPROF_STACK_COPY_BYTES / 8)
 /* Files with unwind tables in the kernel at once (ids 1..max-1). */
 #define OTELPROF_MAX_UNWIND_FILES 16384
 /* Executable mappings per process known to the BPF unwinder. */
@@ -41,25 +41,26 @@ enum otelprof_event_type {
 	OTELPROF_EVENT_SAMPLE = 1,
 	OTELPROF_EVENT_EXEC = 2, /* a process replaced its image */
 	OTELPROF_EVENT_EXIT = 3, /* a whole process (thread group) exited */
-	OTELPROF_EVENT_MMAP_EXEC = 4, /* new executable mapping (dlopen, ld.so) */
+	OTELPROF_EVENT_MMAP_EXEC =
+		4, /* new executable mapping (dlopen, ld.so) */
 };
 
 /* Indices into the per-CPU `counters` map. */
 enum otelprof_counter {
-	OTELPROF_CNT_SAMPLES = 0,   /* perf_event program runs that emitted */
-	OTELPROF_CNT_LOST,          /* ring buffer full */
-	OTELPROF_CNT_IDLE,          /* idle CPU samples skipped */
-	OTELPROF_CNT_KSTACK_ERR,    /* bpf_get_stack(kernel) failed */
-	OTELPROF_CNT_USTACK_ERR,    /* bpf_get_stack(user) failed (not kthreads) */
-	OTELPROF_CNT_TASK_EVENTS_LOST, /* exec/exit notifications dropped */
-	OTELPROF_CNT_UNWIND_COMPLETE,  /* user stacks unwound to the root */
-	OTELPROF_CNT_UNWIND_TRUNCATED, /* cut at max_user_frames */
-	OTELPROF_CNT_UNWIND_ERR_RULE,  /* pc without a usable unwind rule */
-	OTELPROF_CNT_UNWIND_ERR_READ,  /* unreadable stack memory */
-	OTELPROF_CNT_UNWIND_ERR_LOOP,  /* sp went backwards */
-	OTELPROF_CNT_UNWIND_NO_MAPPING,/* pc outside known code, no fp chain */
-	OTELPROF_CNT_STACK_COPIES,     /* samples sent as a stack copy */
-	OTELPROF_CNT_UNWIND_PENDING,   /* leaf only: tables still loading */
+	OTELPROF_CNT_SAMPLES = 0, /* perf_event program runs that emitted */
+	OTELPROF_CNT_LOST,	  /* ring buffer full */
+	OTELPROF_CNT_IDLE,	  /* idle CPU samples skipped */
+	OTELPROF_CNT_KSTACK_ERR,  /* bpf_get_stack(kernel) failed */
+	OTELPROF_CNT_USTACK_ERR, /* bpf_get_stack(user) failed (not kthreads) */
+	OTELPROF_CNT_TASK_EVENTS_LOST,	/* exec/exit notifications dropped */
+	OTELPROF_CNT_UNWIND_COMPLETE,	/* user stacks unwound to the root */
+	OTELPROF_CNT_UNWIND_TRUNCATED,	/* cut at max_user_frames */
+	OTELPROF_CNT_UNWIND_ERR_RULE,	/* pc without a usable unwind rule */
+	OTELPROF_CNT_UNWIND_ERR_READ,	/* unreadable stack memory */
+	OTELPROF_CNT_UNWIND_ERR_LOOP,	/* sp went backwards */
+	OTELPROF_CNT_UNWIND_NO_MAPPING, /* pc outside known code, no fp chain */
+	OTELPROF_CNT_STACK_COPIES,	/* samples sent as a stack copy */
+	OTELPROF_CNT_UNWIND_PENDING,	/* leaf only: tables still loading */
 	OTELPROF_CNT_MAX,
 };
 
@@ -78,20 +79,21 @@ struct otelprof_event_header {
 struct otelprof_sample_event {
 	struct otelprof_event_header hdr;
 	char comm[OTELPROF_COMM_LEN];
-	u32 n_kernel; /* valid entries in kstack */
-	u32 n_user;   /* valid words in ustack (frames, or stack copy) */
-	u32 flags;    /* OTELPROF_SAMPLE_F_* */
+	u32 n_kernel;	  /* valid entries in kstack */
+	u32 n_user;	  /* valid words in ustack (frames, or stack copy) */
+	u32 flags;	  /* OTELPROF_SAMPLE_F_* */
 	u32 unwind_error; /* enum otelprof_counter of the failure, 0 if none */
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
 	u64 ustack[OTELPROF_USTACK_WORDS];
 };
 
-#define OTELPROF_SAMPLE_F_KTHREAD (1u << 0)    /* no user address space */
-#define OTELPROF_SAMPLE_F_STACK_COPY (1u << 1) /* ustack = stack words at user_sp */
-#define OTELPROF_SAMPLE_F_COMPLETE (1u << 2)   /* unwound to the root */
-#define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3)  /* cut at the frame limit */
-#define OTELPROF_SAMPLE_F_PENDING (1u << 4)    /* leaf only: tables loading */
+#define OTELPROF_SAMPLE_F_KTHREAD (1u << 0) /* no user address space */
+#define OTELPROF_SAMPLE_F_STACK_COPY                                           \
+	(1u << 1) /* ustack = stack words at user_sp */
+#define OTELPROF_SAMPLE_F_COMPLETE  (1u << 2) /* unwound to the root */
+#define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3) /* cut at the frame limit */
+#define OTELPROF_SAMPLE_F_PENDING   (1u << 4) /* leaf only: tables loading */
 /* At most one stack copy per process per this interval. */
 #define OTELPROF_COPY_INTERVAL_NS (2ull * 1000 * 1000)
 
@@ -102,16 +104,16 @@ struct otelprof_sample_event {
  * fit is stored as UNWIND_CFA_INVALID.
  */
 struct otelprof_bpf_row {
-	u32 pc;       /* file vaddr; code above 4 GiB falls back to fp */
+	u32 pc;	      /* file vaddr; code above 4 GiB falls back to fp */
 	s16 cfa_off8; /* cfa_offset / 8 */
 	s8 fp_off8;   /* fp_offset / 8 */
 	u8 rules;     /* cfa_base | fp_rule << 4 */
 };
 
-#define OTELPROF_ROW_CFA_BASE(r) ((r)->rules & 15)
-#define OTELPROF_ROW_FP_RULE(r) ((r)->rules >> 4)
+#define OTELPROF_ROW_CFA_BASE(r)   ((r)->rules & 15)
+#define OTELPROF_ROW_FP_RULE(r)	   ((r)->rules >> 4)
 #define OTELPROF_ROW_CFA_OFFSET(r) ((s32)(r)->cfa_off8 * 8)
-#define OTELPROF_ROW_FP_OFFSET(r) ((s16)((r)->fp_off8 * 8))
+#define OTELPROF_ROW_FP_OFFSET(r)  ((s16)((r)->fp_off8 * 8))
 
 /* One executable mapping of a process: vaddr = pc - bias. */
 struct otelprof_bpf_mapping {

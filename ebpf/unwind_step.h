@@ -25,8 +25,8 @@ struct unwind_regs {
 };
 
 enum unwind_step_result {
-	UNWIND_STEP_OK = 0,        /* regs now describe the caller */
-	UNWIND_STEP_DONE = 1,      /* outermost frame reached: stack complete */
+	UNWIND_STEP_OK = 0,	   /* regs now describe the caller */
+	UNWIND_STEP_DONE = 1,	   /* outermost frame reached: stack complete */
 	UNWIND_STEP_ERR_RULE = -1, /* no usable rule for pc */
 	UNWIND_STEP_ERR_READ = -2, /* stack memory unreadable */
 	UNWIND_STEP_ERR_LOOP = -3, /* sp did not move up: corrupt stack */

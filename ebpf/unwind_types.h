@@ -14,16 +14,18 @@
 /* How to compute the CFA (canonical frame address) in one address range. */
 enum unwind_cfa_base {
 	UNWIND_CFA_INVALID = 0, /* no usable rule: stop, count as failure */
-	UNWIND_CFA_SP = 1,      /* CFA = rsp + cfa_offset */
-	UNWIND_CFA_FP = 2,      /* CFA = rbp + cfa_offset */
-	UNWIND_CFA_PLT = 3,     /* PLT stub: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) */
-	UNWIND_CFA_SIGNAL = 4,  /* signal trampoline: registers in ucontext at rsp */
-	UNWIND_CFA_STOP = 5,    /* outermost frame (_start, thread entry): done */
+	UNWIND_CFA_SP = 1,	/* CFA = rsp + cfa_offset */
+	UNWIND_CFA_FP = 2,	/* CFA = rbp + cfa_offset */
+	UNWIND_CFA_PLT =
+		3, /* PLT stub: CFA = rsp + 8 + ((rip & 15) >= 11 ? 8 : 0) */
+	UNWIND_CFA_SIGNAL =
+		4, /* signal trampoline: registers in ucontext at rsp */
+	UNWIND_CFA_STOP = 5, /* outermost frame (_start, thread entry): done */
 };
 
 /* How to restore the caller's rbp. */
 enum unwind_fp_rule {
-	UNWIND_FP_SAME = 0,       /* rbp unchanged in this range */
+	UNWIND_FP_SAME = 0,	  /* rbp unchanged in this range */
 	UNWIND_FP_CFA_OFFSET = 1, /* caller rbp saved at CFA + fp_offset */
 	UNWIND_FP_UNDEFINED = 2,  /* caller rbp not recoverable */
 };

@@ -55,13 +55,14 @@ enum otelprof_flags {
  */
 struct otelprof_opts {
 	size_t sz;
-	uint32_t frequency_hz; /* samples per second per CPU; 0 = 19, max 10000 */
-	int32_t pid;           /* >0: only this process (tgid); 0: whole host */
+	uint32_t frequency_hz; /* samples per second per CPU; 0 = 19, max 10000
+				*/
+	int32_t pid;	       /* >0: only this process (tgid); 0: whole host */
 	const char *host_name; /* host.name resource attribute; NULL = uname */
-	uint32_t ringbuf_kb;   /* BPF ring buffer size in KiB; 0 = sized from CPUs
-				  and frequency; rounded up to a power of two */
-	uint32_t flags;        /* enum otelprof_flags */
-	uint32_t max_frames;   /* user frames per sample; 0 = library default */
+	uint32_t ringbuf_kb; /* BPF ring buffer size in KiB; 0 = sized from CPUs
+				and frequency; rounded up to a power of two */
+	uint32_t flags;	     /* enum otelprof_flags */
+	uint32_t max_frames; /* user frames per sample; 0 = library default */
 	uint32_t reserved0;
 };
 
@@ -71,36 +72,37 @@ struct otelprof_opts {
  */
 struct otelprof_stats {
 	size_t sz;
-	uint64_t samples_received;   /* samples read from the ring buffer */
-	uint64_t samples_lost;       /* ring buffer full: dropped in the kernel */
-	uint64_t samples_idle;       /* idle-CPU samples skipped in the kernel */
-	uint64_t samples_encoded;    /* samples handed out by otelprof_poll */
-	uint64_t kernel_stack_errors;/* bpf_get_stack failed for the kernel part */
-	uint64_t user_stack_errors;  /* no user stack could be taken */
-	uint64_t proc_scan_errors;   /* /proc entries that could not be read */
-	uint64_t files_malformed;    /* mapped files skipped as malformed ELF */
-	uint64_t files_loaded;       /* ELF files whose symbols were loaded */
-	uint64_t processes_tracked;  /* processes currently known */
-	uint64_t symbol_memory_bytes;/* memory held by symbol tables */
-	uint64_t polls;              /* successful otelprof_poll calls */
-	uint64_t bytes_encoded;      /* OTLP bytes handed out */
+	uint64_t samples_received; /* samples read from the ring buffer */
+	uint64_t samples_lost;	   /* ring buffer full: dropped in the kernel */
+	uint64_t samples_idle;	   /* idle-CPU samples skipped in the kernel */
+	uint64_t samples_encoded;  /* samples handed out by otelprof_poll */
+	uint64_t kernel_stack_errors; /* bpf_get_stack failed for the kernel
+					 part */
+	uint64_t user_stack_errors;   /* no user stack could be taken */
+	uint64_t proc_scan_errors;    /* /proc entries that could not be read */
+	uint64_t files_malformed;   /* mapped files skipped as malformed ELF */
+	uint64_t files_loaded;	    /* ELF files whose symbols were loaded */
+	uint64_t processes_tracked; /* processes currently known */
+	uint64_t symbol_memory_bytes; /* memory held by symbol tables */
+	uint64_t polls;		      /* successful otelprof_poll calls */
+	uint64_t bytes_encoded;	      /* OTLP bytes handed out */
 	/* user-stack unwinding (in the kernel, from .eh_frame tables) */
-	uint64_t unwind_complete;    /* stacks unwound to the root */
-	uint64_t unwind_truncated;   /* cut at max_frames */
-	uint64_t unwind_err_rule;    /* stopped: pc without a usable rule */
-	uint64_t unwind_err_read;    /* stopped: stack memory unreadable */
-	uint64_t unwind_err_loop;    /* stopped: sp went backwards */
-	uint64_t unwind_no_mapping;  /* stopped: pc outside known code */
-	uint64_t stack_copies;       /* samples unwound in userspace from a
-					stack copy (process not yet known) */
-	uint64_t unwind_files;       /* files with tables in the kernel */
-	uint64_t unwind_rows;        /* rows in the kernel */
-	uint64_t unwind_map_bytes;   /* kernel memory of the rows */
-	uint64_t unwind_table_errors;/* files whose CFI could not be used */
-	uint64_t unwind_build_ns;    /* time spent building tables */
-	uint64_t unwind_pending;     /* leaf frame only: the process's tables
-					were still loading (rate-limited
-					stack copies) */
+	uint64_t unwind_complete;     /* stacks unwound to the root */
+	uint64_t unwind_truncated;    /* cut at max_frames */
+	uint64_t unwind_err_rule;     /* stopped: pc without a usable rule */
+	uint64_t unwind_err_read;     /* stopped: stack memory unreadable */
+	uint64_t unwind_err_loop;     /* stopped: sp went backwards */
+	uint64_t unwind_no_mapping;   /* stopped: pc outside known code */
+	uint64_t stack_copies;	      /* samples unwound in userspace from a
+					 stack copy (process not yet known) */
+	uint64_t unwind_files;	      /* files with tables in the kernel */
+	uint64_t unwind_rows;	      /* rows in the kernel */
+	uint64_t unwind_map_bytes;    /* kernel memory of the rows */
+	uint64_t unwind_table_errors; /* files whose CFI could not be used */
+	uint64_t unwind_build_ns;     /* time spent building tables */
+	uint64_t unwind_pending;      /* leaf frame only: the process's tables
+					 were still loading (rate-limited
+					 stack copies) */
 };
 
 /* Opaque profiler handle. */

@@ -35,16 +35,16 @@
 #include "unwind/process_unwind.h"
 #include "util/errmsg.h"
 
-#define MAX_FREQUENCY_HZ 10000u
+#define MAX_FREQUENCY_HZ  10000u
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
-#define FILE_LINGER_NS (60ull * 1000 * 1000 * 1000)
+#define FILE_LINGER_NS	  (60ull * 1000 * 1000 * 1000)
 
 struct otelprof {
 	pthread_mutex_t state_lock;
 	pthread_mutex_t poll_lock;
 	pthread_t thread;
 	bool thread_started;
-	int wake_fd;  /* eventfd: tells the drain thread to exit */
+	int wake_fd; /* eventfd: tells the drain thread to exit */
 	int epoll_fd;
 	atomic_bool stopping;
 	bool stopped;
@@ -265,7 +265,8 @@ static uint32_t ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 		/* Two seconds of samples at 2 KiB from every CPU, at least
 		 * 2 MiB: stack copies of new processes are 16 KiB each and
 		 * come in bursts (exec storms, start-up). */
-		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 * 2;
+		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 *
+		       2;
 		if (want < 2u << 20)
 			want = 2u << 20;
 		if (want > 64u << 20)
@@ -314,7 +315,7 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 				struct otelprof **out, char *errbuf,
 				size_t errbuf_len)
 {
-	struct errmsg err = { errbuf, errbuf_len };
+	struct errmsg err = {errbuf, errbuf_len};
 	struct bpf_sampler_config cfg;
 	struct otelprof_opts o;
 	struct epoll_event ev;
@@ -336,8 +337,8 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 	p->wake_fd = p->epoll_fd = -1;
 	pthread_mutex_init(&p->state_lock, NULL);
 	pthread_mutex_init(&p->poll_lock, NULL);
-	p->frequency_hz = o.frequency_hz ? o.frequency_hz
-					 : OTELPROF_DEFAULT_FREQUENCY_HZ;
+	p->frequency_hz =
+		o.frequency_hz ? o.frequency_hz : OTELPROF_DEFAULT_FREQUENCY_HZ;
 	if (o.host_name && *o.host_name) {
 		snprintf(p->host_name, sizeof(p->host_name), "%s", o.host_name);
 	} else {
@@ -367,8 +368,8 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 	cfg.frequency_hz = p->frequency_hz;
 	cfg.target_tgid = (uint32_t)o.pid;
 	cfg.include_idle = !!(o.flags & OTELPROF_F_INCLUDE_IDLE);
-	cfg.max_user_frames = o.max_frames ? o.max_frames
-					   : OTELPROF_MAX_USER_FRAMES;
+	cfg.max_user_frames =
+		o.max_frames ? o.max_frames : OTELPROF_MAX_USER_FRAMES;
 	p->max_user_frames = cfg.max_user_frames;
 	cfg.ringbuf_bytes = ringbuf_bytes(o.ringbuf_kb, p->frequency_hz, ncpu);
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, &err);
@@ -420,8 +421,7 @@ static void set_err(struct otelprof *p, const char *fmt, const char *arg)
 	snprintf(p->errbuf, sizeof(p->errbuf), fmt, arg);
 }
 
-OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data,
-			       size_t *size)
+OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 {
 	struct profile_builder *full;
 	struct otlp_window w;
@@ -591,7 +591,7 @@ OTELPROF_API const char *otelprof_errmsg(struct otelprof *p)
 OTELPROF_API const char *otelprof_version(void)
 {
 #define STR2(x) #x
-#define STR(x) STR2(x)
+#define STR(x)	STR2(x)
 	return STR(OTELPROF_VERSION_MAJOR) "." STR(
 		OTELPROF_VERSION_MINOR) "." STR(OTELPROF_VERSION_PATCH);
 }

@@ -80,9 +80,8 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 			     Dictionary *d)
 {
 	const uint32_t nm = b->mappings.n, nl = b->locations.n,
-		       nf = b->functions.n, nk = b->links.n,
-		       ns = b->str_off.n, na = b->attrs.n,
-		       nst = b->stack_off.n;
+		       nf = b->functions.n, nk = b->links.n, ns = b->str_off.n,
+		       na = b->attrs.n, nst = b->stack_off.n;
 	Mapping *m = ALLOC(e, Mapping, nm);
 	Mapping **mp = ALLOC(e, Mapping *, nm);
 	Location *l = ALLOC(e, Location, nl);
@@ -113,8 +112,9 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		m[i].filename_strindex = x->filename;
 		/* attrs[] holds present indices first (0 = absent). */
 		m[i].attribute_indices = (int32_t *)x->attrs;
-		m[i].n_attribute_indices = x->attrs[1] ? 2 : x->attrs[0] ? 1
-									: 0;
+		m[i].n_attribute_indices = x->attrs[1]	 ? 2
+					   : x->attrs[0] ? 1
+							 : 0;
 		if (!x->attrs[0] && x->attrs[1]) {
 			m[i].attribute_indices = (int32_t *)&x->attrs[1];
 			m[i].n_attribute_indices = 1;
@@ -206,12 +206,10 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	d->n_stack_table = nst;
 }
 
-static ResourceProfiles *build_resource(struct enc *e,
-					const struct profile_builder *b,
-					const struct pb_resource *r,
-					const struct otlp_window *w,
-					ValueType *sample_type,
-					ValueType *period_type, Scope *scope)
+static ResourceProfiles *
+build_resource(struct enc *e, const struct profile_builder *b,
+	       const struct pb_resource *r, const struct otlp_window *w,
+	       ValueType *sample_type, ValueType *period_type, Scope *scope)
 {
 	ResourceProfiles *rp = ALLOC(e, ResourceProfiles, 1);
 	Resource *res = ALLOC(e, Resource, 1);
@@ -302,7 +300,7 @@ static ResourceProfiles *build_resource(struct enc *e,
 int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
 		uint8_t **out, size_t *out_len)
 {
-	struct enc e = { 0 };
+	struct enc e = {0};
 	ProfilesData pd = OTELPROF__OTLP__PROFILES_DATA__INIT;
 	Dictionary dict = OTELPROF__OTLP__PROFILES_DICTIONARY__INIT;
 	ValueType sample_type = OTELPROF__OTLP__VALUE_TYPE__INIT;

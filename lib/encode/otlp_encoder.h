@@ -9,7 +9,8 @@
 #include "encode/profile_builder.h"
 
 struct otlp_window {
-	uint64_t start_unix_ns; /* Profile.time_unix_nano (clamped to samples) */
+	uint64_t
+		start_unix_ns; /* Profile.time_unix_nano (clamped to samples) */
 	uint64_t end_unix_ns;
 	uint64_t period_ns; /* 1e9 / frequency */
 	const char *scope_name;

@@ -7,40 +7,42 @@
 #include <string.h>
 
 _Static_assert(sizeof(struct pb_attr) == 16, "pb_attr must have no padding");
-_Static_assert(sizeof(struct pb_mapping) == 40, "pb_mapping must have no padding");
-_Static_assert(sizeof(struct pb_location) == 24, "pb_location must have no padding");
-_Static_assert(sizeof(struct pb_function) == 12, "pb_function must have no padding");
+_Static_assert(sizeof(struct pb_mapping) == 40,
+	       "pb_mapping must have no padding");
+_Static_assert(sizeof(struct pb_location) == 24,
+	       "pb_location must have no padding");
+_Static_assert(sizeof(struct pb_function) == 12,
+	       "pb_function must have no padding");
 _Static_assert(sizeof(struct pb_link) == 24, "pb_link must have no padding");
 
-#define VEC_PUSH(vec, item, err_ret)                                       \
-	do {                                                               \
-		if ((vec).n == (vec).cap) {                                \
-			uint32_t ncap_ = (vec).cap ? (vec).cap * 2 : 64;   \
-			void *nv_ = realloc((vec).v,                       \
+#define VEC_PUSH(vec, item, err_ret)                                           \
+	do {                                                                   \
+		if ((vec).n == (vec).cap) {                                    \
+			uint32_t ncap_ = (vec).cap ? (vec).cap * 2 : 64;       \
+			void *nv_ = realloc((vec).v,                           \
 					    (size_t)ncap_ * sizeof(*(vec).v)); \
-			if (!nv_)                                          \
-				return (err_ret);                          \
-			(vec).v = nv_;                                     \
-			(vec).cap = ncap_;                                 \
-		}                                                          \
-		(vec).v[(vec).n++] = (item);                               \
+			if (!nv_)                                              \
+				return (err_ret);                              \
+			(vec).v = nv_;                                         \
+			(vec).cap = ncap_;                                     \
+		}                                                              \
+		(vec).v[(vec).n++] = (item);                                   \
 	} while (0)
 
-#define VEC_FREE(vec)               \
-	do {                        \
-		free((vec).v);      \
-		(vec).v = NULL;     \
-		(vec).n = 0;        \
-		(vec).cap = 0;      \
+#define VEC_FREE(vec)                                                          \
+	do {                                                                   \
+		free((vec).v);                                                 \
+		(vec).v = NULL;                                                \
+		(vec).n = 0;                                                   \
+		(vec).cap = 0;                                                 \
 	} while (0)
 
 static struct idxmap *all_maps(struct profile_builder *b, size_t i)
 {
-	struct idxmap *m[] = { &b->str_index,	   &b->attr_index,
-			       &b->function_index, &b->mapping_index,
-			       &b->location_index, &b->stack_index,
-			       &b->link_index,	   &b->resource_index,
-			       &b->sample_index };
+	struct idxmap *m[] = {
+		&b->str_index,	   &b->attr_index,     &b->function_index,
+		&b->mapping_index, &b->location_index, &b->stack_index,
+		&b->link_index,	   &b->resource_index, &b->sample_index};
 
 	return i < sizeof(m) / sizeof(m[0]) ? m[i] : NULL;
 }
@@ -108,7 +110,7 @@ static bool str_eq(const void *ctx, uint32_t idx)
 static int32_t intern_string(struct profile_builder *b, const char *s,
 			     size_t len)
 {
-	struct str_key k = { b, s, len };
+	struct str_key k = {b, s, len};
 	uint64_t h = hash_bytes(s, len, 0x73747273);
 	uint32_t idx;
 
@@ -145,38 +147,36 @@ int32_t pb_string(struct profile_builder *b, const char *s)
 
 /* ---- generic fixed-size records ---- */
 
-#define DEFINE_INTERN(fn, type, vec, index, seed)                            \
-	struct fn##_ctx {                                                    \
-		const struct profile_builder *b;                             \
-		const type *rec;                                             \
-	};                                                                   \
-	static bool fn##_eq(const void *ctx, uint32_t idx)                   \
-	{                                                                    \
-		const struct fn##_ctx *c = ctx;                              \
-		return !memcmp(&c->b->vec.v[idx], c->rec, sizeof(type));     \
-	}                                                                    \
-	static int32_t fn(struct profile_builder *b, const type *rec)        \
-	{                                                                    \
-		struct fn##_ctx c = { b, rec };                              \
-		uint64_t h = hash_bytes(rec, sizeof(type), seed);            \
-		uint32_t idx;                                                \
-		if (idxmap_find(&b->index, h, fn##_eq, &c, &idx))            \
-			return (int32_t)idx;                                 \
-		if (b->vec.n >= INT32_MAX)                                   \
-			return -E2BIG;                                       \
-		idx = b->vec.n;                                              \
-		VEC_PUSH(b->vec, *rec, -ENOMEM);                             \
-		if (idxmap_insert(&b->index, h, idx))                        \
-			return -ENOMEM;                                      \
-		return (int32_t)idx;                                         \
+#define DEFINE_INTERN(fn, type, vec, index, seed)                              \
+	struct fn##_ctx {                                                      \
+		const struct profile_builder *b;                               \
+		const type *rec;                                               \
+	};                                                                     \
+	static bool fn##_eq(const void *ctx, uint32_t idx)                     \
+	{                                                                      \
+		const struct fn##_ctx *c = ctx;                                \
+		return !memcmp(&c->b->vec.v[idx], c->rec, sizeof(type));       \
+	}                                                                      \
+	static int32_t fn(struct profile_builder *b, const type *rec)          \
+	{                                                                      \
+		struct fn##_ctx c = {b, rec};                                  \
+		uint64_t h = hash_bytes(rec, sizeof(type), seed);              \
+		uint32_t idx;                                                  \
+		if (idxmap_find(&b->index, h, fn##_eq, &c, &idx))              \
+			return (int32_t)idx;                                   \
+		if (b->vec.n >= INT32_MAX)                                     \
+			return -E2BIG;                                         \
+		idx = b->vec.n;                                                \
+		VEC_PUSH(b->vec, *rec, -ENOMEM);                               \
+		if (idxmap_insert(&b->index, h, idx))                          \
+			return -ENOMEM;                                        \
+		return (int32_t)idx;                                           \
 	}
 
 DEFINE_INTERN(intern_attr, struct pb_attr, attrs, attr_index, 1)
-DEFINE_INTERN(intern_function, struct pb_function, functions, function_index,
-	      2)
+DEFINE_INTERN(intern_function, struct pb_function, functions, function_index, 2)
 DEFINE_INTERN(intern_mapping, struct pb_mapping, mappings, mapping_index, 3)
-DEFINE_INTERN(intern_location, struct pb_location, locations, location_index,
-	      4)
+DEFINE_INTERN(intern_location, struct pb_location, locations, location_index, 4)
 DEFINE_INTERN(intern_link, struct pb_link, links, link_index, 5)
 
 static int32_t attr_str(struct profile_builder *b, int32_t key, const char *v)
@@ -334,14 +334,13 @@ static bool stack_eq(const void *ctx, uint32_t idx)
 
 	if (c->b->stack_len.v[idx] != c->n)
 		return false;
-	return !c->n ||
-	       !memcmp(c->b->stack_locs.v + c->b->stack_off.v[idx], c->locs,
-		       c->n * sizeof(int32_t));
+	return !c->n || !memcmp(c->b->stack_locs.v + c->b->stack_off.v[idx],
+				c->locs, c->n * sizeof(int32_t));
 }
 
 int32_t pb_stack(struct profile_builder *b, const int32_t *locs, size_t n)
 {
-	struct stack_ctx c = { b, locs, n };
+	struct stack_ctx c = {b, locs, n};
 	uint64_t h = hash_bytes(locs ? (const void *)locs : (const void *)"",
 				n * sizeof(int32_t), 7);
 	uint32_t idx;
@@ -382,7 +381,7 @@ static bool res_eq(const void *ctx, uint32_t idx)
 static int kv_add(struct pb_resource *r, size_t *cap, const char *key,
 		  const char *str, int64_t ival)
 {
-	struct pb_kv kv = { 0 };
+	struct pb_kv kv = {0};
 
 	if (r->nattrs == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 8;
@@ -408,7 +407,7 @@ static int kv_add(struct pb_resource *r, size_t *cap, const char *key,
 int pb_resource(struct profile_builder *b, const struct pb_resource_info *ri,
 		uint32_t *out)
 {
-	const void *ctx[2] = { b, &ri->key };
+	const void *ctx[2] = {b, &ri->key};
 	uint64_t h = hash_u64(ri->key);
 	struct pb_resource r;
 	size_t cap = 0;
@@ -474,8 +473,8 @@ static bool sample_eq(const void *ctx, uint32_t idx)
 	const struct pb_sample *x = &c->b->samples.v[idx], *y = c->s;
 
 	return x->resource == y->resource && x->stack == y->stack &&
-	       x->link == y->link && !memcmp(x->attrs, y->attrs,
-					     sizeof(x->attrs));
+	       x->link == y->link &&
+	       !memcmp(x->attrs, y->attrs, sizeof(x->attrs));
 }
 
 int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
@@ -483,7 +482,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		  int32_t link, uint64_t ts)
 {
 	struct pb_sample s;
-	struct sample_ctx c = { b, &s };
+	struct sample_ctx c = {b, &s};
 	struct pb_sample *dst;
 	uint64_t h;
 	uint32_t idx;
@@ -492,8 +491,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 	if (resource >= b->resources.n)
 		return -EINVAL;
 	struct pb_thread_cache *tc = &b->thread_cache[hash_u64(tid) & 255];
-	size_t nlen = thread_name ? strnlen(thread_name, sizeof(tc->name))
-				  : 0;
+	size_t nlen = thread_name ? strnlen(thread_name, sizeof(tc->name)) : 0;
 
 	memset(&s, 0, sizeof(s));
 	s.resource = resource;
@@ -578,15 +576,15 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 
 size_t pb_memory(const struct profile_builder *b)
 {
-	size_t m = b->arena_cap + b->str_off.cap * 4 +
-		   b->attrs.cap * sizeof(struct pb_attr) +
-		   b->functions.cap * sizeof(struct pb_function) +
-		   b->mappings.cap * sizeof(struct pb_mapping) +
-		   b->locations.cap * sizeof(struct pb_location) +
-		   (b->stack_off.cap + b->stack_len.cap + b->stack_locs.cap) *
-			   4 +
-		   b->links.cap * sizeof(struct pb_link) +
-		   b->samples.cap * sizeof(struct pb_sample);
+	size_t m =
+		b->arena_cap + b->str_off.cap * 4 +
+		b->attrs.cap * sizeof(struct pb_attr) +
+		b->functions.cap * sizeof(struct pb_function) +
+		b->mappings.cap * sizeof(struct pb_mapping) +
+		b->locations.cap * sizeof(struct pb_location) +
+		(b->stack_off.cap + b->stack_len.cap + b->stack_locs.cap) * 4 +
+		b->links.cap * sizeof(struct pb_link) +
+		b->samples.cap * sizeof(struct pb_sample);
 
 	for (uint32_t i = 0; i < b->samples.n; i++)
 		m += b->samples.v[i].capts * 8;

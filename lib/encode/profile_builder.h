@@ -20,9 +20,9 @@ enum pb_frame_kind {
 };
 
 struct pb_frame {
-	uint8_t kind;        /* enum pb_frame_kind */
-	uint64_t address;    /* ELF vaddr for native frames in a known file;
-				else the runtime address */
+	uint8_t kind;	      /* enum pb_frame_kind */
+	uint64_t address;     /* ELF vaddr for native frames in a known file;
+				 else the runtime address */
 	const char *function; /* NULL: unknown */
 	const char *function_file; /* Function.filename (kernel module) */
 	const char *mapping_file;  /* NULL: no mapping */
@@ -94,11 +94,11 @@ struct pb_link {
 	uint8_t span_id[8];
 };
 
-#define PB_VEC(T)              \
-	struct {               \
-		T *v;          \
-		uint32_t n;    \
-		uint32_t cap;  \
+#define PB_VEC(T)                                                              \
+	struct {                                                               \
+		T *v;                                                          \
+		uint32_t n;                                                    \
+		uint32_t cap;                                                  \
 	}
 
 struct profile_builder {

@@ -7,9 +7,9 @@
 #include <stdint.h>
 
 /* Upper bounds that keep a hostile or huge /proc file from exhausting us. */
-#define PROC_MAPS_MAX_BYTES (16u << 20)
+#define PROC_MAPS_MAX_BYTES   (16u << 20)
 #define PROC_MAPS_MAX_ENTRIES 65536u
-#define PROC_PATH_MAX 4096u
+#define PROC_PATH_MAX	      4096u
 
 enum proc_mapping_kind {
 	PROC_MAPPING_FILE = 0, /* backed by a file on disk */
@@ -23,10 +23,10 @@ struct proc_mapping {
 	uint64_t offset;     /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	uint8_t kind;    /* enum proc_mapping_kind */
+	uint8_t kind;	 /* enum proc_mapping_kind */
 	uint8_t deleted; /* path ended in " (deleted)" */
-	char *path;      /* owned; "" for anonymous */
-	void *file;      /* struct elf_file *, resolved lazily; owned by caller */
+	char *path;	 /* owned; "" for anonymous */
+	void *file; /* struct elf_file *, resolved lazily; owned by caller */
 	uint8_t file_tried;
 };
 

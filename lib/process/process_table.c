@@ -51,7 +51,7 @@ static bool pid_eq(const void *ctx, uint32_t slot)
 
 static struct process *find(struct process_table *t, uint32_t pid)
 {
-	const void *ctx[2] = { t, &pid };
+	const void *ctx[2] = {t, &pid};
 	uint32_t slot;
 
 	if (idxmap_find(&t->index, hash_u64(pid), pid_eq, ctx, &slot))
@@ -270,8 +270,7 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 }
 
 struct elf_file *process_mapping_file(struct process_table *t,
-				      struct process *p,
-				      struct proc_mapping *m)
+				      struct process *p, struct proc_mapping *m)
 {
 	int fd, err = 0;
 

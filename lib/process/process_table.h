@@ -32,15 +32,15 @@ struct process {
 	char container_id[CONTAINER_ID_LEN + 1];
 	struct proc_maps maps;
 	uint64_t last_scan_ns;
-	bool info_ok;  /* /proc could be read */
-	bool exited;   /* exit seen; evicted once its samples are encoded */
+	bool info_ok; /* /proc could be read */
+	bool exited;  /* exit seen; evicted once its samples are encoded */
 	uint64_t last_seen_ns;
 };
 
 /* The unwinder mirrors processes into the kernel through these. */
 struct process_table_hooks {
 	void *ctx;
-	void (*on_maps)(void *ctx, struct process *p);   /* new or rescanned */
+	void (*on_maps)(void *ctx, struct process *p);	 /* new or rescanned */
 	void (*on_remove)(void *ctx, struct process *p); /* before freeing */
 };
 

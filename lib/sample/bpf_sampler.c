@@ -171,7 +171,7 @@ static int perf_open(uint64_t period_ns, int cpu)
  * set: EACCES/EPERM then come from the verifier, not from missing rights. */
 static bool have_bpf_caps(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2];
 
 	memset(d, 0, sizeof(d));
@@ -231,9 +231,10 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		if ((e == -EPERM || e == -EACCES) && !have_bpf_caps())
 			explain_perm(err, e, "loading BPF programs failed");
 		else
-			errmsg_set(err, e,
-				   "loading BPF programs failed: %s: verifier: %s",
-				   strerror(-e), verdict(log_tail));
+			errmsg_set(
+				err, e,
+				"loading BPF programs failed: %s: verifier: %s",
+				strerror(-e), verdict(log_tail));
 		pthread_mutex_unlock(&log_lock);
 		goto fail;
 	}
@@ -252,9 +253,10 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	if (!s->exec_link) {
 		e = -errno;
 		s->exec_link = NULL;
-		errmsg_set(err, e,
-			   "cannot attach raw tracepoint sched_process_exec: %s",
-			   strerror(-e));
+		errmsg_set(
+			err, e,
+			"cannot attach raw tracepoint sched_process_exec: %s",
+			strerror(-e));
 		goto fail;
 	}
 	s->mmap_link = bpf_program__attach(s->skel->progs.on_sys_exit);
@@ -269,9 +271,10 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	if (!s->exit_link) {
 		e = -errno;
 		s->exit_link = NULL;
-		errmsg_set(err, e,
-			   "cannot attach raw tracepoint sched_process_exit: %s",
-			   strerror(-e));
+		errmsg_set(
+			err, e,
+			"cannot attach raw tracepoint sched_process_exit: %s",
+			strerror(-e));
 		goto fail;
 	}
 
@@ -374,8 +377,7 @@ uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which)
 	return sum;
 }
 
-void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
-			    int *procs_fd)
+void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd, int *procs_fd)
 {
 	*files_fd = bpf_map__fd(s->skel->maps.unwind_files);
 	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);

@@ -99,7 +99,8 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			return -E2BIG;
 		if (s->n == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 256;
-			struct elf_sym *nv = realloc(s->syms, ncap * sizeof(*nv));
+			struct elf_sym *nv =
+				realloc(s->syms, ncap * sizeof(*nv));
 
 			if (!nv)
 				return -ENOMEM;
@@ -127,12 +128,12 @@ static void read_build_id(Elf *elf, size_t phnum, struct elf_symbols *s)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
 		    ph.p_filesz > (1u << 20))
 			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-					 ph.p_filesz, ELF_T_NHDR);
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+					 ELF_T_NHDR);
 		if (!d)
 			continue;
-		while ((off = gelf_getnote(d, off, &nh, &name_off,
-					   &desc_off)) > 0) {
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) >
+		       0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
 			    nh.n_descsz > 0 &&

@@ -12,11 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ELF_FILE_MAX_SYMBOLS 4000000u
+#define ELF_FILE_MAX_SYMBOLS	  4000000u
 #define ELF_FILE_MAX_SYMTAB_BYTES (256u << 20)
-#define ELF_FILE_MAX_NAME 4096u
-#define ELF_FILE_MAX_LOADS 64u
-#define ELF_FILE_MAX_BUILD_ID 64u
+#define ELF_FILE_MAX_NAME	  4096u
+#define ELF_FILE_MAX_LOADS	  64u
+#define ELF_FILE_MAX_BUILD_ID	  64u
 
 struct elf_sym {
 	uint64_t addr;

@@ -116,7 +116,7 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 {
 	struct stat st;
 	struct file_id id;
-	struct id_eq_ctx ctx = { c, &id };
+	struct id_eq_ctx ctx = {c, &id};
 	struct elf_file *f;
 	uint32_t slot;
 
@@ -187,8 +187,8 @@ static size_t own_vdso_size(uint64_t base)
 
 struct elf_file *file_cache_get_vdso(struct file_cache *c)
 {
-	struct file_id id = { .dev = UINT64_MAX, .ino = UINT64_MAX };
-	struct id_eq_ctx ctx = { c, &id };
+	struct file_id id = {.dev = UINT64_MAX, .ino = UINT64_MAX};
+	struct id_eq_ctx ctx = {c, &id};
 	uint64_t base = getauxval(AT_SYSINFO_EHDR);
 	struct elf_file *f;
 	uint32_t slot;

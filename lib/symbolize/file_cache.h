@@ -21,18 +21,18 @@ struct elf_file {
 	struct file_id id;
 	uint32_t slot;
 	uint32_t refcnt;
-	int load_err;          /* 0, or why symbols are missing */
+	int load_err; /* 0, or why symbols are missing */
 	struct elf_symbols sym;
-	char htlhash[33];      /* "" if unknown */
-	char *path;            /* path as first seen in /proc/PID/maps */
-	const char *basename;  /* into path */
+	char htlhash[33];     /* "" if unknown */
+	char *path;	      /* path as first seen in /proc/PID/maps */
+	const char *basename; /* into path */
 	/* Unwind table (built by the on_load hook) and its kernel id. */
 	struct unwind_table unwind;
 	uint64_t idle_since_ns; /* refcnt 0 since (CLOCK_MONOTONIC); kept a
 				   while for the next exec of the same file */
-	uint32_t unwind_id;    /* 0: not in the kernel */
-	uint32_t unwind_nrows; /* rows in the kernel array */
-	int unwind_fd;         /* the kernel array, -1 if none */
+	uint32_t unwind_id;	/* 0: not in the kernel */
+	uint32_t unwind_nrows;	/* rows in the kernel array */
+	int unwind_fd;		/* the kernel array, -1 if none */
 	int unwind_err;
 };
 

@@ -14,8 +14,8 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int push_name(struct kallsyms *k, size_t *cap, const char *s,
-		     size_t n, uint32_t *off)
+static int push_name(struct kallsyms *k, size_t *cap, const char *s, size_t n,
+		     uint32_t *off)
 {
 	if (k->names_len + n + 1 > UINT32_MAX)
 		return -E2BIG;
@@ -92,8 +92,8 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 		}
 		if (q < le) {
 			const char *m = memchr(q, '[', (size_t)(le - q));
-			const char *me = m ? memchr(m, ']', (size_t)(le - m))
-					   : NULL;
+			const char *me =
+				m ? memchr(m, ']', (size_t)(le - m)) : NULL;
 
 			if (m && me && me - m - 1 > 0 && me - m - 1 < 256) {
 				mod = m + 1;

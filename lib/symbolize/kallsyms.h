@@ -6,12 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KALLSYMS_MAX_BYTES (64u << 20)
+#define KALLSYMS_MAX_BYTES   (64u << 20)
 #define KALLSYMS_MAX_SYMBOLS 4000000u
 
 struct ksym {
 	uint64_t addr;
-	uint32_t name; /* offset into kallsyms.names */
+	uint32_t name;	 /* offset into kallsyms.names */
 	uint32_t module; /* offset into names; 0 = core kernel ("") */
 };
 

@@ -57,8 +57,8 @@ static bool raw_eq(const void *ctx, uint32_t idx)
 
 static uint64_t raw_hash(uint64_t serial, const struct raw_stack *e)
 {
-	uint64_t h = hash_combine(hash_u64(serial),
-				  ((uint64_t)e->nk << 32) | e->nu);
+	uint64_t h =
+		hash_combine(hash_u64(serial), ((uint64_t)e->nk << 32) | e->nu);
 
 	h = hash_combine(h, hash_bytes(e->k, e->nk * 8, 1));
 	return hash_combine(h, hash_bytes(e->u, e->nu * 8, 2));
@@ -118,9 +118,9 @@ static int32_t kernel_location(struct stack_symbolizer *s,
 			       struct profile_builder *b, uint64_t pc,
 			       bool return_address)
 {
-	const struct ksym *k = s->ksyms ? kallsyms_lookup(s->ksyms,
-							  pc - return_address)
-					: NULL;
+	const struct ksym *k =
+		s->ksyms ? kallsyms_lookup(s->ksyms, pc - return_address)
+			 : NULL;
 	struct pb_frame f;
 
 	memset(&f, 0, sizeof(f));
@@ -137,8 +137,8 @@ static int32_t kernel_location(struct stack_symbolizer *s,
 
 static int32_t user_location(struct stack_symbolizer *s,
 			     struct profile_builder *b, struct process *p,
-			     uint64_t pc, bool return_address,
-			     bool *rescanned, uint64_t now_ns)
+			     uint64_t pc, bool return_address, bool *rescanned,
+			     uint64_t now_ns)
 {
 	struct proc_mapping *m =
 		(struct proc_mapping *)proc_maps_find(&p->maps, pc);
@@ -152,8 +152,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 		*rescanned = true;
 		if (process_table_rescan(s->procs, p, now_ns,
 					 PROCESS_RESCAN_INTERVAL_NS))
-			m = (struct proc_mapping *)proc_maps_find(&p->maps,
-								  pc);
+			m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	}
 	memset(&f, 0, sizeof(f));
 	f.kind = PB_FRAME_NATIVE;
@@ -190,9 +189,9 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 			const uint64_t *ustack, uint32_t nu, uint64_t now_ns)
 {
 	int32_t locs[MAX_FRAMES];
-	struct raw_stack e = { kstack, ustack, nk, nu };
+	struct raw_stack e = {kstack, ustack, nk, nu};
 	uint64_t h;
-	struct raw_key k = { s, p->serial, &e };
+	struct raw_key k = {s, p->serial, &e};
 	bool rescanned = false;
 	uint32_t idx, n = 0;
 	int32_t stack;
@@ -211,8 +210,8 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 		locs[n] = l;
 	}
 	for (uint32_t i = 0; i < nu; i++, n++) {
-		int32_t l = user_location(s, b, p, ustack[i], n > 0,
-					  &rescanned, now_ns);
+		int32_t l = user_location(s, b, p, ustack[i], n > 0, &rescanned,
+					  now_ns);
 
 		if (l < 0)
 			return l;

@@ -35,9 +35,8 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	}
 	pu->tables_built++;
 	if (pu->maps.files_fd >= 0) {
-		err = unwind_maps_add_file(&pu->maps, &f->unwind,
-					   &f->unwind_id, &f->unwind_nrows,
-					   &f->unwind_fd);
+		err = unwind_maps_add_file(&pu->maps, &f->unwind, &f->unwind_id,
+					   &f->unwind_nrows, &f->unwind_fd);
 		if (!err) {
 			/* The kernel has it: no second copy here. */
 			unwind_table_free(&f->unwind);

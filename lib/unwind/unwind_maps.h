@@ -15,7 +15,7 @@
 struct unwind_maps {
 	int files_fd; /* BPF_MAP_TYPE_ARRAY_OF_MAPS: file id -> rows array */
 	int procs_fd; /* BPF_MAP_TYPE_HASH: pid -> struct otelprof_bpf_proc */
-	uint32_t next_id;  /* ids never used yet start here */
+	uint32_t next_id;   /* ids never used yet start here */
 	uint32_t *free_ids; /* recycled ids */
 	uint32_t nfree;
 	uint64_t files, rows, bytes; /* currently loaded */

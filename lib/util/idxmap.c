@@ -109,7 +109,8 @@ void idxmap_remove(struct idxmap *m, uint64_t h, uint32_t value)
 		if (m->hashes[i] == h && m->values[i] == value)
 			break;
 	}
-	/* Backward-shift deletion keeps probe chains intact without tombstones. */
+	/* Backward-shift deletion keeps probe chains intact without tombstones.
+	 */
 	m->hashes[i] = 0;
 	m->len--;
 	for (j = (i + 1) & mask; m->hashes[j]; j = (j + 1) & mask) {

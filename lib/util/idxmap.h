@@ -13,7 +13,8 @@
 #include <stdint.h>
 
 struct idxmap {
-	uint64_t *hashes; /* 0 marks an empty slot (hash values are made != 0) */
+	uint64_t
+		*hashes; /* 0 marks an empty slot (hash values are made != 0) */
 	uint32_t *values;
 	size_t cap; /* power of two */
 	size_t len;

@@ -65,8 +65,7 @@ static void rejects_bad_options(void **state)
 	o.frequency_hz = 0;
 	o.pid = -5;
 	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
-	assert_int_equal(otelprof_start(NULL, NULL, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(otelprof_start(NULL, NULL, err, sizeof(err)), -EINVAL);
 	{
 		/* A newer caller's bigger struct with a non-zero unknown
 		 * field must be refused, not silently ignored. */
@@ -77,8 +76,8 @@ static void rejects_bad_options(void **state)
 		((struct otelprof_opts *)big)->pid = 0;
 		((struct otelprof_opts *)big)->sz = sizeof(big);
 		big[sizeof(o) + 3] = 1;
-		assert_int_equal(otelprof_start((struct otelprof_opts *)big,
-						&p, err, sizeof(err)),
+		assert_int_equal(otelprof_start((struct otelprof_opts *)big, &p,
+						err, sizeof(err)),
 				 -E2BIG);
 	}
 	assert_string_equal(otelprof_version(), "0.1.0");

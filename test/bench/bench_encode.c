@@ -14,8 +14,8 @@
 #include "encode/otlp_encoder.h"
 #include "encode/profile_builder.h"
 
-#define NPROC 100
-#define NSTACKS 5000
+#define NPROC	 100
+#define NSTACKS	 5000
 #define MAXDEPTH 40
 
 static double now(void)
@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	static int depth[NSTACKS];
 	static char fnames[1000][32];
 	struct profile_builder b;
-	struct otlp_window w = { 1, 0, 10101010, "bench", "0" };
+	struct otlp_window w = {1, 0, 10101010, "bench", "0"};
 	uint32_t res[NPROC];
 	double t0, t1, t2;
 	uint8_t *buf;
@@ -56,8 +56,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 1000; i++)
 		snprintf(fnames[i], sizeof(fnames[i]), "function_%d", i);
 	for (int p = 0; p < NPROC; p++) {
-		struct pb_resource_info ri = { (uint64_t)p + 1, (uint32_t)(1000 + p),
-					       "app", "/usr/bin/app", "", "host" };
+		struct pb_resource_info ri = {(uint64_t)p + 1,
+					      (uint32_t)(1000 + p),
+					      "app",
+					      "/usr/bin/app",
+					      "",
+					      "host"};
 
 		if (pb_resource(&b, &ri, &res[p]))
 			return 1;
@@ -74,7 +78,8 @@ int main(int argc, char **argv)
 			uint64_t fn = next() % 1000;
 
 			memset(&f, 0, sizeof(f));
-			f.kind = d < 3 && (s & 1) ? PB_FRAME_KERNEL : PB_FRAME_NATIVE;
+			f.kind = d < 3 && (s & 1) ? PB_FRAME_KERNEL
+						  : PB_FRAME_NATIVE;
 			f.address = 0x1000 + fn * 64 + (next() % 64);
 			f.function = fnames[fn];
 			f.mapping_file = "/usr/lib/libapp.so";
@@ -106,10 +111,9 @@ int main(int argc, char **argv)
 	printf("samples %ld: build %.0f ms (%.2f M samples/s), encode %.0f ms "
 	       "(%.2f M samples/s), together %.2f M samples/s, %zu bytes "
 	       "(%.1f bytes/sample), builder memory %.1f MB\n",
-	       n, (t1 - t0) * 1e3, (double)n / (t1 - t0) / 1e6,
-	       (t2 - t1) * 1e3, (double)n / (t2 - t1) / 1e6,
-	       (double)n / (t2 - t0) / 1e6, len, (double)len / (double)n,
-	       (double)pb_memory(&b) / 1048576.0);
+	       n, (t1 - t0) * 1e3, (double)n / (t1 - t0) / 1e6, (t2 - t1) * 1e3,
+	       (double)n / (t2 - t1) / 1e6, (double)n / (t2 - t0) / 1e6, len,
+	       (double)len / (double)n, (double)pb_memory(&b) / 1048576.0);
 	free(buf);
 	pb_free(&b);
 	return 0;

@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* Every kept entry is sane and findable. */
 			for (size_t i = 0; i < maps.n; i++) {
 				if (maps.v[i].end <= maps.v[i].start ||
-				    proc_maps_find(&maps, maps.v[i].start) == NULL)
+				    proc_maps_find(&maps, maps.v[i].start) ==
+					    NULL)
 					__builtin_trap();
 			}
 			proc_maps_free(&maps);

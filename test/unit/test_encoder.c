@@ -67,7 +67,7 @@ static void dedup_and_zero_entries(void **state)
 static Otelprof__Otlp__ProfilesData *encode(struct profile_builder *b,
 					    uint64_t start, uint64_t end)
 {
-	struct otlp_window w = { start, end, 10101010, "scope", "1.0" };
+	struct otlp_window w = {start, end, 10101010, "scope", "1.0"};
 	Otelprof__Otlp__ProfilesData *pd;
 	uint8_t *buf;
 	size_t len;
@@ -88,8 +88,8 @@ static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
 static void samples_merge_and_encode(void **state)
 {
 	struct profile_builder b;
-	struct pb_resource_info r1 = { 1, 100, "app", "/bin/app", NULL, "h" };
-	struct pb_resource_info r2 = { 2, 200, "db", "/bin/db", "cid", "h" };
+	struct pb_resource_info r1 = {1, 100, "app", "/bin/app", NULL, "h"};
+	struct pb_resource_info r2 = {2, 200, "db", "/bin/db", "cid", "h"};
 	Otelprof__Otlp__ProfilesData *pd;
 	const Otelprof__Otlp__Profile *p;
 	uint32_t res1, res2, again;
@@ -104,13 +104,15 @@ static void samples_merge_and_encode(void **state)
 	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
 	st = pb_stack(&b, &loc, 1);
 	/* Same stack, thread and cpu: one sample, three timestamps. */
-	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5000), 0);
-	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5001), 0);
-	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5002), 0);
+	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5000),
+			 0);
+	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5001),
+			 0);
+	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, 5002),
+			 0);
 	/* Another thread: another sample. */
 	assert_int_equal(pb_add_sample(&b, res1, st, 101, "w", 1, 0, 5003), 0);
-	assert_int_equal(pb_add_sample(&b, res2, st, 200, NULL, 1, 0, 6000),
-			 0);
+	assert_int_equal(pb_add_sample(&b, res2, st, 200, NULL, 1, 0, 6000), 0);
 	assert_int_equal(b.total_samples, 5);
 
 	pd = encode(&b, 4000, 7000);
@@ -119,8 +121,9 @@ static void samples_merge_and_encode(void **state)
 	/* Every string once. */
 	for (size_t i = 0; i < pd->dictionary->n_string_table; i++)
 		for (size_t j = i + 1; j < pd->dictionary->n_string_table; j++)
-			assert_string_not_equal(pd->dictionary->string_table[i],
-						pd->dictionary->string_table[j]);
+			assert_string_not_equal(
+				pd->dictionary->string_table[i],
+				pd->dictionary->string_table[j]);
 	p = pd->resource_profiles[0]->scope_profiles[0]->profiles[0];
 	assert_int_equal(p->n_samples, 2);
 	assert_int_equal(p->samples[0]->n_timestamps_unix_nano, 3);

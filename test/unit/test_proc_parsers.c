@@ -15,14 +15,20 @@
 static void maps_keeps_executable_mappings(void **state)
 {
 	static const char text[] =
-		"55d4c0a00000-55d4c0a02000 r--p 00000000 fd:01 1234 /usr/bin/cat\n"
-		"55d4c0a02000-55d4c0a06000 r-xp 00002000 fd:01 1234 /usr/bin/cat\n"
+		"55d4c0a00000-55d4c0a02000 r--p 00000000 fd:01 1234 "
+		"/usr/bin/cat\n"
+		"55d4c0a02000-55d4c0a06000 r-xp 00002000 fd:01 1234 "
+		"/usr/bin/cat\n"
 		"7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
-		"7f1000000000-7f1000100000 r-xp 00028000 08:10 99 /lib/x86_64-linux-gnu/libc.so.6\n"
+		"7f1000000000-7f1000100000 r-xp 00028000 08:10 99 "
+		"/lib/x86_64-linux-gnu/libc.so.6\n"
 		"7f2000000000-7f2000001000 r-xp 00000000 00:00 0 \n"
-		"7f3000000000-7f3000002000 r-xp 00000000 00:01 7 /memfd:jit (deleted)\n"
-		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                  [vdso]\n"
-		"7f4000000000-7f4000001000 r-xp 00001000 fd:01 55 /tmp/my lib.so (deleted)\n";
+		"7f3000000000-7f3000002000 r-xp 00000000 00:01 7 /memfd:jit "
+		"(deleted)\n"
+		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0               "
+		"   [vdso]\n"
+		"7f4000000000-7f4000001000 r-xp 00001000 fd:01 55 /tmp/my "
+		"lib.so (deleted)\n";
 	struct proc_maps m;
 	unsigned bad = 0;
 	const struct proc_mapping *x;
@@ -65,7 +71,8 @@ static void maps_skips_and_counts_malformed_lines(void **state)
 		"11111111111111111-2000 r-xp 0 0:0 0 /too-long-hex\n"
 		"1000-2000 r-x\n"
 		"1000-2000 r-xp zz 00:00 0 /badoff\n"
-		"3000-4000 r-xp 00000000 00:00 99999999999999999999999 /badinode\n"
+		"3000-4000 r-xp 00000000 00:00 99999999999999999999999 "
+		"/badinode\n"
 		"\n"
 		"5000-6000 r-xp 00000000 00:00 0 /ok";
 	struct proc_maps m;
@@ -103,8 +110,8 @@ static void stat_starttime_with_hostile_comm(void **state)
 	uint64_t st = 0;
 
 	(void)state;
-	assert_int_equal(
-		proc_stat_parse_starttime(text, sizeof(text) - 1, &st), 0);
+	assert_int_equal(proc_stat_parse_starttime(text, sizeof(text) - 1, &st),
+			 0);
 	assert_int_equal(st, 987654);
 	assert_int_equal(proc_stat_parse_starttime("1 (a) R 1 2", 11, &st),
 			 -EINVAL);
@@ -115,14 +122,25 @@ static void stat_starttime_with_hostile_comm(void **state)
 static void cgroup_container_ids(void **state)
 {
 	char id[CONTAINER_ID_LEN + 1];
-	const char *want =
-		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	const char *want = "0123456789abcdef0123456789abcdef0123456789abcdef012"
+			   "3456789abcdef";
 	const char *cases[] = {
-		"0::/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope\n",
-		"12:pids:/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
-		"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1.slice/"
-		"cri-containerd-0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef.scope\n",
-		"0::/kubepods/besteffort/pod5f3c/crio-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n",
+		"0::/system.slice/"
+		"docker-"
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd"
+		"ef.scope\n",
+		"12:pids:/docker/"
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd"
+		"ef\n",
+		"0::/kubepods.slice/kubepods-burstable.slice/"
+		"kubepods-burstable-pod1.slice/"
+		"cri-containerd-"
+		"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcd"
+		"ef.scope\n",
+		"0::/kubepods/besteffort/pod5f3c/"
+		"crio-"
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcd"
+		"ef\n",
 	};
 
 	(void)state;
@@ -136,7 +154,8 @@ static void cgroup_container_ids(void **state)
 			 -ENOENT);
 	/* 32 hex digits (a systemd id) and 65 hex digits are not ids. */
 	assert_int_equal(proc_cgroup_parse_container_id(
-				 "4:memory:/process_api/fa3b1f56935d0539b75e957254a46cc9",
+				 "4:memory:/process_api/"
+				 "fa3b1f56935d0539b75e957254a46cc9",
 				 54, id),
 			 -ENOENT);
 	{

@@ -18,14 +18,13 @@
 
 static void kallsyms_synthetic(void **state)
 {
-	static const char text[] =
-		"ffffffff81000000 T _stext\n"
-		"ffffffff81000100 t helper\n"
-		"ffffffff81000200 D some_data\n"
-		"ffffffffc0000000 t mod_func\t[mymod]\n"
-		"ffffffffc0000100 T mod_func2\t[mymod]\n"
-		"not a line\n"
-		"ffffffff81000300 W weak_fn\n";
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 t helper\n"
+				   "ffffffff81000200 D some_data\n"
+				   "ffffffffc0000000 t mod_func\t[mymod]\n"
+				   "ffffffffc0000100 T mod_func2\t[mymod]\n"
+				   "not a line\n"
+				   "ffffffff81000300 W weak_fn\n";
 	struct kallsyms k;
 	const struct ksym *s;
 
@@ -225,7 +224,7 @@ static void elf_hostile_inputs(void **state)
 
 static void htlhash_matches_definition(void **state)
 {
-	char path[64], cmd[512], out[128] = { 0 }, hash[33];
+	char path[64], cmd[512], out[128] = {0}, hash[33];
 	char data[10000];
 	FILE *p;
 	int fd;

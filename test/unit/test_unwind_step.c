@@ -103,7 +103,8 @@ static const char *name_of(struct process_table *t, struct process *p,
 	if (!m)
 		return "?";
 	f = process_mapping_file(t, p, m);
-	if (!f || !elf_symbols_vaddr(&f->sym, pc - m->start + m->offset, &vaddr))
+	if (!f ||
+	    !elf_symbols_vaddr(&f->sym, pc - m->start + m->offset, &vaddr))
 		return "?";
 	sym = elf_symbols_lookup(&f->sym, vaddr - (uint64_t)return_address);
 	return sym ? elf_symbols_name(&f->sym, sym) : "?";
@@ -117,9 +118,8 @@ static void unwinds_own_stack_snapshot(void **state)
 	struct process *p;
 	uint64_t frames[OTELPROF_MAX_USER_FRAMES];
 	uint32_t n, flags;
-	const char *want[] = { "take_snapshot", "chain_level_c",
-			       "chain_level_b", "chain_level_a",
-			       "unwinds_own_stack_snapshot" };
+	const char *want[] = {"take_snapshot", "chain_level_c", "chain_level_b",
+			      "chain_level_a", "unwinds_own_stack_snapshot"};
 	int found_main = 0;
 
 	(void)state;
@@ -135,9 +135,11 @@ static void unwinds_own_stack_snapshot(void **state)
 				&flags, 2);
 	assert_true(n >= 8);
 	for (uint32_t i = 0; i < n; i++)
-		print_message("  #%u %s\n", i, name_of(&procs, p, frames[i], i > 0));
+		print_message("  #%u %s\n", i,
+			      name_of(&procs, p, frames[i], i > 0));
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		assert_string_equal(name_of(&procs, p, frames[i], i > 0), want[i]);
+		assert_string_equal(name_of(&procs, p, frames[i], i > 0),
+				    want[i]);
 	for (uint32_t i = 0; i < n; i++)
 		if (!strcmp(name_of(&procs, p, frames[i], 1), "main"))
 			found_main = 1;

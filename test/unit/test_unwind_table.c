@@ -838,6 +838,12 @@ static void test_bogus_headers(void **state)
 	memcpy(copy, img, len);
 	eh->e_machine = EM_AARCH64;
 	assert_int_equal(try_mem(copy, len), -ENOEXEC);
+	/* Section headers stripped: no CFI found, use frame pointers. */
+	memcpy(copy, img, len);
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	assert_int_equal(try_mem(copy, len), -ENOENT);
 
 	/* Every section header's offset/size bent, one at a time. */
 	for (unsigned i = 1; i < ((Elf64_Ehdr *)img)->e_shnum; i++) {

@@ -5,8 +5,10 @@
  * that bound hostile input. The ELF and CFI are written byte by byte here so
  * each case is exact and independent of the toolchain.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <setjmp.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -18,6 +20,9 @@
 #include <cmocka.h>
 
 #include "unwind/unwind_table.h"
+
+/* The fuzz target (no main): replayed below on its regression inputs. */
+#include "../fuzz/fuzz_cfi.c"
 
 #define EH_ADDR 0x100000ULL /* vaddr of .eh_frame */
 
@@ -539,6 +544,53 @@ static void test_work_budget(void **state)
 	free(elf.b);
 }
 
+/*
+ * Every input that once crashed or hung the fuzzer must now finish, fast,
+ * with the target's own invariant checks (it aborts on a violation).
+ */
+static void test_fuzz_regressions(void **state)
+{
+	char dir[512], path[1024];
+	const char *slash = strrchr(__FILE__, '/');
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%.*s/../fuzz/regressions/cfi",
+		 slash ? (int)(slash - __FILE__) : 1, slash ? __FILE__ : ".");
+	d = opendir(dir);
+	if (!d)
+		skip();
+	while ((de = readdir(d))) {
+		struct timespec a, b;
+		uint8_t *buf;
+		long len;
+		FILE *f;
+
+		if (de->d_name[0] == '.' || strstr(de->d_name, ".md"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "rb");
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		len = ftell(f);
+		rewind(f);
+		buf = malloc(len > 0 ? (size_t)len : 1);
+		assert_non_null(buf);
+		assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+		fclose(f);
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		LLVMFuzzerTestOneInput(buf, (size_t)len);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		assert_true(b.tv_sec - a.tv_sec < 5);
+		free(buf);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 5);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -548,6 +600,7 @@ int main(void)
 		cmocka_unit_test(test_entry_stop),
 		cmocka_unit_test(test_plt_fill_and_overlap),
 		cmocka_unit_test(test_work_budget),
+		cmocka_unit_test(test_fuzz_regressions),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,7 @@
 #include <time.h>
 
 #define NOINLINE __attribute__((noinline))
-#define N 200000
+#define N	 200000
 
 static int data[N];
 static char big_a[1 << 22], big_b[1 << 22];

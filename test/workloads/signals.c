@@ -52,8 +52,8 @@ NOINLINE void main_loop_work(void)
 int main(int argc, char **argv)
 {
 	double seconds = argc > 1 ? atof(argv[1]) : 5, end;
-	struct sigaction sa = { 0 };
-	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
+	struct sigaction sa = {0};
+	struct itimerval it = {{0, 10000}, {0, 10000}};
 
 	sa.sa_handler = on_sigprof;
 	sigaction(SIGPROF, &sa, NULL);
