@@ -2,6 +2,8 @@
 #include "unwind/process_unwind.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -29,11 +31,21 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	if (err) {
 		/* No CFI (or unusable): frame pointers for this file. */
 		f->unwind_err = err;
+		if (getenv("OTELPROF_DEBUG"))
+			fprintf(stderr, "otelprof: no unwind table for %s: %s\n",
+				f->path, strerror(-err));
 		if (err != -ENOENT)
 			pu->table_errors++;
 		return;
 	}
 	pu->tables_built++;
+	if (getenv("OTELPROF_DEBUG"))
+		fprintf(stderr,
+			"otelprof: unwind table of %s: %zu rows, %llu FDEs "
+			"(%llu skipped), flags %#x\n",
+			f->path, f->unwind.nrows,
+			(unsigned long long)st.fdes_total,
+			(unsigned long long)st.fdes_skipped, st.flags);
 	if (pu->maps.files_fd >= 0) {
 		err = unwind_maps_add_file(&pu->maps, &f->unwind, &f->unwind_id,
 					   &f->unwind_nrows, &f->unwind_fd);
@@ -43,6 +55,11 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 			return;
 		}
 		f->unwind_err = err;
+		if (getenv("OTELPROF_DEBUG"))
+			fprintf(stderr,
+				"otelprof: unwind table of %s (%zu rows) not "
+				"loaded into the kernel: %s\n",
+				f->path, f->unwind.nrows, strerror(-err));
 	}
 	/* Userspace-only use (tests, tools), or the kernel refused it: keep
 	 * the rows for the stack-copy unwinder. */
