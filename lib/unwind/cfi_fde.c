@@ -205,33 +205,41 @@ static int cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
  * largest register number, one state copy per remember_state) and opcodes
  * outside what x86_64 toolchains emit, whose operand sizes we cannot vouch
  * for. `enc` is the CIE's FDE pointer encoding (DW_CFA_set_loc operand).
- * `*cost` estimates what one full run costs libdw, in "plain opcode bytes":
- * remember_state copies the whole register state (measured 6x to 13x a
- * one-byte opcode with 8 to 121 registers; priced high to be safe), so a
- * program made of them must not get the byte price.
+ *
+ * Cost, in "plain opcode bytes": dwarf_cfi_addrframe() runs the program
+ * from its start up to the advance that ends the row asked for, once per
+ * row. `*run` is one full run; `*rows` the sum over all rows (quadratic in
+ * the worst case); `*calls` the number of rows. remember_state copies the
+ * whole register state (a remember/restore pair measured 6x to 13x a
+ * one-byte opcode with 8 to 121 registers), priced REMEMBER_COST.
  */
 #define REMEMBER_COST 128
 
 static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc,
-		       uint64_t *cost)
+		       uint64_t *run, uint64_t *rows, uint64_t *calls)
 {
 	unsigned int depth = 0;
 
-	*cost = (uint64_t)(end - p);
-
+	*run = 0;
+	*rows = 0;
+	*calls = 1;
 	while (p < end) {
+		const uint8_t *start = p;
 		uint8_t op = *p++;
 		uint64_t reg = 0, v;
 		int64_t sv;
+		bool row_end = false;
 
 		switch (op >> 6) {
 		case 1: /* DW_CFA_advance_loc */
+			row_end = true;
+			goto next;
 		case 3: /* DW_CFA_restore: register < 64 */
-			continue;
+			goto next;
 		case 2: /* DW_CFA_offset: register < 64 */
 			if (read_uleb(&p, end, &v))
 				return -1;
-			continue;
+			goto next;
 		}
 		switch (op) {
 		case DW_CFA_nop:
@@ -239,6 +247,7 @@ static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc,
 		case DW_CFA_set_loc:
 			if (read_encoded(&p, end, enc, 0, &v))
 				return -1;
+			row_end = true;
 			break;
 		case DW_CFA_advance_loc1:
 		case DW_CFA_advance_loc2:
@@ -250,12 +259,13 @@ static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc,
 			if ((size_t)(end - p) < n)
 				return -1;
 			p += n;
+			row_end = true;
 			break;
 		}
 		case DW_CFA_remember_state:
 			if (++depth > UNWIND_MAX_STATE_DEPTH)
 				return -1;
-			*cost += REMEMBER_COST;
+			*run += REMEMBER_COST;
 			break;
 		case DW_CFA_restore_state:
 			if (depth)
@@ -308,7 +318,14 @@ static int vet_program(const uint8_t *p, const uint8_t *end, uint8_t enc,
 		}
 		if (reg > UNWIND_MAX_REGNO)
 			return -1;
+	next:
+		*run += (uint64_t)(p - start);
+		if (row_end) {
+			*rows += *run;
+			(*calls)++;
+		}
 	}
+	*rows += *run; /* the last row runs it all */
 	return 0;
 }
 
@@ -333,7 +350,7 @@ static int cie_lookup(const unsigned char *e_ident, Elf_Data *d, bool eh,
 	struct cie_slot *s = &cache[(off >> 2) % CIE_CACHE];
 	Dwarf_CFI_Entry ce;
 	Dwarf_Off next = (Dwarf_Off)-1;
-	uint64_t cost;
+	uint64_t run, rows, calls;
 	size_t len;
 
 	*res = s;
@@ -356,9 +373,10 @@ static int cie_lookup(const unsigned char *e_ident, Elf_Data *d, bool eh,
 		       ce.cie.initial_instructions);
 	if (len > UNWIND_MAX_FDE_INSNS ||
 	    vet_program(ce.cie.initial_instructions,
-			ce.cie.initial_instructions_end, s->enc, &cost))
+			ce.cie.initial_instructions_end, s->enc, &run, &rows,
+			&calls))
 		return -2;
-	s->cost = (uint32_t)cost; /* <= 64 Ki * (1 + REMEMBER_COST) */
+	s->cost = (uint32_t)run; /* <= 64 Ki * (1 + REMEMBER_COST) */
 	s->state = 1;
 	return 0;
 }
@@ -451,12 +469,44 @@ static int fde_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/* Per dwarf_cfi_addrframe() call beyond the programs: lookup, malloc. */
+#define CALL_COST 64
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct unwind_window *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+/* Do any two of these address ranges overlap? Sorts them. */
+static bool overlapping(struct unwind_window *r, size_t n)
+{
+	uint64_t hi = 0;
+
+	if (n < 2)
+		return false;
+	qsort(r, n, sizeof(*r), range_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (i && r[i].lo < hi)
+			return true;
+		if (r[i].hi > hi)
+			hi = r[i].hi;
+	}
+	return false;
+}
+
 int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		       uint64_t sec_addr, bool eh, Elf_Data *hdr,
 		       uint64_t hdr_addr, const struct unwind_window *win,
 		       struct unwind_fde **out, size_t *nout,
-		       struct unwind_table_stats *st)
+		       uint64_t *max_call, struct unwind_table_stats *st)
 {
+	struct unwind_window *all = NULL;
+	size_t nall = 0, capall = 0;
+	uint64_t call_max = 0;
 	struct cie_slot cache[CIE_CACHE];
 	struct unwind_fde *v = NULL;
 	uint64_t *offs = NULL;
@@ -473,7 +523,7 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		Dwarf_Off next = (Dwarf_Off)-1, here = off;
 		struct cie_slot *cie;
 		const uint8_t *p;
-		uint64_t lo, range, flen, cost;
+		uint64_t lo, range, flen, run, rows, calls, call;
 		int r;
 
 		r = dwarf_next_cfi(e_ident, d, eh, off, &next, &e);
@@ -551,21 +601,40 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		}
 		/* Vetted even when skipped below: libdw may still pick it
 		 * for an address it covers. */
-		if (vet_program(p, e.fde.end, cie->enc, &cost)) {
-			err = -EBADMSG;
-			goto out;
-		}
 		flen = (uint64_t)(e.fde.end - p);
 		if (flen > st->max_fde_insns)
 			st->max_fde_insns =
 				(uint32_t)(flen > UINT32_MAX ? UINT32_MAX
 							     : flen);
-		if (flen > UNWIND_MAX_FDE_INSNS) {
-			st->fdes_skipped++;
-			continue;
+		/* Too big to price or to run: libdw might still pick it,
+		 * so the section goes (real programs stay under 21 KB). */
+		if (flen > UNWIND_MAX_FDE_INSNS ||
+		    vet_program(p, e.fde.end, cie->enc, &run, &rows, &calls)) {
+			err = -EBADMSG;
+			goto out;
 		}
 		if (range == 0)
 			continue; /* legitimate (discarded code); no rows */
+		call = run + cie->cost + CALL_COST;
+		if (call > call_max)
+			call_max = call;
+		/* Every range libdw could pick, skipped below or not, for
+		 * the overlap test that decides how to charge the work. */
+		if (nall == capall) {
+			size_t nc = capall ? capall * 2 : 256;
+			struct unwind_window *na =
+				realloc(all, nc * sizeof(*na));
+
+			if (!na) {
+				err = -ENOMEM;
+				goto out;
+			}
+			all = na;
+			capall = nc;
+		}
+		all[nall].lo = lo;
+		all[nall].hi = lo + range < lo ? UINT64_MAX : lo + range;
+		nall++;
 		if (range > UNWIND_MAX_FDE_RANGE || lo < win->lo ||
 		    lo > win->hi || range > win->hi - lo) {
 			st->fdes_skipped++;
@@ -584,8 +653,7 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		}
 		v[n].lo = lo;
 		v[n].hi = lo + range;
-		/* flen <= 64 Ki here, so this fits easily. */
-		v[n].cost = (uint32_t)(cost + cie->cost + 16);
+		v[n].cost = rows + calls * (cie->cost + CALL_COST);
 		n++;
 	}
 	if (eh && vet_hdr(hdr, hdr_addr, sec_addr, offs, noffs)) {
@@ -594,7 +662,15 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), fde_cmp);
+	/*
+	 * Without overlaps the FDE libdw runs for an address is the one we
+	 * priced, so each FDE is charged its exact total up front.
+	 * Otherwise (hostile) any call may run any covering FDE: charge
+	 * every call the most expensive full run.
+	 */
+	*max_call = overlapping(all, nall) ? call_max : 0;
 out:
+	free(all);
 	free(offs);
 	if (err) {
 		free(v);

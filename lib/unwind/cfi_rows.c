@@ -5,10 +5,10 @@
  *
  * Why libdw: it is the maintained, fuzzed DWARF CFI interpreter on the
  * target distro and handles every DW_CFA_* opcode, remember/restore state and
- * the x86_64 ABI defaults. Its cost: dwarf_cfi_addrframe() re-runs the CIE and
- * FDE program from the start for each row, so an FDE costs O(rows * bytes).
- * Real FDEs are small (measured max on Debian 12: see docs/unwinding.md), and
- * a per-file work budget (unwind_spans.work_max) bounds hostile ones.
+ * the x86_64 ABI defaults. Its cost: dwarf_cfi_addrframe() re-runs the FDE
+ * program from the start for each row, so an FDE costs O(rows * bytes).
+ * Real FDEs are small (see docs/unwinding.md); cfi_fde.c prices each one
+ * and a per-file work budget (unwind_spans.work_max) bounds hostile ones.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -126,12 +126,20 @@ static void classify(Dwarf_Frame *f, bool signal, struct unwind_span *sp)
 	}
 }
 
-int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, uint32_t cost,
+int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
+			uint64_t upfront, uint64_t per_call,
 			struct unwind_spans *out)
 {
 	size_t n0 = out->n;
 	uint64_t pc = lo;
 
+	if (out->full)
+		return 0;
+	if (upfront > out->work_max - out->work) {
+		out->full = true;
+		return 0;
+	}
+	out->work += upfront;
 	while (pc < hi) {
 		Dwarf_Frame *f = NULL;
 		Dwarf_Addr s = 0, e = 0;
@@ -141,11 +149,11 @@ int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, uint32_t cost,
 
 		if (out->full)
 			return 0;
-		if (out->work > out->work_max) {
+		if (per_call > out->work_max - out->work) {
 			out->full = true;
 			return 0;
 		}
-		out->work += cost;
+		out->work += per_call;
 		if (dwarf_cfi_addrframe(cfi, pc, &f) != 0 || !f)
 			goto bad;
 		ra = dwarf_frame_info(f, &s, &e, &sig);

@@ -32,7 +32,8 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 		/* No CFI (or unusable): frame pointers for this file. */
 		f->unwind_err = err;
 		if (getenv("OTELPROF_DEBUG"))
-			fprintf(stderr, "otelprof: no unwind table for %s: %s\n",
+			fprintf(stderr,
+				"otelprof: no unwind table for %s: %s\n",
 				f->path, strerror(-err));
 		if (err != -ENOENT)
 			pu->table_errors++;

@@ -15,7 +15,7 @@
 /* Address range of one FDE, as decoded by unwind_fde_collect(). */
 struct unwind_fde {
 	uint64_t lo, hi;
-	uint32_t cost; /* one libdw run of CIE + FDE program (cfi_fde.c) */
+	uint64_t cost; /* libdw work for all its rows (cfi_fde.c) */
 };
 
 /* One row with its extent [lo, hi); turned into unwind_row at the end. */
@@ -56,19 +56,26 @@ int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp);
  * per register number or state (gigabytes on hostile input) or run programs
  * never vetted. Returns 0, -EBADMSG, -E2BIG (over UNWIND_MAX_FDES: not
  * vetted whole, so not usable either) or -ENOMEM.
+ *
+ * Each FDE's `cost` is the libdw work to compute all its rows. `*max_call`
+ * is 0 if no two FDEs of the section overlap (then libdw runs exactly the
+ * FDE we priced), else the dearest single call, to charge every call.
  */
 int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		       uint64_t sec_addr, bool eh, Elf_Data *hdr,
 		       uint64_t hdr_addr, const struct unwind_window *win,
 		       struct unwind_fde **out, size_t *nout,
-		       struct unwind_table_stats *st);
+		       uint64_t *max_call, struct unwind_table_stats *st);
 
 /*
- * Append the rows libdw computes for [lo, hi) of one FDE. Returns 0, 1 if
- * the FDE was unusable (nothing appended past a consistent prefix), or
+ * Append the rows libdw computes for [lo, hi) of one FDE, charging
+ * out->work `upfront` once, then `per_call` per libdw call (see
+ * unwind_fde_collect); stops with out->full when the budget would be
+ * exceeded. Returns 0, 1 if the FDE was unusable (nothing appended), or
  * -ENOMEM.
  */
-int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, uint32_t cost,
+int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
+			uint64_t upfront, uint64_t per_call,
 			struct unwind_spans *out);
 
 #endif /* OTELPROF_UNWIND_INTERNAL_H */

@@ -17,14 +17,15 @@
 #include "unwind/unwind_internal.h"
 
 /*
- * Work libdw may do per file, in plain opcode bytes (remember_state priced
- * higher, see cfi_fde.c): it re-runs the program per row. A base plus a
- * multiple of the CFI size keeps time linear in the input (~4 ns per unit:
- * 0.25 s for a small hostile file). Real files need far less: libc 5.4 M
- * for 150 KB of CFI, libLLVM-15 77 M for 5.2 MB.
+ * Work libdw may do per file, in plain opcode bytes as priced by cfi_fde.c
+ * (~2.4 ns each here). A base plus a multiple of the CFI size, capped.
+ * Measured need: libc 4.3 M (28 per CFI byte), libLLVM-15 92 M (18 per
+ * byte), gcc's cc1 378 M (157 per byte: a few FDEs of 20 KB programs,
+ * quadratic in libdw). Worst case at the cap: ~5 s for one hostile file.
  */
-#define UNWIND_WORK_BASE	 (64ULL << 20)
-#define UNWIND_WORK_PER_CFI_BYTE 32
+#define UNWIND_WORK_BASE	 (128ULL << 20)
+#define UNWIND_WORK_PER_CFI_BYTE 256
+#define UNWIND_WORK_MAX		 (2ULL << 30)
 
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 {
@@ -251,6 +252,7 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 		       struct unwind_table_stats *st)
 {
 	struct unwind_fde *f = NULL;
+	uint64_t max_call = 0;
 	size_t n = 0;
 	uint64_t cursor = 0, total0 = st->fdes_total,
 		 skipped0 = st->fdes_skipped;
@@ -258,7 +260,7 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 
 	err = unwind_fde_collect((const unsigned char *)elf_getident(elf, NULL),
 				 d, addr, eh, hdr, ei->eh_frame_hdr.addr,
-				 &ei->win, &f, &n, st);
+				 &ei->win, &f, &n, &max_call, st);
 	if (err == -EBADMSG || err == -E2BIG) {
 		/* Section rejected whole: all its FDEs count as skipped. */
 		if (err == -E2BIG)
@@ -280,8 +282,9 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 			continue;
 		}
 		while (cover_next_gap(cov, &pos, f[i].hi, &plo, &phi)) {
-			int r = unwind_cfi_fde_rows(cfi, plo, phi, f[i].cost,
-						    sp);
+			int r = unwind_cfi_fde_rows(cfi, plo, phi,
+						    max_call ? 0 : f[i].cost,
+						    max_call, sp);
 
 			if (r < 0) {
 				free(f);
@@ -559,6 +562,8 @@ static int build(Elf *elf, struct unwind_table *out,
 	out->entry = ei.entry;
 	sp.work_max += UNWIND_WORK_PER_CFI_BYTE *
 		       (ei.eh_frame.size + ei.debug_frame.size);
+	if (sp.work_max > UNWIND_WORK_MAX)
+		sp.work_max = UNWIND_WORK_MAX;
 	if (ei.eh_frame_hdr.scn)
 		st->flags |= UNWIND_ST_EH_FRAME_HDR;
 
