@@ -242,7 +242,7 @@ static long unwind_frame(u32 i, void *data)
 	}
 }
 
-/* When each process last got a stack copy: copies are 16 KiB, and while
+/* When each process last got a stack copy: copies are 8 KiB, and while
  * userspace loads a new process's tables a burst of them would flood the
  * ring buffer. */
 struct {

@@ -30,7 +30,7 @@ typedef uint64_t u64;
  * has loaded the tables, so short-lived processes are not lost. The copy
  * and the frames share one array: OTELPROF_USTACK_WORDS words.
  */
-#define OTELPROF_STACK_COPY_BYTES (16 * 1024)
+#define OTELPROF_STACK_COPY_BYTES (8 * 1024)
 #define OTELPROF_USTACK_WORDS	  (OTELPROF_STACK_COPY_BYTES / 8)
 /* Files with unwind tables in the kernel at once (ids 1..max-1). */
 #define OTELPROF_MAX_UNWIND_FILES 16384

@@ -263,7 +263,7 @@ static uint32_t ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 		want = (uint64_t)kb * 1024;
 	} else {
 		/* Two seconds of samples at 2 KiB from every CPU, at least
-		 * 2 MiB: stack copies of new processes are 16 KiB each and
+		 * 2 MiB: stack copies of new processes are 8 KiB each and
 		 * come in bursts (exec storms, start-up). */
 		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 *
 		       2;
