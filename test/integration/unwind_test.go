@@ -101,6 +101,7 @@ func TestNoFramePointerCallGraph(t *testing.T) {
 	n := float64(len(p.Samples))
 	for fn, want := range map[string]float64{"leaf_heavy": 50, "leaf_medium": 33.3, "leaf_light": 16.7} {
 		got := 100 * float64(counts[fn]) / n
+		t.Logf("%s: %.1f%% (want %.1f%%)", fn, got, want)
 		if math.Abs(got-want) > 5 {
 			t.Errorf("%s: %.1f%%, want %.1f%% +- 5", fn, got, want)
 		}
