@@ -23,6 +23,7 @@
 #include "unwind/process_unwind.h"
 
 static struct otelprof_sample_event snap;
+static int snap_whole; /* the copy reached the top of the stack */
 
 static uint64_t stack_end(uint64_t sp)
 {
@@ -58,8 +59,9 @@ take_snapshot(void)
 			 : "=r"(ip), "=r"(sp), "=r"(bp));
 	end = stack_end(sp);
 	len = end > sp ? end - sp : 0;
+	snap_whole = len <= sizeof(snap.ustack);
 	if (len > sizeof(snap.ustack))
-		len = sizeof(snap.ustack);
+		len = sizeof(snap.ustack); /* what the kernel would copy */
 	for (uint64_t i = 0; i < len / 8; i++)
 		snap.ustack[i] = ((const volatile uint64_t *)(uintptr_t)sp)[i];
 	snap.user_ip = ip;
@@ -143,9 +145,16 @@ static void unwinds_own_stack_snapshot(void **state)
 	for (uint32_t i = 0; i < n; i++)
 		if (!strcmp(name_of(&procs, p, frames[i], 1), "main"))
 			found_main = 1;
-	assert_true(found_main);
-	assert_string_equal(name_of(&procs, p, frames[n - 1], 1), "_start");
-	assert_true(flags & OTELPROF_SAMPLE_F_COMPLETE);
+	if (flags & OTELPROF_SAMPLE_F_COMPLETE) {
+		assert_true(found_main);
+		assert_string_equal(name_of(&procs, p, frames[n - 1], 1),
+				    "_start");
+	} else {
+		/* Only a copy shorter than the stack may cut the walk (a
+		 * sanitizer build's frames are bigger than 8 KiB). */
+		print_message("  (copy shorter than the stack: cut)\n");
+		assert_false(snap_whole);
+	}
 
 	/* A cut copy stops cleanly, not complete, never past the copy. */
 	snap.n_user = 8;
