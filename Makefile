@@ -33,7 +33,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' | sort)
 
-.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go workloads test-fuzz-smoke \
+.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
@@ -140,11 +140,33 @@ test: all
 	$(MAKE) test-san
 	$(MAKE) test-fuzz-smoke
 	$(MAKE) test-integration
+	$(MAKE) test-go
+	$(MAKE) test-e2e
 
-run: all
-	@echo "recording the whole host for 10 s at 99 Hz (as root) ..."
-	$(BUILD)/otelprof record --duration 10 --frequency 99 --output $(BUILD)/profile.otlp
-	$(BUILD)/otelprof top $(BUILD)/profile.otlp
+# ---- the Collector: receiver (ffi/, purego, CGO_ENABLED=0) + custom build ----
+GO_SRCS := $(shell find ffi -name '*.go' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.yaml') $(wildcard collector-config/*.yaml)
+$(BUILD)/otelcol-profiler: $(GO_SRCS) | $(BUILD)/.deps-ok
+	cd ffi && $(GO) mod download
+	cd ffi && CGO_ENABLED=0 $(GO) build -ldflags='-s -w' -o $(abspath $@) ./cmd/otelcol-profiler
+
+collector: $(BUILD)/otelcol-profiler
+
+# Receiver/connector/collector tests with a fake library (go vet too).
+test-go: all
+	cd ffi && $(GO) vet ./... && CGO_ENABLED=0 $(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+
+# The built collector with the real library (root): profiles, connector
+# metrics, agent -> gateway over loopback.
+test-e2e: all collector
+	cd ffi && OTELPROF_E2E_LIB=$(abspath $(BUILD))/libotelprofiler.so OTELPROF_E2E_REQUIRED=1 \
+	  OTELPROF_E2E_COLLECTOR=$(abspath $(BUILD))/otelcol-profiler CGO_ENABLED=0 $(GO) test -count=1 -v ./e2e/
+
+# The main job: the collector with collector-config/local.yaml, as root.
+run: all collector
+	@echo "otelcol-profiler with collector-config/local.yaml (Ctrl-C stops):"
+	@echo "  profiles -> $(CURDIR)/out/profiles.jsonl (OTLP/JSON)"
+	@echo "  profile-derived metrics -> $(CURDIR)/out/metrics.jsonl, and below (debug exporter)"
+	$(BUILD)/otelcol-profiler --config $(CURDIR)/collector-config/local.yaml
 
 # ---- benchmarks (not part of make test): one table, see docs/performance.md ----
 $(BUILD)/bench/bench_encode: test/bench/bench_encode.c $(LIB_OBJS)

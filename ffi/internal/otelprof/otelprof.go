@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package otelprof binds the C ABI of libotelprofiler (include/otelprofiler.h)
+// through purego, so that the Go side builds and runs with CGO_ENABLED=0.
+//
+// Every function here mirrors one otelprof_* symbol. Pointers handed to the
+// library point to Go memory that is kept alive with runtime.KeepAlive for the
+// duration of the call; buffers the library hands back are copied into Go
+// memory and released with otelprof_buffer_free before returning.
+package otelprof // import "github.com/libotelprofiler/libotelprofiler/ffi/internal/otelprof"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// LibraryName is the file name looked up in each candidate directory; the
+// versioned soname is tried second.
+const (
+	LibraryName       = "libotelprofiler.so"
+	LibrarySoname     = "libotelprofiler.so.0"
+	LibraryEnv        = "OTELPROF_LIBRARY"
+	FlagIncludeIdle   = 1 << 0 // OTELPROF_F_INCLUDE_IDLE
+	DefaultFrequency  = 19     // OTELPROF_DEFAULT_FREQUENCY_HZ
+	MaxFrequency      = 10000
+	errbufLen         = 512
+	expectedOptsSize  = 40
+	expectedStatsSize = 8 + 13*8
+)
+
+// cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
+// host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36.
+type cOpts struct {
+	sz          uintptr
+	frequencyHz uint32
+	pid         int32
+	hostName    *byte
+	ringbufKB   uint32
+	flags       uint32
+	maxFrames   uint32
+	reserved0   uint32
+}
+
+// Stats mirrors struct otelprof_stats after its sz field.
+type Stats struct {
+	SamplesReceived   uint64
+	SamplesLost       uint64
+	SamplesIdle       uint64
+	SamplesEncoded    uint64
+	KernelStackErrors uint64
+	UserStackErrors   uint64
+	ProcScanErrors    uint64
+	FilesMalformed    uint64
+	FilesLoaded       uint64
+	ProcessesTracked  uint64
+	SymbolMemoryBytes uint64
+	Polls             uint64
+	BytesEncoded      uint64
+}
+
+type cStats struct {
+	sz uintptr
+	Stats
+}
+
+// Compile-time layout checks (LP64 only: the header documents LP64 offsets).
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(cOpts{})-expectedOptsSize]
+	_ = [1]struct{}{}[unsafe.Sizeof(cStats{})-expectedStatsSize]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.hostName)-16]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.maxFrames)-32]
+)
+
+// Options are the start options; zero values mean "library default".
+type Options struct {
+	FrequencyHz uint32
+	PID         int32
+	HostName    string
+	RingbufKB   uint32
+	Flags       uint32
+	MaxFrames   uint32
+}
+
+// Library is a loaded libotelprofiler.
+type Library struct {
+	Path string
+
+	start      func(opts *cOpts, out *uintptr, errbuf *byte, errbufLen uintptr) int32
+	poll       func(p uintptr, data **byte, size *uintptr) int32
+	bufferFree func(data *byte)
+	stop       func(p uintptr) int32
+	closeFn    func(p uintptr)
+	stats      func(p uintptr, st *cStats) int32
+	errmsg     func(p uintptr) string
+	version    func() string
+}
+
+var (
+	loadMu sync.Mutex
+	loaded = map[string]*Library{}
+)
+
+// Load dlopens the library at path (once per path per process) and resolves
+// every otelprof_* symbol. It never panics on a missing symbol.
+func Load(path string) (*Library, error) {
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if l, ok := loaded[path]; ok {
+		return l, nil
+	}
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return nil, fmt.Errorf("cannot load %s: %w", path, err)
+	}
+	l := &Library{Path: path}
+	syms := []struct {
+		name string
+		fn   any
+	}{
+		{"otelprof_start", &l.start},
+		{"otelprof_poll", &l.poll},
+		{"otelprof_buffer_free", &l.bufferFree},
+		{"otelprof_stop", &l.stop},
+		{"otelprof_close", &l.closeFn},
+		{"otelprof_stats", &l.stats},
+		{"otelprof_errmsg", &l.errmsg},
+		{"otelprof_version", &l.version},
+	}
+	for _, s := range syms {
+		addr, err := purego.Dlsym(h, s.name)
+		if err != nil || addr == 0 {
+			_ = purego.Dlclose(h)
+			return nil, fmt.Errorf("%s is not a libotelprofiler: symbol %s missing", path, s.name)
+		}
+		purego.RegisterFunc(s.fn, addr)
+	}
+	loaded[path] = l
+	return l, nil
+}
+
+// Version returns otelprof_version().
+func (l *Library) Version() string { return l.version() }
+
+// SearchPaths returns the candidate library paths in lookup order:
+// configured path, $OTELPROF_LIBRARY, the running executable's directory,
+// then the standard library directories. An explicit path (config or env)
+// is the only candidate when set.
+func SearchPaths(configured string) []string {
+	if configured != "" {
+		return []string{configured}
+	}
+	if env := os.Getenv(LibraryEnv); env != "" {
+		return []string{env}
+	}
+	var dirs []string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		d := filepath.Dir(exe)
+		dirs = append(dirs, d, filepath.Join(d, "..", "lib"))
+	}
+	dirs = append(dirs, "/usr/local/lib", "/usr/local/lib64", "/usr/lib", "/usr/lib64")
+	if triplet := multiarch(); triplet != "" {
+		dirs = append(dirs, "/usr/local/lib/"+triplet, "/usr/lib/"+triplet, "/lib/"+triplet)
+	}
+	dirs = append(dirs, "/lib", "/lib64")
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		for _, n := range []string{LibraryName, LibrarySoname} {
+			p := filepath.Clean(filepath.Join(d, n))
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func multiarch() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64-linux-gnu"
+	case "arm64":
+		return "aarch64-linux-gnu"
+	}
+	return ""
+}
+
+// ErrNotFound is returned (wrapped) by Find when no candidate exists.
+var ErrNotFound = errors.New("libotelprofiler not found")
+
+// Find returns the first existing candidate of SearchPaths(configured), loaded.
+func Find(configured string) (*Library, error) {
+	cands := SearchPaths(configured)
+	for _, p := range cands {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		return Load(p)
+	}
+	hint := "set library_path in the receiver config or " + LibraryEnv
+	if configured != "" {
+		hint = "check library_path in the receiver config"
+	} else if os.Getenv(LibraryEnv) != "" {
+		hint = "check " + LibraryEnv
+	}
+	return nil, fmt.Errorf("%w; looked in: %s (%s)", ErrNotFound, strings.Join(cands, ", "), hint)
+}
+
+// Profiler is a started otelprof handle.
+type Profiler struct {
+	lib *Library
+	h   uintptr
+}
+
+// StartError is returned by Start when otelprof_start fails.
+type StartError struct {
+	Errno   syscall.Errno
+	Message string
+}
+
+func (e *StartError) Error() string {
+	msg := e.Message
+	if msg == "" {
+		msg = e.Errno.Error()
+	}
+	return fmt.Sprintf("otelprof_start failed: %s (errno %d: %s)", msg, int(e.Errno), e.Errno.Error())
+}
+
+func (e *StartError) Unwrap() error { return e.Errno }
+
+func cString(s string) ([]byte, error) {
+	if strings.IndexByte(s, 0) >= 0 {
+		return nil, errors.New("string contains a NUL byte")
+	}
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b, nil
+}
+
+// Start calls otelprof_start.
+func (l *Library) Start(o Options) (*Profiler, error) {
+	opts := &cOpts{
+		sz:          unsafe.Sizeof(cOpts{}),
+		frequencyHz: o.FrequencyHz,
+		pid:         o.PID,
+		ringbufKB:   o.RingbufKB,
+		flags:       o.Flags,
+		maxFrames:   o.MaxFrames,
+	}
+	var host []byte
+	if o.HostName != "" {
+		var err error
+		if host, err = cString(o.HostName); err != nil {
+			return nil, fmt.Errorf("host name: %w", err)
+		}
+		opts.hostName = &host[0]
+	}
+	errbuf := make([]byte, errbufLen)
+	var h uintptr
+	rc := l.start(opts, &h, &errbuf[0], uintptr(len(errbuf)))
+	runtime.KeepAlive(opts)
+	runtime.KeepAlive(host)
+	runtime.KeepAlive(errbuf)
+	if rc < 0 || h == 0 {
+		if rc >= 0 {
+			rc = -int32(syscall.EINVAL)
+		}
+		msg := string(errbuf)
+		if i := strings.IndexByte(msg, 0); i >= 0 {
+			msg = msg[:i]
+		}
+		return nil, &StartError{Errno: syscall.Errno(-rc), Message: strings.TrimSpace(msg)}
+	}
+	return &Profiler{lib: l, h: h}, nil
+}
+
+// Poll calls otelprof_poll and returns a Go copy of the payload (nil when
+// there were no samples) and the sample count.
+func (p *Profiler) Poll() ([]byte, int, error) {
+	var data *byte
+	var size uintptr
+	rc := p.lib.poll(p.h, &data, &size)
+	if rc < 0 {
+		return nil, 0, p.errorf("otelprof_poll", rc)
+	}
+	if data == nil {
+		return nil, int(rc), nil
+	}
+	out := make([]byte, size)
+	copy(out, unsafe.Slice(data, size))
+	p.lib.bufferFree(data)
+	return out, int(rc), nil
+}
+
+// Stop calls otelprof_stop (idempotent).
+func (p *Profiler) Stop() error {
+	if rc := p.lib.stop(p.h); rc < 0 {
+		return p.errorf("otelprof_stop", rc)
+	}
+	return nil
+}
+
+// Close calls otelprof_close; the Profiler must not be used afterwards.
+func (p *Profiler) Close() {
+	if p.h != 0 {
+		p.lib.closeFn(p.h)
+		p.h = 0
+	}
+}
+
+// Stats calls otelprof_stats.
+func (p *Profiler) Stats() (Stats, error) {
+	st := &cStats{sz: unsafe.Sizeof(cStats{})}
+	rc := p.lib.stats(p.h, st)
+	runtime.KeepAlive(st)
+	if rc < 0 {
+		return Stats{}, p.errorf("otelprof_stats", rc)
+	}
+	return st.Stats, nil
+}
+
+func (p *Profiler) errorf(call string, rc int32) error {
+	errno := syscall.Errno(-rc)
+	msg := p.lib.errmsg(p.h)
+	if msg == "" {
+		return fmt.Errorf("%s: %w", call, errno)
+	}
+	return fmt.Errorf("%s: %s: %w", call, msg, errno)
+}

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package testprofiles builds small, well-formed OTLP profiles for tests,
+// shaped like what libotelprofiler emits (sample_type samples/count,
+// per-sample timestamps, profile.frame.type on every location, function
+// names on kernel frames, mapping file names on native frames).
+package testprofiles // import "github.com/libotelprofiler/libotelprofiler/ffi/internal/testprofiles"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pprofile"
+)
+
+// Frame is one stack frame, leaf first in a stack.
+type Frame struct {
+	Type     string // profile.frame.type: native, kernel, go, ...
+	Function string // function name ("" = none)
+	File     string // mapping file name for native frames ("" = no mapping)
+}
+
+// Sample is one stack with its timestamps count.
+type Sample struct {
+	Stack []Frame
+	Count int // number of timestamps
+}
+
+// Builder accumulates dictionary tables, deduplicating entries.
+type Builder struct {
+	P       pprofile.Profiles
+	dict    pprofile.ProfilesDictionary
+	strs    map[string]int32
+	funcs   map[string]int32
+	maps    map[string]int32
+	attrs   map[string]int32
+	locs    map[Frame]int32
+	profile pprofile.Profile
+}
+
+// New returns a builder with one resource (the given attributes) holding one
+// profile starting at start (unix ns).
+func New(resAttrs map[string]any, start uint64) *Builder {
+	b := &Builder{
+		P:     pprofile.NewProfiles(),
+		strs:  map[string]int32{},
+		funcs: map[string]int32{},
+		maps:  map[string]int32{},
+		attrs: map[string]int32{},
+		locs:  map[Frame]int32{},
+	}
+	b.dict = b.P.Dictionary()
+	// Entry 0 of every table is the zero value.
+	b.str("")
+	b.dict.MappingTable().AppendEmpty()
+	b.dict.LocationTable().AppendEmpty()
+	b.dict.FunctionTable().AppendEmpty()
+	b.dict.LinkTable().AppendEmpty()
+	b.dict.AttributeTable().AppendEmpty()
+	b.dict.StackTable().AppendEmpty()
+
+	rp := b.P.ResourceProfiles().AppendEmpty()
+	_ = rp.Resource().Attributes().FromRaw(resAttrs)
+	sp := rp.ScopeProfiles().AppendEmpty()
+	sp.Scope().SetName("libotelprofiler")
+	b.profile = sp.Profiles().AppendEmpty()
+	b.profile.SampleType().SetTypeStrindex(b.str("samples"))
+	b.profile.SampleType().SetUnitStrindex(b.str("count"))
+	b.profile.PeriodType().SetTypeStrindex(b.str("cpu"))
+	b.profile.PeriodType().SetUnitStrindex(b.str("nanoseconds"))
+	b.profile.SetPeriod(1_000_000_000 / 19)
+	b.profile.SetTime(pcommon.Timestamp(start))
+	b.profile.SetDurationNano(1e9)
+	return b
+}
+
+func (b *Builder) str(s string) int32 {
+	if i, ok := b.strs[s]; ok {
+		return i
+	}
+	i := int32(b.dict.StringTable().Len())
+	b.dict.StringTable().Append(s)
+	b.strs[s] = i
+	return i
+}
+
+func (b *Builder) frameTypeAttr(t string) int32 {
+	if i, ok := b.attrs[t]; ok {
+		return i
+	}
+	i := int32(b.dict.AttributeTable().Len())
+	a := b.dict.AttributeTable().AppendEmpty()
+	a.SetKeyStrindex(b.str("profile.frame.type"))
+	a.Value().SetStr(t)
+	b.attrs[t] = i
+	return i
+}
+
+func (b *Builder) location(f Frame) int32 {
+	if i, ok := b.locs[f]; ok {
+		return i
+	}
+	i := int32(b.dict.LocationTable().Len())
+	loc := b.dict.LocationTable().AppendEmpty()
+	loc.SetAddress(uint64(0x1000 + 0x10*i))
+	loc.AttributeIndices().Append(b.frameTypeAttr(f.Type))
+	if f.File != "" {
+		mi, ok := b.maps[f.File]
+		if !ok {
+			mi = int32(b.dict.MappingTable().Len())
+			m := b.dict.MappingTable().AppendEmpty()
+			m.SetFilenameStrindex(b.str(f.File))
+			m.SetMemoryStart(0x400000)
+			m.SetMemoryLimit(0x500000)
+			b.maps[f.File] = mi
+		}
+		loc.SetMappingIndex(mi)
+	}
+	if f.Function != "" {
+		fi, ok := b.funcs[f.Function]
+		if !ok {
+			fi = int32(b.dict.FunctionTable().Len())
+			fn := b.dict.FunctionTable().AppendEmpty()
+			fn.SetNameStrindex(b.str(f.Function))
+			b.funcs[f.Function] = fi
+		}
+		loc.Lines().AppendEmpty().SetFunctionIndex(fi)
+	}
+	b.locs[f] = i
+	return i
+}
+
+// Add appends a sample; timestamps are spread over the profile's duration.
+func (b *Builder) Add(s Sample) *Builder {
+	st := b.dict.StackTable().AppendEmpty()
+	for _, f := range s.Stack {
+		st.LocationIndices().Append(b.location(f))
+	}
+	smp := b.profile.Samples().AppendEmpty()
+	smp.SetStackIndex(int32(b.dict.StackTable().Len() - 1))
+	for k := 0; k < s.Count; k++ {
+		smp.TimestampsUnixNano().Append(uint64(b.profile.Time()) + uint64(k)*1000)
+	}
+	return b
+}
+
+// Canned returns a profile with a syscall-heavy kernel sample (3 counts:
+// tcp_sendmsg <- __x64_sys_write <- libc write), a native libssl sample
+// (2 counts) and a native main-executable sample (1 count).
+func Canned(start uint64) pprofile.Profiles {
+	b := New(map[string]any{"host.name": "fakehost", "process.pid": int64(4242), "process.executable.name": "app"}, start)
+	b.Add(Sample{Count: 3, Stack: []Frame{
+		{Type: "kernel", Function: "tcp_sendmsg"},
+		{Type: "kernel", Function: "__x64_sys_write"},
+		{Type: "native", Function: "write", File: "/usr/lib/x86_64-linux-gnu/libc.so.6"},
+		{Type: "native", Function: "main", File: "/usr/bin/app"},
+	}})
+	b.Add(Sample{Count: 2, Stack: []Frame{
+		{Type: "native", Function: "SSL_write", File: "/usr/lib/x86_64-linux-gnu/libssl.so.3"},
+		{Type: "native", Function: "main", File: "/usr/bin/app"},
+	}})
+	b.Add(Sample{Count: 1, Stack: []Frame{
+		{Type: "native", Function: "main", File: "/usr/bin/app"},
+	}})
+	return b.P
+}

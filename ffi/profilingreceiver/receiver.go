@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package profilingreceiver // import "github.com/libotelprofiler/libotelprofiler/ffi/profilingreceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/xconsumer"
+	"go.opentelemetry.io/collector/pdata/pprofile"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.uber.org/zap"
+
+	"github.com/libotelprofiler/libotelprofiler/ffi/internal/otelprof"
+)
+
+const (
+	transport = "ebpf"
+	format    = "otlp_proto"
+	// finalPollLimit bounds the polls after otelprof_stop (poll returns what
+	// was buffered, then 0).
+	finalPollLimit = 16
+)
+
+type profilingReceiver struct {
+	cfg      *Config
+	set      receiver.Settings
+	next     xconsumer.Profiles
+	obsrecv  *receiverhelper.ObsReport
+	unmarsh  pprofile.ProtoUnmarshaler
+	statsReg metric.Registration
+
+	mu   sync.Mutex // guards prof and the lifecycle fields below
+	prof *otelprof.Profiler
+	// handleMu protects the library handle against the telemetry callback,
+	// which runs on the SDK's goroutine; closed is set under it.
+	handleMu sync.RWMutex
+	closed   bool
+	stopCh   chan struct{}
+	doneCh   chan struct{}
+	shutdown bool
+}
+
+func newReceiver(set receiver.Settings, cfg *Config, next xconsumer.Profiles) (*profilingReceiver, error) {
+	obsrecv, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{
+		ReceiverID:             set.ID,
+		Transport:              transport,
+		ReceiverCreateSettings: set,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &profilingReceiver{cfg: cfg, set: set, next: next, obsrecv: obsrecv}, nil
+}
+
+// Start loads the library and starts sampling. Errors are returned to the
+// collector, which refuses to start.
+func (r *profilingReceiver) Start(_ context.Context, _ component.Host) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prof != nil {
+		return errors.New("profiling receiver already started")
+	}
+	lib, err := otelprof.Find(r.cfg.LibraryPath)
+	if err != nil {
+		return fmt.Errorf("profiling receiver: %w", err)
+	}
+	var flags uint32
+	if r.cfg.SendIdleFrames {
+		flags |= otelprof.FlagIncludeIdle
+	}
+	prof, err := lib.Start(otelprof.Options{
+		FrequencyHz: uint32(r.cfg.SamplesPerSecond),
+		PID:         int32(r.cfg.PID),
+		HostName:    r.cfg.HostName,
+		RingbufKB:   r.cfg.RingbufKB,
+		Flags:       flags,
+		MaxFrames:   r.cfg.MaxFrames,
+	})
+	if err != nil {
+		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)
+	}
+	r.prof = prof
+	r.set.Logger.Info("libotelprofiler started",
+		zap.String("library", lib.Path),
+		zap.String("version", lib.Version()),
+		zap.Int("samples_per_second", r.cfg.SamplesPerSecond),
+		zap.Int("pid", r.cfg.PID),
+		zap.Duration("reporter_interval", r.cfg.ReporterInterval))
+
+	if err := r.registerStats(); err != nil {
+		// Telemetry is best effort: never fail the pipeline for it.
+		r.set.Logger.Warn("cannot register libotelprofiler counters", zap.Error(err))
+	}
+
+	r.stopCh = make(chan struct{})
+	r.doneCh = make(chan struct{})
+	go r.run(r.stopCh, r.doneCh)
+	return nil
+}
+
+func (r *profilingReceiver) run(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.cfg.ReporterInterval)
+	defer t.Stop()
+	// Deliveries are not cancelled by Shutdown: the pipeline downstream is
+	// still running while receivers shut down, and the data is already paid for.
+	ctx := context.Background()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			r.pollOnce(ctx)
+		}
+	}
+}
+
+// pollOnce polls the library once and delivers the payload; it reports
+// whether a payload was delivered (false: empty or error).
+func (r *profilingReceiver) pollOnce(ctx context.Context) bool {
+	data, n, err := r.prof.Poll()
+	if err != nil {
+		r.set.Logger.Error("poll failed", zap.Error(err))
+		return false
+	}
+	if data == nil {
+		return false
+	}
+	ctx = r.obsrecv.StartProfilesOp(ctx)
+	pd, err := r.unmarsh.UnmarshalProfiles(data)
+	if err != nil {
+		err = fmt.Errorf("decoding a %d-byte OTLP payload (%d samples) from libotelprofiler: %w", len(data), n, err)
+		r.obsrecv.EndProfilesOp(ctx, format, n, err)
+		r.set.Logger.Error("dropping payload", zap.Error(err))
+		return false
+	}
+	err = r.next.ConsumeProfiles(ctx, pd)
+	r.obsrecv.EndProfilesOp(ctx, format, pd.SampleCount(), err)
+	if err != nil {
+		r.set.Logger.Error("next consumer refused profiles", zap.Int("samples", pd.SampleCount()), zap.Error(err))
+	}
+	return true
+}
+
+// Shutdown stops the poll loop, stops sampling, delivers what the library
+// still buffered and frees the handle.
+func (r *profilingReceiver) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prof == nil || r.shutdown {
+		return nil
+	}
+	r.shutdown = true
+	close(r.stopCh)
+	select {
+	case <-r.doneCh:
+	case <-ctx.Done():
+		// A delivery is blocked downstream; the handle cannot be closed
+		// under it. Stop sampling and leave the handle to the process exit.
+		_ = r.prof.Stop()
+		return fmt.Errorf("profiling receiver: shutdown: poll loop still delivering: %w", ctx.Err())
+	}
+	var errs []error
+	if err := r.prof.Stop(); err != nil {
+		errs = append(errs, err)
+	}
+	for i := 0; i < finalPollLimit && ctx.Err() == nil; i++ {
+		if !r.pollOnce(ctx) {
+			break
+		}
+	}
+	if r.statsReg != nil {
+		if err := r.statsReg.Unregister(); err != nil {
+			errs = append(errs, err)
+		}
+		r.statsReg = nil
+	}
+	r.handleMu.Lock()
+	r.closed = true
+	r.prof.Close()
+	r.handleMu.Unlock()
+	return errors.Join(errs...)
+}
+
+// registerStats exports otelprof_stats as asynchronous instruments.
+func (r *profilingReceiver) registerStats() error {
+	meter := r.set.MeterProvider.Meter(ScopeName)
+	type counter struct {
+		name, desc, unit string
+		gauge            bool
+		get              func(*otelprof.Stats) uint64
+	}
+	defs := []counter{
+		{"samples_received", "Samples read from the BPF ring buffer", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesReceived }},
+		{"samples_lost", "Samples dropped in the kernel (ring buffer full)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesLost }},
+		{"samples_idle", "Idle-CPU samples skipped in the kernel", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesIdle }},
+		{"samples_encoded", "Samples handed out by otelprof_poll", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesEncoded }},
+		{"kernel_stack_errors", "Kernel stacks that could not be taken", "{error}", false, func(s *otelprof.Stats) uint64 { return s.KernelStackErrors }},
+		{"user_stack_errors", "User stacks that could not be taken", "{error}", false, func(s *otelprof.Stats) uint64 { return s.UserStackErrors }},
+		{"proc_scan_errors", "/proc entries that could not be read", "{error}", false, func(s *otelprof.Stats) uint64 { return s.ProcScanErrors }},
+		{"files_malformed", "Mapped files skipped as malformed ELF", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesMalformed }},
+		{"files_loaded", "ELF files whose symbols were loaded", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesLoaded }},
+		{"polls", "Successful otelprof_poll calls", "{call}", false, func(s *otelprof.Stats) uint64 { return s.Polls }},
+		{"bytes_encoded", "OTLP bytes handed out", "By", false, func(s *otelprof.Stats) uint64 { return s.BytesEncoded }},
+		{"processes_tracked", "Processes currently known", "{process}", true, func(s *otelprof.Stats) uint64 { return s.ProcessesTracked }},
+		{"symbol_memory", "Memory held by symbol tables", "By", true, func(s *otelprof.Stats) uint64 { return s.SymbolMemoryBytes }},
+	}
+	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
+	obs := make([]metric.Observable, 0, len(defs))
+	insts := make([]metric.Int64Observable, 0, len(defs))
+	for _, d := range defs {
+		name := "otelcol_receiver_profiling_" + d.name
+		var (
+			inst metric.Int64Observable
+			err  error
+		)
+		if d.gauge {
+			inst, err = meter.Int64ObservableGauge(name, metric.WithDescription(d.desc), metric.WithUnit(d.unit))
+		} else {
+			inst, err = meter.Int64ObservableCounter(name, metric.WithDescription(d.desc), metric.WithUnit(d.unit))
+		}
+		if err != nil {
+			return err
+		}
+		obs = append(obs, inst)
+		insts = append(insts, inst)
+	}
+	prof := r.prof
+	reg, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		r.handleMu.RLock()
+		if r.closed {
+			r.handleMu.RUnlock()
+			return nil
+		}
+		st, err := prof.Stats()
+		r.handleMu.RUnlock()
+		if err != nil {
+			return err
+		}
+		for i, d := range defs {
+			o.ObserveInt64(insts[i], int64(d.get(&st)), attrs)
+		}
+		return nil
+	}, obs...)
+	if err != nil {
+		return err
+	}
+	r.statsReg = reg
+	return nil
+}
