@@ -8,6 +8,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,23 @@ static int cmp_total(const void *a, const void *b)
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
 	return strcmp(x->name, y->name);
+}
+
+/* The top `limit` functions by self (or total) samples. */
+static void print_ranking(struct fn_count *fns, size_t nfn, unsigned limit,
+			  uint64_t total, bool by_total)
+{
+	qsort(fns, nfn, sizeof(*fns), by_total ? cmp_total : cmp_self);
+	printf("\n%8s %7s  %s\n", by_total ? "total" : "self",
+	       by_total ? "total%" : "self%", "function");
+	for (size_t i = 0; i < nfn && i < limit; i++) {
+		uint64_t v = by_total ? fns[i].total : fns[i].self;
+
+		if (!v)
+			break;
+		printf("%8llu %6.2f%%  %s\n", (unsigned long long)v,
+		       100.0 * (double)v / (double)total, fns[i].name);
+	}
 }
 
 static int64_t resource_pid(const Otelprof__Otlp__ResourceProfiles *rp)
@@ -254,20 +272,8 @@ int cmd_top(const struct top_args *a)
 	printf("%llu samples in %zu processes\n", (unsigned long long)total,
 	       pd->n_resource_profiles);
 	if (total) {
-		qsort(fns, nfn, sizeof(*fns), cmp_self);
-		printf("\n%8s %7s  %s\n", "self", "self%", "function");
-		for (size_t i = 0; i < nfn && i < a->limit && fns[i].self; i++)
-			printf("%8llu %6.2f%%  %s\n",
-			       (unsigned long long)fns[i].self,
-			       100.0 * (double)fns[i].self / (double)total,
-			       fns[i].name);
-		qsort(fns, nfn, sizeof(*fns), cmp_total);
-		printf("\n%8s %7s  %s\n", "total", "total%", "function");
-		for (size_t i = 0; i < nfn && i < a->limit && fns[i].total; i++)
-			printf("%8llu %6.2f%%  %s\n",
-			       (unsigned long long)fns[i].total,
-			       100.0 * (double)fns[i].total / (double)total,
-			       fns[i].name);
+		print_ranking(fns, nfn, a->limit, total, false);
+		print_ranking(fns, nfn, a->limit, total, true);
 	}
 	for (size_t i = 0; i < d->n_location_table; i++)
 		free(names[i]);
