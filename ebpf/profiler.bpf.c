@@ -242,9 +242,10 @@ static long unwind_frame(u32 i, void *data)
 	}
 }
 
-/* When each process last got a stack copy: copies are 8 KiB, and while
+/* When each thread last got a stack copy: copies are 8 KiB, and while
  * userspace loads a new process's tables a burst of them would flood the
- * ring buffer. */
+ * ring buffer. Per thread, so that threads sampled together on several
+ * CPUs all get theirs. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 4096);
@@ -268,7 +269,7 @@ static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
 }
 
 static __always_inline void unwind_user(struct otelprof_sample_event *e,
-					u32 tgid)
+					u32 tgid, u32 tid)
 {
 	struct otelprof_bpf_proc *proc =
 		bpf_map_lookup_elem(&unwind_procs, &tgid);
@@ -320,7 +321,7 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 	{
 		u64 now = e->hdr.ktime_boot_ns, *last;
 
-		last = bpf_map_lookup_elem(&last_copy, &tgid);
+		last = bpf_map_lookup_elem(&last_copy, &tid);
 		if (last && now - *last < OTELPROF_COPY_INTERVAL_NS) {
 			e->ustack[0] = e->user_ip;
 			e->n_user = 1;
@@ -328,7 +329,7 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 			count(OTELPROF_CNT_UNWIND_PENDING);
 			return;
 		}
-		bpf_map_update_elem(&last_copy, &tgid, &now, BPF_ANY);
+		bpf_map_update_elem(&last_copy, &tid, &now, BPF_ANY);
 	}
 	e->n_user = copy_stack(e, e->user_sp);
 	e->flags |= OTELPROF_SAMPLE_F_STACK_COPY;
@@ -396,7 +397,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			e->user_sp = BPF_CORE_READ(uregs, sp);
 			e->user_bp = BPF_CORE_READ(uregs, bp);
 		}
-		unwind_user(e, tgid);
+		unwind_user(e, tgid, tid);
 	}
 
 	size = offsetof(struct otelprof_sample_event, ustack) +

@@ -94,7 +94,7 @@ struct otelprof_sample_event {
 #define OTELPROF_SAMPLE_F_COMPLETE  (1u << 2) /* unwound to the root */
 #define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3) /* cut at the frame limit */
 #define OTELPROF_SAMPLE_F_PENDING   (1u << 4) /* leaf only: tables loading */
-/* At most one stack copy per process per this interval. */
+/* At most one stack copy per thread per this interval. */
 #define OTELPROF_COPY_INTERVAL_NS (2ull * 1000 * 1000)
 
 /*

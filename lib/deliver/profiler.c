@@ -183,7 +183,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 		break;
 	}
 	case OTELPROF_EVENT_EXIT:
-		process_table_exit(&p->procs, h->pid);
+		process_table_exit(&p->procs, h->pid, h->ktime_boot_ns);
 		break;
 	default:
 		break;

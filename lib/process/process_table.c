@@ -101,6 +101,9 @@ static void scan_maps(struct process_table *t, struct process *p)
 
 	snprintf(path, sizeof(path), "%s/%u/maps", t->proc_root, p->pid);
 	n = proc_read_file(path, &text, PROC_MAPS_MAX_BYTES);
+	if (getenv("OTELPROF_DEBUG") && n <= 0)
+		fprintf(stderr, "otelprof: %s: %s\n", path,
+			n < 0 ? strerror((int)-n) : "empty");
 	if (n < 0) {
 		t->scan_errors++;
 		return;
@@ -202,7 +205,7 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	struct process *p = find(t, pid);
 	uint32_t slot;
 
-	if (p && p->exited) {
+	if (p && p->exited && now_ns - p->exit_ns > PROCESS_EXIT_GRACE_NS) {
 		/* The pid was reused after an exit we saw. */
 		remove_proc(t, p);
 		p = NULL;
@@ -302,12 +305,15 @@ void process_table_exec(struct process_table *t, uint32_t pid)
 		remove_proc(t, p);
 }
 
-void process_table_exit(struct process_table *t, uint32_t pid)
+void process_table_exit(struct process_table *t, uint32_t pid,
+			uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
 
-	if (p)
+	if (p) {
 		p->exited = true;
+		p->exit_ns = now_ns;
+	}
 }
 
 void process_table_sweep(struct process_table *t, uint64_t idle_before_ns)
@@ -318,7 +324,7 @@ void process_table_sweep(struct process_table *t, uint64_t idle_before_ns)
 
 		if (!p)
 			continue;
-		if (p->exited) {
+		if (p->exited && p->exit_ns < idle_before_ns) {
 			remove_proc(t, p);
 			continue;
 		}

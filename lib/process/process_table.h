@@ -19,7 +19,7 @@
 #include "util/idxmap.h"
 
 /* A process may trigger a /proc rescan at most this often. */
-#define PROCESS_RESCAN_INTERVAL_NS (100ull * 1000 * 1000)
+#define PROCESS_RESCAN_INTERVAL_NS (10ull * 1000 * 1000)
 
 struct process {
 	uint32_t pid;
@@ -34,6 +34,7 @@ struct process {
 	uint64_t last_scan_ns;
 	bool info_ok; /* /proc could be read */
 	bool exited;  /* exit seen; evicted once its samples are encoded */
+	uint64_t exit_ns; /* when (boot clock) */
 	uint64_t last_seen_ns;
 };
 
@@ -75,7 +76,11 @@ struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,
 				      struct proc_mapping *m);
 void process_table_exec(struct process_table *t, uint32_t pid);
-void process_table_exit(struct process_table *t, uint32_t pid);
+void process_table_exit(struct process_table *t, uint32_t pid,
+			uint64_t now_ns);
+/* Samples of a process can still be in flight this long after its exit
+ * event; within it the pid is the same process, after it a reuse. */
+#define PROCESS_EXIT_GRACE_NS (1000ull * 1000 * 1000)
 /* Drop processes that exited, and those idle since before `idle_before_ns`
  * whose /proc entry is gone (a lost exit event). */
 void process_table_sweep(struct process_table *t, uint64_t idle_before_ns);

@@ -2,6 +2,7 @@
 #include "symbolize/stack_symbolizer.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,6 +160,13 @@ static int32_t user_location(struct stack_symbolizer *s,
 	f.address = pc;
 	if (!m) {
 		s->unknown_mappings++;
+		if (getenv("OTELPROF_DEBUG"))
+			fprintf(stderr,
+				"otelprof: pid %u (serial %llu, %zu mappings%s, "
+				"%s): no mapping for %#llx\n",
+				p->pid, (unsigned long long)p->serial,
+				p->maps.n, p->exited ? ", exited" : "",
+				p->exe_name, (unsigned long long)pc);
 		return pb_location(b, &f);
 	}
 	f.map_start = m->start;
