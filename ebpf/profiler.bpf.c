@@ -199,9 +199,10 @@ static long unwind_frame(u32 i, void *data)
 	 * the calling function: look up the call instruction instead. */
 	lookup_pc = i ? st->r.pc - 1 : st->r.pc;
 	m = find_mapping(&st->proc, lookup_pc);
-	if (!m) {
+	if (!m || m->file_id == OTELPROF_FILE_ID_PENDING) {
 		/* Code the kernel does not know (mapped since userspace last
-		 * looked): the caller falls back to a stack copy. */
+		 * looked, or its table is still being built): the caller
+		 * falls back to a stack copy. */
 		st->error = OTELPROF_CNT_UNWIND_NO_MAPPING;
 		return 1;
 	}

@@ -119,9 +119,12 @@ struct otelprof_bpf_row {
 struct otelprof_bpf_mapping {
 	u64 start, end;
 	u64 bias;
-	u32 file_id; /* key in unwind_files; 0: no table, use frame pointers */
+	u32 file_id; /* key in unwind_files; 0: no table, use frame pointers;
+			OTELPROF_FILE_ID_PENDING: table still being built */
 	u32 nrows;
 };
+
+#define OTELPROF_FILE_ID_PENDING 0xffffffffu
 
 struct otelprof_bpf_proc {
 	u32 n; /* sorted by start */

@@ -58,6 +58,9 @@ struct otelprof {
 	struct process_table procs;
 	struct stack_symbolizer symbolizer;
 	struct process_unwind unwinder;
+	struct parked_sample *parked, *parked_tail;
+	uint32_t nparked;
+	uint64_t samples_parked;
 	uint64_t frames[OTELPROF_MAX_USER_FRAMES]; /* copy-unwinder output */
 	struct profile_builder windows[2];
 	int cur; /* index of the window being filled */
@@ -85,24 +88,69 @@ static int64_t boot_to_unix_offset(void)
 	return (int64_t)(clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME));
 }
 
+/* A stack-copy sample held until its tables are built (in order). */
+struct parked_sample {
+	struct parked_sample *next;
+	uint64_t since_ns;
+	size_t size;
+	unsigned char data[];
+};
+
+#define MAX_PARKED 1024                              /* 8 MiB of copies */
+#define MAX_PARK_NS (5ull * 1000 * 1000 * 1000) /* then unwind as is */
+
+static bool park(struct otelprof *p, const void *data, size_t size)
+{
+	struct parked_sample *ps;
+
+	if (p->nparked >= MAX_PARKED || atomic_load(&p->stopping))
+		return false;
+	ps = malloc(sizeof(*ps) + size);
+	if (!ps)
+		return false;
+	ps->next = NULL;
+	ps->since_ns = clock_ns(CLOCK_MONOTONIC);
+	ps->size = size;
+	memcpy(ps->data, data, size);
+	if (p->parked_tail)
+		p->parked_tail->next = ps;
+	else
+		p->parked = ps;
+	p->parked_tail = ps;
+	p->nparked++;
+	p->samples_parked++;
+	return true;
+}
+
 static void handle_sample(struct otelprof *p,
-			  const struct otelprof_sample_event *e)
+			  const struct otelprof_sample_event *e, size_t size,
+			  bool may_park)
 {
 	struct profile_builder *b = &p->windows[p->cur];
 	struct pb_resource_info ri;
 	struct process *proc;
 	uint64_t now = e->hdr.ktime_boot_ns;
-	uint32_t res;
+	uint32_t res, nu = 0;
 	int32_t stack;
 	char comm[OTELPROF_COMM_LEN + 1];
 
 	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
 	comm[OTELPROF_COMM_LEN] = '\0';
-	p->samples_received++;
 	proc = process_table_get(&p->procs, e->hdr.pid, comm, now);
 	if (!proc) {
 		p->add_errors++;
 		return;
+	}
+	if (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) {
+		uint32_t flags;
+
+		nu = process_unwind_copy(&p->unwinder, proc, e, p->frames,
+					 p->max_user_frames, &flags, now);
+		/* A big file's table is being built: hold the sample rather
+		 * than emit a cut stack. */
+		if ((flags & OTELPROF_SAMPLE_F_PENDING) && may_park &&
+		    park(p, e, size))
+			return;
 	}
 	memset(&ri, 0, sizeof(ri));
 	ri.key = proc->serial;
@@ -116,10 +164,6 @@ static void handle_sample(struct otelprof *p,
 		return;
 	}
 	if (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) {
-		uint32_t flags, nu;
-
-		nu = process_unwind_copy(&p->unwinder, proc, e, p->frames,
-					 p->max_user_frames, &flags, now);
 		stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack,
 					e->n_kernel, p->frames, nu, now);
 	} else {
@@ -151,7 +195,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		     e->n_user > OTELPROF_MAX_USER_FRAMES) ||
 		    size < need + e->n_user * sizeof(uint64_t))
 			return 0;
-		handle_sample(p, e);
+		p->samples_received++;
+		handle_sample(p, e, size, true);
 		break;
 	}
 	case OTELPROF_EVENT_EXEC: {
@@ -191,10 +236,39 @@ static int on_event(void *ctx, const void *data, size_t size)
 	return 0;
 }
 
+/* Replay held samples: all of them once a table was installed (those still
+ * waiting park again), or those held too long. force: everything, as is. */
+static void replay_parked(struct otelprof *p, bool installed, bool force)
+{
+	struct parked_sample *ps = p->parked;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!ps || (!installed && !force && now - ps->since_ns < MAX_PARK_NS))
+		return;
+	p->parked = p->parked_tail = NULL;
+	p->nparked = 0;
+	while (ps) {
+		struct parked_sample *next = ps->next;
+		bool may_park = !force && now - ps->since_ns < MAX_PARK_NS;
+
+		if (!may_park || !park(p, ps->data, ps->size))
+			handle_sample(p, (const void *)ps->data, ps->size,
+				      false);
+		else
+			p->samples_parked--; /* counted once */
+		free(ps);
+		ps = next;
+	}
+}
+
 static void drain(struct otelprof *p)
 {
+	int installed;
+
 	pthread_mutex_lock(&p->state_lock);
 	bpf_sampler_consume(p->sampler);
+	installed = process_unwind_finish_builds(&p->unwinder);
+	replay_parked(p, installed > 0, false);
 	pthread_mutex_unlock(&p->state_lock);
 }
 
@@ -295,6 +369,13 @@ static void free_profiler(struct otelprof *p)
 	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
 	memset(&p->procs.hooks, 0, sizeof(p->procs.hooks));
 	bpf_sampler_close(p->sampler);
+	process_unwind_stop_worker(&p->unwinder);
+	while (p->parked) {
+		struct parked_sample *next = p->parked->next;
+
+		free(p->parked);
+		p->parked = next;
+	}
 	unwind_maps_free(&p->unwinder.maps);
 	stack_symbolizer_free(&p->symbolizer);
 	pb_free(&p->windows[0]);
@@ -383,6 +464,12 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 		bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
 		process_unwind_init(&p->unwinder, &p->procs, &p->files,
 				    files_fd, procs_fd);
+		e = process_unwind_start_worker(&p->unwinder);
+		if (e) {
+			free_profiler(p);
+			return errmsg_set(&err, e, "cannot start thread: %s",
+					  strerror(-e));
+		}
 	}
 	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -513,6 +600,19 @@ OTELPROF_API int otelprof_stop(struct otelprof *p)
 	bpf_sampler_detach(p->sampler);
 	/* What the kernel still holds belongs to the next poll. */
 	bpf_sampler_consume(p->sampler);
+	/* Held samples: give running table builds a moment, then emit. */
+	for (int i = 0; i < 50 && p->parked &&
+			process_unwind_busy(&p->unwinder);
+	     i++) {
+		struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+
+		pthread_mutex_unlock(&p->state_lock);
+		nanosleep(&ms20, NULL);
+		pthread_mutex_lock(&p->state_lock);
+		process_unwind_finish_builds(&p->unwinder);
+	}
+	process_unwind_finish_builds(&p->unwinder);
+	replay_parked(p, true, true);
 	p->stopped = true;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);

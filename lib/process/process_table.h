@@ -80,7 +80,7 @@ void process_table_exit(struct process_table *t, uint32_t pid,
 			uint64_t now_ns);
 /* Samples of a process can still be in flight this long after its exit
  * event; within it the pid is the same process, after it a reuse. */
-#define PROCESS_EXIT_GRACE_NS (1000ull * 1000 * 1000)
+#define PROCESS_EXIT_GRACE_NS (10ull * 1000 * 1000 * 1000)
 /* Drop processes that exited, and those idle since before `idle_before_ns`
  * whose /proc entry is gone (a lost exit event). */
 void process_table_sweep(struct process_table *t, uint64_t idle_before_ns);

@@ -7,6 +7,7 @@
 #ifndef OTELPROF_SYMBOLIZE_FILE_CACHE_H
 #define OTELPROF_SYMBOLIZE_FILE_CACHE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "symbolize/elf_file.h"
@@ -33,6 +34,7 @@ struct elf_file {
 	uint32_t unwind_id;	/* 0: not in the kernel */
 	uint32_t unwind_nrows;	/* rows in the kernel array */
 	int unwind_fd;		/* the kernel array, -1 if none */
+	bool unwind_pending;	/* table being built in the background */
 	int unwind_err;
 };
 

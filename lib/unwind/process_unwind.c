@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,18 +17,62 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+struct unwind_job {
+	struct elf_file *f; /* referenced until installed */
+	int fd;
+	int err;
+	uint64_t ns;
+	struct unwind_table table;
+	struct unwind_table_stats st;
+	struct unwind_job *next;
+};
+
+static void install_table(struct process_unwind *pu, struct elf_file *f,
+			  int err, const struct unwind_table_stats *st);
+
 static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 			 size_t len)
 {
 	struct process_unwind *pu = ctx;
 	struct unwind_table_stats st;
 	uint64_t t0 = mono_ns();
+	struct stat sb;
 	int err;
 
+	if (fd >= 0 && pu->worker_started && !fstat(fd, &sb) &&
+	    sb.st_size >= UNWIND_ASYNC_MIN_FILE_BYTES) {
+		struct unwind_job *j = calloc(1, sizeof(*j));
+
+		if (j) {
+			j->fd = dup(fd);
+			if (j->fd >= 0) {
+				j->f = f;
+				file_cache_ref(f);
+				f->unwind_pending = true;
+				pthread_mutex_lock(&pu->qlock);
+				j->next = pu->todo;
+				pu->todo = j;
+				pthread_cond_signal(&pu->qcond);
+				pthread_mutex_unlock(&pu->qlock);
+				pu->async_builds++;
+				return;
+			}
+			free(j);
+		}
+	}
 	memset(&st, 0, sizeof(st));
 	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
 		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
 	pu->build_ns += mono_ns() - t0;
+	install_table(pu, f, err, &st);
+}
+
+/* f->unwind holds the built table (if !err): load it into the kernel. */
+static void install_table(struct process_unwind *pu, struct elf_file *f,
+			  int err, const struct unwind_table_stats *stp)
+{
+	struct unwind_table_stats st = *stp;
+
 	pu->cfi_bytes += st.bytes_of_cfi;
 	if (err) {
 		/* No CFI (or unusable): frame pointers for this file. */
@@ -103,7 +149,9 @@ static void on_process_maps(void *ctx, struct process *p)
 
 		b->start = m->start;
 		b->end = m->end;
-		if (f && f->unwind_id && mapping_bias(m, f, &b->bias)) {
+		if (f && f->unwind_pending) {
+			b->file_id = OTELPROF_FILE_ID_PENDING;
+		} else if (f && f->unwind_id && mapping_bias(m, f, &b->bias)) {
 			b->file_id = f->unwind_id;
 			b->nrows = f->unwind_nrows;
 		}
@@ -121,10 +169,133 @@ static void on_process_remove(void *ctx, struct process *p)
 		unwind_maps_remove_process(&pu->maps, p->pid);
 }
 
+static void *worker_main(void *arg)
+{
+	struct process_unwind *pu = arg;
+
+	pthread_mutex_lock(&pu->qlock);
+	for (;;) {
+		struct unwind_job *j;
+		uint64_t t0;
+
+		while (!pu->todo && !pu->worker_stop)
+			pthread_cond_wait(&pu->qcond, &pu->qlock);
+		if (pu->worker_stop)
+			break;
+		j = pu->todo;
+		pu->todo = j->next;
+		pthread_mutex_unlock(&pu->qlock);
+		/* Only the job's own memory is touched here. */
+		t0 = mono_ns();
+		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
+		j->ns = mono_ns() - t0;
+		close(j->fd);
+		j->fd = -1;
+		pthread_mutex_lock(&pu->qlock);
+		j->next = pu->done;
+		pu->done = j;
+	}
+	pthread_mutex_unlock(&pu->qlock);
+	return NULL;
+}
+
+int process_unwind_start_worker(struct process_unwind *pu)
+{
+	int e = pthread_create(&pu->worker, NULL, worker_main, pu);
+
+	if (e)
+		return -e;
+	pu->worker_started = true;
+	return 0;
+}
+
+int process_unwind_finish_builds(struct process_unwind *pu)
+{
+	struct unwind_job *j;
+	int n = 0;
+
+	if (!pu->worker_started)
+		return 0;
+	pthread_mutex_lock(&pu->qlock);
+	j = pu->done;
+	pu->done = NULL;
+	pthread_mutex_unlock(&pu->qlock);
+	while (j) {
+		struct unwind_job *next = j->next;
+		struct elf_file *f = j->f;
+
+		f->unwind = j->table;
+		f->unwind_pending = false;
+		pu->build_ns += j->ns;
+		install_table(pu, f, j->err, &j->st);
+		/* Every process mapping this file learns its table. */
+		for (uint32_t i = 0; i < pu->procs->nslots; i++) {
+			struct process *p = pu->procs->procs[i];
+
+			if (!p)
+				continue;
+			for (size_t k = 0; k < p->maps.n; k++) {
+				if (p->maps.v[k].file == f) {
+					on_process_maps(pu, p);
+					break;
+				}
+			}
+		}
+		file_cache_put(pu->files, f);
+		free(j);
+		j = next;
+		n++;
+	}
+	return n;
+}
+
+bool process_unwind_busy(struct process_unwind *pu)
+{
+	bool busy;
+
+	pthread_mutex_lock(&pu->qlock);
+	busy = pu->todo || pu->done;
+	pthread_mutex_unlock(&pu->qlock);
+	return busy;
+}
+
+static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
+{
+	while (j) {
+		struct unwind_job *next = j->next;
+
+		if (j->fd >= 0)
+			close(j->fd);
+		unwind_table_free(&j->table);
+		j->f->unwind_pending = false;
+		file_cache_put(pu->files, j->f);
+		free(j);
+		j = next;
+	}
+}
+
+void process_unwind_stop_worker(struct process_unwind *pu)
+{
+	if (!pu->worker_started)
+		return;
+	pthread_mutex_lock(&pu->qlock);
+	pu->worker_stop = true;
+	pthread_cond_signal(&pu->qcond);
+	pthread_mutex_unlock(&pu->qlock);
+	pthread_join(pu->worker, NULL);
+	pu->worker_started = false;
+	free_jobs(pu, pu->todo);
+	free_jobs(pu, pu->done);
+	pu->todo = pu->done = NULL;
+}
+
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 			 struct file_cache *files, int files_fd, int procs_fd)
 {
 	memset(pu, 0, sizeof(*pu));
+	pthread_mutex_init(&pu->qlock, NULL);
+	pthread_cond_init(&pu->qcond, NULL);
+	pu->files = files;
 	unwind_maps_init(&pu->maps, files_fd, procs_fd);
 	pu->procs = t;
 	files->hooks.ctx = pu;
@@ -241,6 +412,11 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 		if (m)
 			f = process_mapping_file(pu->procs, p,
 						 (struct proc_mapping *)m);
+		if (f && f->unwind_pending) {
+			/* No rule yet: the caller may hold the sample. */
+			*flags |= OTELPROF_SAMPLE_F_PENDING;
+			break;
+		}
 		if (f && (f->unwind.nrows || f->unwind_nrows) &&
 		    mapping_bias(m, f, &bias)) {
 			struct row_rule rule;

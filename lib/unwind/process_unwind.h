@@ -8,18 +8,35 @@
 #ifndef OTELPROF_UNWIND_PROCESS_UNWIND_H
 #define OTELPROF_UNWIND_PROCESS_UNWIND_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "process/process_table.h"
 #include "profiler_types.h"
 #include "unwind/unwind_maps.h"
 
+/* Files at least this big get their table built on the worker thread so
+ * the drain thread never stalls (gcc's cc1: ~1 s); smaller ones inline,
+ * where their process is known the moment its first sample arrives. */
+#define UNWIND_ASYNC_MIN_FILE_BYTES (8u << 20)
+
+struct unwind_job;
+
 struct process_unwind {
 	struct unwind_maps maps;
 	struct process_table *procs;
+	struct file_cache *files;
 	uint64_t tables_built, table_errors, cfi_bytes, build_ns;
 	uint64_t copies_unwound, copy_frames;
 	uint64_t table_memory; /* userspace copies of the rows */
+	/* background builds: jobs in, results out, both under qlock */
+	pthread_t worker;
+	bool worker_started, worker_stop;
+	pthread_mutex_t qlock;
+	pthread_cond_t qcond;
+	struct unwind_job *todo, *done;
+	uint64_t async_builds;
 };
 
 /* Installs the file_cache and process_table hooks. With files_fd and
@@ -27,11 +44,23 @@ struct process_unwind {
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 			 struct file_cache *files, int files_fd, int procs_fd);
 
+/* Start the background builder (only with kernel maps). 0 or -errno. */
+int process_unwind_start_worker(struct process_unwind *pu);
+/* Install finished background builds: load them into the kernel and
+ * re-push the processes that map them. Call with the state lock held.
+ * Returns how many were installed. */
+int process_unwind_finish_builds(struct process_unwind *pu);
+/* Builds queued or not yet installed. */
+bool process_unwind_busy(struct process_unwind *pu);
+/* Stop the worker and drop unfinished jobs (before freeing the caches). */
+void process_unwind_stop_worker(struct process_unwind *pu);
+
 /*
  * Unwind a OTELPROF_SAMPLE_F_STACK_COPY sample of process p in userspace
  * with the same step code as the kernel. Writes up to max frames (pcs,
  * leaf first) and returns their count; *flags gets
- * OTELPROF_SAMPLE_F_COMPLETE / _TRUNCATED.
+ * OTELPROF_SAMPLE_F_COMPLETE / _TRUNCATED, or _PENDING when the walk
+ * stopped at a file whose table is still being built.
  */
 uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			     const struct otelprof_sample_event *e,
