@@ -96,7 +96,7 @@ struct parked_sample {
 	unsigned char data[];
 };
 
-#define MAX_PARKED 1024                              /* 8 MiB of copies */
+#define MAX_PARKED  1024			/* 8 MiB of copies */
 #define MAX_PARK_NS (5ull * 1000 * 1000 * 1000) /* then unwind as is */
 
 static bool park(struct otelprof *p, const void *data, size_t size)
@@ -601,10 +601,9 @@ OTELPROF_API int otelprof_stop(struct otelprof *p)
 	/* What the kernel still holds belongs to the next poll. */
 	bpf_sampler_consume(p->sampler);
 	/* Held samples: give running table builds a moment, then emit. */
-	for (int i = 0; i < 50 && p->parked &&
-			process_unwind_busy(&p->unwinder);
-	     i++) {
-		struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+	for (int i = 0;
+	     i < 50 && p->parked && process_unwind_busy(&p->unwinder); i++) {
+		struct timespec ms20 = {0, 20 * 1000 * 1000};
 
 		pthread_mutex_unlock(&p->state_lock);
 		nanosleep(&ms20, NULL);

@@ -305,8 +305,7 @@ void process_table_exec(struct process_table *t, uint32_t pid)
 		remove_proc(t, p);
 }
 
-void process_table_exit(struct process_table *t, uint32_t pid,
-			uint64_t now_ns)
+void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
 

@@ -32,8 +32,8 @@ struct process {
 	char container_id[CONTAINER_ID_LEN + 1];
 	struct proc_maps maps;
 	uint64_t last_scan_ns;
-	bool info_ok; /* /proc could be read */
-	bool exited;  /* exit seen; evicted once its samples are encoded */
+	bool info_ok;	  /* /proc could be read */
+	bool exited;	  /* exit seen; evicted once its samples are encoded */
 	uint64_t exit_ns; /* when (boot clock) */
 	uint64_t last_seen_ns;
 };
@@ -76,8 +76,7 @@ struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,
 				      struct proc_mapping *m);
 void process_table_exec(struct process_table *t, uint32_t pid);
-void process_table_exit(struct process_table *t, uint32_t pid,
-			uint64_t now_ns);
+void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns);
 /* Samples of a process can still be in flight this long after its exit
  * event; within it the pid is the same process, after it a reuse. */
 #define PROCESS_EXIT_GRACE_NS (10ull * 1000 * 1000 * 1000)

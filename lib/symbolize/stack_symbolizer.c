@@ -162,7 +162,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 		s->unknown_mappings++;
 		if (getenv("OTELPROF_DEBUG"))
 			fprintf(stderr,
-				"otelprof: pid %u (serial %llu, %zu mappings%s, "
+				"otelprof: pid %u (serial %llu, %zu "
+				"mappings%s, "
 				"%s): no mapping for %#llx\n",
 				p->pid, (unsigned long long)p->serial,
 				p->maps.n, p->exited ? ", exited" : "",

@@ -120,7 +120,13 @@ static void start_poll_stop_real(void **state)
 	/* While this process's tables load (synchronously, in the drain
 	 * thread: slow under ASan) its stack copies may overflow the ring;
 	 * losses are counted and must stay a minority. */
-	print_message("received %llu lost %llu copies %llu pending %llu build %llu ms\n", (unsigned long long)st.samples_received, (unsigned long long)st.samples_lost, (unsigned long long)st.stack_copies, (unsigned long long)st.unwind_pending, (unsigned long long)(st.unwind_build_ns / 1000000));
+	print_message("received %llu lost %llu copies %llu pending %llu build "
+		      "%llu ms\n",
+		      (unsigned long long)st.samples_received,
+		      (unsigned long long)st.samples_lost,
+		      (unsigned long long)st.stack_copies,
+		      (unsigned long long)st.unwind_pending,
+		      (unsigned long long)(st.unwind_build_ns / 1000000));
 	assert_true(st.samples_lost * 4 <= st.samples_received);
 	assert_true(st.polls >= 1);
 	burn_ms(500);
