@@ -51,6 +51,19 @@ func (d *Decoded) ByPID(pid int) *Process {
 	return nil
 }
 
+// ByPIDName is the process with that pid running that executable: a pid
+// sampled between fork and exec has a second resource under its parent's
+// name (the pre-exec image).
+func (d *Decoded) ByPIDName(pid int, exe string) *Process {
+	for _, p := range d.Processes {
+		if v, ok := p.Attrs["process.pid"].(int64); ok && int(v) == pid &&
+			p.Attrs["process.executable.name"] == exe {
+			return p
+		}
+	}
+	return nil
+}
+
 func (d *Decoded) TotalSamples() int {
 	n := 0
 	for _, p := range d.Processes {
