@@ -31,7 +31,7 @@ LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(
 CLI_SRCS := $(shell find cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
-WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' | sort)
+WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' | sort)
 
 .PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
@@ -111,7 +111,7 @@ test-unit: deps $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # ---- workloads used by integration tests and benchmarks ----
-$(BUILD)/workloads/.built: $(WORKLOAD_SRCS) test/workloads/Makefile.inc
+$(BUILD)/workloads/.built: $(WORKLOAD_SRCS) $(wildcard test/workloads/*.inc test/workloads/*.mk)
 	@mkdir -p $(BUILD)/workloads
 	$(MAKE) -f test/workloads/Makefile.inc OUT=$(BUILD)/workloads CC=$(CC)
 	@touch $@

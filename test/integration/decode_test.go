@@ -28,6 +28,11 @@ type Sample struct {
 	ThreadName string
 	CPU        int64
 	TimeNs     uint64
+	// The sample's Link (OTEP 4947 thread context), hex; "" if none.
+	TraceID string
+	SpanID  string
+	// Every sample attribute, including thread.id etc. above.
+	Attrs map[string]any
 }
 
 // Process is one ResourceProfiles.
@@ -126,6 +131,18 @@ func decodeFile(t *testing.T, path string) *Decoded {
 	if l := dict.LocationTable().At(0); l.Address() != 0 || l.MappingIndex() != 0 || l.Lines().Len() != 0 {
 		t.Fatalf("location_table[0] is not the zero value")
 	}
+	if l := dict.LinkTable().At(0); !l.TraceID().IsEmpty() || !l.SpanID().IsEmpty() {
+		t.Fatalf("link_table[0] is not the zero value")
+	}
+	links := map[string]bool{}
+	for i := 1; i < dict.LinkTable().Len(); i++ {
+		l := dict.LinkTable().At(i)
+		k := l.TraceID().String() + l.SpanID().String()
+		if links[k] {
+			t.Fatalf("duplicate link %s in link_table", k)
+		}
+		links[k] = true
+	}
 	if f := dict.FunctionTable().At(0); f.NameStrindex() != 0 {
 		t.Fatalf("function_table[0] is not the zero value")
 	}
@@ -155,9 +172,21 @@ func decodeFile(t *testing.T, path string) *Decoded {
 				end := start + prof.DurationNano()
 				for i := 0; i < prof.Samples().Len(); i++ {
 					smp := prof.Samples().At(i)
-					var base Sample
+					base := Sample{Attrs: map[string]any{}}
+					if li := smp.LinkIndex(); li != 0 {
+						if li < 0 || int(li) >= dict.LinkTable().Len() {
+							t.Fatalf("sample link index %d out of range", li)
+						}
+						l := dict.LinkTable().At(int(li))
+						base.TraceID = l.TraceID().String()
+						base.SpanID = l.SpanID().String()
+					}
 					for _, ai := range smp.AttributeIndices().AsRaw() {
 						k, v := attr(ai)
+						if _, dup := base.Attrs[k]; dup {
+							t.Fatalf("sample attribute %q twice", k)
+						}
+						base.Attrs[k] = v
 						switch k {
 						case "thread.id":
 							base.ThreadID = v.(int64)
