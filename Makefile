@@ -26,8 +26,10 @@ SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
-LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o
-LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(GEN)/otlp_profiles.pb-c.h
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
+            $(BUILD)/obj/gen/process_context.pb-c.o
+LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(GEN)/otlp_profiles.pb-c.h \
+            $(GEN)/process_context.pb-c.h
 CLI_SRCS := $(shell find cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
@@ -75,9 +77,12 @@ bpf: $(GEN)/profiler.skel.h
 $(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h: lib/encode/otlp_profiles.proto | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
 	cd lib/encode && protoc-c --c_out=$(abspath $(GEN)) otlp_profiles.proto
+$(GEN)/process_context.pb-c.c $(GEN)/process_context.pb-c.h: lib/context/process_context.proto | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	cd lib/context && protoc-c --c_out=$(abspath $(GEN)) process_context.proto
 
 # ---- library ----
-$(BUILD)/obj/gen/otlp_profiles.pb-c.o: $(GEN)/otlp_profiles.pb-c.c
+$(BUILD)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(WARN),$(LIB_CFLAGS)) -w -c $< -o $@
 
@@ -181,19 +186,20 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols cfi
+FUZZ_TARGETS := proc kallsyms elf_symbols cfi context
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
-FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c
+FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/context/tls_symbols.c
+FUZZ_SRCS_context := lib/context/process_context.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
-$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS)
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -lcrypto
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -lcrypto -lprotobuf-c
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
 	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus

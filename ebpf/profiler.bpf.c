@@ -60,6 +60,8 @@ static __always_inline void count(u32 which)
 		*c += 1;
 }
 
+#include "thread_context.bpf.h"
+
 /* Per file: the unwind rows, an array sized to that file (inner maps may
  * differ in size thanks to BPF_F_INNER_MAP). */
 struct unwind_rows_map {
@@ -368,6 +370,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->unwind_error = 0;
 	e->n_user = 0;
 	e->user_ip = e->user_sp = e->user_bp = 0;
+	e->ctx.format = OTELPROF_CTX_NONE;
+	e->ctx.attrs_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
 	n = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
@@ -399,10 +403,12 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			e->user_bp = BPF_CORE_READ(uregs, bp);
 		}
 		unwind_user(e, tgid, tid);
+		read_thread_ctx(e, tgid);
 	}
 
 	size = offsetof(struct otelprof_sample_event, ustack) +
-	       (u64)e->n_user * sizeof(u64);
+	       (u64)e->n_user * sizeof(u64) +
+	       (((u64)e->ctx.attrs_size + 7) & ~7ull);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	/* A stack copy means a process userspace must load now: wake it. */
@@ -455,8 +461,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 			       BPF_CORE_READ(bprm, filename));
 }
 
-#define NR_MMAP	  9 /* x86_64 */
-#define PROT_EXEC 0x4
+#define NR_MMAP	   9   /* x86_64 */
+#define NR_PRCTL   157 /* x86_64 */
+#define PROT_EXEC  0x4
+#define PR_SET_VMA 0x53564d41
 
 /*
  * sys_exit(struct pt_regs *regs, long ret): tells userspace about new
@@ -469,7 +477,14 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 {
 	u64 id = bpf_get_current_pid_tgid();
 
-	if (BPF_CORE_READ(regs, orig_ax) != NR_MMAP || ret < 0)
+	u64 nr = BPF_CORE_READ(regs, orig_ax);
+
+	if (nr == NR_PRCTL && ret == 0 && BPF_CORE_READ(regs, di) == PR_SET_VMA)
+		/* A named anonymous mapping: maybe an OTEL_CTX publication
+		 * (OTEP 4719 signals updates this way). */
+		return emit_task_event(OTELPROF_EVENT_VMA_NAMED, id >> 32,
+				       (u32)id, NULL);
+	if (nr != NR_MMAP || ret < 0)
 		return 0;
 	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
 		return 0;

@@ -8,6 +8,8 @@
 typedef uint8_t u8;
 typedef int8_t s8;
 typedef int16_t s16;
+typedef uint16_t u16;
+typedef int64_t s64;
 typedef uint32_t u32;
 typedef int32_t s32;
 typedef uint64_t u64;
@@ -43,6 +45,7 @@ enum otelprof_event_type {
 	OTELPROF_EVENT_EXIT = 3, /* a whole process (thread group) exited */
 	OTELPROF_EVENT_MMAP_EXEC =
 		4, /* new executable mapping (dlopen, ld.so) */
+	OTELPROF_EVENT_VMA_NAMED = 5, /* prctl(PR_SET_VMA): OTEL_CTX update */
 };
 
 /* Indices into the per-CPU `counters` map. */
@@ -61,6 +64,8 @@ enum otelprof_counter {
 	OTELPROF_CNT_UNWIND_NO_MAPPING, /* pc outside known code, no fp chain */
 	OTELPROF_CNT_STACK_COPIES,	/* samples sent as a stack copy */
 	OTELPROF_CNT_UNWIND_PENDING,	/* leaf only: tables still loading */
+	OTELPROF_CNT_CTX_READ, /* samples that carry a thread context */
+	OTELPROF_CNT_CTX_ERR,  /* context location set, read failed */
 	OTELPROF_CNT_MAX,
 };
 
@@ -73,8 +78,70 @@ struct otelprof_event_header {
 };
 
 /*
+ * Thread context (trace correlation), read from the sampled thread's TLS.
+ * OTEP 4947 records are at most 640 bytes: 28 of header, the rest
+ * attributes, which travel after the used part of ustack.
+ */
+#define OTELPROF_CTX_RECORD_MAX	 640
+#define OTELPROF_CTX_HEADER_SIZE 28
+#define OTELPROF_CTX_ATTRS_MAX                                                 \
+	(OTELPROF_CTX_RECORD_MAX - OTELPROF_CTX_HEADER_SIZE)
+#define OTELPROF_CTX_ATTRS_WORDS ((OTELPROF_CTX_ATTRS_MAX + 7) / 8)
+/* Elastic v1 per-thread record: minor u16, valid, trace_present, flags,
+ * trace_id[16] @5, span_id[8] @21, transaction_id[8] @29. */
+#define OTELPROF_ELASTIC_RECORD_SIZE 37
+
+enum otelprof_ctx_format {
+	OTELPROF_CTX_NONE = 0,
+	OTELPROF_CTX_OTEL_V1 = 1,
+	OTELPROF_CTX_ELASTIC_V1 = 2,
+};
+
+struct otelprof_thread_ctx {
+	u8 trace_id[16];
+	u8 span_id[8];
+	u8 format; /* enum otelprof_ctx_format; NONE: no context */
+	u8 trace_flags;
+	u16 attrs_size; /* OTEP 4947 attrs_data bytes after ustack */
+	u32 pad;
+};
+
+/*
+ * How BPF finds a context TLS variable from the thread pointer. Userspace
+ * only says where the dynamic linker leaves the answer (a GOT slot or TLS
+ * descriptor in the process); BPF reads it at sample time, so a library is
+ * usable as soon as it is relocated, with no userspace retry loop.
+ */
+enum otelprof_tls_kind {
+	OTELPROF_TLS_NONE = 0,
+	OTELPROF_TLS_TP_OFFSET = 1, /* pointer at tp + tp_offset (local-exec) */
+	OTELPROF_TLS_TPOFF_GOT = 2, /* s64 offset from tp in the GOT at addr */
+	OTELPROF_TLS_DTPMOD_GOT = 3, /* module id in the GOT at addr; the
+					variable at dtv[module] + offset */
+	OTELPROF_TLS_DESC = 4, /* TLSDESC {resolver, arg} at addr: arg is a
+				  tp offset (static TLS) or points to
+				  {module, offset} (dynamic TLS) */
+};
+
+struct otelprof_tls_loc {
+	u8 kind;   /* enum otelprof_tls_kind */
+	u8 format; /* enum otelprof_ctx_format of the record it points to */
+	u8 pad[6];
+	s64 tp_offset; /* TP_OFFSET */
+	u64 addr;      /* TPOFF_GOT, DTPMOD_GOT, DESC: runtime address */
+	u64 offset;    /* DTPMOD_GOT: the variable's offset in its block */
+};
+
+/* Per process: where its context variables are, tried in order. */
+#define OTELPROF_CTX_LOCS 2
+struct otelprof_bpf_ctx_proc {
+	struct otelprof_tls_loc loc[OTELPROF_CTX_LOCS];
+};
+
+/*
  * A sample as emitted to the ring buffer. Only the used prefix of ustack is
- * sent: the record size is offsetof(ustack) + n_user * 8.
+ * sent: the record size is offsetof(ustack) + n_user * 8, plus
+ * ctx.attrs_size rounded up to 8 (the context attributes follow).
  */
 struct otelprof_sample_event {
 	struct otelprof_event_header hdr;
@@ -84,8 +151,9 @@ struct otelprof_sample_event {
 	u32 flags;	  /* OTELPROF_SAMPLE_F_* */
 	u32 unwind_error; /* enum otelprof_counter of the failure, 0 if none */
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
+	struct otelprof_thread_ctx ctx;
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
-	u64 ustack[OTELPROF_USTACK_WORDS];
+	u64 ustack[OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS];
 };
 
 #define OTELPROF_SAMPLE_F_KTHREAD (1u << 0) /* no user address space */

@@ -103,6 +103,16 @@ struct otelprof_stats {
 	uint64_t unwind_pending;      /* leaf frame only: the process's tables
 					 were still loading (rate-limited
 					 stack copies) */
+	/* trace correlation (docs/context-publishing.md) */
+	uint64_t ctx_samples;	     /* samples that carried a thread
+					context (trace/span link) */
+	uint64_t ctx_read_errors;    /* context location known, but the
+					thread's record was unreadable */
+	uint64_t ctx_tls_resolved;   /* context TLS variables located */
+	uint64_t ctx_process_reads;  /* process contexts decoded */
+	uint64_t ctx_process_errors; /* malformed or unreadable ones */
+	uint64_t ctx_attrs_dropped;  /* thread-context attributes dropped
+					(unknown key, bad UTF-8, too many) */
 };
 
 /* Opaque profiler handle. */

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "context/context_tracker.h"
 #include "encode/otlp_encoder.h"
 #include "encode/profile_builder.h"
 #include "process/process_table.h"
@@ -34,6 +35,7 @@
 #include "symbolize/stack_symbolizer.h"
 #include "unwind/process_unwind.h"
 #include "util/errmsg.h"
+#include "util/utf8.h"
 
 #define MAX_FREQUENCY_HZ  10000u
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
@@ -58,6 +60,8 @@ struct otelprof {
 	struct process_table procs;
 	struct stack_symbolizer symbolizer;
 	struct process_unwind unwinder;
+	struct context_tracker context;
+	uint64_t ctx_attrs_dropped;
 	struct parked_sample *parked, *parked_tail;
 	uint32_t nparked;
 	uint64_t samples_parked;
@@ -122,6 +126,61 @@ static bool park(struct otelprof *p, const void *data, size_t size)
 	return true;
 }
 
+/* The sample's thread context: a Link for its trace/span, and its
+ * attributes named through the process context's key map. */
+static void sample_context(struct otelprof *p, struct profile_builder *b,
+			   const struct process *proc,
+			   const struct otelprof_sample_event *e, int32_t *link,
+			   int32_t *extra, uint32_t *nextra)
+{
+	static const uint8_t zero[16];
+	const struct process_context *pc = context_of(proc);
+	const uint8_t *a = (const uint8_t *)e->ustack + e->n_user * 8;
+	const char *names[PB_MAX_CTX_ATTRS];
+	size_t n = e->ctx.attrs_size, off = 0;
+
+	if (memcmp(e->ctx.trace_id, zero, 16)) {
+		*link = pb_link(b, e->ctx.trace_id, e->ctx.span_id);
+		if (*link < 0) {
+			*link = 0;
+			p->add_errors++;
+		}
+	}
+	/* attrs_data: {u8 key_index, u8 len, value[len]}... */
+	while (n - off >= 2) {
+		uint8_t key = a[off], len = a[off + 1];
+		const char *name;
+		bool dup = false;
+		char val[256];
+		int32_t r;
+
+		off += 2;
+		if (len > n - off) {
+			p->ctx_attrs_dropped++;
+			break;
+		}
+		name = pc && key < pc->nkeys ? pc->keys[key] : NULL;
+		for (uint32_t k = 0; name && k < *nextra; k++)
+			dup |= names[k] == name;
+		if (!name || dup || *nextra >= PB_MAX_CTX_ATTRS ||
+		    !utf8_valid((const char *)a + off, len)) {
+			p->ctx_attrs_dropped++;
+			off += len;
+			continue;
+		}
+		memcpy(val, a + off, len);
+		val[len] = '\0';
+		off += len;
+		r = pb_attr_string(b, name, val);
+		if (r <= 0) {
+			p->add_errors++;
+			continue;
+		}
+		names[*nextra] = name;
+		extra[(*nextra)++] = r;
+	}
+}
+
 static void handle_sample(struct otelprof *p,
 			  const struct otelprof_sample_event *e, size_t size,
 			  bool may_park)
@@ -131,8 +190,11 @@ static void handle_sample(struct otelprof *p,
 	struct process *proc;
 	uint64_t now = e->hdr.ktime_boot_ns;
 	uint32_t res, nu = 0;
-	int32_t stack;
+	int32_t stack, link = 0, extra[PB_MAX_CTX_ATTRS];
+	uint32_t nextra = 0;
 	char comm[OTELPROF_COMM_LEN + 1];
+	struct pb_attr_in published[PCTX_MAX_ATTRS];
+	const struct process_context *pc;
 
 	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
 	comm[OTELPROF_COMM_LEN] = '\0';
@@ -159,6 +221,14 @@ static void handle_sample(struct otelprof *p,
 	ri.exe_path = proc->exe_path;
 	ri.container_id = proc->container_id;
 	ri.host_name = p->host_name;
+	pc = context_of(proc);
+	for (size_t i = 0; pc && i < pc->nattrs && i < PCTX_MAX_ATTRS; i++) {
+		published[i].key = pc->attrs[i].key;
+		published[i].str = pc->attrs[i].str;
+		published[i].i = pc->attrs[i].i;
+		ri.nextra = i + 1;
+	}
+	ri.extra = published;
 	if (pb_resource(b, &ri, &res)) {
 		p->add_errors++;
 		return;
@@ -170,8 +240,11 @@ static void handle_sample(struct otelprof *p,
 		stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack,
 					e->n_kernel, e->ustack, e->n_user, now);
 	}
+	if (e->ctx.format != OTELPROF_CTX_NONE)
+		sample_context(p, b, proc, e, &link, extra, &nextra);
 	if (stack < 0 ||
-	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, 0,
+	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, link,
+			  extra, nextra,
 			  e->hdr.ktime_boot_ns + (uint64_t)p->boot_to_unix_ns))
 		p->add_errors++;
 }
@@ -193,7 +266,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 		    e->n_user > OTELPROF_USTACK_WORDS ||
 		    (!(e->flags & OTELPROF_SAMPLE_F_STACK_COPY) &&
 		     e->n_user > OTELPROF_MAX_USER_FRAMES) ||
-		    size < need + e->n_user * sizeof(uint64_t))
+		    e->ctx.attrs_size > OTELPROF_CTX_ATTRS_MAX ||
+		    size < need + e->n_user * sizeof(uint64_t) +
+				    ((e->ctx.attrs_size + 7u) & ~7u))
 			return 0;
 		p->samples_received++;
 		handle_sample(p, e, size, true);
@@ -222,6 +297,17 @@ static int on_event(void *ctx, const void *data, size_t size)
 		if (proc)
 			process_table_rescan(&p->procs, proc, h->ktime_boot_ns,
 					     0);
+		else
+			process_table_get(&p->procs, h->pid, NULL,
+					  h->ktime_boot_ns);
+		break;
+	}
+	case OTELPROF_EVENT_VMA_NAMED: {
+		struct process *proc = process_table_find(&p->procs, h->pid);
+
+		if (proc)
+			context_tracker_vma_named(&p->context, proc,
+						  h->ktime_boot_ns);
 		else
 			process_table_get(&p->procs, h->pid, NULL,
 					  h->ktime_boot_ns);
@@ -269,6 +355,7 @@ static void drain(struct otelprof *p)
 	bpf_sampler_consume(p->sampler);
 	installed = process_unwind_finish_builds(&p->unwinder);
 	replay_parked(p, installed > 0, false);
+	context_tracker_tick(&p->context, clock_ns(CLOCK_BOOTTIME));
 	pthread_mutex_unlock(&p->state_lock);
 }
 
@@ -367,7 +454,7 @@ static void free_profiler(struct otelprof *p)
 {
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
-	memset(&p->procs.hooks, 0, sizeof(p->procs.hooks));
+	process_table_clear_hooks(&p->procs);
 	bpf_sampler_close(p->sampler);
 	process_unwind_stop_worker(&p->unwinder);
 	while (p->parked) {
@@ -464,6 +551,9 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 		bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
 		process_unwind_init(&p->unwinder, &p->procs, &p->files,
 				    files_fd, procs_fd);
+		/* After the unwinder: its hook resolves the mapped files. */
+		context_tracker_init(&p->context, &p->procs,
+				     bpf_sampler_ctx_fd(p->sampler));
 		e = process_unwind_start_worker(&p->unwinder);
 		if (e) {
 			free_profiler(p);
@@ -674,6 +764,13 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.unwind_build_ns = p->unwinder.build_ns;
 	s.unwind_pending =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING);
+	s.ctx_samples = bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_READ);
+	s.ctx_read_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_ERR);
+	s.ctx_tls_resolved = p->context.tls_resolved;
+	s.ctx_process_reads = p->context.pctx_read;
+	s.ctx_process_errors = p->context.pctx_errors + p->context.map_errors;
+	s.ctx_attrs_dropped = p->ctx_attrs_dropped;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

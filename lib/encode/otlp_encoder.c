@@ -222,7 +222,7 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	Profile **pp = ALLOC(e, Profile *, 1);
 	Sample *s = ALLOC(e, Sample, r->nsamples);
 	Sample **sp = ALLOC(e, Sample *, r->nsamples);
-	int32_t *ai = ALLOC(e, int32_t, 3 * r->nsamples);
+	int32_t *ai = ALLOC(e, int32_t, PB_SAMPLE_ATTRS * r->nsamples);
 	uint8_t *pid = ALLOC(e, uint8_t, 16);
 	/* The builder tracks the window's first and last timestamp. */
 	uint64_t tmin = w->start_unix_ns < b->min_ts ? w->start_unix_ns
@@ -262,12 +262,12 @@ build_resource(struct enc *e, const struct profile_builder *b,
 		otelprof__otlp__sample__init(&s[i]);
 		s[i].stack_index = x->stack;
 		s[i].link_index = x->link;
-		/* attrs[] may have a 0 (absent thread.name) in the middle:
-		 * copy the present ones. */
-		for (int k = 0; k < 3; k++)
+		/* attrs[] may have 0s (absent thread.name, fewer context
+		 * attributes) in the middle: copy the present ones. */
+		for (int k = 0; k < PB_SAMPLE_ATTRS; k++)
 			if (x->attrs[k])
-				ai[3 * i + na++] = x->attrs[k];
-		s[i].attribute_indices = &ai[3 * i];
+				ai[PB_SAMPLE_ATTRS * i + na++] = x->attrs[k];
+		s[i].attribute_indices = &ai[PB_SAMPLE_ATTRS * i];
 		s[i].n_attribute_indices = na;
 		s[i].timestamps_unix_nano = x->ts;
 		s[i].n_timestamps_unix_nano = x->nts;

@@ -431,6 +431,17 @@ int pb_resource(struct profile_builder *b, const struct pb_resource_info *ri,
 		err = kv_add(&r, &cap, "container.id", ri->container_id, 0);
 	if (!err && ri->host_name && *ri->host_name)
 		err = kv_add(&r, &cap, "host.name", ri->host_name, 0);
+	for (size_t i = 0; !err && i < ri->nextra; i++) {
+		bool dup = false;
+
+		/* What we observed (pid, executable, host) wins over what
+		 * the process claims. */
+		for (size_t k = 0; k < r.nattrs && !dup; k++)
+			dup = !strcmp(r.attrs[k].key, ri->extra[i].key);
+		if (!dup)
+			err = kv_add(&r, &cap, ri->extra[i].key,
+				     ri->extra[i].str, ri->extra[i].i);
+	}
 	if (err)
 		goto fail;
 	idx = b->resources.n;
@@ -477,9 +488,18 @@ static bool sample_eq(const void *ctx, uint32_t idx)
 	       !memcmp(x->attrs, y->attrs, sizeof(x->attrs));
 }
 
+int32_t pb_attr_string(struct profile_builder *b, const char *key,
+		       const char *value)
+{
+	int32_t k = pb_string(b, key);
+
+	return k < 0 ? k : attr_str(b, k, value);
+}
+
 int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		  uint32_t tid, const char *thread_name, uint32_t cpu,
-		  int32_t link, uint64_t ts)
+		  int32_t link, const int32_t *extra, uint32_t nextra,
+		  uint64_t ts)
 {
 	struct pb_sample s;
 	struct sample_ctx c = {b, &s};
@@ -531,6 +551,10 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		if (cpu < 256)
 			b->cpu_attr[cpu] = r;
 	}
+	if (nextra > PB_MAX_CTX_ATTRS)
+		nextra = PB_MAX_CTX_ATTRS;
+	for (uint32_t k = 0; k < nextra; k++)
+		s.attrs[3 + k] = extra[k];
 	h = hash_combine(hash_combine(hash_u64(resource), (uint64_t)stack),
 			 hash_combine(hash_bytes(s.attrs, sizeof(s.attrs), 9),
 				      (uint64_t)link));

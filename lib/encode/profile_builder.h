@@ -31,6 +31,13 @@ struct pb_frame {
 	const char *htlhash;  /* hex, NULL or "" if none */
 };
 
+/* An attribute given by the caller (resource extras). */
+struct pb_attr_in {
+	const char *key;
+	const char *str; /* NULL: int value */
+	int64_t i;
+};
+
 struct pb_resource_info {
 	uint64_t key; /* caller's identity for the process (unique serial) */
 	uint32_t pid;
@@ -38,6 +45,10 @@ struct pb_resource_info {
 	const char *exe_path;
 	const char *container_id; /* NULL or "" if none */
 	const char *host_name;
+	/* published by the process (service.name, ...); may repeat and
+	 * override none of the above */
+	const struct pb_attr_in *extra;
+	size_t nextra;
 };
 
 struct pb_kv { /* a Resource attribute, string or int */
@@ -54,10 +65,16 @@ struct pb_resource {
 	size_t nsamples, cap;
 };
 
+/* Thread-context attributes a sample may carry beside its own three. */
+#define PB_MAX_CTX_ATTRS 8
+#define PB_SAMPLE_ATTRS	 (3 + PB_MAX_CTX_ATTRS)
+
 struct pb_sample {
 	uint32_t resource;
 	int32_t stack;
-	int32_t attrs[3]; /* thread.id, thread.name, cpu.logical_number */
+	/* thread.id, thread.name, cpu.logical_number, then context
+	 * attributes; 0 = absent */
+	int32_t attrs[PB_SAMPLE_ATTRS];
 	int32_t link;
 	uint64_t *ts;
 	uint32_t nts, capts;
@@ -159,9 +176,15 @@ int32_t pb_link(struct profile_builder *b, const uint8_t trace_id[16],
 /* Resource index for a process (created from info on first use). */
 int pb_resource(struct profile_builder *b, const struct pb_resource_info *r,
 		uint32_t *out);
+/* A string attribute's index (key and value interned). */
+int32_t pb_attr_string(struct profile_builder *b, const char *key,
+		       const char *value);
+/* extra: up to PB_MAX_CTX_ATTRS attribute indices (thread context),
+ * in a stable order so equal sets merge. */
 int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		  uint32_t tid, const char *thread_name, uint32_t cpu,
-		  int32_t link, uint64_t ts_unix_ns);
+		  int32_t link, const int32_t *extra, uint32_t nextra,
+		  uint64_t ts_unix_ns);
 size_t pb_memory(const struct profile_builder *b);
 
 #endif

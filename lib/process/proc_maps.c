@@ -63,9 +63,25 @@ static void skip_spaces(const char **p, const char *end)
 		(*p)++;
 }
 
+/* The names OTEP 4719 gives the process-context mapping. */
+static bool is_otel_ctx_name(const char *p, size_t n)
+{
+	static const char *const names[] = {
+		"/memfd:OTEL_CTX",
+		"/memfd:OTEL_CTX (deleted)",
+		"[anon_shmem:OTEL_CTX]",
+		"[anon:OTEL_CTX]",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == n && !memcmp(p, names[i], n))
+			return true;
+	return false;
+}
+
 /* One line: "start-end perms offset major:minor inode [path]". */
 static int parse_line(const char *p, const char *end, struct proc_mapping *m,
-		      bool *keep)
+		      bool *keep, bool *otel_ctx)
 {
 	static const char deleted_sfx[] = " (deleted)";
 	uint64_t maj, min;
@@ -73,6 +89,7 @@ static int parse_line(const char *p, const char *end, struct proc_mapping *m,
 	size_t plen;
 
 	*keep = false;
+	*otel_ctx = false;
 	memset(m, 0, sizeof(*m));
 	if (!parse_hex(&p, end, &m->start) || !expect(&p, end, '-') ||
 	    !parse_hex(&p, end, &m->end) || !expect(&p, end, ' '))
@@ -90,9 +107,12 @@ static int parse_line(const char *p, const char *end, struct proc_mapping *m,
 		return -EINVAL;
 	m->dev_major = (uint32_t)maj;
 	m->dev_minor = (uint32_t)min;
-	if (perms[2] != 'x')
-		return 0;
 	skip_spaces(&p, end);
+	if (perms[2] != 'x') {
+		*otel_ctx = perms[0] == 'r' &&
+			    is_otel_ctx_name(p, (size_t)(end - p));
+		return 0;
+	}
 	plen = (size_t)(end - p);
 	if (plen >= PROC_PATH_MAX)
 		return -ENAMETOOLONG;
@@ -134,14 +154,13 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 	const char *p = text, *end = text + len;
 	size_t cap = 0;
 
-	out->v = NULL;
-	out->n = 0;
+	memset(out, 0, sizeof(*out));
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
 		struct proc_mapping m;
-		bool keep;
-		int err = parse_line(p, le, &m, &keep);
+		bool keep, otel_ctx;
+		int err = parse_line(p, le, &m, &keep, &otel_ctx);
 
 		p = nl ? nl + 1 : end;
 		if (err == -ENOMEM) {
@@ -152,6 +171,10 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 			if (bad_lines)
 				(*bad_lines)++;
 			continue;
+		}
+		if (otel_ctx && !out->otel_ctx_start) {
+			out->otel_ctx_start = m.start;
+			out->otel_ctx_end = m.end;
 		}
 		if (!keep)
 			continue;
@@ -186,8 +209,7 @@ void proc_maps_free(struct proc_maps *m)
 	for (size_t i = 0; i < m->n; i++)
 		free(m->v[i].path);
 	free(m->v);
-	m->v = NULL;
-	m->n = 0;
+	memset(m, 0, sizeof(*m));
 }
 
 const struct proc_mapping *proc_maps_find(const struct proc_maps *m,

@@ -33,10 +33,15 @@ struct proc_mapping {
 struct proc_maps {
 	struct proc_mapping *v; /* sorted by start */
 	size_t n;
+	/* OTEP 4719 process context: the mapping named OTEL_CTX
+	 * (/memfd:OTEL_CTX, [anon_shmem:OTEL_CTX] or [anon:OTEL_CTX]);
+	 * start 0 if none. */
+	uint64_t otel_ctx_start, otel_ctx_end;
 };
 
 /*
- * Parse the text of /proc/PID/maps, keeping executable mappings. Malformed
+ * Parse the text of /proc/PID/maps, keeping executable mappings (and
+ * noting the OTEL_CTX mapping). Malformed
  * lines are skipped and counted in *bad_lines. Returns 0 or -ENOMEM.
  */
 int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,

@@ -16,6 +16,28 @@ void process_table_init(struct process_table *t, struct file_cache *files)
 	snprintf(t->proc_root, sizeof(t->proc_root), "/proc");
 }
 
+int process_table_add_hooks(struct process_table *t,
+			    const struct process_table_hooks *h)
+{
+	if (t->nhooks >= PROCESS_TABLE_MAX_HOOKS)
+		return -ENOSPC;
+	t->hooks[t->nhooks++] = *h;
+	return 0;
+}
+
+void process_table_clear_hooks(struct process_table *t)
+{
+	memset(t->hooks, 0, sizeof(t->hooks));
+	t->nhooks = 0;
+}
+
+static void call_on_maps(struct process_table *t, struct process *p)
+{
+	for (uint32_t i = 0; i < t->nhooks; i++)
+		if (t->hooks[i].on_maps)
+			t->hooks[i].on_maps(t->hooks[i].ctx, p);
+}
+
 static void release_maps(struct process_table *t, struct process *p)
 {
 	for (size_t i = 0; i < p->maps.n; i++)
@@ -85,8 +107,9 @@ void process_set_exec_path(struct process *p, const char *path, size_t len)
 
 static void remove_proc(struct process_table *t, struct process *p)
 {
-	if (t->hooks.on_remove)
-		t->hooks.on_remove(t->hooks.ctx, p);
+	for (uint32_t i = 0; i < t->nhooks; i++)
+		if (t->hooks[i].on_remove)
+			t->hooks[i].on_remove(t->hooks[i].ctx, p);
 	idxmap_remove(&t->index, hash_u64(p->pid), p->slot);
 	t->procs[p->slot] = NULL;
 	process_destroy(t, p);
@@ -255,8 +278,7 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	}
 	p->slot = slot;
 	t->procs[slot] = p;
-	if (t->hooks.on_maps)
-		t->hooks.on_maps(t->hooks.ctx, p);
+	call_on_maps(t, p);
 	return p;
 }
 
@@ -267,8 +289,7 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 		return false;
 	p->last_scan_ns = now_ns;
 	scan_maps(t, p);
-	if (t->hooks.on_maps)
-		t->hooks.on_maps(t->hooks.ctx, p);
+	call_on_maps(t, p);
 	return true;
 }
 
@@ -339,4 +360,15 @@ void process_table_sweep(struct process_table *t, uint64_t idle_before_ns)
 uint32_t process_table_count(const struct process_table *t)
 {
 	return (uint32_t)t->index.len;
+}
+
+bool process_mapping_bias(const struct proc_mapping *m,
+			  const struct elf_file *f, uint64_t *bias)
+{
+	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset, vaddr;
+
+	if (!elf_symbols_vaddr(&f->sym, off, &vaddr))
+		return false;
+	*bias = m->start - vaddr;
+	return true;
 }

@@ -21,6 +21,8 @@
 /* A process may trigger a /proc rescan at most this often. */
 #define PROCESS_RESCAN_INTERVAL_NS (10ull * 1000 * 1000)
 
+struct process_ctx_state;
+
 struct process {
 	uint32_t pid;
 	uint32_t slot;
@@ -36,9 +38,14 @@ struct process {
 	bool exited;	  /* exit seen; evicted once its samples are encoded */
 	uint64_t exit_ns; /* when (boot clock) */
 	uint64_t last_seen_ns;
+	struct process_ctx_state *ctx; /* trace correlation; owned by
+					  context/context_tracker.c */
 };
 
-/* The unwinder mirrors processes into the kernel through these. */
+#define PROCESS_TABLE_MAX_HOOKS 4
+
+/* The unwinder and the context tracker mirror processes into the kernel
+ * through these. */
 struct process_table_hooks {
 	void *ctx;
 	void (*on_maps)(void *ctx, struct process *p);	 /* new or rescanned */
@@ -53,11 +60,18 @@ struct process_table {
 	struct file_cache *files;
 	uint64_t scan_errors;
 	char proc_root[64]; /* "/proc", overridable for tests */
-	struct process_table_hooks hooks;
+	/* Consumers (unwinder, context tracker), called in order. */
+	struct process_table_hooks hooks[PROCESS_TABLE_MAX_HOOKS];
+	uint32_t nhooks;
 };
 
 void process_table_init(struct process_table *t, struct file_cache *files);
 void process_table_free(struct process_table *t);
+/* Register a consumer; -ENOSPC past PROCESS_TABLE_MAX_HOOKS. */
+int process_table_add_hooks(struct process_table *t,
+			    const struct process_table_hooks *h);
+/* Forget every consumer (before tearing them down). */
+void process_table_clear_hooks(struct process_table *t);
 /* Find pid, reading /proc on first sight. `comm` (from the sample) is used
  * when /proc is already gone. Never NULL except on -ENOMEM. */
 struct process *process_table_get(struct process_table *t, uint32_t pid,
@@ -75,6 +89,10 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,
 				      struct proc_mapping *m);
+/* runtime address = ELF vaddr + bias, for the PT_LOAD segment holding
+ * the mapping's file offset; false if no segment holds it. */
+bool process_mapping_bias(const struct proc_mapping *m,
+			  const struct elf_file *f, uint64_t *bias);
 void process_table_exec(struct process_table *t, uint32_t pid);
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns);
 /* Samples of a process can still be in flight this long after its exit

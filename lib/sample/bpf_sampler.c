@@ -383,6 +383,11 @@ void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd, int *procs_fd)
 	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 }
 
+int bpf_sampler_ctx_fd(struct bpf_sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.ctx_procs);
+}
+
 uint64_t bpf_sampler_map_memory(struct bpf_sampler *s)
 {
 	int n = libbpf_num_possible_cpus();

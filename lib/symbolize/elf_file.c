@@ -171,6 +171,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		s->nloads++;
 	}
 	read_build_id(elf, phnum, s);
+	s->skipped_symbols += tls_symbols_scan(elf, &s->tls);
 
 	/* Section headers are optional for the loader, so a file whose
 	 * section table is broken still loads and runs: keep loads and

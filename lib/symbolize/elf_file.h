@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "context/tls_symbols.h"
+
 #define ELF_FILE_MAX_SYMBOLS	  4000000u
 #define ELF_FILE_MAX_SYMTAB_BYTES (256u << 20)
 #define ELF_FILE_MAX_NAME	  4096u
@@ -37,6 +39,7 @@ struct elf_symbols {
 	size_t nloads;
 	char build_id[2 * ELF_FILE_MAX_BUILD_ID + 1]; /* hex, "" if none */
 	unsigned skipped_symbols; /* malformed entries ignored */
+	struct tls_symbols tls;	  /* trace-correlation symbols */
 };
 
 /*

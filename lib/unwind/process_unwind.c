@@ -123,18 +123,6 @@ static void on_file_free(void *ctx, struct elf_file *f)
 	/* file_cache closes unwind_fd. */
 }
 
-/* vaddr = pc - bias for the PT_LOAD segment holding the mapping's offset. */
-static bool mapping_bias(const struct proc_mapping *m, const struct elf_file *f,
-			 uint64_t *bias)
-{
-	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset, vaddr;
-
-	if (!elf_symbols_vaddr(&f->sym, off, &vaddr))
-		return false;
-	*bias = m->start - vaddr;
-	return true;
-}
-
 static void on_process_maps(void *ctx, struct process *p)
 {
 	struct process_unwind *pu = ctx;
@@ -151,7 +139,8 @@ static void on_process_maps(void *ctx, struct process *p)
 		b->end = m->end;
 		if (f && f->unwind_pending) {
 			b->file_id = OTELPROF_FILE_ID_PENDING;
-		} else if (f && f->unwind_id && mapping_bias(m, f, &b->bias)) {
+		} else if (f && f->unwind_id &&
+			   process_mapping_bias(m, f, &b->bias)) {
 			b->file_id = f->unwind_id;
 			b->nrows = f->unwind_nrows;
 		}
@@ -301,9 +290,12 @@ void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 	files->hooks.ctx = pu;
 	files->hooks.on_load = on_file_load;
 	files->hooks.on_free = on_file_free;
-	t->hooks.ctx = pu;
-	t->hooks.on_maps = on_process_maps;
-	t->hooks.on_remove = on_process_remove;
+	{
+		struct process_table_hooks h = {pu, on_process_maps,
+						on_process_remove};
+
+		process_table_add_hooks(t, &h);
+	}
 }
 
 /* Reads come from the copied stack only: [sp0, sp0 + 8 * nwords). */
@@ -418,7 +410,7 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			break;
 		}
 		if (f && (f->unwind.nrows || f->unwind_nrows) &&
-		    mapping_bias(m, f, &bias)) {
+		    process_mapping_bias(m, f, &bias)) {
 			struct row_rule rule;
 
 			res = find_rule(f, lookup - bias, &rule)

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 		int32_t st = pb_stack(&b, stacks[s], (size_t)depth[s]);
 
 		if (st < 0 || pb_add_sample(&b, res[p], st, tid, "worker",
-					    (uint32_t)(next() % 2), 0,
+					    (uint32_t)(next() % 2), 0, NULL, 0,
 					    1000000000ull + (uint64_t)i * 1000))
 			return 1;
 	}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * Trace correlation at sample time: read the sampled thread's context
+ * record (OTEP 4947 otel_thread_ctx_v1, or Elastic v1) through the TLS
+ * location userspace resolved for its process. Included once, by
+ * profiler.bpf.c, after its maps and count().
+ */
+#ifndef OTELPROF_THREAD_CONTEXT_BPF_H
+#define OTELPROF_THREAD_CONTEXT_BPF_H
+
+/* Per process: its context TLS locations. Allocated on use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 32768);
+	__type(key, u32);
+	__type(value, struct otelprof_bpf_ctx_proc);
+} ctx_procs SEC(".maps");
+
+/* The thread pointer of the current task (what %fs points at). */
+static __always_inline u64 thread_pointer(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return 0;
+#endif
+}
+
+/* Plausibility of what the dynamic linker wrote (x86_64 static TLS lies
+ * below the thread pointer; glibc numbers modules from 1). Anything else
+ * means "not relocated yet" (or lazily resolved): no context now. */
+static __always_inline bool tp_offset_ok(s64 v)
+{
+	return v < 0 && v > -(1ll << 32);
+}
+
+static __always_inline bool module_ok(u64 m)
+{
+	return m >= 1 && m < (1u << 16);
+}
+
+/* glibc: tcbhead_t.dtv at tp + 8; dtv[-1].counter is the number of slots;
+ * slot m = {void *val, void *to_free}, 16 bytes. A thread whose DTV
+ * predates the module, or that never touched the variable (val == -1,
+ * unallocated), has no context. */
+static __always_inline u64 dtv_addr(u64 tp, u64 module, u64 offset)
+{
+	u64 dtv, len, val;
+
+	if (!module_ok(module) || offset >= (1ull << 32))
+		return 0;
+	if (bpf_probe_read_user(&dtv, 8, (void *)(tp + 8)) || !dtv)
+		return 0;
+	if (bpf_probe_read_user(&len, 8, (void *)(dtv - 16)) || module > len)
+		return 0;
+	if (bpf_probe_read_user(&val, 8, (void *)(dtv + 16 * module)) || !val ||
+	    val == (u64)-1)
+		return 0;
+	return val + offset;
+}
+
+/* Address of this thread's copy of the variable, 0 if it has none. */
+static __always_inline u64 tls_var_addr(const struct otelprof_tls_loc *loc,
+					u64 tp)
+{
+	u64 w[2];
+
+	switch (loc->kind) {
+	case OTELPROF_TLS_TP_OFFSET:
+		return tp + (u64)loc->tp_offset;
+	case OTELPROF_TLS_TPOFF_GOT:
+		if (bpf_probe_read_user(w, 8, (void *)loc->addr) ||
+		    !tp_offset_ok((s64)w[0]))
+			return 0;
+		return tp + w[0];
+	case OTELPROF_TLS_DTPMOD_GOT:
+		if (bpf_probe_read_user(w, 8, (void *)loc->addr))
+			return 0;
+		return dtv_addr(tp, w[0], loc->offset);
+	case OTELPROF_TLS_DESC:
+		if (bpf_probe_read_user(w, 16, (void *)loc->addr) || !w[0])
+			return 0;
+		if (tp_offset_ok((s64)w[1]))
+			return tp + w[1];
+		if (w[1] < 4096 || w[1] >= (1ull << 47) ||
+		    bpf_probe_read_user(w, 16, (void *)w[1]))
+			return 0;
+		return dtv_addr(tp, w[0], w[1]);
+	default:
+		return 0;
+	}
+}
+
+struct otel_ctx_header {
+	u8 trace_id[16];
+	u8 span_id[8];
+	u8 valid;
+	u8 trace_flags;
+	u16 attrs_data_size;
+};
+
+/* Fills e->ctx; attributes go to ustack right after the n_user words. */
+static __always_inline void read_thread_ctx(struct otelprof_sample_event *e,
+					    u32 tgid)
+{
+	struct otelprof_bpf_ctx_proc *cp =
+		bpf_map_lookup_elem(&ctx_procs, &tgid);
+	u8 rec[OTELPROF_ELASTIC_RECORD_SIZE];
+	u64 tp, addr, ptr, off;
+	u32 n;
+
+	e->ctx.format = OTELPROF_CTX_NONE;
+	e->ctx.attrs_size = 0;
+	if (!cp)
+		return;
+	tp = thread_pointer();
+	if (!tp)
+		return;
+	for (int i = 0; i < OTELPROF_CTX_LOCS; i++) {
+		const struct otelprof_tls_loc *loc = &cp->loc[i];
+
+		addr = tls_var_addr(loc, tp);
+		if (!addr)
+			continue;
+		if (bpf_probe_read_user(&ptr, 8, (void *)addr)) {
+			count(OTELPROF_CNT_CTX_ERR);
+			continue;
+		}
+		if (!ptr)
+			continue; /* no context on this thread now */
+		if (loc->format == OTELPROF_CTX_OTEL_V1) {
+			struct otel_ctx_header h;
+
+			if (bpf_probe_read_user(&h, sizeof(h), (void *)ptr)) {
+				count(OTELPROF_CNT_CTX_ERR);
+				continue;
+			}
+			if (h.valid != 1)
+				continue;
+			__builtin_memcpy(e->ctx.trace_id, h.trace_id, 16);
+			__builtin_memcpy(e->ctx.span_id, h.span_id, 8);
+			e->ctx.trace_flags = h.trace_flags;
+			e->ctx.format = OTELPROF_CTX_OTEL_V1;
+			n = h.attrs_data_size;
+			if (n > OTELPROF_CTX_ATTRS_MAX)
+				n = OTELPROF_CTX_ATTRS_MAX;
+			off = (u64)e->n_user * 8;
+			if (off > OTELPROF_STACK_COPY_BYTES)
+				off = OTELPROF_STACK_COPY_BYTES;
+			if (n &&
+			    !bpf_probe_read_user(
+				    (u8 *)e->ustack + off, n,
+				    (void *)(ptr + OTELPROF_CTX_HEADER_SIZE)))
+				e->ctx.attrs_size = n;
+		} else if (loc->format == OTELPROF_CTX_ELASTIC_V1) {
+			if (bpf_probe_read_user(rec, sizeof(rec),
+						(void *)ptr)) {
+				count(OTELPROF_CNT_CTX_ERR);
+				continue;
+			}
+			if (rec[2] != 1 || !rec[3])
+				continue; /* not valid, or no trace */
+			__builtin_memcpy(e->ctx.trace_id, rec + 5, 16);
+			__builtin_memcpy(e->ctx.span_id, rec + 21, 8);
+			e->ctx.trace_flags = rec[4];
+			e->ctx.format = OTELPROF_CTX_ELASTIC_V1;
+		} else {
+			continue;
+		}
+		count(OTELPROF_CNT_CTX_READ);
+		return;
+	}
+}
+
+#endif

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "context/context_tracker.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context/tls_location.h"
+
+#define TICK_NS		 (100ull * 1000 * 1000)
+#define ACTIVE_WINDOW_NS (5000ull * 1000 * 1000)
+
+static struct process_ctx_state *state(struct process *p)
+{
+	if (!p->ctx)
+		p->ctx = calloc(1, sizeof(*p->ctx));
+	return p->ctx;
+}
+
+static bool has_location(const struct otelprof_bpf_ctx_proc *b)
+{
+	for (int i = 0; i < OTELPROF_CTX_LOCS; i++)
+		if (b->loc[i].kind != OTELPROF_TLS_NONE)
+			return true;
+	return false;
+}
+
+static void push(struct context_tracker *ct, struct process *p)
+{
+	struct process_ctx_state *st = p->ctx;
+
+	if (ct->ctx_procs_fd < 0)
+		return;
+	if (has_location(&st->bpf)) {
+		if (bpf_map_update_elem(ct->ctx_procs_fd, &p->pid, &st->bpf,
+					BPF_ANY))
+			ct->map_errors++;
+		else
+			st->in_kernel = true;
+	} else if (st->in_kernel) {
+		bpf_map_delete_elem(ct->ctx_procs_fd, &p->pid);
+		st->in_kernel = false;
+	}
+}
+
+/* Where this process's context variables are, from its mapped files. */
+static void resolve_tls(struct context_tracker *ct, struct process *p)
+{
+	struct otelprof_bpf_ctx_proc nb;
+	struct process_ctx_state *st;
+	const struct elf_file *prev = NULL;
+	uint64_t elastic = 0;
+	bool found = false;
+
+	memset(&nb, 0, sizeof(nb));
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct proc_mapping *m = &p->maps.v[i];
+		struct elf_file *f = process_mapping_file(ct->procs, p, m);
+		const struct tls_symbols *ts;
+		uint64_t bias;
+
+		if (!f || f == prev || !f->sym.tls.any)
+			continue;
+		prev = f;
+		ts = &f->sym.tls;
+		if (!process_mapping_bias(m, f, &bias))
+			continue;
+		found = true;
+		if (ts->elastic_storage_vaddr && !elastic)
+			elastic = ts->elastic_storage_vaddr + bias;
+		for (int fmt = 0; fmt < TLS_CTX_FORMATS; fmt++) {
+			struct otelprof_tls_loc loc;
+			bool is_main;
+
+			if (ts->sym[fmt].access == TLS_ACCESS_NONE ||
+			    nb.loc[fmt].kind != OTELPROF_TLS_NONE)
+				continue;
+			is_main = p->exe_path && m->path &&
+				  !strcmp(m->path, p->exe_path);
+			if (tls_location_of(&ts->sym[fmt], bias, is_main, &loc))
+				continue;
+			loc.format = fmt == TLS_CTX_OTEL_V1
+					     ? OTELPROF_CTX_OTEL_V1
+					     : OTELPROF_CTX_ELASTIC_V1;
+			nb.loc[fmt] = loc;
+		}
+	}
+	if (!found && !p->ctx)
+		return; /* the common case: nothing to correlate */
+	st = state(p);
+	if (!st)
+		return;
+	st->elastic_storage = elastic;
+	if (!memcmp(&nb, &st->bpf, sizeof(nb)) &&
+	    (st->in_kernel || !has_location(&nb)))
+		return;
+	for (int i = 0; i < OTELPROF_CTX_LOCS; i++)
+		if (nb.loc[i].kind != OTELPROF_TLS_NONE &&
+		    st->bpf.loc[i].kind == OTELPROF_TLS_NONE)
+			ct->tls_resolved++;
+	st->bpf = nb;
+	push(ct, p);
+	if (getenv("OTELPROF_DEBUG"))
+		for (int i = 0; i < OTELPROF_CTX_LOCS; i++)
+			if (nb.loc[i].kind)
+				fprintf(stderr,
+					"otelprof: pid %u: context format %u: "
+					"kind %u tp%+lld addr %#llx off %llu\n",
+					p->pid, nb.loc[i].format,
+					nb.loc[i].kind,
+					(long long)nb.loc[i].tp_offset,
+					(unsigned long long)nb.loc[i].addr,
+					(unsigned long long)nb.loc[i].offset);
+}
+
+static void refresh_pctx(struct context_tracker *ct, struct process *p,
+			 uint64_t now)
+{
+	struct process_ctx_state *st;
+	int err;
+
+	if (p->maps.otel_ctx_start) {
+		st = state(p);
+		if (!st)
+			return;
+		if (st->pctx_start != p->maps.otel_ctx_start ||
+		    st->pctx_end != p->maps.otel_ctx_end) {
+			process_context_free(&st->pctx);
+			st->pctx_start = p->maps.otel_ctx_start;
+			st->pctx_end = p->maps.otel_ctx_end;
+		}
+		err = process_context_read(st->pctx_start, st->pctx_end,
+					   ct->read_mem, &p->pid, &st->pctx);
+		if (!err)
+			ct->pctx_read++;
+		else if (err != -EALREADY && err != -EAGAIN)
+			ct->pctx_errors++;
+		st->next_pctx_ns =
+			now + (err == -EAGAIN ? TICK_NS : CTX_PCTX_CHECK_NS);
+		return;
+	}
+	st = p->ctx;
+	if (st && st->pctx_start) {
+		/* The mapping went away: so did the context. */
+		process_context_free(&st->pctx);
+		st->pctx_start = st->pctx_end = 0;
+	}
+	if (st && st->elastic_storage && !st->pctx.published_at_ns) {
+		struct process_context c;
+
+		err = elastic_storage_read(st->elastic_storage, ct->read_mem,
+					   &p->pid, &c);
+		if (!err) {
+			c.published_at_ns = 1; /* read once; it is static */
+			process_context_free(&st->pctx);
+			st->pctx = c;
+			ct->pctx_read++;
+		} else if (err != -EAGAIN) {
+			ct->pctx_errors++;
+			st->elastic_storage = 0;
+		}
+		st->next_pctx_ns = now + CTX_PCTX_CHECK_NS;
+	}
+}
+
+static void on_maps(void *ctx, struct process *p)
+{
+	struct context_tracker *ct = ctx;
+	uint64_t now = ct->last_tick_ns;
+
+	resolve_tls(ct, p);
+	refresh_pctx(ct, p, now);
+}
+
+static void on_remove(void *ctx, struct process *p)
+{
+	struct context_tracker *ct = ctx;
+
+	if (!p->ctx)
+		return;
+	if (p->ctx->in_kernel && ct->ctx_procs_fd >= 0)
+		bpf_map_delete_elem(ct->ctx_procs_fd, &p->pid);
+	process_context_free(&p->ctx->pctx);
+	free(p->ctx);
+	p->ctx = NULL;
+}
+
+int context_tracker_init(struct context_tracker *ct, struct process_table *t,
+			 int ctx_procs_fd)
+{
+	struct process_table_hooks h = {ct, on_maps, on_remove};
+
+	memset(ct, 0, sizeof(*ct));
+	ct->procs = t;
+	ct->ctx_procs_fd = ctx_procs_fd;
+	ct->read_mem = process_memory_read;
+	return process_table_add_hooks(t, &h);
+}
+
+/* An active process without a known OTEL_CTX: did it publish one (a memfd
+ * publication sends no prctl event)? A cheap text search first. */
+static void discover(struct context_tracker *ct, struct process *p,
+		     uint64_t now)
+{
+	char path[96], *text;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%u/maps", ct->procs->proc_root,
+		 p->pid);
+	n = proc_read_file(path, &text, PROC_MAPS_MAX_BYTES);
+	if (n < 0)
+		return;
+	if (memmem(text, (size_t)n, "OTEL_CTX", 8))
+		process_table_rescan(ct->procs, p, now, 0);
+	free(text);
+}
+
+void context_tracker_tick(struct context_tracker *ct, uint64_t now)
+{
+	struct process_table *t = ct->procs;
+
+	if (now - ct->last_tick_ns < TICK_NS)
+		return;
+	ct->last_tick_ns = now;
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+		struct process_ctx_state *st;
+
+		if (!p || p->exited)
+			continue;
+		st = p->ctx;
+		if (st && (st->pctx_start || st->elastic_storage) &&
+		    now >= st->next_pctx_ns)
+			refresh_pctx(ct, p, now);
+		if (!p->maps.otel_ctx_start &&
+		    now - p->last_seen_ns < ACTIVE_WINDOW_NS) {
+			st = state(p);
+			if (st && now >= st->next_discover_ns) {
+				st->next_discover_ns =
+					now + CTX_PCTX_DISCOVER_NS;
+				discover(ct, p, now);
+			}
+		}
+	}
+}
+
+void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
+			       uint64_t now)
+{
+	ct->last_tick_ns = ct->last_tick_ns ? ct->last_tick_ns : now;
+	/* The new name is in /proc/PID/maps now: rescan, which re-reads. */
+	if (!process_table_rescan(ct->procs, p, now, 0) && p->ctx)
+		p->ctx->next_pctx_ns = 0;
+}

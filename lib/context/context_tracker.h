@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Trace correlation per process: finds the context TLS variables in the
+ * files a process maps, resolves where each thread's copy lives and tells
+ * the BPF program (ctx_procs map); reads the process context (OTEP 4719
+ * OTEL_CTX, or Elastic v1 storage) for the process's resource and for the
+ * names of thread-context attributes, re-checking it for updates.
+ */
+#ifndef OTELPROF_CONTEXT_CONTEXT_TRACKER_H
+#define OTELPROF_CONTEXT_CONTEXT_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "context/process_context.h"
+#include "process/process_table.h"
+#include "profiler_types.h"
+
+/* Re-read a known OTEL_CTX header (cheap) this often for updates, and look
+ * for a new OTEL_CTX mapping in an active process this often. */
+#define CTX_PCTX_CHECK_NS    (1000ull * 1000 * 1000)
+#define CTX_PCTX_DISCOVER_NS (3000ull * 1000 * 1000)
+
+struct process_ctx_state {
+	struct otelprof_bpf_ctx_proc bpf; /* what the kernel has */
+	bool in_kernel;
+	struct process_context pctx;   /* OTEP 4719, or Elastic storage */
+	uint64_t pctx_start, pctx_end; /* OTEL_CTX mapping read from */
+	uint64_t elastic_storage;      /* runtime address, 0 if none */
+	uint64_t next_pctx_ns;
+	uint64_t next_discover_ns;
+};
+
+struct context_tracker {
+	struct process_table *procs;
+	int ctx_procs_fd; /* BPF map; -1: userspace only (tests) */
+	mem_read_fn read_mem;
+	uint64_t last_tick_ns;
+	/* counters */
+	uint64_t tls_resolved, pctx_read, pctx_errors;
+	uint64_t map_errors;
+};
+
+/* Registers process table hooks. ctx_procs_fd < 0: no kernel map. */
+int context_tracker_init(struct context_tracker *ct, struct process_table *t,
+			 int ctx_procs_fd);
+/* Retries and refreshes due at now_ns (boot clock); call often, it
+ * does work at most every 100 ms. Caller holds the state lock. */
+void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);
+/* prctl(PR_SET_VMA) by pid: an OTEL_CTX mapping may have been named or
+ * updated. */
+void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
+			       uint64_t now_ns);
+/* The process's context (resource attributes, attribute key map), or
+ * NULL. */
+static inline const struct process_context *context_of(const struct process *p)
+{
+	return p->ctx && p->ctx->pctx.published_at_ns ? &p->ctx->pctx : NULL;
+}
+
+#endif

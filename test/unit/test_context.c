@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Process context (OTEP 4719, Elastic v1) readers and TLS locations. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "context/process_context.h"
+#include "context/tls_location.h"
+#include "util/utf8.h"
+
+/* ProcessContext{resource{service.name=checkout, service.version=1.2.3},
+ * attributes{threadlocal.attribute_key_map=[http.route, user.id],
+ * threadlocal.schema_version=tlsdesc_v1_dev}} */
+static const uint8_t payload[] =
+	"\x0a\x38\x0a\x1a\x0a\x0c\x73\x65\x72\x76\x69\x63\x65\x2e\x6e\x61\x6d"
+	"\x65\x12\x0a\x0a\x08\x63\x68\x65\x63\x6b\x6f\x75\x74\x0a\x1a\x0a\x0f"
+	"\x73\x65\x72\x76\x69\x63\x65\x2e\x76\x65\x72\x73\x69\x6f\x6e\x12\x07"
+	"\x0a\x05\x31\x2e\x32\x2e\x33\x12\x3c\x0a\x1d\x74\x68\x72\x65\x61\x64"
+	"\x6c\x6f\x63\x61\x6c\x2e\x61\x74\x74\x72\x69\x62\x75\x74\x65\x5f\x6b"
+	"\x65\x79\x5f\x6d\x61\x70\x12\x1b\x2a\x19\x0a\x0c\x0a\x0a\x68\x74\x74"
+	"\x70\x2e\x72\x6f\x75\x74\x65\x0a\x09\x0a\x07\x75\x73\x65\x72\x2e\x69"
+	"\x64\x12\x2e\x0a\x1a\x74\x68\x72\x65\x61\x64\x6c\x6f\x63\x61\x6c\x2e"
+	"\x73\x63\x68\x65\x6d\x61\x5f\x76\x65\x72\x73\x69\x6f\x6e\x12\x10\x0a"
+	"\x0e\x74\x6c\x73\x64\x65\x73\x63\x5f\x76\x31\x5f\x64\x65\x76";
+
+static const char *attr(const struct process_context *c, const char *k)
+{
+	for (size_t i = 0; i < c->nattrs; i++)
+		if (!strcmp(c->attrs[i].key, k))
+			return c->attrs[i].str;
+	return NULL;
+}
+
+static void decodes_resource_and_key_map(void **state)
+{
+	struct process_context c;
+
+	(void)state;
+	assert_int_equal(
+		process_context_decode(payload, sizeof(payload) - 1, &c), 0);
+	assert_string_equal(attr(&c, "service.name"), "checkout");
+	assert_string_equal(attr(&c, "service.version"), "1.2.3");
+	assert_int_equal(c.nattrs, 2);
+	assert_int_equal(c.nkeys, 2);
+	assert_string_equal(c.keys[0], "http.route");
+	assert_string_equal(c.keys[1], "user.id");
+	process_context_free(&c);
+	/* Every truncation is either rejected or decodes to less. */
+	for (size_t n = 0; n < sizeof(payload) - 1; n++) {
+		int err = process_context_decode(payload, n, &c);
+
+		assert_true(err == 0 || err == -EINVAL);
+		if (!err) {
+			assert_true(c.nattrs <= 2);
+			process_context_free(&c);
+		}
+	}
+}
+
+/* A fake address space: header at 0x1000, payload at 0x2000. */
+struct fake {
+	uint8_t hdr[32];
+	const uint8_t *payload;
+	size_t payload_len;
+	int reads;
+	int bump_ts_on_read; /* a publisher updating under us */
+};
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = ctx;
+
+	f->reads++;
+	if (addr == 0x1000 && len == 32) {
+		memcpy(buf, f->hdr, 32);
+		if (f->bump_ts_on_read) {
+			f->bump_ts_on_read--;
+			f->hdr[16]++;
+		}
+		return 0;
+	}
+	if (addr == 0x2000 && len <= f->payload_len) {
+		memcpy(buf, f->payload, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+static void fake_init(struct fake *f, uint64_t ts)
+{
+	uint32_t v = 2, n = sizeof(payload) - 1;
+	uint64_t ptr = 0x2000;
+
+	memset(f, 0, sizeof(*f));
+	memcpy(f->hdr, "OTEL_CTX", 8);
+	memcpy(f->hdr + 8, &v, 4);
+	memcpy(f->hdr + 12, &n, 4);
+	memcpy(f->hdr + 16, &ts, 8);
+	memcpy(f->hdr + 24, &ptr, 8);
+	f->payload = payload;
+	f->payload_len = n;
+}
+
+static void reads_header_protocol(void **state)
+{
+	struct process_context c;
+	struct fake f;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	fake_init(&f, 0); /* update in progress */
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-EAGAIN);
+	assert_int_equal(c.published_at_ns, 0);
+
+	fake_init(&f, 77);
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c), 0);
+	assert_int_equal(c.published_at_ns, 77);
+	assert_string_equal(attr(&c, "service.name"), "checkout");
+	/* Same timestamp: nothing to do. */
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-EALREADY);
+
+	/* Torn read: the timestamp changes between the two header reads;
+	 * the reader retries and ends with the newer publication. */
+	fake_init(&f, 100);
+	f.bump_ts_on_read = 1;
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c), 0);
+	assert_int_equal(c.published_at_ns, 101);
+	/* A publisher that never settles: give up for now, keep the old. */
+	fake_init(&f, 200);
+	f.bump_ts_on_read = 1000;
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-EAGAIN);
+	assert_int_equal(c.published_at_ns, 101);
+
+	/* Wrong signature or version, oversized payload, bad pointer. */
+	fake_init(&f, 300);
+	f.hdr[0] = 'X';
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-EINVAL);
+	fake_init(&f, 300);
+	f.hdr[8] = 3;
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-EINVAL);
+	fake_init(&f, 300);
+	f.hdr[14] = 0x10; /* 1 MiB */
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-E2BIG);
+	fake_init(&f, 300);
+	f.hdr[25] = 0x40;
+	assert_int_equal(
+		process_context_read(0x1000, 0x2000, fake_read, &f, &c),
+		-EFAULT);
+	/* A mapping too small for the header. */
+	assert_int_equal(
+		process_context_read(0x1000, 0x1010, fake_read, &f, &c),
+		-EINVAL);
+	assert_int_equal(c.published_at_ns, 101);
+	process_context_free(&c);
+}
+
+static void decodes_elastic_storage(void **state)
+{
+	static const uint8_t ok[] = "\x01\x00"
+				    "\x03\x00\x00\x00svc"
+				    "\x04\x00\x00\x00prod"
+				    "\x05\x00\x00\x00/sock";
+	static const uint8_t bad_utf8[] = "\x01\x00"
+					  "\x02\x00\x00\x00\xff\xfe"
+					  "\x00\x00\x00\x00"
+					  "\x00\x00\x00\x00";
+	struct process_context c;
+
+	(void)state;
+	assert_int_equal(elastic_storage_decode(ok, sizeof(ok) - 1, &c), 0);
+	assert_string_equal(attr(&c, "service.name"), "svc");
+	assert_string_equal(attr(&c, "deployment.environment.name"), "prod");
+	process_context_free(&c);
+	/* Lengths past the end are rejected, at every truncation. */
+	for (size_t n = 0; n < sizeof(ok) - 1; n++)
+		assert_int_equal(elastic_storage_decode(ok, n, &c), -EINVAL);
+	/* Invalid UTF-8 never reaches OTLP strings: skipped and counted. */
+	assert_int_equal(
+		elastic_storage_decode(bad_utf8, sizeof(bad_utf8) - 1, &c), 0);
+	assert_null(attr(&c, "service.name"));
+	assert_true(c.skipped > 0);
+	process_context_free(&c);
+}
+
+static void validates_utf8(void **state)
+{
+	(void)state;
+	assert_true(utf8_valid("abc", 3));
+	assert_true(utf8_valid("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 9));
+	assert_false(utf8_valid("\xc0\xaf", 2));	 /* overlong */
+	assert_false(utf8_valid("\xed\xa0\x80", 3));	 /* surrogate */
+	assert_false(utf8_valid("\xf4\x90\x80\x80", 4)); /* > U+10FFFF */
+	assert_false(utf8_valid("\xe2\x82", 2));	 /* truncated */
+	assert_false(utf8_valid("a\0b", 3));
+}
+
+static void tls_locations(void **state)
+{
+	struct tls_ctx_symbol s;
+	struct otelprof_tls_loc loc;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.access = TLS_ACCESS_LOCAL_EXEC;
+	s.le_offset = -24;
+	assert_int_equal(tls_location_of(&s, 0x555500000000, true, &loc), 0);
+	assert_int_equal(loc.kind, OTELPROF_TLS_TP_OFFSET);
+	assert_int_equal(loc.tp_offset, -24);
+	/* Local-exec only means something in the executable itself. */
+	assert_int_equal(tls_location_of(&s, 0, false, &loc), -ENOENT);
+	s.le_offset = 16; /* above the thread pointer: not x86_64 */
+	assert_int_equal(tls_location_of(&s, 0, true, &loc), -ENOENT);
+
+	s.access = TLS_ACCESS_TLSDESC;
+	s.got_vaddr = 0x4010;
+	assert_int_equal(tls_location_of(&s, 0x7f0000000000, false, &loc), 0);
+	assert_int_equal(loc.kind, OTELPROF_TLS_DESC);
+	assert_int_equal(loc.addr, 0x7f0000004010);
+	s.access = TLS_ACCESS_DTPMOD;
+	s.st_value = 0x60;
+	assert_int_equal(tls_location_of(&s, 0x7f0000000000, false, &loc), 0);
+	assert_int_equal(loc.kind, OTELPROF_TLS_DTPMOD_GOT);
+	assert_int_equal(loc.offset, 0x60);
+	s.access = TLS_ACCESS_TPOFF;
+	assert_int_equal(tls_location_of(&s, 0x7f0000000000, false, &loc), 0);
+	assert_int_equal(loc.kind, OTELPROF_TLS_TPOFF_GOT);
+	/* A hostile file's addresses that leave user space. */
+	s.got_vaddr = 0xffffffffffff0000ull;
+	assert_int_equal(tls_location_of(&s, 0x7f0000000000, false, &loc),
+			 -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(decodes_resource_and_key_map),
+		cmocka_unit_test(reads_header_protocol),
+		cmocka_unit_test(decodes_elastic_storage),
+		cmocka_unit_test(validates_utf8),
+		cmocka_unit_test(tls_locations),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
