@@ -88,8 +88,10 @@ static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
 static void samples_merge_and_encode(void **state)
 {
 	struct profile_builder b;
-	struct pb_resource_info r1 = {1, 100, "app", "/bin/app", NULL, "h", NULL, 0};
-	struct pb_resource_info r2 = {2, 200, "db", "/bin/db", "cid", "h", NULL, 0};
+	struct pb_resource_info r1 = {1,    100, "app", "/bin/app",
+				      NULL, "h", NULL,	0};
+	struct pb_resource_info r2 = {2,     200, "db", "/bin/db",
+				      "cid", "h", NULL, 0};
 	Otelprof__Otlp__ProfilesData *pd;
 	const Otelprof__Otlp__Profile *p;
 	uint32_t res1, res2, again;
@@ -104,15 +106,20 @@ static void samples_merge_and_encode(void **state)
 	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
 	st = pb_stack(&b, &loc, 1);
 	/* Same stack, thread and cpu: one sample, three timestamps. */
-	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5000),
-			 0);
-	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5001),
-			 0);
-	assert_int_equal(pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5002),
-			 0);
+	assert_int_equal(
+		pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5000),
+		0);
+	assert_int_equal(
+		pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5001),
+		0);
+	assert_int_equal(
+		pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5002),
+		0);
 	/* Another thread: another sample. */
-	assert_int_equal(pb_add_sample(&b, res1, st, 101, "w", 1, 0, NULL, 0, 5003), 0);
-	assert_int_equal(pb_add_sample(&b, res2, st, 200, NULL, 1, 0, NULL, 0, 6000), 0);
+	assert_int_equal(
+		pb_add_sample(&b, res1, st, 101, "w", 1, 0, NULL, 0, 5003), 0);
+	assert_int_equal(
+		pb_add_sample(&b, res2, st, 200, NULL, 1, 0, NULL, 0, 6000), 0);
 	assert_int_equal(b.total_samples, 5);
 
 	pd = encode(&b, 4000, 7000);
