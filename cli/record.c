@@ -135,6 +135,19 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.unwind_rows,
 			(unsigned long long)(st.unwind_map_bytes / 1024),
 			(unsigned long long)(st.unwind_build_ns / 1000000));
+	if (!a->quiet && (st.ctx_samples || st.ctx_tls_resolved ||
+			  st.ctx_process_reads || st.ctx_process_errors))
+		fprintf(stderr,
+			"otelprof: trace context: %llu samples linked, %llu "
+			"unreadable; %llu TLS variables located; %llu process "
+			"contexts read, %llu malformed; %llu attributes "
+			"dropped\n",
+			(unsigned long long)st.ctx_samples,
+			(unsigned long long)st.ctx_read_errors,
+			(unsigned long long)st.ctx_tls_resolved,
+			(unsigned long long)st.ctx_process_reads,
+			(unsigned long long)st.ctx_process_errors,
+			(unsigned long long)st.ctx_attrs_dropped);
 	otelprof_close(p);
 	return 0;
 }

@@ -212,6 +212,21 @@ func (r *profilingReceiver) registerStats() error {
 		{"bytes_encoded", "OTLP bytes handed out", "By", false, func(s *otelprof.Stats) uint64 { return s.BytesEncoded }},
 		{"processes_tracked", "Processes currently known", "{process}", true, func(s *otelprof.Stats) uint64 { return s.ProcessesTracked }},
 		{"symbol_memory", "Memory held by symbol tables", "By", true, func(s *otelprof.Stats) uint64 { return s.SymbolMemoryBytes }},
+		{"unwind_complete", "User stacks unwound to the root", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindComplete }},
+		{"unwind_truncated", "User stacks cut at max_frames", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindTruncated }},
+		{"unwind_err_rule", "User stacks stopped at a pc without a usable unwind rule", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindErrRule }},
+		{"unwind_err_read", "User stacks stopped at unreadable stack memory", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindErrRead }},
+		{"unwind_err_loop", "User stacks stopped because sp went backwards", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindErrLoop }},
+		{"unwind_no_mapping", "User stacks stopped at a pc outside known code", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindNoMapping }},
+		{"stack_copies", "Samples unwound in userspace from a stack copy", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.StackCopies }},
+		{"unwind_pending", "Samples with the leaf frame only (tables loading)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.UnwindPending }},
+		{"unwind_files", "Files with unwind tables in the kernel", "{file}", true, func(s *otelprof.Stats) uint64 { return s.UnwindFiles }},
+		{"unwind_map_memory", "Kernel memory of unwind tables", "By", true, func(s *otelprof.Stats) uint64 { return s.UnwindMapBytes }},
+		{"unwind_table_errors", "Files whose CFI could not be used", "{file}", false, func(s *otelprof.Stats) uint64 { return s.UnwindTableErrors }},
+		{"ctx_samples", "Samples carrying a thread context (trace/span link)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.CtxSamples }},
+		{"ctx_read_errors", "Thread contexts that could not be read", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxReadErrors }},
+		{"ctx_process_errors", "Malformed or unreadable process contexts", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxProcessErrors }},
+		{"ctx_attrs_dropped", "Thread-context attributes dropped", "{attribute}", false, func(s *otelprof.Stats) uint64 { return s.CtxAttrsDropped }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

@@ -34,7 +34,7 @@ const (
 	MaxFrequency      = 10000
 	errbufLen         = 512
 	expectedOptsSize  = 40
-	expectedStatsSize = 8 + 13*8
+	expectedStatsSize = 8 + 32*8 // sz + 32 counters (include/otelprofiler.h)
 )
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
@@ -65,6 +65,27 @@ type Stats struct {
 	SymbolMemoryBytes uint64
 	Polls             uint64
 	BytesEncoded      uint64
+	// user-stack unwinding
+	UnwindComplete    uint64
+	UnwindTruncated   uint64
+	UnwindErrRule     uint64
+	UnwindErrRead     uint64
+	UnwindErrLoop     uint64
+	UnwindNoMapping   uint64
+	StackCopies       uint64
+	UnwindFiles       uint64
+	UnwindRows        uint64
+	UnwindMapBytes    uint64
+	UnwindTableErrors uint64
+	UnwindBuildNs     uint64
+	UnwindPending     uint64
+	// trace correlation
+	CtxSamples       uint64
+	CtxReadErrors    uint64
+	CtxTLSResolved   uint64
+	CtxProcessReads  uint64
+	CtxProcessErrors uint64
+	CtxAttrsDropped  uint64
 }
 
 type cStats struct {
