@@ -229,6 +229,7 @@ static void handle_sample(struct otelprof *p,
 		ri.nextra = i + 1;
 	}
 	ri.extra = published;
+	ri.extra_gen = pc ? pc->published_at_ns : 0;
 	if (pb_resource(b, &ri, &res)) {
 		p->add_errors++;
 		return;

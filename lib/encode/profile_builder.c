@@ -404,44 +404,66 @@ static int kv_add(struct pb_resource *r, size_t *cap, const char *key,
 	return 0;
 }
 
+/* The process's published attributes, after the observed ones. */
+static int add_extras(struct pb_resource *r, const struct pb_resource_info *ri)
+{
+	int err = 0;
+
+	for (size_t k = r->nbase; k < r->nattrs; k++) {
+		free(r->attrs[k].key);
+		free(r->attrs[k].str);
+	}
+	r->nattrs = r->nbase;
+	r->extra_gen = ri->extra_gen;
+	for (size_t i = 0; !err && i < ri->nextra; i++) {
+		bool dup = false;
+
+		/* What we observed (pid, executable, host) wins over what
+		 * the process claims. */
+		for (size_t k = 0; k < r->nattrs && !dup; k++)
+			dup = !strcmp(r->attrs[k].key, ri->extra[i].key);
+		if (!dup)
+			err = kv_add(r, &r->attrs_cap, ri->extra[i].key,
+				     ri->extra[i].str, ri->extra[i].i);
+	}
+	return err;
+}
+
 int pb_resource(struct profile_builder *b, const struct pb_resource_info *ri,
 		uint32_t *out)
 {
 	const void *ctx[2] = {b, &ri->key};
 	uint64_t h = hash_u64(ri->key);
 	struct pb_resource r;
-	size_t cap = 0;
 	uint32_t idx;
 	int err = 0;
 
 	if (idxmap_find(&b->resource_index, h, res_eq, ctx, &idx)) {
+		struct pb_resource *found = &b->resources.v[idx];
+
+		if (found->extra_gen != ri->extra_gen &&
+		    (err = add_extras(found, ri)))
+			return err;
 		*out = idx;
 		return 0;
 	}
 	memset(&r, 0, sizeof(r));
 	r.key = ri->key;
-	err = kv_add(&r, &cap, "process.pid", NULL, ri->pid);
+	err = kv_add(&r, &r.attrs_cap, "process.pid", NULL, ri->pid);
 	if (!err && ri->exe_name && *ri->exe_name)
-		err = kv_add(&r, &cap, "process.executable.name", ri->exe_name,
-			     0);
+		err = kv_add(&r, &r.attrs_cap, "process.executable.name",
+			     ri->exe_name, 0);
 	if (!err && ri->exe_path && *ri->exe_path)
-		err = kv_add(&r, &cap, "process.executable.path", ri->exe_path,
-			     0);
+		err = kv_add(&r, &r.attrs_cap, "process.executable.path",
+			     ri->exe_path, 0);
 	if (!err && ri->container_id && *ri->container_id)
-		err = kv_add(&r, &cap, "container.id", ri->container_id, 0);
+		err = kv_add(&r, &r.attrs_cap, "container.id", ri->container_id,
+			     0);
 	if (!err && ri->host_name && *ri->host_name)
-		err = kv_add(&r, &cap, "host.name", ri->host_name, 0);
-	for (size_t i = 0; !err && i < ri->nextra; i++) {
-		bool dup = false;
-
-		/* What we observed (pid, executable, host) wins over what
-		 * the process claims. */
-		for (size_t k = 0; k < r.nattrs && !dup; k++)
-			dup = !strcmp(r.attrs[k].key, ri->extra[i].key);
-		if (!dup)
-			err = kv_add(&r, &cap, ri->extra[i].key,
-				     ri->extra[i].str, ri->extra[i].i);
-	}
+		err = kv_add(&r, &r.attrs_cap, "host.name", ri->host_name, 0);
+	r.nbase = r.nattrs;
+	if (!err)
+		err = add_extras(&r, ri);
 	if (err)
 		goto fail;
 	idx = b->resources.n;

@@ -49,6 +49,8 @@ struct pb_resource_info {
 	 * override none of the above */
 	const struct pb_attr_in *extra;
 	size_t nextra;
+	uint64_t extra_gen; /* changes when extra does: the resource's
+			       extras are replaced (a late publication) */
 };
 
 struct pb_kv { /* a Resource attribute, string or int */
@@ -60,8 +62,10 @@ struct pb_kv { /* a Resource attribute, string or int */
 struct pb_resource {
 	uint64_t key;
 	struct pb_kv *attrs;
-	size_t nattrs;
-	uint32_t *samples; /* indices into builder samples */
+	size_t nattrs, attrs_cap;
+	size_t nbase;	    /* attrs before the published extras */
+	uint64_t extra_gen; /* pb_resource_info.extra_gen they came from */
+	uint32_t *samples;  /* indices into builder samples */
 	size_t nsamples, cap;
 };
 

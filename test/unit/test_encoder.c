@@ -88,10 +88,17 @@ static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
 static void samples_merge_and_encode(void **state)
 {
 	struct profile_builder b;
-	struct pb_resource_info r1 = {1,    100, "app", "/bin/app",
-				      NULL, "h", NULL,	0};
-	struct pb_resource_info r2 = {2,     200, "db", "/bin/db",
-				      "cid", "h", NULL, 0};
+	struct pb_resource_info r1 = {.key = 1,
+				      .pid = 100,
+				      .exe_name = "app",
+				      .exe_path = "/bin/app",
+				      .host_name = "h"};
+	struct pb_resource_info r2 = {.key = 2,
+				      .pid = 200,
+				      .exe_name = "db",
+				      .exe_path = "/bin/db",
+				      .container_id = "cid",
+				      .host_name = "h"};
 	Otelprof__Otlp__ProfilesData *pd;
 	const Otelprof__Otlp__Profile *p;
 	uint32_t res1, res2, again;
@@ -213,12 +220,112 @@ static void wire_field_numbers(void **state)
 	assert_int_equal(buf[4], 0x08);
 }
 
+static const char *res_attr(const Otelprof__Otlp__Resource *r, const char *k)
+{
+	for (size_t i = 0; i < r->n_attributes; i++)
+		if (!strcmp(r->attributes[i]->key, k))
+			return r->attributes[i]->value->string_value
+				       ? r->attributes[i]->value->string_value
+				       : "(int)";
+	return NULL;
+}
+
+/* Thread context: a Link per trace/span, context attributes on samples
+ * (merged only with equal sets), published resource attributes that a
+ * later publication replaces and that never override observed ones. */
+static void context_links_and_attributes(void **state)
+{
+	static const uint8_t t1[16] = {1}, s1[8] = {2}, t2[16] = {3},
+			     s2[8] = {4};
+	struct pb_attr_in pub[] = {{"service.name", "checkout", 0},
+				   {"process.pid", NULL, 666}};
+	struct pb_attr_in pub2[] = {{"service.name", "checkout-v2", 0}};
+	struct pb_resource_info ri = {.key = 1,
+				      .pid = 100,
+				      .exe_name = "app",
+				      .extra = pub,
+				      .nextra = 2,
+				      .extra_gen = 1};
+	struct profile_builder b;
+	Otelprof__Otlp__ProfilesData *pd;
+	const Otelprof__Otlp__Profile *p;
+	int32_t loc, st, l1, l2, a1, a2, attrs[2];
+	uint32_t res;
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(pb_resource(&b, &ri, &res), 0);
+	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
+	st = pb_stack(&b, &loc, 1);
+	l1 = pb_link(&b, t1, s1);
+	l2 = pb_link(&b, t2, s2);
+	assert_true(l1 > 0 && l2 > 0 && l1 != l2);
+	assert_int_equal(pb_link(&b, t1, s1), l1);
+	a1 = pb_attr_string(&b, "http.route", "/pay");
+	a2 = pb_attr_string(&b, "user.id", "42");
+	assert_true(a1 > 0 && a2 > 0);
+	attrs[0] = a1;
+	attrs[1] = a2;
+	assert_int_equal(
+		pb_add_sample(&b, res, st, 7, "t", 0, l1, attrs, 2, 5000), 0);
+	assert_int_equal(
+		pb_add_sample(&b, res, st, 7, "t", 0, l1, attrs, 2, 5001), 0);
+	assert_int_equal(
+		pb_add_sample(&b, res, st, 7, "t", 0, l1, attrs, 1, 5002), 0);
+	assert_int_equal(
+		pb_add_sample(&b, res, st, 7, "t", 0, l2, attrs, 2, 5003), 0);
+	assert_int_equal(
+		pb_add_sample(&b, res, st, 7, "t", 0, 0, NULL, 0, 5004), 0);
+	/* A later publication replaces the published attributes. */
+	ri.extra = pub2;
+	ri.nextra = 1;
+	ri.extra_gen = 2;
+	assert_int_equal(pb_resource(&b, &ri, &res), 0);
+
+	pd = encode(&b, 4000, 7000);
+	p = pd->resource_profiles[0]->scope_profiles[0]->profiles[0];
+	assert_int_equal(p->n_samples, 4);
+	assert_int_equal(p->samples[0]->n_timestamps_unix_nano, 2);
+	assert_int_equal(p->samples[0]->link_index, l1);
+	assert_int_equal(p->samples[0]->n_attribute_indices, 5);
+	assert_int_equal(p->samples[1]->n_attribute_indices, 4);
+	assert_int_equal(p->samples[2]->link_index, l2);
+	assert_int_equal(p->samples[3]->link_index, 0);
+	assert_int_equal(p->samples[3]->n_attribute_indices, 3);
+	assert_int_equal(pd->dictionary->n_link_table, 3);
+	assert_memory_equal(pd->dictionary->link_table[l1]->trace_id.data, t1,
+			    16);
+	assert_memory_equal(pd->dictionary->link_table[l2]->span_id.data, s2,
+			    8);
+	assert_string_equal(
+		res_attr(pd->resource_profiles[0]->resource, "service.name"),
+		"checkout-v2");
+	/* The observed pid stays; the claimed one is not added. */
+	{
+		const Otelprof__Otlp__Resource *r =
+			pd->resource_profiles[0]->resource;
+		int pids = 0;
+
+		for (size_t i = 0; i < r->n_attributes; i++)
+			if (!strcmp(r->attributes[i]->key, "process.pid")) {
+				pids++;
+				assert_int_equal(
+					r->attributes[i]->value->int_value,
+					100);
+			}
+		assert_int_equal(pids, 1);
+	}
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dedup_and_zero_entries),
 		cmocka_unit_test(samples_merge_and_encode),
 		cmocka_unit_test(wire_field_numbers),
+		cmocka_unit_test(context_links_and_attributes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
