@@ -101,6 +101,54 @@ static void maps_empty_and_binary_input(void **state)
 	proc_maps_free(&m);
 }
 
+/* OTEP 4719: the process-context mapping under each of its names. */
+static void maps_find_otel_ctx_mapping(void **state)
+{
+	static const struct {
+		const char *line;
+		uint64_t start;
+	} cases[] = {
+		{"7f0000001000-7f0000002000 rw-s 00000000 00:01 645 "
+		 "/memfd:OTEL_CTX (deleted)\n",
+		 0x7f0000001000},
+		{"7f0000003000-7f0000004000 rw-s 00000000 00:01 646 "
+		 "/memfd:OTEL_CTX\n",
+		 0x7f0000003000},
+		{"7f0000005000-7f0000006000 rw-p 00000000 00:00 0 "
+		 "[anon:OTEL_CTX]\n",
+		 0x7f0000005000},
+		{"7f0000007000-7f0000008000 rw-s 00000000 00:01 7 "
+		 "[anon_shmem:OTEL_CTX]\n",
+		 0x7f0000007000},
+		/* Not it: unreadable, other names, a file called so. */
+		{"7f0000009000-7f000000a000 ---p 00000000 00:00 0 "
+		 "[anon:OTEL_CTX]\n",
+		 0},
+		{"7f0000009000-7f000000a000 rw-p 00000000 00:00 0 "
+		 "[anon:OTEL_CTXX]\n",
+		 0},
+		{"7f0000009000-7f000000a000 rw-p 00000000 08:01 9 "
+		 "/tmp/OTEL_CTX\n",
+		 0},
+	};
+	struct proc_maps m;
+	unsigned bad = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(proc_maps_parse(cases[i].line,
+						 strlen(cases[i].line), &m,
+						 &bad),
+				 0);
+		assert_int_equal(m.otel_ctx_start, cases[i].start);
+		if (cases[i].start)
+			assert_int_equal(m.otel_ctx_end,
+					 cases[i].start + 0x1000);
+		proc_maps_free(&m);
+	}
+	assert_int_equal(bad, 0);
+}
+
 static void stat_starttime_with_hostile_comm(void **state)
 {
 	/* comm may contain spaces and ')' : only the last ')' ends it. */
@@ -190,6 +238,7 @@ int main(void)
 		cmocka_unit_test(maps_keeps_executable_mappings),
 		cmocka_unit_test(maps_skips_and_counts_malformed_lines),
 		cmocka_unit_test(maps_empty_and_binary_input),
+		cmocka_unit_test(maps_find_otel_ctx_mapping),
 		cmocka_unit_test(stat_starttime_with_hostile_comm),
 		cmocka_unit_test(cgroup_container_ids),
 		cmocka_unit_test(read_file_is_bounded),
