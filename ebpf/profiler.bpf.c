@@ -500,5 +500,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 	if (tgid != tid)
 		return 0; /* only the thread group leader ends the process */
+	/* Its context locations die with it, now: a process that reuses the
+	 * pid before userspace catches up must not be read with them. */
+	bpf_map_delete_elem(&ctx_procs, &tgid);
 	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid, NULL);
 }
