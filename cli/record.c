@@ -105,10 +105,11 @@ int cmd_record(const struct record_args *a)
 		fprintf(stderr,
 			"otelprof: wrote %d samples (%zu bytes) to %s; "
 			"lost %llu, unresolved processes %llu, malformed files "
-			"%llu\n",
+			"%llu, reused pids %llu\n",
 			n, len, a->output, (unsigned long long)st.samples_lost,
 			(unsigned long long)st.proc_scan_errors,
-			(unsigned long long)st.files_malformed);
+			(unsigned long long)st.files_malformed,
+			(unsigned long long)st.pid_reuses);
 	if (!a->quiet)
 		fprintf(stderr,
 			"otelprof: user stacks: %llu complete, %llu truncated, "

@@ -382,6 +382,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->n_kernel = n / sizeof(u64);
 
 	task = (struct task_struct *)bpf_get_current_task();
+	e->proc_start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	if (!BPF_CORE_READ(task, mm)) {
 		/* Kernel thread: nothing to unwind in user space. */
 		e->flags |= OTELPROF_SAMPLE_F_KTHREAD;

@@ -113,6 +113,8 @@ struct otelprof_stats {
 	uint64_t ctx_process_errors; /* malformed or unreadable ones */
 	uint64_t ctx_attrs_dropped;  /* thread-context attributes dropped
 					(unknown key, bad UTF-8, too many) */
+	uint64_t pid_reuses; /* a sample's process start differed from the
+				known process of that pid: a new entry */
 };
 
 /* Opaque profiler handle. */

@@ -198,7 +198,8 @@ static void handle_sample(struct otelprof *p,
 
 	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
 	comm[OTELPROF_COMM_LEN] = '\0';
-	proc = process_table_get(&p->procs, e->hdr.pid, comm, now);
+	proc = process_table_get(&p->procs, e->hdr.pid, comm, e->proc_start_ns,
+				 now);
 	if (!proc) {
 		p->add_errors++;
 		return;
@@ -284,7 +285,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 		process_table_exec(&p->procs, h->pid);
 		/* Read /proc now, while the new image surely exists: a short
 		 * process may be gone by its first sample. */
-		proc = process_table_get(&p->procs, h->pid, NULL,
+		proc = process_table_get(&p->procs, h->pid, NULL, 0,
 					 h->ktime_boot_ns);
 		if (proc)
 			process_set_exec_path(proc, t->filename,
@@ -299,7 +300,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			process_table_rescan(&p->procs, proc, h->ktime_boot_ns,
 					     0);
 		else
-			process_table_get(&p->procs, h->pid, NULL,
+			process_table_get(&p->procs, h->pid, NULL, 0,
 					  h->ktime_boot_ns);
 		break;
 	}
@@ -310,7 +311,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			context_tracker_vma_named(&p->context, proc,
 						  h->ktime_boot_ns);
 		else
-			process_table_get(&p->procs, h->pid, NULL,
+			process_table_get(&p->procs, h->pid, NULL, 0,
 					  h->ktime_boot_ns);
 		break;
 	}
@@ -772,6 +773,7 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.ctx_process_reads = p->context.pctx_read;
 	s.ctx_process_errors = p->context.pctx_errors + p->context.map_errors;
 	s.ctx_attrs_dropped = p->ctx_attrs_dropped;
+	s.pid_reuses = p->procs.pid_reuses;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

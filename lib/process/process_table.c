@@ -14,6 +14,9 @@ void process_table_init(struct process_table *t, struct file_cache *files)
 	idxmap_init(&t->index);
 	t->files = files;
 	snprintf(t->proc_root, sizeof(t->proc_root), "/proc");
+	t->clk_tck = sysconf(_SC_CLK_TCK);
+	if (t->clk_tck <= 0 || t->clk_tck > 1000000000)
+		t->clk_tck = 100;
 }
 
 int process_table_add_hooks(struct process_table *t,
@@ -223,13 +226,24 @@ static void scan_info(struct process_table *t, struct process *p)
 }
 
 struct process *process_table_get(struct process_table *t, uint32_t pid,
-				  const char *comm, uint64_t now_ns)
+				  const char *comm, uint64_t start_ns,
+				  uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
 	uint32_t slot;
 
 	if (p && p->exited && now_ns - p->exit_ns > PROCESS_EXIT_GRACE_NS) {
 		/* The pid was reused after an exit we saw. */
+		remove_proc(t, p);
+		p = NULL;
+	}
+	/* /proc's starttime is the kernel's start_boottime in clock ticks,
+	 * truncated: the same value computed from the sample means the same
+	 * process. */
+	if (p && start_ns && p->start_time &&
+	    start_ns / (1000000000ull / (uint64_t)t->clk_tck) !=
+		    p->start_time) {
+		t->pid_reuses++;
 		remove_proc(t, p);
 		p = NULL;
 	}

@@ -27,7 +27,8 @@ struct process {
 	uint32_t pid;
 	uint32_t slot;
 	uint64_t serial;     /* unique for the table's lifetime */
-	uint64_t start_time; /* /proc/PID/stat starttime (0 if unknown) */
+	uint64_t start_time; /* /proc/PID/stat starttime, clock ticks since
+				boot (0 if unknown) */
 	char comm[16];
 	char *exe_path; /* "" if unknown (kernel threads) */
 	const char *exe_name;
@@ -59,6 +60,8 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t scan_errors;
+	uint64_t pid_reuses; /* entries replaced by a new process */
+	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
 	/* Consumers (unwinder, context tracker), called in order. */
 	struct process_table_hooks hooks[PROCESS_TABLE_MAX_HOOKS];
@@ -73,9 +76,13 @@ int process_table_add_hooks(struct process_table *t,
 /* Forget every consumer (before tearing them down). */
 void process_table_clear_hooks(struct process_table *t);
 /* Find pid, reading /proc on first sight. `comm` (from the sample) is used
- * when /proc is already gone. Never NULL except on -ENOMEM. */
+ * when /proc is already gone. start_ns: the process's start (boot clock,
+ * from the sample; 0 if unknown): an entry that started at another time is
+ * an earlier process with a reused pid and is replaced. Never NULL except
+ * on -ENOMEM. */
 struct process *process_table_get(struct process_table *t, uint32_t pid,
-				  const char *comm, uint64_t now_ns);
+				  const char *comm, uint64_t start_ns,
+				  uint64_t now_ns);
 /* The process for pid if known (no /proc access), else NULL. */
 struct process *process_table_find(struct process_table *t, uint32_t pid);
 /* When /proc could not tell the executable (the process was gone), use

@@ -131,7 +131,7 @@ static void unwinds_own_stack_snapshot(void **state)
 	file_cache_init(&files);
 	process_table_init(&procs, &files);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
-	p = process_table_get(&procs, (uint32_t)getpid(), NULL, 1);
+	p = process_table_get(&procs, (uint32_t)getpid(), NULL, 0, 1);
 	assert_non_null(p);
 	n = process_unwind_copy(&pu, p, &snap, frames, OTELPROF_MAX_USER_FRAMES,
 				&flags, 2);
@@ -175,6 +175,23 @@ static void unwinds_own_stack_snapshot(void **state)
 	n = process_unwind_copy(&pu, p, &snap, frames, OTELPROF_MAX_USER_FRAMES,
 				&flags, 5);
 	assert_true(n <= 1);
+
+	/* Identity is pid + start time: the same start finds the same
+	 * entry, another start is a reused pid and gets a fresh one. */
+	{
+		uint64_t serial = p->serial,
+			 tick = 1000000000ull / (uint64_t)procs.clk_tck;
+
+		assert_true(p->start_time > 0);
+		p = process_table_get(&procs, (uint32_t)getpid(), NULL,
+				      p->start_time * tick + tick / 2, 6);
+		assert_int_equal(p->serial, serial);
+		p = process_table_get(&procs, (uint32_t)getpid(), NULL,
+				      (p->start_time + 1) * tick, 7);
+		assert_non_null(p);
+		assert_true(p->serial != serial);
+		assert_int_equal(procs.pid_reuses, 1);
+	}
 
 	process_table_free(&procs);
 	file_cache_free(&files);

@@ -34,7 +34,7 @@ const (
 	MaxFrequency      = 10000
 	errbufLen         = 512
 	expectedOptsSize  = 40
-	expectedStatsSize = 8 + 32*8 // sz + 32 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 33*8 // sz + 33 counters (include/otelprofiler.h)
 )
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
@@ -86,6 +86,7 @@ type Stats struct {
 	CtxProcessReads  uint64
 	CtxProcessErrors uint64
 	CtxAttrsDropped  uint64
+	PidReuses        uint64
 }
 
 type cStats struct {
