@@ -136,7 +136,7 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 {
 	Elf *elf = handle;
 	size_t phnum, symidx[TLS_CTX_FORMATS] = {0}, shstrndx;
-	bool have_tls = false, is_exe = false;
+	bool have_tls = false;
 	GElf_Phdr tls = {0};
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
@@ -148,7 +148,6 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 		return 0;
 	if (elf_getphdrnum(elf, &phnum) || phnum > 4096)
 		return 1;
-	is_exe = eh.e_type == ET_EXEC;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
@@ -157,12 +156,11 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 		if (ph.p_type == PT_TLS) {
 			tls = ph;
 			have_tls = true;
-		} else if (ph.p_type == PT_INTERP) {
-			is_exe = true; /* a PIE executable */
 		}
 	}
-	if (!have_tls && !is_exe)
-		return 0; /* neither a TLS publisher nor a storage holder */
+	if (!have_tls)
+		return 0; /* no TLS: not a publisher (Elastic's storage lives
+			     in the same library as its TLS variable) */
 	/* Section headers are optional for the loader: without them we see
 	 * no symbols (documented limit). */
 	if (elf_getshdrstrndx(elf, &shstrndx))
@@ -228,7 +226,11 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 
 		if (!symidx[f])
 			continue;
-		if (s->access == TLS_ACCESS_NONE && is_exe &&
+		/* No relocation: only the executable (any kind: PIE,
+		 * static-pie, ET_EXEC) can reach its own TLS so; whether
+		 * this file is the process's executable is checked per
+		 * process (tls_location_of). */
+		if (s->access == TLS_ACCESS_NONE &&
 		    exe_tls_block_offset(&tls, &off)) {
 			s->access = TLS_ACCESS_LOCAL_EXEC;
 			s->le_offset = (int64_t)s->st_value - (int64_t)off;
