@@ -441,6 +441,7 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
 	e->filename[0] = '\0';
+	e->addr = e->len = 0;
 	if (filename)
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 					  filename);
@@ -462,10 +463,49 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 			       BPF_CORE_READ(bprm, filename));
 }
 
-#define NR_MMAP	   9   /* x86_64 */
-#define NR_PRCTL   157 /* x86_64 */
-#define PROT_EXEC  0x4
-#define PR_SET_VMA 0x53564d41
+#define NR_MMAP		     9	 /* x86_64 */
+#define NR_PRCTL	     157 /* x86_64 */
+#define PROT_EXEC	     0x4
+#define PR_SET_VMA	     0x53564d41
+#define PR_SET_VMA_ANON_NAME 0
+
+/*
+ * prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, addr, len, "OTEL_CTX"): an OTEP
+ * 4719 publication or update. Reported whether or not the kernel could
+ * name the mapping (without CONFIG_ANON_VMA_NAME it fails and the name
+ * never shows in /proc/PID/maps), with the range, so userspace can read
+ * the context at the address the publisher gave.
+ */
+static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
+{
+	struct otelprof_task_event *e;
+	struct {
+		u64 word; /* "OTEL_CTX", little endian */
+		u8 nul;
+	} __attribute__((packed)) name;
+
+	if (bpf_probe_read_user(&name, sizeof(name),
+				(void *)BPF_CORE_READ(regs, r8)) ||
+	    name.word != 0x5854435f4c45544fULL || name.nul)
+		return 0;
+	if (target_tgid && (id >> 32) != target_tgid)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(OTELPROF_CNT_TASK_EVENTS_LOST);
+		return 0;
+	}
+	e->hdr.type = OTELPROF_EVENT_VMA_NAMED;
+	e->hdr.pid = id >> 32;
+	e->hdr.tid = (u32)id;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
+	e->filename[0] = '\0';
+	e->addr = BPF_CORE_READ(regs, dx);
+	e->len = BPF_CORE_READ(regs, r10);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
 
 /*
  * sys_exit(struct pt_regs *regs, long ret): tells userspace about new
@@ -480,11 +520,9 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 
 	u64 nr = BPF_CORE_READ(regs, orig_ax);
 
-	if (nr == NR_PRCTL && ret == 0 && BPF_CORE_READ(regs, di) == PR_SET_VMA)
-		/* A named anonymous mapping: maybe an OTEL_CTX publication
-		 * (OTEP 4719 signals updates this way). */
-		return emit_task_event(OTELPROF_EVENT_VMA_NAMED, id >> 32,
-				       (u32)id, NULL);
+	if (nr == NR_PRCTL && BPF_CORE_READ(regs, di) == PR_SET_VMA &&
+	    BPF_CORE_READ(regs, si) == PR_SET_VMA_ANON_NAME)
+		return on_vma_named(regs, id);
 	if (nr != NR_MMAP || ret < 0)
 		return 0;
 	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))

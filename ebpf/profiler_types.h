@@ -208,6 +208,7 @@ struct otelprof_bpf_proc {
 struct otelprof_task_event {
 	struct otelprof_event_header hdr;
 	char filename[OTELPROF_FILENAME_LEN]; /* exec: the path executed */
+	u64 addr, len; /* VMA_NAMED: the range prctl named OTEL_CTX */
 };
 
 #endif /* OTELPROF_PROFILER_TYPES_H */

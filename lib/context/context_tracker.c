@@ -118,30 +118,42 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 static void refresh_pctx(struct context_tracker *ct, struct process *p,
 			 uint64_t now)
 {
-	struct process_ctx_state *st;
+	struct process_ctx_state *st = p->ctx;
+	uint64_t start = p->maps.otel_ctx_start, end = p->maps.otel_ctx_end;
 	int err;
 
-	if (p->maps.otel_ctx_start) {
+	/* Named in /proc/PID/maps, or else where the publisher's prctl
+	 * said (kernels without anonymous VMA names). */
+	if (!start && st && st->hint_start) {
+		start = st->hint_start;
+		end = st->hint_end;
+	}
+	if (start) {
 		st = state(p);
 		if (!st)
 			return;
-		if (st->pctx_start != p->maps.otel_ctx_start ||
-		    st->pctx_end != p->maps.otel_ctx_end) {
+		if (st->pctx_start != start || st->pctx_end != end) {
 			process_context_free(&st->pctx);
-			st->pctx_start = p->maps.otel_ctx_start;
-			st->pctx_end = p->maps.otel_ctx_end;
+			st->pctx_start = start;
+			st->pctx_end = end;
 		}
-		err = process_context_read(st->pctx_start, st->pctx_end,
-					   ct->read_mem, &p->pid, &st->pctx);
-		if (!err)
+		err = process_context_read(start, end, ct->read_mem, &p->pid,
+					   &st->pctx);
+		if (!err) {
 			ct->pctx_read++;
-		else if (err != -EALREADY && err != -EAGAIN)
+		} else if (err != -EALREADY && err != -EAGAIN) {
 			ct->pctx_errors++;
+			if (start == st->hint_start) {
+				/* Not (or no longer) a context there. */
+				st->hint_start = st->hint_end = 0;
+				process_context_free(&st->pctx);
+				st->pctx_start = st->pctx_end = 0;
+			}
+		}
 		st->next_pctx_ns =
 			now + (err == -EAGAIN ? TICK_NS : CTX_PCTX_CHECK_NS);
 		return;
 	}
-	st = p->ctx;
 	if (st && st->pctx_start) {
 		/* The mapping went away: so did the context. */
 		process_context_free(&st->pctx);
@@ -234,7 +246,7 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 		if (st && (st->pctx_start || st->elastic_storage) &&
 		    now >= st->next_pctx_ns)
 			refresh_pctx(ct, p, now);
-		if (!p->maps.otel_ctx_start &&
+		if (!p->maps.otel_ctx_start && !(st && st->pctx_start) &&
 		    now - p->last_seen_ns < ACTIVE_WINDOW_NS) {
 			st = state(p);
 			if (st && now >= st->next_discover_ns) {
@@ -247,10 +259,18 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 }
 
 void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
-			       uint64_t now)
+			       uint64_t addr, uint64_t len, uint64_t now)
 {
+	struct process_ctx_state *st;
+
 	ct->last_tick_ns = ct->last_tick_ns ? ct->last_tick_ns : now;
-	/* The new name is in /proc/PID/maps now: rescan, which re-reads. */
+	if (addr && len >= PCTX_HEADER_SIZE && len <= (1ull << 30) &&
+	    addr + len > addr && (st = state(p))) {
+		st->hint_start = addr;
+		st->hint_end = addr + len;
+	}
+	/* A new name shows in /proc/PID/maps now: rescan, which re-reads
+	 * the context; if nothing changed there, re-read it anyway. */
 	if (!process_table_rescan(ct->procs, p, now, 0) && p->ctx)
-		p->ctx->next_pctx_ns = 0;
+		refresh_pctx(ct, p, now);
 }

@@ -26,6 +26,7 @@ struct process_ctx_state {
 	bool in_kernel;
 	struct process_context pctx;   /* OTEP 4719, or Elastic storage */
 	uint64_t pctx_start, pctx_end; /* OTEL_CTX mapping read from */
+	uint64_t hint_start, hint_end; /* range a prctl named OTEL_CTX */
 	uint64_t elastic_storage;      /* runtime address, 0 if none */
 	uint64_t next_pctx_ns;
 	uint64_t next_discover_ns;
@@ -47,10 +48,10 @@ int context_tracker_init(struct context_tracker *ct, struct process_table *t,
 /* Retries and refreshes due at now_ns (boot clock); call often, it
  * does work at most every 100 ms. Caller holds the state lock. */
 void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);
-/* prctl(PR_SET_VMA) by pid: an OTEL_CTX mapping may have been named or
- * updated. */
+/* prctl(PR_SET_VMA, ..., addr, len, "OTEL_CTX") by p: a publication or
+ * update at addr (whether or not the kernel could name the mapping). */
 void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
-			       uint64_t now_ns);
+			       uint64_t addr, uint64_t len, uint64_t now_ns);
 /* The process's context (resource attributes, attribute key map), or
  * NULL. */
 static inline const struct process_context *context_of(const struct process *p)

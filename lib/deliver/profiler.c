@@ -305,14 +305,16 @@ static int on_event(void *ctx, const void *data, size_t size)
 		break;
 	}
 	case OTELPROF_EVENT_VMA_NAMED: {
-		struct process *proc = process_table_find(&p->procs, h->pid);
+		const struct otelprof_task_event *t = data;
+		struct process *proc;
 
+		if (size < sizeof(*t))
+			return 0;
+		proc = process_table_get(&p->procs, h->pid, NULL, 0,
+					 h->ktime_boot_ns);
 		if (proc)
-			context_tracker_vma_named(&p->context, proc,
-						  h->ktime_boot_ns);
-		else
-			process_table_get(&p->procs, h->pid, NULL, 0,
-					  h->ktime_boot_ns);
+			context_tracker_vma_named(&p->context, proc, t->addr,
+						  t->len, h->ktime_boot_ns);
 		break;
 	}
 	case OTELPROF_EVENT_EXIT:
