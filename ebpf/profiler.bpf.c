@@ -424,7 +424,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 }
 
 static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
-					   const char *filename)
+					   const char *filename, u64 addr,
+					   u64 len)
 {
 	struct otelprof_task_event *e;
 
@@ -441,7 +442,8 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
 	e->filename[0] = '\0';
-	e->addr = e->len = 0;
+	e->addr = addr;
+	e->len = len;
 	if (filename)
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 					  filename);
@@ -460,7 +462,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
 	return emit_task_event(OTELPROF_EVENT_EXEC, tgid, tid,
-			       BPF_CORE_READ(bprm, filename));
+			       BPF_CORE_READ(bprm, filename), 0, 0);
 }
 
 #define NR_MMAP		     9	 /* x86_64 */
@@ -478,7 +480,6 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
  */
 static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
 {
-	struct otelprof_task_event *e;
 	struct {
 		u64 word; /* "OTEL_CTX", little endian */
 		u8 nul;
@@ -488,23 +489,9 @@ static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
 				(void *)BPF_CORE_READ(regs, r8)) ||
 	    name.word != 0x5854435f4c45544fULL || name.nul)
 		return 0;
-	if (target_tgid && (id >> 32) != target_tgid)
-		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count(OTELPROF_CNT_TASK_EVENTS_LOST);
-		return 0;
-	}
-	e->hdr.type = OTELPROF_EVENT_VMA_NAMED;
-	e->hdr.pid = id >> 32;
-	e->hdr.tid = (u32)id;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
-	e->filename[0] = '\0';
-	e->addr = BPF_CORE_READ(regs, dx);
-	e->len = BPF_CORE_READ(regs, r10);
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	return 0;
+	return emit_task_event(OTELPROF_EVENT_VMA_NAMED, id >> 32, (u32)id,
+			       NULL, BPF_CORE_READ(regs, dx),
+			       BPF_CORE_READ(regs, r10));
 }
 
 /*
@@ -528,7 +515,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
 		return 0;
 	return emit_task_event(OTELPROF_EVENT_MMAP_EXEC, id >> 32, (u32)id,
-			       NULL);
+			       NULL, 0, 0);
 }
 
 /* sched_process_exit(struct task_struct *p): once per exiting thread. */
@@ -542,5 +529,5 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	/* Its context locations die with it, now: a process that reuses the
 	 * pid before userspace catches up must not be read with them. */
 	bpf_map_delete_elem(&ctx_procs, &tgid);
-	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid, NULL);
+	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid, NULL, 0, 0);
 }

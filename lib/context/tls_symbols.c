@@ -56,30 +56,44 @@ static void consider(struct tls_ctx_symbol *s, uint8_t access, uint64_t got)
 	}
 }
 
+/* The next section of `type` after *scn with sane entries: its data and
+ * entry count, or NULL at the end. Bad sections are skipped and counted. */
+static Elf_Data *next_table(Elf *elf, Elf_Scn **scn, uint32_t type,
+			    size_t entsize, size_t max_bytes, GElf_Shdr *sh,
+			    size_t *n, unsigned *bad)
+{
+	while ((*scn = elf_nextscn(elf, *scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(*scn, sh) || sh->sh_type != type)
+			continue;
+		if (sh->sh_entsize != entsize || sh->sh_size > max_bytes) {
+			(*bad)++;
+			continue;
+		}
+		d = elf_getdata(*scn, NULL);
+		if (!d || !d->d_buf) {
+			(*bad)++;
+			continue;
+		}
+		*n = d->d_size / entsize;
+		return d;
+	}
+	return NULL;
+}
+
 static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
 			    struct tls_symbols *out)
 {
 	Elf_Scn *scn = NULL;
 	unsigned bad = 0;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	size_t n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA)
-			continue;
-		if (sh.sh_entsize != sizeof(Elf64_Rela) ||
-		    sh.sh_size > MAX_RELA_BYTES) {
-			bad++;
-			continue;
-		}
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf) {
-			bad++;
-			continue;
-		}
-		n = d->d_size / sizeof(Elf64_Rela);
+	while ((d = next_table(elf, &scn, SHT_RELA, sizeof(Elf64_Rela),
+			       MAX_RELA_BYTES, &sh, &n, &bad))) {
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela r;
 			size_t sym;
@@ -139,8 +153,11 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 	bool have_tls = false;
 	GElf_Phdr tls = {0};
 	GElf_Ehdr eh;
+	GElf_Shdr sh;
 	Elf_Scn *scn = NULL;
+	Elf_Data *d;
 	unsigned bad = 0;
+	size_t n;
 
 	memset(out, 0, sizeof(*out));
 	if (!gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
@@ -165,24 +182,8 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 	 * no symbols (documented limit). */
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
-			continue;
-		if (sh.sh_entsize != sizeof(Elf64_Sym) ||
-		    sh.sh_size > MAX_DYNSYM_BYTES) {
-			bad++;
-			continue;
-		}
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf) {
-			bad++;
-			continue;
-		}
-		n = d->d_size / sizeof(Elf64_Sym);
+	while ((d = next_table(elf, &scn, SHT_DYNSYM, sizeof(Elf64_Sym),
+			       MAX_DYNSYM_BYTES, &sh, &n, &bad))) {
 		for (size_t i = 1; i < n; i++) {
 			GElf_Sym sym;
 			const char *name;
