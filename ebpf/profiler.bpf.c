@@ -60,6 +60,13 @@ static __always_inline void count(u32 which)
 		*c += 1;
 }
 
+/* The current process's identity beside its pid (see profiler_types.h). */
+static __always_inline u64 current_start_ns(void)
+{
+	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(),
+			     group_leader, start_boottime);
+}
+
 #include "thread_context.bpf.h"
 
 /* Per file: the unwind rows, an array sized to that file (inner maps may
@@ -366,6 +373,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->hdr.tid = tid;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
+	e->hdr.proc_start_ns = current_start_ns();
 	e->flags = 0;
 	e->unwind_error = 0;
 	e->n_user = 0;
@@ -382,7 +390,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->n_kernel = n / sizeof(u64);
 
 	task = (struct task_struct *)bpf_get_current_task();
-	e->proc_start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	if (!BPF_CORE_READ(task, mm)) {
 		/* Kernel thread: nothing to unwind in user space. */
 		e->flags |= OTELPROF_SAMPLE_F_KTHREAD;
@@ -424,8 +431,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 }
 
 static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
-					   const char *filename, u64 addr,
-					   u64 len)
+					   u64 start_ns, const char *filename,
+					   u64 addr, u64 len)
 {
 	struct otelprof_task_event *e;
 
@@ -441,6 +448,7 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 	e->hdr.tid = tid;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
+	e->hdr.proc_start_ns = start_ns;
 	e->filename[0] = '\0';
 	e->addr = addr;
 	e->len = len;
@@ -462,6 +470,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
 	return emit_task_event(OTELPROF_EVENT_EXEC, tgid, tid,
+			       BPF_CORE_READ(p, group_leader, start_boottime),
 			       BPF_CORE_READ(bprm, filename), 0, 0);
 }
 
@@ -489,9 +498,9 @@ static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
 				(void *)BPF_CORE_READ(regs, r8)) ||
 	    name.word != 0x5854435f4c45544fULL || name.nul)
 		return 0;
-	return emit_task_event(OTELPROF_EVENT_VMA_NAMED, id >> 32, (u32)id,
-			       NULL, BPF_CORE_READ(regs, dx),
-			       BPF_CORE_READ(regs, r10));
+	return emit_task_event(
+		OTELPROF_EVENT_VMA_NAMED, id >> 32, (u32)id, current_start_ns(),
+		NULL, BPF_CORE_READ(regs, dx), BPF_CORE_READ(regs, r10));
 }
 
 /*
@@ -515,7 +524,7 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
 		return 0;
 	return emit_task_event(OTELPROF_EVENT_MMAP_EXEC, id >> 32, (u32)id,
-			       NULL, 0, 0);
+			       current_start_ns(), NULL, 0, 0);
 }
 
 /* sched_process_exit(struct task_struct *p): once per exiting thread. */
@@ -529,5 +538,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	/* Its context locations die with it, now: a process that reuses the
 	 * pid before userspace catches up must not be read with them. */
 	bpf_map_delete_elem(&ctx_procs, &tgid);
-	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid, NULL, 0, 0);
+	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid,
+			       BPF_CORE_READ(p, start_boottime), NULL, 0, 0);
 }

@@ -75,6 +75,10 @@ struct otelprof_event_header {
 	u32 tid;
 	u32 cpu;
 	u64 ktime_boot_ns; /* bpf_ktime_get_boot_ns() */
+	/* The process's start (its group leader's start_boottime): with the
+	 * pid, its identity, so a reused pid is never taken for the old
+	 * process. */
+	u64 proc_start_ns;
 };
 
 /*
@@ -151,9 +155,6 @@ struct otelprof_sample_event {
 	u32 flags;	  /* OTELPROF_SAMPLE_F_* */
 	u32 unwind_error; /* enum otelprof_counter of the failure, 0 if none */
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
-	/* The process's start (group leader's start_boottime): with the pid,
-	 * its identity, so a reused pid is never taken for the old process. */
-	u64 proc_start_ns;
 	struct otelprof_thread_ctx ctx;
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
 	u64 ustack[OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS];

@@ -198,8 +198,8 @@ static void handle_sample(struct otelprof *p,
 
 	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
 	comm[OTELPROF_COMM_LEN] = '\0';
-	proc = process_table_get(&p->procs, e->hdr.pid, comm, e->proc_start_ns,
-				 now);
+	proc = process_table_get(&p->procs, e->hdr.pid, comm,
+				 e->hdr.proc_start_ns, now);
 	if (!proc) {
 		p->add_errors++;
 		return;
@@ -285,8 +285,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 		process_table_exec(&p->procs, h->pid);
 		/* Read /proc now, while the new image surely exists: a short
 		 * process may be gone by its first sample. */
-		proc = process_table_get(&p->procs, h->pid, NULL, 0,
-					 h->ktime_boot_ns);
+		proc = process_table_get(&p->procs, h->pid, NULL,
+					 h->proc_start_ns, h->ktime_boot_ns);
 		if (proc)
 			process_set_exec_path(proc, t->filename,
 					      sizeof(t->filename));
@@ -300,8 +300,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 			process_table_rescan(&p->procs, proc, h->ktime_boot_ns,
 					     0);
 		else
-			process_table_get(&p->procs, h->pid, NULL, 0,
-					  h->ktime_boot_ns);
+			process_table_get(&p->procs, h->pid, NULL,
+					  h->proc_start_ns, h->ktime_boot_ns);
 		break;
 	}
 	case OTELPROF_EVENT_VMA_NAMED: {
@@ -310,15 +310,16 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 		if (size < sizeof(*t))
 			return 0;
-		proc = process_table_get(&p->procs, h->pid, NULL, 0,
-					 h->ktime_boot_ns);
+		proc = process_table_get(&p->procs, h->pid, NULL,
+					 h->proc_start_ns, h->ktime_boot_ns);
 		if (proc)
 			context_tracker_vma_named(&p->context, proc, t->addr,
 						  t->len, h->ktime_boot_ns);
 		break;
 	}
 	case OTELPROF_EVENT_EXIT:
-		process_table_exit(&p->procs, h->pid, h->ktime_boot_ns);
+		process_table_exit(&p->procs, h->pid, h->proc_start_ns,
+				   h->ktime_boot_ns);
 		break;
 	default:
 		break;

@@ -225,6 +225,25 @@ static void scan_info(struct process_table *t, struct process *p)
 	}
 }
 
+/*
+ * Is p the process that started at start_ns (0: unknown, assume so)? The
+ * kernel's start_boottime is exact; /proc's starttime is the same clock in
+ * ticks, truncated, for entries no event has dated yet.
+ */
+static bool same_process(struct process_table *t, struct process *p,
+			 uint64_t start_ns)
+{
+	if (!start_ns)
+		return true;
+	if (p->start_ns)
+		return p->start_ns == start_ns;
+	if (p->start_time &&
+	    start_ns / (1000000000ull / (uint64_t)t->clk_tck) != p->start_time)
+		return false;
+	p->start_ns = start_ns;
+	return true;
+}
+
 struct process *process_table_get(struct process_table *t, uint32_t pid,
 				  const char *comm, uint64_t start_ns,
 				  uint64_t now_ns)
@@ -237,12 +256,14 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 		remove_proc(t, p);
 		p = NULL;
 	}
-	/* /proc's starttime is the kernel's start_boottime in clock ticks,
-	 * truncated: the same value computed from the sample means the same
-	 * process. */
-	if (p && start_ns && p->start_time &&
-	    start_ns / (1000000000ull / (uint64_t)t->clk_tck) !=
-		    p->start_time) {
+	if (p && !same_process(t, p, start_ns)) {
+		if (getenv("OTELPROF_DEBUG"))
+			fprintf(stderr,
+				"otelprof: pid %u reused: %s started %llu "
+				"(ticks %llu), now %llu\n",
+				pid, p->comm, (unsigned long long)p->start_ns,
+				(unsigned long long)p->start_time,
+				(unsigned long long)start_ns);
 		t->pid_reuses++;
 		remove_proc(t, p);
 		p = NULL;
@@ -255,6 +276,7 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->start_ns = start_ns;
 	p->serial = ++t->next_serial;
 	p->last_seen_ns = now_ns;
 	if (comm) {
@@ -340,11 +362,12 @@ void process_table_exec(struct process_table *t, uint32_t pid)
 		remove_proc(t, p);
 }
 
-void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns)
+void process_table_exit(struct process_table *t, uint32_t pid,
+			uint64_t start_ns, uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
 
-	if (p) {
+	if (p && same_process(t, p, start_ns)) {
 		p->exited = true;
 		p->exit_ns = now_ns;
 	}

@@ -29,6 +29,8 @@ struct process {
 	uint64_t serial;     /* unique for the table's lifetime */
 	uint64_t start_time; /* /proc/PID/stat starttime, clock ticks since
 				boot (0 if unknown) */
+	uint64_t start_ns;   /* start_boottime from the kernel (0 until an
+				event carried it): the exact identity */
 	char comm[16];
 	char *exe_path; /* "" if unknown (kernel threads) */
 	const char *exe_name;
@@ -101,7 +103,9 @@ struct elf_file *process_mapping_file(struct process_table *t,
 bool process_mapping_bias(const struct proc_mapping *m,
 			  const struct elf_file *f, uint64_t *bias);
 void process_table_exec(struct process_table *t, uint32_t pid);
-void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns);
+/* The process (pid, start_ns; start_ns 0: any) exited. */
+void process_table_exit(struct process_table *t, uint32_t pid,
+			uint64_t start_ns, uint64_t now_ns);
 /* Samples of a process can still be in flight this long after its exit
  * event; within it the pid is the same process, after it a reuse. */
 #define PROCESS_EXIT_GRACE_NS (10ull * 1000 * 1000 * 1000)
