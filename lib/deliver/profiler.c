@@ -136,7 +136,8 @@ static void handle_sample(struct otelprof *p,
 
 	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
 	comm[OTELPROF_COMM_LEN] = '\0';
-	proc = process_table_get(&p->procs, e->hdr.pid, comm, now);
+	proc = process_table_get_sample(&p->procs, e->hdr.pid, e->hdr.tid, comm,
+					now);
 	if (!proc) {
 		p->add_errors++;
 		return;
@@ -210,9 +211,13 @@ static int on_event(void *ctx, const void *data, size_t size)
 		 * process may be gone by its first sample. */
 		proc = process_table_get(&p->procs, h->pid, NULL,
 					 h->ktime_boot_ns);
-		if (proc)
+		if (proc) {
 			process_set_exec_path(proc, t->filename,
 					      sizeof(t->filename));
+			process_table_check_exec(&p->procs, proc, t->filename,
+						 sizeof(t->filename),
+						 h->ktime_boot_ns);
+		}
 		break;
 	}
 	case OTELPROF_EVENT_MMAP_EXEC: {
@@ -674,6 +679,8 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.unwind_build_ns = p->unwinder.build_ns;
 	s.unwind_pending =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING);
+	s.task_events_lost =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -36,6 +36,8 @@ void process_table_free(struct process_table *t)
 	for (uint32_t i = 0; i < t->nslots; i++)
 		if (t->procs[i])
 			process_destroy(t, t->procs[i]);
+	if (t->ghost)
+		process_destroy(t, t->ghost);
 	free(t->procs);
 	idxmap_free(&t->index);
 	memset(t, 0, sizeof(*t));
@@ -151,20 +153,6 @@ static void scan_info(struct process_table *t, struct process *p)
 	if (!p->info_ok)
 		t->scan_errors++;
 
-	snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, p->pid);
-	len = proc_read_file(path, &text, 4096);
-	if (len > 0) {
-		size_t k = (size_t)len;
-
-		while (k && (text[k - 1] == '\n'))
-			k--;
-		if (k >= sizeof(p->comm))
-			k = sizeof(p->comm) - 1;
-		memcpy(p->comm, text, k);
-		p->comm[k] = '\0';
-		free(text);
-	}
-
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, p->pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	free(p->exe_path);
@@ -188,6 +176,24 @@ static void scan_info(struct process_table *t, struct process *p)
 		p->exe_name = "";
 	}
 
+	/* comm after exe: an exec switches the executable first and the
+	 * name last, so a read racing with an exec sees the new name only if
+	 * it saw the new executable (which keeps the sample's comm check in
+	 * get() honest). */
+	snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, p->pid);
+	len = proc_read_file(path, &text, 4096);
+	if (len > 0) {
+		size_t k = (size_t)len;
+
+		while (k && (text[k - 1] == '\n'))
+			k--;
+		if (k >= sizeof(p->comm))
+			k = sizeof(p->comm) - 1;
+		memcpy(p->comm, text, k);
+		p->comm[k] = '\0';
+		free(text);
+	}
+
 	snprintf(path, sizeof(path), "%s/%u/cgroup", t->proc_root, p->pid);
 	p->container_id[0] = '\0';
 	len = proc_read_file(path, &text, 1 << 20);
@@ -199,13 +205,102 @@ static void scan_info(struct process_table *t, struct process *p)
 	}
 }
 
-struct process *process_table_get(struct process_table *t, uint32_t pid,
-				  const char *comm, uint64_t now_ns)
+/*
+ * The pid of a process seen exiting shows up again: samples of the same
+ * process still in flight (its last moments, or other threads when the
+ * leader exited first), or a new process that got the pid? /proc knows by
+ * the start time. A sample under the exited process's own name within a
+ * millisecond of the exit is taken as its own; otherwise look, at most once
+ * a millisecond per process.
+ */
+static bool pid_reused(struct process_table *t, struct process *p,
+		       const char *comm, uint64_t now_ns)
+{
+	bool other = comm && *p->comm &&
+		     strncmp(comm, p->comm, sizeof(p->comm) - 1),
+	     reused = false;
+	char path[96], *text;
+	uint64_t start;
+	long len;
+
+	if (now_ns - p->reuse_checked_ns < PROCESS_REUSE_CHECK_NS ||
+	    (!other &&
+	     (int64_t)(now_ns - p->exit_ns) < (int64_t)PROCESS_REUSE_CHECK_NS))
+		return false;
+	if (!p->info_ok) /* no start time to compare */
+		return other || (int64_t)(now_ns - p->exit_ns) >=
+					(int64_t)PROCESS_REUSE_CHECK_NS;
+	p->reuse_checked_ns = now_ns;
+	snprintf(path, sizeof(path), "%s/%u/stat", t->proc_root, p->pid);
+	len = proc_read_file(path, &text, 64 * 1024);
+	if (len < 0) /* gone too: another name is another process */
+		return other;
+	if (!proc_stat_parse_starttime(text, (size_t)len, &start)) {
+		/* Within one clock tick (10 ms) start times tie: then the
+		 * name in stat (a zombie's too) tells. */
+		const char *a = memchr(text, '(', (size_t)len);
+		const char *b = memrchr(text, ')', (size_t)len);
+
+		reused = start != p->start_time;
+		if (!reused && a && b > a)
+			reused = (size_t)(b - a - 1) != strlen(p->comm) ||
+				 memcmp(a + 1, p->comm, (size_t)(b - a - 1));
+	}
+	free(text);
+	if (!reused && other && *p->exe_path) {
+		/* Started within the same clock tick: another executable
+		 * under another name is another process too. */
+		char exe[PROC_PATH_MAX];
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, p->pid);
+		n = readlink(path, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			reused = strcmp(exe, p->exe_path) != 0;
+		}
+	}
+	return reused;
+}
+
+/* The comm thread tid of pid has now, or "" if unknown. */
+static void thread_comm(struct process_table *t, const struct process *p,
+			uint32_t tid, char out[16])
+{
+	char path[128], *text;
+	long len;
+
+	out[0] = '\0';
+	if (tid == p->pid) {
+		if (p->info_ok)
+			memcpy(out, p->comm, 16);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", t->proc_root, p->pid,
+		 tid);
+	len = proc_read_file(path, &text, 4096);
+	if (len <= 0)
+		return;
+	while (len && text[len - 1] == '\n')
+		len--;
+	if (len > 15)
+		len = 15;
+	memcpy(out, text, (size_t)len);
+	out[len] = '\0';
+	free(text);
+}
+
+static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
+			   const char *comm, uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
 	uint32_t slot;
 
-	if (p && p->exited && now_ns - p->exit_ns > PROCESS_EXIT_GRACE_NS) {
+	/* Signed: a sample taken just before the exit can be read after
+	 * its exit event. */
+	if (p && p->exited &&
+	    ((int64_t)(now_ns - p->exit_ns) > (int64_t)PROCESS_EXIT_GRACE_NS ||
+	     pid_reused(t, p, comm, now_ns))) {
 		/* The pid was reused after an exit we saw. */
 		remove_proc(t, p);
 		p = NULL;
@@ -220,11 +315,37 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	p->pid = pid;
 	p->serial = ++t->next_serial;
 	p->last_seen_ns = now_ns;
-	if (comm) {
-		memcpy(p->comm, comm, sizeof(p->comm) - 1);
-		p->comm[sizeof(p->comm) - 1] = '\0';
-	}
+	if (comm)
+		snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
 	scan_info(t, p);
+	if (comm && tid) {
+		char now_comm[16];
+
+		/*
+		 * /proc describes the process as it is now, the sample as it
+		 * was: if the sampled thread has another name now, the
+		 * process exec'ed since (its exec event is still behind us
+		 * in the ring buffer). Do not file the old image's sample
+		 * under the new image: a one-sample entry named after the
+		 * sample's comm, with no mappings, kept out of the table.
+		 */
+		thread_comm(t, p, tid, now_comm);
+		if (*now_comm && strncmp(now_comm, comm, 15)) {
+			snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
+			free(p->exe_path);
+			p->exe_path = strdup("");
+			p->exe_name = p->exe_path ? p->exe_path : "";
+			p->ghost = true;
+			if (!p->exe_path) {
+				process_destroy(t, p);
+				return NULL;
+			}
+			if (t->ghost)
+				process_destroy(t, t->ghost);
+			t->ghost = p;
+			return p;
+		}
+	}
 	scan_maps(t, p);
 	p->last_scan_ns = now_ns;
 	if (!p->exe_path) {
@@ -260,10 +381,23 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	return p;
 }
 
+struct process *process_table_get(struct process_table *t, uint32_t pid,
+				  const char *comm, uint64_t now_ns)
+{
+	return get(t, pid, 0, comm, now_ns);
+}
+
+struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
+					 uint32_t tid, const char *comm,
+					 uint64_t now_ns)
+{
+	return get(t, pid, tid, comm, now_ns);
+}
+
 bool process_table_rescan(struct process_table *t, struct process *p,
 			  uint64_t now_ns, uint64_t min_interval_ns)
 {
-	if (now_ns - p->last_scan_ns < min_interval_ns)
+	if (p->ghost || now_ns - p->last_scan_ns < min_interval_ns)
 		return false;
 	p->last_scan_ns = now_ns;
 	scan_maps(t, p);
@@ -303,6 +437,49 @@ void process_table_exec(struct process_table *t, uint32_t pid)
 	/* A new image: everything we knew is stale. */
 	if (p)
 		remove_proc(t, p);
+}
+
+void process_table_check_exec(struct process_table *t, struct process *p,
+			      const char *path, size_t len, uint64_t exec_ns)
+{
+	uint64_t tick_ns = 1000000000ull / (uint64_t)sysconf(_SC_CLK_TCK);
+	size_t n = strnlen(path, len), blen;
+	const char *base, *now_base;
+	char comm[16], *copy;
+
+	if (!n || n == len)
+		return;
+	/* The kernel names an exec'ed process after the file name. */
+	base = memrchr(path, '/', n);
+	base = base ? base + 1 : path;
+	blen = n - (size_t)(base - path);
+	snprintf(comm, sizeof(comm), "%.*s", (int)blen, base);
+	if (!*p->comm) /* /proc was gone already */
+		memcpy(p->comm, comm, sizeof(comm));
+	if (!p->info_ok)
+		return;
+	now_base = strrchr(p->exe_path, '/');
+	now_base = now_base ? now_base + 1 : p->exe_path;
+	/* /proc/PID/stat starttime counts clock ticks of the boot clock, as
+	 * exec_ns does: a start after the exec is another process. Within a
+	 * tick: another name and another executable than the exec's. */
+	if (p->start_time * tick_ns <= exec_ns &&
+	    (!strcmp(comm, p->comm) ||
+	     (strlen(now_base) == blen && !memcmp(now_base, base, blen))))
+		return;
+	copy = strndup(path, n);
+	if (!copy)
+		return;
+	if (t->hooks.on_remove) /* the kernel must not use its mappings */
+		t->hooks.on_remove(t->hooks.ctx, p);
+	release_maps(t, p);
+	free(p->exe_path);
+	p->exe_path = copy;
+	p->exe_name = copy + (base - path);
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	p->container_id[0] = '\0';
+	p->info_ok = false;
+	p->ghost = true;
 }
 
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns)

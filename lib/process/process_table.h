@@ -36,6 +36,10 @@ struct process {
 	bool exited;	  /* exit seen; evicted once its samples are encoded */
 	uint64_t exit_ns; /* when (boot clock) */
 	uint64_t last_seen_ns;
+	uint64_t reuse_checked_ns; /* exited: last look for a reused pid */
+	bool ghost; /* known from an event or sample only, not from /proc: no
+		       mappings, no rescans (process_table_get_sample,
+		       process_table_check_exec) */
 };
 
 /* The unwinder mirrors processes into the kernel through these. */
@@ -54,6 +58,7 @@ struct process_table {
 	uint64_t scan_errors;
 	char proc_root[64]; /* "/proc", overridable for tests */
 	struct process_table_hooks hooks;
+	struct process *ghost; /* the last pre-exec sample's entry */
 };
 
 void process_table_init(struct process_table *t, struct file_cache *files);
@@ -62,6 +67,13 @@ void process_table_free(struct process_table *t);
  * when /proc is already gone. Never NULL except on -ENOMEM. */
 struct process *process_table_get(struct process_table *t, uint32_t pid,
 				  const char *comm, uint64_t now_ns);
+/* For a sample of thread tid whose comm was `comm`: like process_table_get,
+ * but a process first seen after it exec'ed (the sampled thread's comm
+ * changed) yields a mapping-less entry named after `comm`, valid until the
+ * next call, instead of the new image: the sample ran the old one. */
+struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
+					 uint32_t tid, const char *comm,
+					 uint64_t now_ns);
 /* The process for pid if known (no /proc access), else NULL. */
 struct process *process_table_find(struct process_table *t, uint32_t pid);
 /* When /proc could not tell the executable (the process was gone), use
@@ -76,10 +88,20 @@ struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,
 				      struct proc_mapping *m);
 void process_table_exec(struct process_table *t, uint32_t pid);
+/* After the exec event of p (exec'ing `path`, at most len bytes, at exec_ns
+ * on the boot clock) created it from /proc: if /proc already showed a
+ * process started after that exec (the drain thread lagged, the image
+ * exited and its pid was reused), keep the event's identity instead, with
+ * no mappings. */
+void process_table_check_exec(struct process_table *t, struct process *p,
+			      const char *path, size_t len, uint64_t exec_ns);
 void process_table_exit(struct process_table *t, uint32_t pid, uint64_t now_ns);
 /* Samples of a process can still be in flight this long after its exit
- * event; within it the pid is the same process, after it a reuse. */
-#define PROCESS_EXIT_GRACE_NS (10ull * 1000 * 1000 * 1000)
+ * event; within it the pid is the same process unless /proc shows another
+ * start time (checked at most every PROCESS_REUSE_CHECK_NS), after it a
+ * reuse. */
+#define PROCESS_EXIT_GRACE_NS  (10ull * 1000 * 1000 * 1000)
+#define PROCESS_REUSE_CHECK_NS (1000ull * 1000)
 /* Drop processes that exited, and those idle since before `idle_before_ns`
  * whose /proc entry is gone (a lost exit event). */
 void process_table_sweep(struct process_table *t, uint64_t idle_before_ns);
