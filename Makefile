@@ -131,9 +131,15 @@ $(BUILD)/test/abi/test_abi: test/abi/test_abi.c include/otelprofiler.h $(BUILD)/
 test-abi: all $(BUILD)/test/abi/test_abi
 	$(BUILD)/test/abi/test_abi
 
+# A long recording through the ABI that reports stats and what the process
+# holds after every poll (hostile integration tests: exec storm, overflow).
+$(BUILD)/test/abi/abi_soak: test/abi/abi_soak.c include/otelprofiler.h $(BUILD)/libotelprofiler.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lbpf $(SAN_LDFLAGS)
+
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # Unit and ABI tests again under ASan + UBSan, in a separate build tree.

@@ -8,6 +8,7 @@ struct record_args {
 	unsigned duration;
 	unsigned frequency;
 	int pid;
+	unsigned ringbuf_kb; /* 0: the library's default */
 	const char *output;
 	bool quiet;
 };

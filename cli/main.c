@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage:\n"
 		   "  otelprof record --duration SECONDS --frequency HZ "
-		   "--output FILE [--pid PID] [--quiet]\n"
+		   "--output FILE [--pid PID] [--ringbuf-kb KB] [--quiet]\n"
 		   "  otelprof top FILE [--limit N] [--pid PID]\n"
 		   "  otelprof version\n");
 }
@@ -71,6 +71,10 @@ static int main_record(int argc, char **argv)
 			if (parse_uint(val, INT_MAX, &v) || !v)
 				return bad(o, val);
 			a.pid = (int)v;
+		} else if (!strcmp(o, "--ringbuf-kb")) {
+			if (parse_uint(val, 1u << 20, &v) || !v)
+				return bad(o, val);
+			a.ringbuf_kb = (unsigned)v;
 		} else if (!strcmp(o, "--output")) {
 			a.output = val;
 		} else {

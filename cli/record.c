@@ -51,6 +51,7 @@ int cmd_record(const struct record_args *a)
 	opts.sz = sizeof(opts);
 	opts.frequency_hz = a->frequency;
 	opts.pid = a->pid;
+	opts.ringbuf_kb = a->ringbuf_kb;
 	e = otelprof_start(&opts, &p, err, sizeof(err));
 	if (e) {
 		fprintf(stderr, "otelprof: cannot start: %s\n", err);
@@ -104,9 +105,11 @@ int cmd_record(const struct record_args *a)
 	if (!a->quiet)
 		fprintf(stderr,
 			"otelprof: wrote %d samples (%zu bytes) to %s; "
-			"lost %llu, unresolved processes %llu, malformed files "
-			"%llu, reused pids %llu\n",
+			"lost %llu (and %llu process events), unresolved "
+			"processes %llu, malformed files %llu, reused pids "
+			"%llu\n",
 			n, len, a->output, (unsigned long long)st.samples_lost,
+			(unsigned long long)st.task_events_lost,
 			(unsigned long long)st.proc_scan_errors,
 			(unsigned long long)st.files_malformed,
 			(unsigned long long)st.pid_reuses);
@@ -119,7 +122,7 @@ int cmd_record(const struct record_args *a)
 			"only (tables loading); tables: "
 			"%llu files, %llu rows, %llu KiB in the kernel, built "
 			"in "
-			"%llu ms\n",
+			"%llu ms; %llu files with unusable CFI\n",
 			(unsigned long long)st.unwind_complete,
 			(unsigned long long)st.unwind_truncated,
 			(unsigned long long)(st.unwind_err_rule +
@@ -135,7 +138,8 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.unwind_files,
 			(unsigned long long)st.unwind_rows,
 			(unsigned long long)(st.unwind_map_bytes / 1024),
-			(unsigned long long)(st.unwind_build_ns / 1000000));
+			(unsigned long long)(st.unwind_build_ns / 1000000),
+			(unsigned long long)st.unwind_table_errors);
 	if (!a->quiet && (st.ctx_samples || st.ctx_tls_resolved ||
 			  st.ctx_process_reads || st.ctx_process_errors))
 		fprintf(stderr,

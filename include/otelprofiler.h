@@ -98,7 +98,8 @@ struct otelprof_stats {
 	uint64_t unwind_files;	      /* files with tables in the kernel */
 	uint64_t unwind_rows;	      /* rows in the kernel */
 	uint64_t unwind_map_bytes;    /* kernel memory of the rows */
-	uint64_t unwind_table_errors; /* files whose CFI could not be used */
+	uint64_t unwind_table_errors; /* files whose CFI could not be used,
+					 in whole or in part (corrupt) */
 	uint64_t unwind_build_ns;     /* time spent building tables */
 	uint64_t unwind_pending;      /* leaf frame only: the process's tables
 					 were still loading (rate-limited
@@ -113,8 +114,10 @@ struct otelprof_stats {
 	uint64_t ctx_process_errors; /* malformed or unreadable ones */
 	uint64_t ctx_attrs_dropped;  /* thread-context attributes dropped
 					(unknown key, bad UTF-8, too many) */
-	uint64_t pid_reuses; /* a sample's process start differed from the
-				known process of that pid: a new entry */
+	uint64_t pid_reuses;	   /* a sample's process start differed from the
+				      known process of that pid: a new entry */
+	uint64_t task_events_lost; /* exec/exit/mmap notifications dropped
+				      in the kernel (ring buffer full) */
 };
 
 /* Opaque profiler handle. */

@@ -223,6 +223,8 @@ func (r *profilingReceiver) registerStats() error {
 		{"unwind_files", "Files with unwind tables in the kernel", "{file}", true, func(s *otelprof.Stats) uint64 { return s.UnwindFiles }},
 		{"unwind_map_memory", "Kernel memory of unwind tables", "By", true, func(s *otelprof.Stats) uint64 { return s.UnwindMapBytes }},
 		{"unwind_table_errors", "Files whose CFI could not be used", "{file}", false, func(s *otelprof.Stats) uint64 { return s.UnwindTableErrors }},
+		{"task_events_lost", "Exec/exit/mmap notifications dropped in the kernel", "{event}", false, func(s *otelprof.Stats) uint64 { return s.TaskEventsLost }},
+		{"pid_reuses", "Samples of a new process under a known pid", "{process}", false, func(s *otelprof.Stats) uint64 { return s.PidReuses }},
 		{"ctx_samples", "Samples carrying a thread context (trace/span link)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.CtxSamples }},
 		{"ctx_read_errors", "Thread contexts that could not be read", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxReadErrors }},
 		{"ctx_process_errors", "Malformed or unreadable process contexts", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxProcessErrors }},

@@ -28,7 +28,8 @@ static char *checked_strdup(const char *s, size_t n)
 {
 	char *r;
 
-	if (!s || !n || n > PCTX_MAX_STRING || !utf8_valid(s, n))
+	if (!s || !n || n > PCTX_MAX_STRING || memchr(s, 0, n) ||
+	    !utf8_valid(s, n))
 		return NULL;
 	r = malloc(n + 1);
 	if (!r)

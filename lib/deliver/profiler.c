@@ -163,6 +163,7 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 		for (uint32_t k = 0; name && k < *nextra; k++)
 			dup |= names[k] == name;
 		if (!name || dup || *nextra >= PB_MAX_CTX_ATTRS ||
+		    memchr(a + off, 0, len) ||
 		    !utf8_valid((const char *)a + off, len)) {
 			p->ctx_attrs_dropped++;
 			off += len;
@@ -198,8 +199,8 @@ static void handle_sample(struct otelprof *p,
 
 	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
 	comm[OTELPROF_COMM_LEN] = '\0';
-	proc = process_table_get(&p->procs, e->hdr.pid, comm,
-				 e->hdr.proc_start_ns, now);
+	proc = process_table_get_sample(&p->procs, e->hdr.pid, e->hdr.tid, comm,
+					e->hdr.proc_start_ns, now);
 	if (!proc) {
 		p->add_errors++;
 		return;
@@ -287,9 +288,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 		 * process may be gone by its first sample. */
 		proc = process_table_get(&p->procs, h->pid, NULL,
 					 h->proc_start_ns, h->ktime_boot_ns);
-		if (proc)
+		if (proc) {
 			process_set_exec_path(proc, t->filename,
 					      sizeof(t->filename));
+		}
 		break;
 	}
 	case OTELPROF_EVENT_MMAP_EXEC: {
@@ -777,6 +779,8 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.ctx_process_errors = p->context.pctx_errors + p->context.map_errors;
 	s.ctx_attrs_dropped = p->ctx_attrs_dropped;
 	s.pid_reuses = p->procs.pid_reuses;
+	s.task_events_lost =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "encode/profile_builder.h"
+#include "util/utf8.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -111,9 +112,23 @@ static int32_t intern_string(struct profile_builder *b, const char *s,
 			     size_t len)
 {
 	struct str_key k = {b, s, len};
-	uint64_t h = hash_bytes(s, len, 0x73747273);
+	uint64_t h;
 	uint32_t idx;
 
+	/* OTLP strings must be UTF-8: intern the repaired form (so two
+	 * inputs that repair alike stay one entry). */
+	if (!utf8_valid(s, len)) {
+		size_t clen;
+		char *clean = utf8_sanitize(s, len, &clen);
+		int32_t r;
+
+		if (!clean)
+			return -ENOMEM;
+		r = intern_string(b, clean, clen);
+		free(clean);
+		return r;
+	}
+	h = hash_bytes(s, len, 0x73747273);
 	if (idxmap_find(&b->str_index, h, str_eq, &k, &idx))
 		return (int32_t)idx;
 	if (b->arena_len + len + 1 > b->arena_cap) {
@@ -393,7 +408,13 @@ static int kv_add(struct pb_resource *r, size_t *cap, const char *key,
 		*cap = ncap;
 	}
 	kv.key = strdup(key);
-	kv.str = str ? strdup(str) : NULL;
+	if (str && !utf8_valid(str, strlen(str))) {
+		size_t clen;
+
+		kv.str = utf8_sanitize(str, strlen(str), &clen);
+	} else {
+		kv.str = str ? strdup(str) : NULL;
+	}
 	kv.i = ival;
 	if (!kv.key || (str && !kv.str)) {
 		free(kv.key);

@@ -61,6 +61,8 @@ void process_table_free(struct process_table *t)
 	for (uint32_t i = 0; i < t->nslots; i++)
 		if (t->procs[i])
 			process_destroy(t, t->procs[i]);
+	if (t->ghost)
+		process_destroy(t, t->ghost);
 	free(t->procs);
 	idxmap_free(&t->index);
 	memset(t, 0, sizeof(*t));
@@ -177,20 +179,6 @@ static void scan_info(struct process_table *t, struct process *p)
 	if (!p->info_ok)
 		t->scan_errors++;
 
-	snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, p->pid);
-	len = proc_read_file(path, &text, 4096);
-	if (len > 0) {
-		size_t k = (size_t)len;
-
-		while (k && (text[k - 1] == '\n'))
-			k--;
-		if (k >= sizeof(p->comm))
-			k = sizeof(p->comm) - 1;
-		memcpy(p->comm, text, k);
-		p->comm[k] = '\0';
-		free(text);
-	}
-
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, p->pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	free(p->exe_path);
@@ -212,6 +200,24 @@ static void scan_info(struct process_table *t, struct process *p)
 		p->exe_name = s ? s + 1 : p->exe_path;
 	} else {
 		p->exe_name = "";
+	}
+
+	/* comm after exe: an exec switches the executable first and the
+	 * name last, so a read racing with an exec sees the new name only if
+	 * it saw the new executable (which keeps the sample's comm check in
+	 * get() honest). */
+	snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, p->pid);
+	len = proc_read_file(path, &text, 4096);
+	if (len > 0) {
+		size_t k = (size_t)len;
+
+		while (k && (text[k - 1] == '\n'))
+			k--;
+		if (k >= sizeof(p->comm))
+			k = sizeof(p->comm) - 1;
+		memcpy(p->comm, text, k);
+		p->comm[k] = '\0';
+		free(text);
 	}
 
 	snprintf(path, sizeof(path), "%s/%u/cgroup", t->proc_root, p->pid);
@@ -244,14 +250,62 @@ static bool same_process(struct process_table *t, struct process *p,
 	return true;
 }
 
-struct process *process_table_get(struct process_table *t, uint32_t pid,
-				  const char *comm, uint64_t start_ns,
-				  uint64_t now_ns)
+/* The comm thread tid of p has now, or "" if unknown. */
+static void thread_comm(struct process_table *t, const struct process *p,
+			uint32_t tid, char out[16])
+{
+	char path[128], *text;
+	long len;
+
+	out[0] = '\0';
+	if (tid == p->pid) {
+		if (p->info_ok)
+			memcpy(out, p->comm, 16);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", t->proc_root, p->pid,
+		 tid);
+	len = proc_read_file(path, &text, 4096);
+	if (len <= 0)
+		return;
+	while (len && text[len - 1] == '\n')
+		len--;
+	if (len > 15)
+		len = 15;
+	memcpy(out, text, (size_t)len);
+	out[len] = '\0';
+	free(text);
+}
+
+/* p (fresh from /proc) as a one-off entry for a pre-exec sample. */
+static struct process *make_ghost(struct process_table *t, struct process *p,
+				  const char *comm)
+{
+	snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
+	free(p->exe_path);
+	p->exe_path = strdup("");
+	p->exe_name = p->exe_path ? p->exe_path : "";
+	p->ghost = true;
+	if (!p->exe_path) {
+		process_destroy(t, p);
+		return NULL;
+	}
+	if (t->ghost)
+		process_destroy(t, t->ghost);
+	t->ghost = p;
+	return p;
+}
+
+static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
+			   const char *comm, uint64_t start_ns, uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
 	uint32_t slot;
 
-	if (p && p->exited && now_ns - p->exit_ns > PROCESS_EXIT_GRACE_NS) {
+	/* Signed: a sample taken just before the exit can be read after
+	 * its exit event. */
+	if (p && p->exited &&
+	    (int64_t)(now_ns - p->exit_ns) > (int64_t)PROCESS_EXIT_GRACE_NS) {
 		/* The pid was reused after an exit we saw. */
 		remove_proc(t, p);
 		p = NULL;
@@ -279,17 +333,48 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	p->start_ns = start_ns;
 	p->serial = ++t->next_serial;
 	p->last_seen_ns = now_ns;
-	if (comm) {
-		memcpy(p->comm, comm, sizeof(p->comm) - 1);
-		p->comm[sizeof(p->comm) - 1] = '\0';
-	}
+	if (comm)
+		snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
 	scan_info(t, p);
+	if (start_ns && p->info_ok &&
+	    start_ns / (1000000000ull / (uint64_t)t->clk_tck) !=
+		    p->start_time) {
+		/* /proc already shows another process under this pid (ours
+		 * is gone): nothing there is ours. */
+		free(p->exe_path);
+		p->exe_path = strdup("");
+		p->exe_name = p->exe_path ? p->exe_path : "";
+		p->info_ok = false;
+		p->container_id[0] = '\0';
+		if (comm)
+			snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
+		p->ghost = true;
+	}
+	if (comm && tid && !p->ghost) {
+		char now_comm[16];
+
+		/* The sampled thread has another name now: the process
+		 * exec'ed since the sample. */
+		thread_comm(t, p, tid, now_comm);
+		if (*now_comm && strncmp(now_comm, comm, 15))
+			return make_ghost(t, p, comm);
+	}
+	if (p->ghost) {
+		if (!p->exe_path) {
+			process_destroy(t, p);
+			return NULL;
+		}
+		/* Kept in the table (its samples share a resource) but
+		 * without mappings. */
+		goto insert;
+	}
 	scan_maps(t, p);
 	p->last_scan_ns = now_ns;
 	if (!p->exe_path) {
 		process_destroy(t, p);
 		return NULL;
 	}
+insert:
 	for (slot = 0; slot < t->nslots; slot++)
 		if (!t->procs[slot])
 			break;
@@ -318,10 +403,24 @@ struct process *process_table_get(struct process_table *t, uint32_t pid,
 	return p;
 }
 
+struct process *process_table_get(struct process_table *t, uint32_t pid,
+				  const char *comm, uint64_t start_ns,
+				  uint64_t now_ns)
+{
+	return get(t, pid, 0, comm, start_ns, now_ns);
+}
+
+struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
+					 uint32_t tid, const char *comm,
+					 uint64_t start_ns, uint64_t now_ns)
+{
+	return get(t, pid, tid, comm, start_ns, now_ns);
+}
+
 bool process_table_rescan(struct process_table *t, struct process *p,
 			  uint64_t now_ns, uint64_t min_interval_ns)
 {
-	if (now_ns - p->last_scan_ns < min_interval_ns)
+	if (p->ghost || now_ns - p->last_scan_ns < min_interval_ns)
 		return false;
 	p->last_scan_ns = now_ns;
 	scan_maps(t, p);

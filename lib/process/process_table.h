@@ -43,6 +43,8 @@ struct process {
 	uint64_t last_seen_ns;
 	struct process_ctx_state *ctx; /* trace correlation; owned by
 					  context/context_tracker.c */
+	bool ghost; /* known from a sample only, not from /proc: no
+		       mappings, no rescans (process_table_get_sample) */
 };
 
 #define PROCESS_TABLE_MAX_HOOKS 4
@@ -62,7 +64,8 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t scan_errors;
-	uint64_t pid_reuses; /* entries replaced by a new process */
+	uint64_t pid_reuses;   /* entries replaced by a new process */
+	struct process *ghost; /* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
 	/* Consumers (unwinder, context tracker), called in order. */
@@ -85,6 +88,15 @@ void process_table_clear_hooks(struct process_table *t);
 struct process *process_table_get(struct process_table *t, uint32_t pid,
 				  const char *comm, uint64_t start_ns,
 				  uint64_t now_ns);
+/* The same for a sample of thread tid named comm: a sample taken before
+ * an exec but read after it (its exec event still behind it in the ring
+ * buffer) must not be resolved against the new image, which is what /proc
+ * shows now. If the thread's name in /proc differs from the sample's, the
+ * sample gets a one-off entry named after it, without mappings, outside
+ * the table (valid until the next such call). */
+struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
+					 uint32_t tid, const char *comm,
+					 uint64_t start_ns, uint64_t now_ns);
 /* The process for pid if known (no /proc access), else NULL. */
 struct process *process_table_find(struct process_table *t, uint32_t pid);
 /* When /proc could not tell the executable (the process was gone), use

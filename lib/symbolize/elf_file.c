@@ -146,6 +146,28 @@ static void read_build_id(Elf *elf, size_t phnum, struct elf_symbols *s)
 	}
 }
 
+/*
+ * A section table the ELF header announces but that does not hold up: it
+ * cannot be read, or the section-name table it names is not a string
+ * table. (No section table at all, e_shoff and e_shnum 0, is only a
+ * stripped file.)
+ */
+static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
+{
+	size_t shstrndx;
+	Elf_Scn *scn;
+	GElf_Shdr sh;
+
+	if (!eh->e_shoff && !eh->e_shnum)
+		return false;
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return true;
+	if (shstrndx == SHN_UNDEF)
+		return false;
+	scn = elf_getscn(elf, shstrndx);
+	return !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB;
+}
+
 static int load_elf(Elf *elf, struct elf_symbols *s)
 {
 	size_t phnum, shstrndx, cap = 0, names_cap = 0, out = 0;
@@ -175,7 +197,11 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 
 	/* Section headers are optional for the loader, so a file whose
 	 * section table is broken still loads and runs: keep loads and
-	 * build id, report no symbols. */
+	 * build id, report no symbols (and the file as malformed). */
+	if (sections_broken(elf, &eh)) {
+		s->skipped_symbols++;
+		return 0;
+	}
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {

@@ -38,7 +38,9 @@ struct elf_symbols {
 	struct elf_load loads[ELF_FILE_MAX_LOADS];
 	size_t nloads;
 	char build_id[2 * ELF_FILE_MAX_BUILD_ID + 1]; /* hex, "" if none */
-	unsigned skipped_symbols; /* malformed entries ignored */
+	unsigned skipped_symbols; /* malformed entries ignored (symbols,
+				     symbol tables, a broken section
+				     table, TLS symbols) */
 	struct tls_symbols tls;	  /* trace-correlation symbols */
 };
 

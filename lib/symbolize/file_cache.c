@@ -147,7 +147,9 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	if (f->load_err)
+	/* Malformed in whole (not an ELF we can read) or in part (broken
+	 * section table or symbol entries: what was readable is kept). */
+	if (f->load_err || f->sym.skipped_symbols)
 		c->malformed++;
 	else
 		c->loaded++;

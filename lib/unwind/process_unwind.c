@@ -86,6 +86,9 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 		return;
 	}
 	pu->tables_built++;
+	/* Built, but (part of) the file's CFI was corrupt and left out. */
+	if (st.flags & (UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE))
+		pu->table_errors++;
 	if (getenv("OTELPROF_DEBUG"))
 		fprintf(stderr,
 			"otelprof: unwind table of %s: %zu rows, %llu FDEs "

@@ -2,47 +2,83 @@
 #include "util/utf8.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-bool utf8_valid(const char *str, size_t n)
+/* Length of the well-formed sequence at s (Unicode 15, table 3-7), or 0. */
+static size_t seq_len(const unsigned char *s, size_t left)
 {
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0;
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n;
 
-	while (i < n) {
-		unsigned c = s[i];
-		uint32_t cp;
-		size_t len;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (left < n)
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f; /* above U+10FFFF */
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
 
-		if (c == 0)
+bool utf8_valid(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = seq_len(p + i, len - i);
+
+		if (!n)
 			return false;
-		if (c < 0x80) {
-			i++;
-			continue;
-		}
-		if ((c & 0xe0) == 0xc0) {
-			len = 2;
-			cp = c & 0x1f;
-		} else if ((c & 0xf0) == 0xe0) {
-			len = 3;
-			cp = c & 0x0f;
-		} else if ((c & 0xf8) == 0xf0) {
-			len = 4;
-			cp = c & 0x07;
-		} else {
-			return false;
-		}
-		if (n - i < len)
-			return false;
-		for (size_t k = 1; k < len; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-		    (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
-		i += len;
+		i += n;
 	}
 	return true;
+}
+
+char *utf8_sanitize(const char *s, size_t len, size_t *out_len)
+{
+	static const char repl[3] = {'\xef', '\xbf', '\xbd'}; /* U+FFFD */
+	const unsigned char *p = (const unsigned char *)s;
+	char *out;
+	size_t o = 0;
+
+	if (len > (SIZE_MAX - 1) / 3)
+		return NULL;
+	out = malloc(3 * len + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < len;) {
+		size_t n = seq_len(p + i, len - i);
+
+		if (n) {
+			memcpy(out + o, s + i, n);
+			o += n;
+			i += n;
+		} else {
+			memcpy(out + o, repl, sizeof(repl));
+			o += sizeof(repl);
+			i++;
+		}
+	}
+	out[o] = '\0';
+	*out_len = o;
+	return out;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The public ABI as a caller sees it, linked against libotelprofiler.so:
- * option validation, real start/poll/stop (root), repeated start/stop
- * without leaking fds, poll after stop, concurrent poll and stop.
+ * option validation, real start/poll/stop (root), start/stop 100 times
+ * without leaking fds, BPF objects, threads or memory, poll after stop,
+ * concurrent poll and stop.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,25 +143,158 @@ static void start_poll_stop_real(void **state)
 	otelprof_close(p);
 }
 
+/* BPF objects this process holds an fd of: fdinfo lines with map_id,
+ * prog_id or link_id. */
+static int count_bpf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fdinfo");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		char path[300], line[256];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "map_id:", 7) ||
+			    !strncmp(line, "prog_id:", 8) ||
+			    !strncmp(line, "link_id:", 8))
+				n++;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int count_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static long rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static void *poll_loop(void *arg)
+{
+	struct otelprof *p = arg;
+
+	for (int i = 0; i < 20; i++) {
+		uint8_t *data;
+		size_t len;
+
+		if (otelprof_poll(p, &data, &len) >= 0)
+			otelprof_buffer_free(data);
+	}
+	return NULL;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1 /* its quarantine holds freed memory: RSS grows */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/*
+ * start/stop 100 times in one process, every way a caller may end a
+ * session (stop then close, close alone, poll after stop, stop while
+ * another thread polls, whole host or one process): no fds, BPF objects
+ * or threads are left, and memory does not grow with the count.
+ */
 static void repeated_start_stop_leaks_nothing(void **state)
 {
 	struct otelprof_opts o;
-	int before, after;
+	int fds0, threads0, bpf0;
+	long rss_warm = 0, rss_end;
 	char err[1024];
 
 	(void)state;
 	memset(&o, 0, sizeof(o));
 	o.sz = sizeof(o);
-	o.pid = getpid();
-	before = count_fds();
-	for (int i = 0; i < 20; i++) {
+	fds0 = count_fds();
+	threads0 = count_threads();
+	bpf0 = count_bpf_fds();
+	for (int i = 0; i < 100; i++) {
 		struct otelprof *p;
+		uint8_t *data;
+		size_t len;
+		pthread_t t;
 
+		o.pid = i % 10 == 9 ? 0 : getpid();
+		o.frequency_hz = i % 2 ? 999 : 0;
 		assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+		/* the drain thread and the table builder */
+		assert_true(count_threads() > threads0);
+		switch (i % 4) {
+		case 0: /* close alone */
+			break;
+		case 1: /* poll, stop, poll after stop */
+			burn_ms(5);
+			if (otelprof_poll(p, &data, &len) >= 0)
+				otelprof_buffer_free(data);
+			assert_int_equal(otelprof_stop(p), 0);
+			assert_true(otelprof_poll(p, &data, &len) >= 0);
+			otelprof_buffer_free(data);
+			assert_int_equal(otelprof_poll(p, &data, &len), 0);
+			assert_null(data);
+			break;
+		case 2: /* stop while another thread polls */
+			assert_int_equal(pthread_create(&t, NULL, poll_loop, p),
+					 0);
+			burn_ms(2);
+			assert_int_equal(otelprof_stop(p), 0);
+			pthread_join(t, NULL);
+			break;
+		default: /* stop twice */
+			assert_int_equal(otelprof_stop(p), 0);
+			assert_int_equal(otelprof_stop(p), 0);
+			break;
+		}
 		otelprof_close(p);
+		if (i == 9)
+			rss_warm = rss_kb();
 	}
-	after = count_fds();
-	assert_int_equal(before, after);
+	rss_end = rss_kb();
+	print_message("100 sessions: fds %d -> %d, threads %d -> %d, bpf fds "
+		      "%d -> %d, rss after 10 %ld KiB, after 100 %ld KiB\n",
+		      fds0, count_fds(), threads0, count_threads(), bpf0,
+		      count_bpf_fds(), rss_warm, rss_end);
+	assert_int_equal(count_fds(), fds0);
+	assert_int_equal(count_threads(), threads0);
+	assert_int_equal(count_bpf_fds(), bpf0);
+#ifndef UNDER_ASAN
+	/* 90 more sessions may not cost more than 8 MiB (a leak of one
+	 * kallsyms table per session would be ~90 x 3 MiB). */
+	assert_true(rss_end - rss_warm < 8 * 1024);
+#endif
 }
 
 static void *poller(void *arg)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
@@ -108,6 +109,11 @@ func decodeFile(t *testing.T, path string) *Decoded {
 	}
 	seen := map[string]bool{}
 	for i := 0; i < strs.Len(); i++ {
+		// Protobuf strings must be UTF-8 (Collector exporters reject or
+		// mangle others); names and paths come from hostile bytes.
+		if !utf8.ValidString(strs.At(i)) {
+			t.Fatalf("string_table[%d] is not UTF-8: %q", i, strs.At(i))
+		}
 		if seen[strs.At(i)] {
 			t.Fatalf("duplicate string %q in string_table", strs.At(i))
 		}
@@ -160,6 +166,9 @@ func decodeFile(t *testing.T, path string) *Decoded {
 		rp := data.ResourceProfiles().At(r)
 		p := &Process{Attrs: map[string]any{}}
 		rp.Resource().Attributes().Range(func(k string, v pcommon.Value) bool {
+			if v.Type() == pcommon.ValueTypeStr && !utf8.ValidString(v.Str()) {
+				t.Fatalf("resource attribute %s is not UTF-8: %q", k, v.Str())
+			}
 			p.Attrs[k] = attrValue(v)
 			return true
 		})

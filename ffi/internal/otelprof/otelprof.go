@@ -34,7 +34,7 @@ const (
 	MaxFrequency      = 10000
 	errbufLen         = 512
 	expectedOptsSize  = 40
-	expectedStatsSize = 8 + 33*8 // sz + 33 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 34*8 // sz + 34 counters (include/otelprofiler.h)
 )
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
@@ -87,6 +87,7 @@ type Stats struct {
 	CtxProcessErrors uint64
 	CtxAttrsDropped  uint64
 	PidReuses        uint64
+	TaskEventsLost   uint64
 }
 
 type cStats struct {

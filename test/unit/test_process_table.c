@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Process identity (pid + start_boottime from the kernel) against a fake
+ * /proc (process_table.proc_root): a reused pid becomes a new process,
+ * in-flight samples of an exited one stay with it, a sample of the image
+ * before an exec is not filed under the new image, and an exec event read
+ * after the pid moved on keeps the event's identity.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "process/process_table.h"
+
+#define PID 4242
+#define MS  (1000ull * 1000)
+#define SEC (1000 * MS)
+
+static char root[64];
+
+/* Write /proc/PID as a process named comm, running exe, started at tick
+ * `start` (NULL comm: the process is gone). */
+static void fake_proc(const char *comm, const char *exe, uint64_t start)
+{
+	char dir[128], path[192];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/%d", root, PID);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+	if (!comm)
+		return;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f,
+		"%d (%s) S 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 0 0\n",
+		PID, comm, PID, PID, (unsigned long long)start);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/comm", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", comm);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/exe", dir);
+	assert_int_equal(symlink(exe, path), 0);
+}
+
+static int setup(void **state)
+{
+	static struct file_cache files;
+	struct process_table *t = calloc(1, sizeof(*t));
+
+	snprintf(root, sizeof(root), "/tmp/otelprof-proc-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	file_cache_init(&files);
+	process_table_init(t, &files);
+	snprintf(t->proc_root, sizeof(t->proc_root), "%s", root);
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	process_table_free(*state);
+	free(*state);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	return system(cmd);
+}
+
+/* start_boottime (ns) of a process /proc shows as started at tick t
+ * (USER_HZ 100), plus an offset inside the tick. */
+#define START(t, off) ((uint64_t)(t)*10 * MS + (off))
+
+static void reused_pid_is_a_new_process(void **state)
+{
+	struct process_table *t = *state;
+	struct process *a, *p;
+	uint64_t serial, sa = START(100, 3 * MS);
+
+	fake_proc("reuse_a", "/bin/reuse_a", 100);
+	a = process_table_get_sample(t, PID, PID, "reuse_a", sa, 10 * SEC);
+	assert_non_null(a);
+	serial = a->serial;
+	process_table_exit(t, PID, sa, 11 * SEC);
+	/* In flight (same start), read before or after the exit event,
+	 * from any thread: the same process. */
+	p = process_table_get_sample(t, PID, PID, "reuse_a", sa, 11 * SEC - MS);
+	assert_int_equal(p->serial, serial);
+	p = process_table_get_sample(t, PID, PID + 1, "worker", sa,
+				     11 * SEC + 2 * MS);
+	assert_int_equal(p->serial, serial);
+	/* An exit event of another process under the pid changes nothing. */
+	process_table_exit(t, PID, START(90, 0), 11 * SEC + 3 * MS);
+	/* The pid now runs a process started later: a new one. */
+	fake_proc("pidreuse", "/bin/pidreuse", 1200);
+	p = process_table_get_sample(t, PID, PID, "pidreuse",
+				     START(1200, 1 * MS), 12 * SEC);
+	assert_int_not_equal(p->serial, serial);
+	assert_string_equal(p->exe_path, "/bin/pidreuse");
+	assert_int_equal(process_table_count(t), 1);
+	assert_int_equal(t->pid_reuses, 1);
+}
+
+static void reuse_within_one_tick(void **state)
+{
+	struct process_table *t = *state;
+	struct process *p;
+	uint64_t serial;
+
+	/* Same /proc start tick, different start_boottime: the kernel's
+	 * nanoseconds tell them apart, not names. */
+	fake_proc("reuse_b", "/bin/reuse_b", 100);
+	serial = process_table_get_sample(t, PID, PID, "reuse_b",
+					  START(100, 1 * MS), SEC)
+			 ->serial;
+	fake_proc("reuse_b", "/bin/reuse_b", 100);
+	p = process_table_get_sample(t, PID, PID, "reuse_b", START(100, 5 * MS),
+				     SEC + 5 * MS);
+	assert_int_not_equal(p->serial, serial);
+	/* Gone by the time we look: still a process of its own, named
+	 * after the sample. */
+	serial = p->serial;
+	fake_proc(NULL, NULL, 0);
+	p = process_table_get_sample(t, PID, PID, "reuse_a", START(100, 8 * MS),
+				     SEC + 12 * MS);
+	assert_int_not_equal(p->serial, serial);
+	assert_string_equal(p->comm, "reuse_a");
+}
+
+static void sample_before_exec_is_not_the_new_image(void **state)
+{
+	struct process_table *t = *state;
+	struct process *p;
+
+	/* The sample ran "storm"; /proc, read later, shows the exec'ed
+	 * "storm_b" (an exec keeps the start time): a one-off entry under
+	 * the sample's name. */
+	fake_proc("storm_b", "/bin/storm_b", 100);
+	p = process_table_get_sample(t, PID, PID, "storm", START(100, 0),
+				     2 * SEC);
+	assert_non_null(p);
+	assert_true(p->ghost);
+	assert_string_equal(p->comm, "storm");
+	assert_string_equal(p->exe_path, "");
+	assert_int_equal(p->maps.n, 0);
+	assert_int_equal(process_table_count(t), 0);
+	/* A sample that ran storm_b gets the real entry. */
+	p = process_table_get_sample(t, PID, PID, "storm_b", START(100, 0),
+				     2 * SEC + MS);
+	assert_false(p->ghost);
+	assert_string_equal(p->exe_path, "/bin/storm_b");
+	assert_int_equal(process_table_count(t), 1);
+}
+
+static void late_exec_event_keeps_its_identity(void **state)
+{
+	struct process_table *t = *state;
+	struct process *p;
+	char path[256] = "/opt/w/reuse_a";
+	uint64_t serial, sa = START(100, 0), sb = START(300, 0);
+
+	/* Read in time: /proc agrees with the event. */
+	fake_proc("reuse_a", "/opt/w/reuse_a", 100);
+	process_table_exec(t, PID);
+	p = process_table_get(t, PID, NULL, sa, 2 * SEC);
+	process_set_exec_path(p, path, sizeof(path));
+	assert_false(p->ghost);
+	assert_string_equal(p->exe_path, "/opt/w/reuse_a");
+
+	/* Read late: the pid runs a process started after ours. Nothing
+	 * /proc says is ours; the event's path is. */
+	fake_proc("reuse_b", "/opt/w/reuse_b", 300);
+	process_table_exec(t, PID);
+	p = process_table_get(t, PID, NULL, sa, 2 * SEC);
+	process_set_exec_path(p, path, sizeof(path));
+	assert_true(p->ghost);
+	assert_string_equal(p->exe_path, "/opt/w/reuse_a");
+	assert_string_equal(p->exe_name, "reuse_a");
+	assert_int_equal(p->maps.n, 0);
+	/* and no rescan brings reuse_b's mappings in */
+	assert_false(process_table_rescan(t, p, 3 * SEC, 0));
+	/* Its samples stay with it; the next process's do not. */
+	assert_ptr_equal(process_table_get_sample(t, PID, PID, "reuse_a", sa,
+						  2 * SEC + MS),
+			 p);
+	serial = p->serial;
+	p = process_table_get_sample(t, PID, PID, "reuse_b", sb,
+				     2 * SEC + 3 * MS);
+	assert_int_not_equal(p->serial, serial);
+	assert_string_equal(p->exe_path, "/opt/w/reuse_b");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(reused_pid_is_a_new_process,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(reuse_within_one_tick, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(
+			sample_before_exec_is_not_the_new_image, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			late_exec_event_keeps_its_identity, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
