@@ -430,11 +430,10 @@ func TestPIDReuseNeverMixesProcesses(t *testing.T) {
 	}
 	t.Logf("4 ms processes: %d samples in their own resource", fastSamples)
 	t.Logf("%d samples in another process's resource (%d of them of 4 ms processes)", mixed, fastMixed)
-	// Processes shorter than /proc's start-time resolution (a 10 ms
-	// clock tick) that the recorder only reads about after their pid
-	// moved on can still, rarely, be told apart only by name: allow 1%
-	// there. None for the others.
-	if mixed > fastMixed || fastMixed*100 > fastSamples {
+	// Every sample carries its process's start_boottime from the kernel
+	// (ns): even processes shorter than /proc's 10 ms tick are told
+	// apart exactly. None may mix.
+	if mixed > 0 {
 		t.Errorf("%d samples in another process's resource (%d of %d from 4 ms processes)", mixed, fastMixed, fastSamples)
 	}
 }
