@@ -199,7 +199,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
 FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/context/tls_symbols.c
-FUZZ_SRCS_context := lib/context/process_context.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
+FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 

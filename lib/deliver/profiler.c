@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "context/context_tracker.h"
+#include "context/thread_attrs.h"
 #include "encode/otlp_encoder.h"
 #include "encode/profile_builder.h"
 #include "process/process_table.h"
@@ -35,7 +36,6 @@
 #include "symbolize/stack_symbolizer.h"
 #include "unwind/process_unwind.h"
 #include "util/errmsg.h"
-#include "util/utf8.h"
 
 #define MAX_FREQUENCY_HZ  10000u
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
@@ -135,9 +135,8 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 {
 	static const uint8_t zero[16];
 	const struct process_context *pc = context_of(proc);
-	const uint8_t *a = (const uint8_t *)e->ustack + e->n_user * 8;
-	const char *names[PB_MAX_CTX_ATTRS];
-	size_t n = e->ctx.attrs_size, off = 0;
+	struct thread_attr attrs[PB_MAX_CTX_ATTRS];
+	size_t n;
 
 	if (memcmp(e->ctx.trace_id, zero, 16)) {
 		*link = pb_link(b, e->ctx.trace_id, e->ctx.span_id);
@@ -146,39 +145,17 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 			p->add_errors++;
 		}
 	}
-	/* attrs_data: {u8 key_index, u8 len, value[len]}... */
-	while (n - off >= 2) {
-		uint8_t key = a[off], len = a[off + 1];
-		const char *name;
-		bool dup = false;
-		char val[256];
-		int32_t r;
+	n = thread_attrs_decode((const uint8_t *)e->ustack + e->n_user * 8,
+				e->ctx.attrs_size, pc ? pc->keys : NULL,
+				pc ? pc->nkeys : 0, attrs, PB_MAX_CTX_ATTRS,
+				&p->ctx_attrs_dropped);
+	for (size_t i = 0; i < n; i++) {
+		int32_t r = pb_attr_string(b, attrs[i].key, attrs[i].value);
 
-		off += 2;
-		if (len > n - off) {
-			p->ctx_attrs_dropped++;
-			break;
-		}
-		name = pc && key < pc->nkeys ? pc->keys[key] : NULL;
-		for (uint32_t k = 0; name && k < *nextra; k++)
-			dup |= names[k] == name;
-		if (!name || dup || *nextra >= PB_MAX_CTX_ATTRS ||
-		    memchr(a + off, 0, len) ||
-		    !utf8_valid((const char *)a + off, len)) {
-			p->ctx_attrs_dropped++;
-			off += len;
-			continue;
-		}
-		memcpy(val, a + off, len);
-		val[len] = '\0';
-		off += len;
-		r = pb_attr_string(b, name, val);
-		if (r <= 0) {
+		if (r <= 0)
 			p->add_errors++;
-			continue;
-		}
-		names[*nextra] = name;
-		extra[(*nextra)++] = r;
+		else
+			extra[(*nextra)++] = r;
 	}
 }
 

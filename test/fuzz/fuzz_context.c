@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Process-context parsers: the OTEP 4719 header protocol and ProcessContext
- * payload, and Elastic v1 process storage. The first byte picks the parser;
- * for the header protocol the rest is a fake address space at 0x10000.
+ * Context parsers: the OTEP 4719 header protocol and ProcessContext
+ * payload, Elastic v1 process storage, OTEP 4947 thread attributes. The first
+ * byte picks the parser; for the header protocol the rest is a fake address
+ * space at 0x10000.
  */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "context/process_context.h"
+#include "context/thread_attrs.h"
 
 struct fake_mem {
 	const uint8_t *p;
@@ -36,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&c, 0, sizeof(c));
 	m.p = data + 1;
 	m.n = size - 1;
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		if (!process_context_decode(data + 1, size - 1, &c))
 			process_context_free(&c);
@@ -49,6 +51,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		process_context_read(0x10000, 0x10000 + m.n, fake_read, &m, &c);
 		process_context_free(&c);
 		break;
+	case 4: {
+		static char k0[] = "http.route", k2[] = "user.id";
+		static char *const keys[] = {k0, NULL, k2};
+		struct thread_attr attrs[THREAD_ATTRS_MAX];
+		uint64_t dropped = 0;
+		size_t n =
+			thread_attrs_decode(data + 1, size - 1, keys, 3, attrs,
+					    THREAD_ATTRS_MAX, &dropped);
+
+		for (size_t i = 0; i < n; i++)
+			if (strlen(attrs[i].value) > 255)
+				__builtin_trap();
+		break;
+	}
 	default:
 		if (size >= 9) {
 			uint64_t a;

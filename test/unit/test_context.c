@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "context/process_context.h"
+#include "context/thread_attrs.h"
 #include "context/tls_location.h"
 #include "util/utf8.h"
 
@@ -248,6 +249,54 @@ static void tls_locations(void **state)
 			 -ENOENT);
 }
 
+static void decodes_thread_attributes(void **state)
+{
+	static char k0[] = "http.route", k1[] = "user.id";
+	char *const keys[] = {k0, NULL, k1};
+	/* route, a key without a name, user, route again (dropped: first
+	 * wins), invalid UTF-8, an unknown index, then a truncated entry. */
+	static const uint8_t data[] = "\x00\x05/pay!"
+				      "\x01\x01x"
+				      "\x02\x02"
+				      "42"
+				      "\x00\x01y"
+				      "\x02\x01\xff"
+				      "\x09\x01z"
+				      "\x02\x09short";
+	struct thread_attr a[THREAD_ATTRS_MAX];
+	uint64_t dropped = 0;
+	size_t n;
+
+	(void)state;
+	n = thread_attrs_decode(data, sizeof(data) - 1, keys, 3, a,
+				THREAD_ATTRS_MAX, &dropped);
+	assert_int_equal(n, 2);
+	assert_string_equal(a[0].key, "http.route");
+	assert_string_equal(a[0].value, "/pay!");
+	assert_string_equal(a[1].key, "user.id");
+	assert_string_equal(a[1].value, "42");
+	assert_int_equal(dropped, 5);
+	/* No key map (no process context yet): everything dropped. */
+	dropped = 0;
+	assert_int_equal(thread_attrs_decode(data, sizeof(data) - 1, NULL, 0, a,
+					     THREAD_ATTRS_MAX, &dropped),
+			 0);
+	assert_int_equal(dropped, 7);
+	/* A value of 255 bytes, the most an entry can say. */
+	{
+		uint8_t big[2 + 255];
+
+		big[0] = 0;
+		big[1] = 255;
+		memset(big + 2, 'v', 255);
+		dropped = 0;
+		assert_int_equal(thread_attrs_decode(big, sizeof(big), keys, 3,
+						     a, 1, &dropped),
+				 1);
+		assert_int_equal(strlen(a[0].value), 255);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -256,6 +305,7 @@ int main(void)
 		cmocka_unit_test(decodes_elastic_storage),
 		cmocka_unit_test(validates_utf8),
 		cmocka_unit_test(tls_locations),
+		cmocka_unit_test(decodes_thread_attributes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
