@@ -35,7 +35,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' | sort)
 
-.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-go test-e2e workloads test-fuzz-smoke \
+.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
@@ -144,7 +144,16 @@ test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak
 
 # Unit and ABI tests again under ASan + UBSan, in a separate build tree.
 test-san: deps
-	$(MAKE) SAN=1 BUILD=$(BUILD)/san test-unit test-abi
+	$(MAKE) SAN=1 BUILD=$(BUILD)/san test-unit test-abi test-integration-subset
+
+# Integration tests that drive the library hardest (hostile files, pid
+# reuse, short-lived processes, thread/process context read from other
+# processes), run by the integration suite against whatever BUILD is: under
+# test-san that is the ASan+UBSan library and CLI with real BPF.
+SAN_INTEGRATION := TestRecordKnownCallGraph|TestShortLivedProcesses|TestThreadContextDlopenTLSDESCDynamicTLS|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestCorruptedLibraries|TestPIDReuseNeverMixesProcesses|TestStartWithoutBTF
+test-integration-subset: all workloads
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
 
 test: all
 	$(MAKE) test-unit

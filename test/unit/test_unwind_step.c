@@ -59,9 +59,10 @@ take_snapshot(void)
 			 : "=r"(ip), "=r"(sp), "=r"(bp));
 	end = stack_end(sp);
 	len = end > sp ? end - sp : 0;
-	snap_whole = len <= sizeof(snap.ustack);
-	if (len > sizeof(snap.ustack))
-		len = sizeof(snap.ustack); /* what the kernel would copy */
+	snap_whole = len <= OTELPROF_STACK_COPY_BYTES;
+	if (len > OTELPROF_STACK_COPY_BYTES)
+		len = OTELPROF_STACK_COPY_BYTES; /* what the kernel would copy
+						  */
 	for (uint64_t i = 0; i < len / 8; i++)
 		snap.ustack[i] = ((const volatile uint64_t *)(uintptr_t)sp)[i];
 	snap.user_ip = ip;
@@ -118,7 +119,8 @@ static void unwinds_own_stack_snapshot(void **state)
 	struct process_table procs;
 	struct process_unwind pu;
 	struct process *p;
-	uint64_t frames[OTELPROF_MAX_USER_FRAMES];
+	/* static: 4 KiB off the stack, which an 8 KiB copy must cover. */
+	static uint64_t frames[OTELPROF_MAX_USER_FRAMES];
 	uint32_t n, flags;
 	const char *want[] = {"take_snapshot", "chain_level_c", "chain_level_b",
 			      "chain_level_a", "unwinds_own_stack_snapshot"};
