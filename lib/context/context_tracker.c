@@ -274,3 +274,18 @@ void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
 	if (!process_table_rescan(ct->procs, p, now, 0) && p->ctx)
 		refresh_pctx(ct, p, now);
 }
+
+void context_tracker_free(struct context_tracker *ct)
+{
+	struct process_table *t = ct->procs;
+
+	for (uint32_t i = 0; t && i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		if (p && p->ctx) {
+			process_context_free(&p->ctx->pctx);
+			free(p->ctx);
+			p->ctx = NULL;
+		}
+	}
+}

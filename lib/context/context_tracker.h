@@ -45,6 +45,9 @@ struct context_tracker {
 /* Registers process table hooks. ctx_procs_fd < 0: no kernel map. */
 int context_tracker_init(struct context_tracker *ct, struct process_table *t,
 			 int ctx_procs_fd);
+/* Free every process's context state (the kernel maps go with the
+ * sampler). Before the process table is freed. */
+void context_tracker_free(struct context_tracker *ct);
 /* Retries and refreshes due at now_ns (boot clock); call often, it
  * does work at most every 100 ms. Caller holds the state lock. */
 void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);

@@ -439,6 +439,7 @@ static void free_profiler(struct otelprof *p)
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
 	process_table_clear_hooks(&p->procs);
+	context_tracker_free(&p->context);
 	bpf_sampler_close(p->sampler);
 	process_unwind_stop_worker(&p->unwinder);
 	while (p->parked) {
