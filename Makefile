@@ -152,7 +152,7 @@ test-san: deps
 # test-san that is the ASan+UBSan library and CLI with real BPF.
 # (Timing-bound tests, such as 499 Hz beside busy workloads or 4 ms
 # processes, are left to the normal build: ASan slows the recorder.)
-SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestDebianSystemBinaries
+SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF
 test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
