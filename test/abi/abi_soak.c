@@ -432,6 +432,14 @@ int main(int argc, char **argv)
 	print_process();
 	printf("}\n");
 	otelprof_close(p);
+	/* Joined threads leave /proc/self/task a moment after the join
+	 * returns; a leaked one never does. Wait up to 2 s. */
+	for (int w = 0; w < 200 && count_dir("/proc/self/task") > pre_threads;
+	     w++) {
+		struct timespec ms10 = {0, 10 * 1000 * 1000};
+
+		nanosleep(&ms10, NULL);
+	}
 	printf("{\"event\":\"closed\"");
 	print_process();
 	printf("}\n");

@@ -283,6 +283,11 @@ static void repeated_start_stop_leaks_nothing(void **state)
 			rss_warm = rss_kb();
 	}
 	rss_end = rss_kb();
+	/* pthread_join returns when the kernel clears the thread's tid,
+	 * which is before the task leaves /proc/self/task: give exiting
+	 * threads up to 2 s to go. A leaked thread never leaves. */
+	for (int w = 0; w < 200 && count_threads() > threads0; w++)
+		usleep(10 * 1000);
 	print_message("100 sessions: fds %d -> %d, threads %d -> %d, bpf fds "
 		      "%d -> %d, rss after 10 %ld KiB, after 100 %ld KiB\n",
 		      fds0, count_fds(), threads0, count_threads(), bpf0,
