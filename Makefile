@@ -35,7 +35,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' | sort)
 
-.PHONY: all deps lib cli bpf collector run test test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
+.PHONY: all deps lib cli bpf collector run test bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
@@ -157,7 +157,11 @@ test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
 
-test: all
+# The benchmark programs are built (not run) by make test, so that make
+# bench cannot rot between runs.
+bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table
+
+test: all bench-build
 	$(MAKE) test-unit
 	$(MAKE) test-san
 	$(MAKE) test-fuzz-smoke

@@ -56,12 +56,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 1000; i++)
 		snprintf(fnames[i], sizeof(fnames[i]), "function_%d", i);
 	for (int p = 0; p < NPROC; p++) {
-		struct pb_resource_info ri = {(uint64_t)p + 1,
-					      (uint32_t)(1000 + p),
-					      "app",
-					      "/usr/bin/app",
-					      "",
-					      "host"};
+		struct pb_resource_info ri;
+
+		memset(&ri, 0, sizeof(ri));
+		ri.key = (uint64_t)p + 1;
+		ri.pid = (uint32_t)(1000 + p);
+		ri.exe_name = "app";
+		ri.exe_path = "/usr/bin/app";
+		ri.container_id = "";
+		ri.host_name = "host";
 
 		if (pb_resource(&b, &ri, &res[p]))
 			return 1;
