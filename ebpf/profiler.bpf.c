@@ -73,7 +73,8 @@ static __always_inline u64 current_start_ns(void)
  * differ in size thanks to BPF_F_INNER_MAP). */
 struct unwind_rows_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_INNER_MAP);
+	/* Userspace fills the arrays through mmap. */
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	/* Sizes, not __type(): the row struct would only be a forward
 	 * declaration in BTF here, which libbpf cannot size. */

@@ -13,6 +13,7 @@
 #include "otelprofiler.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -346,12 +347,12 @@ static void drain(struct otelprof *p)
 static void *drain_thread(void *arg)
 {
 	struct otelprof *p = arg;
-	struct epoll_event ev[2];
+	struct epoll_event ev[3];
 
 	while (!atomic_load(&p->stopping)) {
 		/* The BPF side wakes us only for batches (64 KiB): a short
 		 * timeout drains small amounts on quiet hosts. */
-		int n = epoll_wait(p->epoll_fd, ev, 2, 100);
+		int n = epoll_wait(p->epoll_fd, ev, 3, 100);
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -567,6 +568,13 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 		free_profiler(p);
 		return errmsg_set(&err, e, "epoll_ctl: %s", strerror(-e));
 	}
+	/* A finished table build: install it and replay held samples now. */
+	ev.data.fd = process_unwind_notify_fd(&p->unwinder);
+	if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+		e = -errno;
+		free_profiler(p);
+		return errmsg_set(&err, e, "epoll_ctl: %s", strerror(-e));
+	}
 	e = pthread_create(&p->thread, NULL, drain_thread, p);
 	if (e) {
 		free_profiler(p);
@@ -644,6 +652,9 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 out:
 	pb_reset(full);
 	pthread_mutex_unlock(&p->poll_lock);
+	/* A window's tables were just freed: glibc keeps freed heap in its
+	 * arenas unless asked, and an always-on agent should not sit on it. */
+	malloc_trim(0);
 	return e;
 }
 

@@ -2,7 +2,9 @@
 #include "unwind/process_unwind.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
@@ -17,6 +19,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The kernel array a worker made for a file's table. */
+struct prebuilt_array {
+	int err; /* 0: fd and nrows are set */
+	int fd;
+	uint32_t nrows;
+	uint64_t unrepresentable;
+};
+
 struct unwind_job {
 	struct elf_file *f; /* referenced until installed */
 	int fd;
@@ -24,11 +34,13 @@ struct unwind_job {
 	uint64_t ns;
 	struct unwind_table table;
 	struct unwind_table_stats st;
+	struct prebuilt_array array;
 	struct unwind_job *next;
 };
 
 static void install_table(struct process_unwind *pu, struct elf_file *f,
-			  int err, const struct unwind_table_stats *st);
+			  int err, const struct unwind_table_stats *st,
+			  struct prebuilt_array *pre);
 
 static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 			 size_t len)
@@ -49,9 +61,14 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 				j->f = f;
 				file_cache_ref(f);
 				f->unwind_pending = true;
+				j->array.fd = -1;
 				pthread_mutex_lock(&pu->qlock);
-				j->next = pu->todo;
-				pu->todo = j;
+				/* First come, first built. */
+				if (pu->todo_tail)
+					pu->todo_tail->next = j;
+				else
+					pu->todo = j;
+				pu->todo_tail = j;
 				pthread_cond_signal(&pu->qcond);
 				pthread_mutex_unlock(&pu->qlock);
 				pu->async_builds++;
@@ -64,12 +81,13 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
 		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
 	pu->build_ns += mono_ns() - t0;
-	install_table(pu, f, err, &st);
+	install_table(pu, f, err, &st, NULL);
 }
 
 /* f->unwind holds the built table (if !err): load it into the kernel. */
 static void install_table(struct process_unwind *pu, struct elf_file *f,
-			  int err, const struct unwind_table_stats *stp)
+			  int err, const struct unwind_table_stats *stp,
+			  struct prebuilt_array *pre)
 {
 	struct unwind_table_stats st = *stp;
 
@@ -97,8 +115,27 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 			(unsigned long long)st.fdes_total,
 			(unsigned long long)st.fdes_skipped, st.flags);
 	if (pu->maps.files_fd >= 0) {
-		err = unwind_maps_add_file(&pu->maps, &f->unwind, &f->unwind_id,
-					   &f->unwind_nrows, &f->unwind_fd);
+		if (pre) {
+			pu->maps.rows_unrepresentable += pre->unrepresentable;
+			err = pre->err;
+			if (err)
+				pu->maps.load_errors++;
+			else
+				err = unwind_maps_register(&pu->maps, pre->fd,
+							   pre->nrows,
+							   &f->unwind_id);
+			if (!err) {
+				f->unwind_fd = pre->fd;
+				f->unwind_nrows = pre->nrows;
+			} else if (pre->fd >= 0) {
+				close(pre->fd);
+			}
+			pre->fd = -1;
+		} else {
+			err = unwind_maps_add_file(
+				&pu->maps, &f->unwind, &f->unwind_id,
+				&f->unwind_nrows, &f->unwind_fd);
+		}
 		if (!err) {
 			/* The kernel has it: no second copy here. */
 			unwind_table_free(&f->unwind);
@@ -176,16 +213,44 @@ static void *worker_main(void *arg)
 			break;
 		j = pu->todo;
 		pu->todo = j->next;
+		if (!pu->todo)
+			pu->todo_tail = NULL;
+		j->next = NULL;
 		pthread_mutex_unlock(&pu->qlock);
-		/* Only the job's own memory is touched here. */
+		/* Only the job's own memory is touched here (and a new kernel
+		 * array, which nothing else refers to yet). */
 		t0 = mono_ns();
 		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
+		if (!j->err && pu->maps.files_fd >= 0) {
+			j->array.err = unwind_maps_create_array(
+				&j->table, &j->array.fd, &j->array.nrows,
+				&j->array.unrepresentable);
+			/* The kernel has the rows: no second copy. */
+			if (!j->array.err)
+				unwind_table_free(&j->table);
+		}
 		j->ns = mono_ns() - t0;
 		close(j->fd);
 		j->fd = -1;
 		pthread_mutex_lock(&pu->qlock);
 		j->next = pu->done;
 		pu->done = j;
+		/* Wake the drain thread: samples may be waiting for this. */
+		if (pu->notify_fd >= 0) {
+			uint64_t one = 1;
+
+			if (write(pu->notify_fd, &one, sizeof(one)) < 0) {
+				/* full or closed: it polls anyway */
+			}
+		}
+		/* A build's scratch (libdw's FDE caches, the row vector) sits
+		 * in this thread's malloc arena, which glibc does not shrink
+		 * by itself: give it back once the queue is empty. */
+		if (!pu->todo) {
+			pthread_mutex_unlock(&pu->qlock);
+			malloc_trim(0);
+			pthread_mutex_lock(&pu->qlock);
+		}
 	}
 	pthread_mutex_unlock(&pu->qlock);
 	return NULL;
@@ -193,10 +258,17 @@ static void *worker_main(void *arg)
 
 int process_unwind_start_worker(struct process_unwind *pu)
 {
-	int e = pthread_create(&pu->worker, NULL, worker_main, pu);
+	int e;
 
-	if (e)
+	pu->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pu->notify_fd < 0)
+		return -errno;
+	e = pthread_create(&pu->worker, NULL, worker_main, pu);
+	if (e) {
+		close(pu->notify_fd);
+		pu->notify_fd = -1;
 		return -e;
+	}
 	pu->worker_started = true;
 	return 0;
 }
@@ -211,6 +283,13 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 	pthread_mutex_lock(&pu->qlock);
 	j = pu->done;
 	pu->done = NULL;
+	if (j) {
+		uint64_t v;
+
+		if (read(pu->notify_fd, &v, sizeof(v)) < 0) {
+			/* nothing to reset */
+		}
+	}
 	pthread_mutex_unlock(&pu->qlock);
 	while (j) {
 		struct unwind_job *next = j->next;
@@ -219,7 +298,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 		f->unwind = j->table;
 		f->unwind_pending = false;
 		pu->build_ns += j->ns;
-		install_table(pu, f, j->err, &j->st);
+		install_table(pu, f, j->err, &j->st, &j->array);
 		/* Every process mapping this file learns its table. */
 		for (uint32_t i = 0; i < pu->procs->nslots; i++) {
 			struct process *p = pu->procs->procs[i];
@@ -258,6 +337,8 @@ static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
 
 		if (j->fd >= 0)
 			close(j->fd);
+		if (j->array.fd >= 0)
+			close(j->array.fd);
 		unwind_table_free(&j->table);
 		j->f->unwind_pending = false;
 		file_cache_put(pu->files, j->f);
@@ -278,13 +359,17 @@ void process_unwind_stop_worker(struct process_unwind *pu)
 	pu->worker_started = false;
 	free_jobs(pu, pu->todo);
 	free_jobs(pu, pu->done);
-	pu->todo = pu->done = NULL;
+	pu->todo = pu->todo_tail = pu->done = NULL;
+	if (pu->notify_fd >= 0)
+		close(pu->notify_fd);
+	pu->notify_fd = -1;
 }
 
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 			 struct file_cache *files, int files_fd, int procs_fd)
 {
 	memset(pu, 0, sizeof(*pu));
+	pu->notify_fd = -1;
 	pthread_mutex_init(&pu->qlock, NULL);
 	pthread_cond_init(&pu->qcond, NULL);
 	pu->files = files;

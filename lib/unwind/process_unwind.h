@@ -17,9 +17,11 @@
 #include "unwind/unwind_maps.h"
 
 /* Files at least this big get their table built on the worker thread so
- * the drain thread never stalls (gcc's cc1: ~1 s); smaller ones inline,
+ * the drain thread never stalls on them (libc: ~15 ms, gcc's cc1: ~1 s):
+ * a process's exec event, read behind them, must be handled while the
+ * process is still there. Smaller ones (well under a millisecond) inline,
  * where their process is known the moment its first sample arrives. */
-#define UNWIND_ASYNC_MIN_FILE_BYTES (8u << 20)
+#define UNWIND_ASYNC_MIN_FILE_BYTES (256u << 10)
 
 struct unwind_job;
 
@@ -35,7 +37,8 @@ struct process_unwind {
 	bool worker_started, worker_stop;
 	pthread_mutex_t qlock;
 	pthread_cond_t qcond;
-	struct unwind_job *todo, *done;
+	struct unwind_job *todo, *todo_tail, *done;
+	int notify_fd; /* eventfd: a build finished (drain thread polls it) */
 	uint64_t async_builds;
 };
 
@@ -50,6 +53,12 @@ int process_unwind_start_worker(struct process_unwind *pu);
  * re-push the processes that map them. Call with the state lock held.
  * Returns how many were installed. */
 int process_unwind_finish_builds(struct process_unwind *pu);
+/* Readable when a background build has finished (-1 without worker);
+ * process_unwind_finish_builds resets it. */
+static inline int process_unwind_notify_fd(const struct process_unwind *pu)
+{
+	return pu->notify_fd;
+}
 /* Builds queued or not yet installed. */
 bool process_unwind_busy(struct process_unwind *pu);
 /* Stop the worker and drop unfinished jobs (before freeing the caches). */

@@ -25,8 +25,18 @@ struct unwind_maps {
 
 void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
 void unwind_maps_free(struct unwind_maps *um);
-/* Copy t into a new kernel array; *id gets its key, *map_fd the array's
- * fd (the caller closes it). 0 or -errno. */
+/* Make t's kernel array (BPF_F_MMAPABLE, filled through a mapping):
+ * *map_fd, *nrows; rows that do not fit are stored INVALID and added to
+ * *unrepresentable. Touches no shared state (the build worker calls it).
+ * 0 or -errno. */
+int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
+			     uint32_t *nrows, uint64_t *unrepresentable);
+/* Publish an array from unwind_maps_create_array under a new file id
+ * (*id). The caller keeps map_fd either way. 0 or -errno. */
+int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
+			 uint32_t *id);
+/* Both of the above: copy t into a new kernel array; *id gets its key, *map_fd
+ * the array's fd (the caller closes it). 0 or -errno. */
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 uint32_t *id, uint32_t *nrows, int *map_fd);
 /* Row idx of a file's kernel array. 0 or -errno. */
