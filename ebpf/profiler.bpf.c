@@ -477,6 +477,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 
 #define NR_MMAP		     9	 /* x86_64 */
 #define NR_PRCTL	     157 /* x86_64 */
+#define NR_MEMFD_CREATE	     319 /* x86_64 */
 #define PROT_EXEC	     0x4
 #define PR_SET_VMA	     0x53564d41
 #define PR_SET_VMA_ANON_NAME 0
@@ -488,16 +489,21 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
  * never shows in /proc/PID/maps), with the range, so userspace can read
  * the context at the address the publisher gave.
  */
-static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
+/* Is the user string at p exactly "OTEL_CTX"? */
+static __always_inline bool is_otel_ctx_name(const void *p)
 {
 	struct {
 		u64 word; /* "OTEL_CTX", little endian */
 		u8 nul;
 	} __attribute__((packed)) name;
 
-	if (bpf_probe_read_user(&name, sizeof(name),
-				(void *)BPF_CORE_READ(regs, r8)) ||
-	    name.word != 0x5854435f4c45544fULL || name.nul)
+	return !bpf_probe_read_user(&name, sizeof(name), p) &&
+	       name.word == 0x5854435f4c45544fULL && !name.nul;
+}
+
+static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
+{
+	if (!is_otel_ctx_name((void *)BPF_CORE_READ(regs, r8)))
 		return 0;
 	return emit_task_event(
 		OTELPROF_EVENT_VMA_NAMED, id >> 32, (u32)id, current_start_ns(),
@@ -520,6 +526,12 @@ int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
 	if (nr == NR_PRCTL && BPF_CORE_READ(regs, di) == PR_SET_VMA &&
 	    BPF_CORE_READ(regs, si) == PR_SET_VMA_ANON_NAME)
 		return on_vma_named(regs, id);
+	/* A memfd publication (OTEP 4719) need not be followed by a prctl:
+	 * tell userspace to look for the mapping that comes next. */
+	if (nr == NR_MEMFD_CREATE && ret >= 0 &&
+	    is_otel_ctx_name((void *)BPF_CORE_READ(regs, di)))
+		return emit_task_event(OTELPROF_EVENT_MEMFD_CTX, id >> 32,
+				       (u32)id, current_start_ns(), NULL, 0, 0);
 	if (nr != NR_MMAP || ret < 0)
 		return 0;
 	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))

@@ -46,6 +46,7 @@ enum otelprof_event_type {
 	OTELPROF_EVENT_MMAP_EXEC =
 		4, /* new executable mapping (dlopen, ld.so) */
 	OTELPROF_EVENT_VMA_NAMED = 5, /* prctl(PR_SET_VMA): OTEL_CTX update */
+	OTELPROF_EVENT_MEMFD_CTX = 6, /* memfd_create("OTEL_CTX") returned */
 };
 
 /* Indices into the per-CPU `counters` map. */

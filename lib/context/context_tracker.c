@@ -229,6 +229,25 @@ static void discover(struct context_tracker *ct, struct process *p,
 	free(text);
 }
 
+/* When to look again: soon after a memfd_create, else backing off. */
+static void schedule_discovery(struct process_ctx_state *st, uint64_t now)
+{
+	if (st->memfd_looks) {
+		st->memfd_looks--;
+		st->next_discover_ns =
+			now +
+			(TICK_NS << (CTX_MEMFD_LOOKS - 1 - st->memfd_looks));
+		return;
+	}
+	if (!st->discover_interval_ns)
+		st->discover_interval_ns = CTX_PCTX_DISCOVER_NS;
+	else if (st->discover_interval_ns < CTX_PCTX_DISCOVER_MAX_NS / 2)
+		st->discover_interval_ns *= 2;
+	else
+		st->discover_interval_ns = CTX_PCTX_DISCOVER_MAX_NS;
+	st->next_discover_ns = now + st->discover_interval_ns;
+}
+
 void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 {
 	struct process_table *t = ct->procs;
@@ -247,11 +266,18 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 		    now >= st->next_pctx_ns)
 			refresh_pctx(ct, p, now);
 		if (!p->maps.otel_ctx_start && !(st && st->pctx_start) &&
-		    now - p->last_seen_ns < ACTIVE_WINDOW_NS) {
+		    (now - p->last_seen_ns < ACTIVE_WINDOW_NS ||
+		     (st && st->memfd_looks))) {
 			st = state(p);
-			if (st && now >= st->next_discover_ns) {
-				st->next_discover_ns =
-					now + CTX_PCTX_DISCOVER_NS;
+			if (!st)
+				continue;
+			/* Its first maps scan, just done, looked already. */
+			if (!st->next_discover_ns) {
+				schedule_discovery(st, now);
+				continue;
+			}
+			if (now >= st->next_discover_ns) {
+				schedule_discovery(st, now);
 				discover(ct, p, now);
 			}
 		}
@@ -273,6 +299,22 @@ void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
 	 * the context; if nothing changed there, re-read it anyway. */
 	if (!process_table_rescan(ct->procs, p, now, 0) && p->ctx)
 		refresh_pctx(ct, p, now);
+}
+
+void context_tracker_memfd(struct context_tracker *ct, struct process *p,
+			   uint64_t now)
+{
+	struct process_ctx_state *st = state(p);
+
+	ct->last_tick_ns = ct->last_tick_ns ? ct->last_tick_ns : now;
+	if (!st)
+		return;
+	/* The mapping usually exists by the time this event is read. */
+	discover(ct, p, now);
+	if (p->maps.otel_ctx_start)
+		return;
+	st->memfd_looks = CTX_MEMFD_LOOKS;
+	schedule_discovery(st, now);
 }
 
 void context_tracker_free(struct context_tracker *ct)

@@ -18,8 +18,15 @@
 
 /* Re-read a known OTEL_CTX header (cheap) this often for updates, and look
  * for a new OTEL_CTX mapping in an active process this often. */
-#define CTX_PCTX_CHECK_NS    (1000ull * 1000 * 1000)
-#define CTX_PCTX_DISCOVER_NS (3000ull * 1000 * 1000)
+#define CTX_PCTX_CHECK_NS (1000ull * 1000 * 1000)
+/* Looking for an unannounced OTEL_CTX mapping (a memfd publication whose
+ * memfd_create we did not see, e.g. from before we started): every 3 s,
+ * then less often while nothing turns up, down to once a minute. */
+#define CTX_PCTX_DISCOVER_NS	 (3000ull * 1000 * 1000)
+#define CTX_PCTX_DISCOVER_MAX_NS (60000ull * 1000 * 1000)
+/* After memfd_create("OTEL_CTX"): look this many times, 100 ms apart
+ * and doubling, for the mapping the publisher makes next. */
+#define CTX_MEMFD_LOOKS 6
 
 struct process_ctx_state {
 	struct otelprof_bpf_ctx_proc bpf; /* what the kernel has */
@@ -30,6 +37,8 @@ struct process_ctx_state {
 	uint64_t elastic_storage;      /* runtime address, 0 if none */
 	uint64_t next_pctx_ns;
 	uint64_t next_discover_ns;
+	uint64_t discover_interval_ns; /* backs off while nothing is found */
+	uint8_t memfd_looks;	       /* left after a memfd_create */
 };
 
 struct context_tracker {
@@ -55,6 +64,10 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);
  * update at addr (whether or not the kernel could name the mapping). */
 void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
 			       uint64_t addr, uint64_t len, uint64_t now_ns);
+/* memfd_create("OTEL_CTX") by p: its publication is being mapped; look
+ * for it now and a few times soon after. */
+void context_tracker_memfd(struct context_tracker *ct, struct process *p,
+			   uint64_t now_ns);
 /* The process's context (resource attributes, attribute key map), or
  * NULL. */
 static inline const struct process_context *context_of(const struct process *p)

@@ -297,6 +297,16 @@ static int on_event(void *ctx, const void *data, size_t size)
 						  t->len, h->ktime_boot_ns);
 		break;
 	}
+	case OTELPROF_EVENT_MEMFD_CTX: {
+		struct process *proc =
+			process_table_get(&p->procs, h->pid, NULL,
+					  h->proc_start_ns, h->ktime_boot_ns);
+
+		if (proc)
+			context_tracker_memfd(&p->context, proc,
+					      h->ktime_boot_ns);
+		break;
+	}
 	case OTELPROF_EVENT_EXIT:
 		process_table_exit(&p->procs, h->pid, h->proc_start_ns,
 				   h->ktime_boot_ns);

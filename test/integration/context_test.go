@@ -1223,6 +1223,28 @@ func TestProcessContextMemfd(t *testing.T) {
 	}
 }
 
+// A memfd process context published after the profiler started, by a
+// publisher that never calls prctl: the memfd_create("OTEL_CTX") it makes
+// is the only signal. It must be picked up within a second. Published 4 s
+// in: after the periodic search for unannounced mappings has looked once
+// (3 s after first sight) and long before it looks again (6 s later), so
+// only the memfd_create event can find it in time.
+func TestProcessContextMemfdLateWithoutPrctl(t *testing.T) {
+	requireRoot(t)
+	w := startWaiting(t, ctxCase{bin: "ctx_dlopen"}, 1, "--proc-ctx", "memfd", "--proc-ctx-on-signal", "--proc-ctx-no-prctl")
+	rec, start := recordSignalling(t, w, ctxSeconds, 4*time.Second, syscall.SIGUSR1)
+	w.stop(t)
+	pc := w.one(t, "process_context")
+	if pc.UnixNs <= start {
+		t.Fatalf("published at %d, before the recording started at %d", pc.UnixNs, start)
+	}
+	procs := processesFor(decodeFile(t, rec.Path), w.pid)
+	if len(procs) == 0 {
+		t.Fatalf("no samples for pid %d\n%s", w.pid, rec.Stderr)
+	}
+	judgeResource(t, procs, pc.Resource, pc.UnixNs+uint64(time.Second), "publication + 1s")
+}
+
 // recordSignalling records pid w and sends sig to it `after` into the
 // recording, so that what the signal triggers surely happens while the
 // profiler runs. It returns the recording and when it started (unix ns).

@@ -106,7 +106,8 @@ struct proc_ctx {
 	enum proc_ctx_kind kind;
 	void *map;
 	unsigned long map_len;
-	int named;		  /* prctl(PR_SET_VMA_ANON_NAME) succeeded */
+	int named;    /* prctl(PR_SET_VMA_ANON_NAME) succeeded */
+	int no_prctl; /* never call it: a memfd is found by its name only */
 	uint64_t published_at_ns; /* CLOCK_BOOTTIME */
 };
 

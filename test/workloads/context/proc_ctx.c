@@ -163,6 +163,8 @@ static uint64_t boottime_ns(void)
 
 static void name_mapping(struct proc_ctx *pc)
 {
+	if (pc->no_prctl)
+		return;
 	pc->named =
 		prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)pc->map,
 		      pc->map_len, (unsigned long)"OTEL_CTX") == 0;

@@ -15,6 +15,9 @@
  *              [--proc-ctx memfd|anon|anon_shmem|none]
  *              [--proc-ctx-delay-ms N] [--proc-ctx-update-ms N]
  *              [--proc-ctx-on-signal] [--dlopen-on-signal]
+ *              [--proc-ctx-no-prctl]
+ * --proc-ctx-no-prctl: publish without the prctl naming call (a memfd
+ * publication is then known by its memfd name alone).
  * --proc-ctx-on-signal: publish the process context on the first SIGUSR1,
  * update it (service.version 2.0.0) on the second; --dlopen-on-signal:
  * dlopen the publisher on SIGUSR2 (a test sends them once a profiler runs).
@@ -574,7 +577,8 @@ static void usage(void)
 			"[--elastic PATH] [--threads N] [--seconds S] "
 			"[--proc-ctx memfd|anon|anon_shmem|none] "
 			"[--proc-ctx-delay-ms N] [--proc-ctx-update-ms N] "
-			"[--proc-ctx-on-signal] [--dlopen-on-signal]\n");
+			"[--proc-ctx-on-signal] [--dlopen-on-signal] "
+			"[--proc-ctx-no-prctl]\n");
 	exit(2);
 }
 
@@ -602,6 +606,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(o, "--dlopen-on-signal")) {
 			dlopen_on_signal = 1;
+			continue;
+		}
+		if (!strcmp(o, "--proc-ctx-no-prctl")) {
+			pc.no_prctl = 1;
 			continue;
 		}
 		if (!v)
