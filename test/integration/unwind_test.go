@@ -310,13 +310,13 @@ func TestShortLivedProcesses(t *testing.T) {
 	if samples < expected*7/10 {
 		t.Errorf("%d samples from children, want >= 70%% of %d", samples, expected)
 	}
-	// Known gap (docs/unwinding.md): when the drain thread lags, a
-	// 100 ms process can be gone before its exec event is read; its
-	// samples keep pid and name but their user frames stay unsymbolized
-	// (one child in twenty: measured 88.6-100% whole over CI runs). 85%
-	// guards against regressions until process events get their own
-	// reader; every sample must still be attributed (checks above).
-	if float64(whole) < 0.85*float64(samples) {
+	// Known gap (docs/unwinding.md): a process that lives less than the
+	// drain thread's delay in reading its exec event loses its mappings
+	// (pid and name stay right). With table builds off the drain thread
+	// the delay here is under ~100 ms and 98.9-99.5% of child samples
+	// come back whole (it was 88.6-95% while libraries' tables were built
+	// inline); 95% allows one child of twenty to be missed.
+	if float64(whole) < 0.95*float64(samples) {
 		t.Errorf("only %d of %d child samples whole", whole, samples)
 	}
 }
