@@ -19,12 +19,27 @@ die() { echo "bench: $*" >&2; exit 1; }
 command -v perf >/dev/null || die "perf (linux-perf) missing: run make deps"
 command -v bpftool >/dev/null || die "bpftool missing: run make deps"
 
-cpu_ticks() { # utime+stime of a pid, in clock ticks
-	awk '{ s = $0; sub(/^.*\) /, "", s); split(s, f, " "); print f[12] + f[13] }' "/proc/$1/stat"
+# CPU time of every thread of pid $1 (ns, from schedstat: exact, unlike
+# the tick-sampled utime/stime) into CPU_NS. Builtins only: a measuring
+# loop that forks and execs would itself be work for the profiler.
+cpu_ns() {
+	local f a b s=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r a b < "$f" 2>/dev/null || continue
+		s=$((s + a))
+	done
+	CPU_NS=$s
 }
-bpf_runtime() { # total run_time_ns of our BPF programs
+exec 9<> <(:) # never readable: `read -t X -u 9` sleeps without a process
+nap() { read -r -t "$1" -u 9 || true; }
+bpf_runtime() { # total run_time_ns of our BPF programs (while loaded)
 	bpftool prog show 2>/dev/null | awk '/name (on_cpu_sample|on_exec|on_exit|on_sys_exit)/ {
 		for (i = 1; i <= NF; i++) if ($i == "run_time_ns") s += $(i + 1) } END { print s + 0 }'
+}
+sample_prog_stats() { # "run_time_ns run_cnt" of on_cpu_sample (while loaded)
+	bpftool prog show 2>/dev/null | awk '/name on_cpu_sample/ {
+		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t += $(i + 1); if ($i == "run_cnt") c += $(i + 1) } }
+		END { print t + 0, c + 0 }'
 }
 samples_of() { # samples of pid $2 in OTLP file $1
 	"$B/otelprof" top "$1" --pid "$2" --limit 1 | awk 'NR == 1 { print $1 }'
@@ -45,49 +60,80 @@ rounds_total() { cat "$TMP"/busy.*.out | awk '{ s += $2 } END { print s + 0 }'; 
 echo "bench: $NCPU CPUs, $T s per run; kernel $(uname -r)" >&2
 
 # ---- 1. overhead with every CPU busy ----
+# Steady state: CPU from 3 s in to 0.5 s before the end (what an always-on
+# agent costs); whole run: from start to exit, with start-up (BPF load,
+# kallsyms, tables of every running program) and stop (encoding the
+# recording, freeing).
 sysctl -qw kernel.bpf_stats_enabled=1
 busy "$T"; wait "${BUSY[@]}"; base=$(rounds_total)
+steady_ms=$((T * 1000 - 3500))
+steady_s=$(awk -v ms="$steady_ms" 'BEGIN { print ms / 1000 }')
+share() { awk -v c="$1" -v ms="$2" -v n="$NCPU" 'BEGIN { printf "%.3f%%", 100 * c / (ms * 1e6 * n) }'; }
+measure() { # pid: STEADY_NS (CPU of the process), BPF_NS (our programs, per
+	# the same length of time), WHOLE_NS (CPU from start to exit), B1
+	local p=$1 c0 b0
+	CPU_NS=0; cpu_ns "$p"
+	# bpftool is a new program for the profiler to learn (tables of its
+	# libraries): run it before the window opens, not inside it.
+	nap 2.5; b0=$(bpf_runtime); nap 0.5
+	cpu_ns "$p"; c0=$CPU_NS
+	nap "$steady_s"
+	cpu_ns "$p"; STEADY_NS=$((CPU_NS - c0)); B1=$(bpf_runtime)
+	BPF_NS=$(( (B1 - b0) * steady_ms / (steady_ms + 500) ))
+	while kill -0 "$p" 2>/dev/null; do cpu_ns "$p"; WHOLE_NS=$CPU_NS; nap 0.05; done
+}
 for hz in 19 99; do
-	busy "$((T + 1))"; sleep 0.5
-	bpf0=$(bpf_runtime)
+	busy "$((T + 1))"; nap 0.5
 	"$B/otelprof" record --quiet --duration "$T" --frequency "$hz" --output "$TMP/o.otlp" &
-	rp=$!; sleep 0.5
-	c0=$(cpu_ticks "$rp"); c1=$c0
-	# CPU of the recorder (from 0.5 s in: start-up is a one-time cost),
-	# sampled until just before it exits
-	while kill -0 "$rp" 2>/dev/null; do c1=$(cpu_ticks "$rp" 2>/dev/null || echo "$c1"); sleep 0.2; done
-	wait "$rp"; bpf1=$(bpf_runtime); wait "${BUSY[@]}"
+	rp=$!
+	measure "$rp"
+	wait "$rp"; wait "${BUSY[@]}"
 	work=$(rounds_total)
-	user_ns=$(( (c1 - c0) * 10000000 ))
-	bpf_ns=$(( bpf1 - bpf0 ))
-	total_ns=$(( (T * 1000 - 500) * NCPU * 1000000 ))
-	share=$(awk -v u="$user_ns" -v b="$bpf_ns" -v t="$total_ns" 'BEGIN { printf "%.3f%%", 100 * (u + b) / t }')
 	loss=$(awk -v w="$work" -v b="$base" 'BEGIN { printf "%.1f%%", 100 * (b - w) / b }')
-	row "overhead ${hz} Hz: libotelprofiler CPU share (user+sys+BPF)" "$share (userspace $((user_ns / 1000000)) ms, BPF $((bpf_ns / 1000000)) ms); workload throughput loss $loss"
+	row "overhead ${hz} Hz: libotelprofiler, steady state (user+sys+BPF)" "$(share $((STEADY_NS + BPF_NS)) "$steady_ms") of all CPU (userspace $((STEADY_NS / 1000000)) ms, BPF $((BPF_NS / 1000000)) ms in $((steady_ms / 1000)).$((steady_ms % 1000 / 100)) s)"
+	row "overhead ${hz} Hz: libotelprofiler, whole run" "$(share $((WHOLE_NS + B1)) $((T * 1000))) (userspace $((WHOLE_NS / 1000000)) ms, BPF $((B1 / 1000000)) ms (until 0.5 s before the end) in $T s, start-up and stop included); workload throughput loss $loss"
 	for mode in "-g" "--call-graph dwarf"; do
-		busy "$((T + 1))"; sleep 0.5
+		busy "$((T + 1))"; nap 0.5
 		# shellcheck disable=SC2086
-		perf record -q -F "$hz" -a $mode -o "$TMP/perf.data" -- sleep "$((T - 1))" 2>/dev/null &
-		pp=$!; sleep 0.3; c0=$(cpu_ticks "$pp"); c1=$c0
-		while kill -0 "$pp" 2>/dev/null; do c1=$(cpu_ticks "$pp" 2>/dev/null || echo "$c1"); sleep 0.2; done
+		perf record -q -F "$hz" -a $mode -o "$TMP/perf.data" -- sleep "$T" 2>/dev/null &
+		pp=$!
+		measure "$pp"
 		wait "$pp" || true; wait "${BUSY[@]}"
 		work=$(rounds_total)
-		share=$(awk -v u="$(( (c1 - c0) * 10000000 ))" -v t="$total_ns" 'BEGIN { printf "%.3f%%", 100 * u / t }')
 		loss=$(awk -v w="$work" -v b="$base" 'BEGIN { printf "%.1f%%", 100 * (b - w) / b }')
-		row "overhead ${hz} Hz: perf record -a $mode CPU share (user+sys)" "$share; workload throughput loss $loss"
+		row "overhead ${hz} Hz: perf record -a $mode" "steady $(share "$STEADY_NS" "$steady_ms"), whole run $(share "$WHOLE_NS" $((T * 1000))) (user+sys; its in-kernel unwinding is not counted); workload throughput loss $loss"
 	done
 done
 
 # ---- 3. BPF time per sample, shallow and 150-deep stacks ----
+# run_time_ns / run_cnt of the perf_event program over 4 s of a recording,
+# read while it is loaded, with a workload on every CPU so that every run
+# is a real sample. The floor: the same program when every run is filtered
+# out at its first instruction (--pid of a sleeping process) -- what merely
+# entering it costs with cold caches on this machine.
+bpf_per_run() { # hz, pid filter ("" for all): prints ns per run
+	local t0 c0 t1 c1 rp
+	"$B/otelprof" record --quiet --duration 7 --frequency "$1" ${2:+--pid "$2"} --output "$TMP/d.otlp" &
+	rp=$!
+	nap 2; read -r t0 c0 < <(sample_prog_stats)
+	nap 4; read -r t1 c1 < <(sample_prog_stats)
+	wait "$rp"
+	echo "$(( (t1 - t0) / (c1 - c0 > 0 ? c1 - c0 : 1) )) ns ($((c1 - c0)) runs)"
+}
 for wl in "callgraph_nofp 8" "deep_recursion 8 150"; do
-	# shellcheck disable=SC2086
-	"$W"/$wl > /dev/null & wp=$!; sleep 0.3
-	bpf0=$(bpf_runtime)
-	"$B/otelprof" record --duration 5 --frequency 999 --pid "$wp" --output "$TMP/d.otlp" 2> "$TMP/d.err"
-	bpf1=$(bpf_runtime); kill "$wp" 2>/dev/null || true; wait "$wp" 2>/dev/null || true
-	n=$(grep -o 'wrote [0-9]*' "$TMP/d.err" | grep -o '[0-9]*')
-	row "BPF time per sample: ${wl%% *} ${wl##* } (999 Hz)" "$(( (bpf1 - bpf0) / (n > 0 ? n : 1) )) ns ($n samples)"
+	for hz in 99 999; do
+		wp=()
+		# shellcheck disable=SC2086
+		for _ in $(seq "$NCPU"); do "$W"/$wl > /dev/null & wp+=($!); done
+		nap 0.3
+		row "BPF time per sample: ${wl%% *} ${wl##* } frames, $hz Hz" "$(bpf_per_run "$hz" "")"
+		kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
+	done
 done
+sleep 30 & sp=$!
+busy 8; nap 0.3
+row "BPF floor: a run filtered out at once, 99 Hz, CPUs busy" "$(bpf_per_run 99 "$sp")"
+kill "$sp" 2>/dev/null || true; wait "${BUSY[@]}" 2>/dev/null || true; rounds_total > /dev/null
 sysctl -qw kernel.bpf_stats_enabled=0
 
 # ---- 4. unwinding completeness beside perf --call-graph dwarf ----
@@ -141,18 +187,18 @@ wait "$p2" || true
 for hz in 19 99 999; do
 	busy "$((T + 2))"; sleep 0.5
 	declare -A c0=()
-	for p in "${BUSY[@]}"; do c0[$p]=$(cpu_ticks "$p"); done
+	for p in "${BUSY[@]}"; do cpu_ns "$p"; c0[$p]=$CPU_NS; done
 	"$B/otelprof" record --quiet --duration "$T" --frequency "$hz" --output "$TMP/e.otlp" 2> "$TMP/e.err" &
 	rp=$!
 	wait "$rp"
 	got=0; cpu=0
 	for p in "${BUSY[@]}"; do
 		got=$((got + $(samples_of "$TMP/e.otlp" "$p")))
-		cpu=$((cpu + $(cpu_ticks "$p") - c0[$p]))
+		cpu_ns "$p"; cpu=$((cpu + CPU_NS - c0[$p]))
 	done
 	wait "${BUSY[@]}"; rounds_total > /dev/null
 	exp=$((T * hz * NCPU))
-	row "delivered samples at $hz Hz (all CPUs busy)" "$got of $exp expected ($(awk -v g="$got" -v e="$exp" 'BEGIN { printf "%.1f%%", 100 * g / e }')); of the workloads' CPU time x Hz: $(awk -v g="$got" -v c="$cpu" -v h="$hz" 'BEGIN { printf "%.1f%%", 100 * g / (c / 100 * h) }')"
+	row "delivered samples at $hz Hz (all CPUs busy)" "$got of $exp expected ($(awk -v g="$got" -v e="$exp" 'BEGIN { printf "%.1f%%", 100 * g / e }')); of the workloads' CPU time x Hz: $(awk -v g="$got" -v c="$cpu" -v h="$hz" 'BEGIN { printf "%.1f%%", 100 * g / (c / 1e9 * h) }')"
 	unset c0
 done
 
