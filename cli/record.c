@@ -78,10 +78,12 @@ int cmd_record(const struct record_args *a)
 			st.sz = sizeof(st);
 			otelprof_stats(p, &st);
 			fprintf(stderr,
-				"otelprof: %u/%u s, %llu samples, %llu lost\n",
+				"otelprof: %u/%u s, %llu samples, %llu lost, "
+				"%llu processes tracked\n",
 				s + 1, a->duration,
 				(unsigned long long)st.samples_received,
-				(unsigned long long)st.samples_lost);
+				(unsigned long long)st.samples_lost,
+				(unsigned long long)st.processes_tracked);
 		}
 	}
 	otelprof_stop(p);

@@ -72,6 +72,7 @@ struct otelprof {
 	uint64_t window_start_unix_ns;
 	int64_t boot_to_unix_ns;
 	uint64_t last_sweep_ns;
+	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
 
 	/* counters (state_lock) */
 	uint64_t samples_received, samples_encoded, polls, bytes_encoded;
@@ -342,16 +343,42 @@ static void replay_parked(struct otelprof *p, bool installed, bool force)
 	}
 }
 
+/* Drop exited processes and files no process maps any more. Run by the
+ * drain thread, not only at polls: a caller that polls rarely (the CLI
+ * polls once, at the end) must not keep every process it ever saw. Safe
+ * mid-window: the builder holds copies, the stack cache is keyed by the
+ * never-reused process serial. Caller holds state_lock. */
+static void sweep_if_due(struct otelprof *p)
+{
+	uint64_t now = clock_ns(CLOCK_BOOTTIME);
+
+	if (now - p->last_sweep_ns <= SWEEP_INTERVAL_NS)
+		return;
+	p->last_sweep_ns = now;
+	process_table_sweep(&p->procs, now - SWEEP_INTERVAL_NS);
+	/* Files of exited processes linger a minute for the next exec of
+	 * the same binary. */
+	file_cache_sweep(&p->files, FILE_LINGER_NS);
+	p->trim_due = true;
+}
+
 static void drain(struct otelprof *p)
 {
 	int installed;
+	bool trim;
 
 	pthread_mutex_lock(&p->state_lock);
 	bpf_sampler_consume(p->sampler);
 	installed = process_unwind_finish_builds(&p->unwinder);
 	replay_parked(p, installed > 0, false);
 	context_tracker_tick(&p->context, clock_ns(CLOCK_BOOTTIME));
+	sweep_if_due(p);
+	trim = p->trim_due;
+	p->trim_due = false;
 	pthread_mutex_unlock(&p->state_lock);
+	/* Freed process and file state goes back to the kernel. */
+	if (trim)
+		malloc_trim(0);
 }
 
 static void *drain_thread(void *arg)
@@ -624,14 +651,7 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 	e = pb_reset(&p->windows[p->cur]);
 	stack_symbolizer_reset(&p->symbolizer);
 	now = clock_ns(CLOCK_REALTIME);
-	if (clock_ns(CLOCK_BOOTTIME) - p->last_sweep_ns > SWEEP_INTERVAL_NS) {
-		p->last_sweep_ns = clock_ns(CLOCK_BOOTTIME);
-		process_table_sweep(&p->procs,
-				    p->last_sweep_ns - SWEEP_INTERVAL_NS);
-		/* Files of exited processes linger a minute for the next
-		 * exec of the same binary. */
-		file_cache_sweep(&p->files, FILE_LINGER_NS);
-	}
+	sweep_if_due(p);
 	p->boot_to_unix_ns = boot_to_unix_offset();
 	w.start_unix_ns = p->window_start_unix_ns;
 	w.end_unix_ns = now;

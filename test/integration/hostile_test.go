@@ -683,6 +683,63 @@ func (l soakLine) deadPIDs(of map[int]bool) int {
 	return n
 }
 
+// A long CLI recording polls once, at the end: processes that exited must
+// still be dropped while it runs (and their kernel entries with them), or
+// an exec storm fills the 32768-entry process map within a minute. The CLI
+// prints how many processes it tracks every 5 s: after 30 s of a steady
+// storm that must stay under 25 s worth of its processes (exited ones are
+// kept 10 s for late samples, then dropped by a sweep every 10 s).
+func TestCLILongRecordingDropsExitedProcesses(t *testing.T) {
+	requireRoot(t)
+	const stormSeconds, recordSeconds = 40, 45
+	h := func(n string) string { return hostileBin(t, n) }
+	libs := t.TempDir()
+	var stormOut bytes.Buffer
+	stormDone := make(chan error, 1)
+	rec := recordWith(t, func() {
+		storm := exec.Command(h("storm"), itoa(stormSeconds), "4", libs, h("libstorm.so"), h("storm_a"), h("storm_b"), h("storm_s"))
+		storm.Stdout, storm.Stderr = &stormOut, os.Stderr
+		if err := storm.Start(); err != nil {
+			stormDone <- err
+			return
+		}
+		go func() { stormDone <- storm.Wait() }()
+	}, recordSeconds, 99)
+	if err := <-stormDone; err != nil {
+		t.Fatalf("storm: %v", err)
+	}
+	var spawned, execs, forks, nlibs, failed int
+	if _, err := fmt.Sscanf(stormOut.String(), "spawned %d execs %d forks %d libs %d failed %d",
+		&spawned, &execs, &forks, &nlibs, &failed); err != nil {
+		t.Fatalf("storm output %q: %v", stormOut.String(), err)
+	}
+	rate := float64(spawned) / stormSeconds
+	maxLate, seen := 0, 0
+	for _, line := range strings.Split(rec.Stderr, "\n") {
+		var at, total, tracked int
+		var samples, lost int64
+		if _, err := fmt.Sscanf(line, "otelprof: %d/%d s, %d samples, %d lost, %d processes tracked",
+			&at, &total, &samples, &lost, &tracked); err != nil {
+			continue
+		}
+		seen++
+		t.Logf("%2d s: %d processes tracked (storm: %.0f processes/s)", at, tracked, rate)
+		if at >= 30 && at <= stormSeconds && tracked > maxLate {
+			maxLate = tracked
+		}
+	}
+	if seen < 6 {
+		t.Fatalf("only %d progress lines in the CLI's output:\n%s", seen, rec.Stderr)
+	}
+	if spawned < 3000 {
+		t.Fatalf("storm spawned only %d processes", spawned)
+	}
+	if limit := int(25 * rate); maxLate > limit {
+		t.Errorf("%d processes tracked 30-40 s into a storm of %.0f/s: exited processes are not dropped during the recording (limit %d)",
+			maxLate, rate, limit)
+	}
+}
+
 // A minute of short-lived processes (exec of three binaries, one static,
 // one loading a library copied to a new inode every 250 ms, plus plain
 // forks) under a recording polled every second, as the Collector runs it:
