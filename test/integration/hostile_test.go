@@ -800,15 +800,19 @@ func TestExecStorm(t *testing.T) {
 	if spawned < 3000 || failed > spawned/100 {
 		t.Fatalf("storm spawned %d processes (%d failed), want thousands", spawned, failed)
 	}
+	// Count lines, not distinct pids: a fast storm wraps pid_max and
+	// reuses pids (which is what the test wants to see handled).
 	stormPIDs := map[int]bool{}
+	listed := 0
 	if raw, err := os.ReadFile(filepath.Join(libs, "pids")); err == nil {
 		for _, f := range strings.Fields(string(raw)) {
 			pid, _ := strconv.Atoi(f)
 			stormPIDs[pid] = true
+			listed++
 		}
 	}
-	if len(stormPIDs) < spawned*9/10 {
-		t.Fatalf("storm listed %d pids of %d", len(stormPIDs), spawned)
+	if listed < spawned*9/10 {
+		t.Fatalf("storm listed %d pids of %d", listed, spawned)
 	}
 
 	// Memory: bounded means flat once the eviction cycle (10 s exit
