@@ -33,7 +33,7 @@ LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(
 CLI_SRCS := $(shell find cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
-WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' | sort)
+WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' | sort)
 
 .PHONY: all deps lib cli bpf collector run test bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
@@ -45,7 +45,7 @@ all: deps lib cli
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
-            clang-format libclang-rt-14-dev linux-perf
+            clang-format libclang-rt-14-dev linux-perf lld mold
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -111,6 +111,22 @@ cli: $(BUILD)/otelprof
 $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter $< $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+
+# The same small library from every linker Debian ships, for the mapping
+# bias test (test_linker_layouts.c).
+LAYOUT_VARIANTS := bfd bfd-nosep gold lld lld-sep mold mold-sep
+LAYOUT_LDFLAGS_bfd := -fuse-ld=bfd -Wl,-z,separate-code
+LAYOUT_LDFLAGS_bfd-nosep := -fuse-ld=bfd -Wl,-z,noseparate-code
+LAYOUT_LDFLAGS_gold := -fuse-ld=gold
+LAYOUT_LDFLAGS_lld := -fuse-ld=lld
+LAYOUT_LDFLAGS_lld-sep := -fuse-ld=lld -Wl,-z,separate-code
+LAYOUT_LDFLAGS_mold := -fuse-ld=mold
+LAYOUT_LDFLAGS_mold-sep := -fuse-ld=mold -Wl,-z,separate-code
+LAYOUT_LIBS := $(patsubst %,$(BUILD)/test/unit/layouts/libprobe-%.so,$(LAYOUT_VARIANTS))
+$(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $(BUILD)/.deps-ok
+	@mkdir -p $(dir $@)
+	$(CLANG) -O2 -shared -fPIC $(LAYOUT_LDFLAGS_$*) -o $@ $<
+$(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
 
 test-unit: deps $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done

@@ -498,12 +498,22 @@ uint32_t process_table_count(const struct process_table *t)
 	return (uint32_t)t->index.len;
 }
 
+bool process_mapping_vaddr(const struct proc_mapping *m,
+			   const struct elf_file *f, uint64_t *vaddr)
+{
+	/* The vDSO image starts at its mapping. */
+	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset;
+
+	return elf_symbols_mapping_vaddr(&f->sym, off, m->end - m->start,
+					 vaddr);
+}
+
 bool process_mapping_bias(const struct proc_mapping *m,
 			  const struct elf_file *f, uint64_t *bias)
 {
-	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset, vaddr;
+	uint64_t vaddr;
 
-	if (!elf_symbols_vaddr(&f->sym, off, &vaddr))
+	if (!process_mapping_vaddr(m, f, &vaddr))
 		return false;
 	*bias = m->start - vaddr;
 	return true;

@@ -110,8 +110,11 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,
 				      struct proc_mapping *m);
-/* runtime address = ELF vaddr + bias, for the PT_LOAD segment holding
- * the mapping's file offset; false if no segment holds it. */
+/* ELF virtual address of the mapping's first byte, from the executable
+ * PT_LOAD it maps (elf_symbols_mapping_vaddr); false if none. */
+bool process_mapping_vaddr(const struct proc_mapping *m,
+			   const struct elf_file *f, uint64_t *vaddr);
+/* runtime address = ELF vaddr + bias for the code of mapping m. */
 bool process_mapping_bias(const struct proc_mapping *m,
 			  const struct elf_file *f, uint64_t *bias);
 void process_table_exec(struct process_table *t, uint32_t pid);

@@ -190,6 +190,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		s->loads[s->nloads].offset = ph.p_offset;
 		s->loads[s->nloads].vaddr = ph.p_vaddr;
 		s->loads[s->nloads].filesz = ph.p_filesz;
+		s->loads[s->nloads].flags = ph.p_flags;
 		s->nloads++;
 	}
 	read_build_id(elf, phnum, s);
@@ -284,6 +285,30 @@ bool elf_symbols_vaddr(const struct elf_symbols *s, uint64_t file_offset,
 		}
 	}
 	return false;
+}
+
+bool elf_symbols_mapping_vaddr(const struct elf_symbols *s, uint64_t map_offset,
+			       uint64_t map_len, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < s->nloads; i++) {
+		const struct elf_load *l = &s->loads[i];
+
+		/* Does [offset, offset + filesz) overlap the mapping's
+		 * file range? Written so that no sum can wrap. */
+		if (!(l->flags & PF_X) || !l->filesz)
+			continue;
+		if (l->offset >= map_offset) {
+			if (l->offset - map_offset >= map_len)
+				continue;
+			*vaddr = l->vaddr - (l->offset - map_offset);
+		} else {
+			if (map_offset - l->offset >= l->filesz)
+				continue;
+			*vaddr = l->vaddr + (map_offset - l->offset);
+		}
+		return true;
+	}
+	return elf_symbols_vaddr(s, map_offset, vaddr);
 }
 
 const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,

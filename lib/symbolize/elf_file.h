@@ -28,6 +28,7 @@ struct elf_sym {
 
 struct elf_load {
 	uint64_t offset, vaddr, filesz;
+	uint32_t flags; /* PF_R | PF_W | PF_X */
 };
 
 struct elf_symbols {
@@ -59,6 +60,18 @@ void elf_symbols_free(struct elf_symbols *s);
  * false when no segment covers the offset. */
 bool elf_symbols_vaddr(const struct elf_symbols *s, uint64_t file_offset,
 		       uint64_t *vaddr);
+/*
+ * ELF virtual address of the first byte of an executable mapping of the
+ * file at map_offset, map_len bytes long. The segment is the executable
+ * PT_LOAD whose file bytes the mapping holds, not the one holding
+ * map_offset: lld and mold start the text segment inside the page the
+ * read-only segment ends in, so the first text page (file offset rounded
+ * down) belongs to both, at different virtual addresses. Without an
+ * executable segment in range, the segment holding map_offset. False if
+ * there is neither.
+ */
+bool elf_symbols_mapping_vaddr(const struct elf_symbols *s, uint64_t map_offset,
+			       uint64_t map_len, uint64_t *vaddr);
 /* Function containing vaddr, or NULL. */
 const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 					 uint64_t vaddr);

@@ -145,7 +145,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 		(struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	struct elf_file *file;
 	struct pb_frame f;
-	uint64_t file_off, vaddr;
+	uint64_t vaddr;
 
 	if (!m && !*rescanned) {
 		/* New code since the last scan (dlopen, JIT): look again,
@@ -177,14 +177,12 @@ static int32_t user_location(struct stack_symbolizer *s,
 	file = process_mapping_file(s->procs, p, m);
 	if (!file)
 		return pb_location(b, &f);
-	file_off = pc - m->start + m->offset;
-	if (m->kind == PROC_MAPPING_VDSO)
-		file_off = pc - m->start; /* the image starts at the mapping */
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
-	if (elf_symbols_vaddr(&file->sym, file_off, &vaddr)) {
+	if (process_mapping_vaddr(m, file, &vaddr)) {
 		const struct elf_sym *sym;
 
+		vaddr += pc - m->start;
 		f.address = vaddr;
 		sym = elf_symbols_lookup(&file->sym, vaddr - return_address);
 		if (sym)

@@ -31,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t v;
 
 			(void)elf_symbols_vaddr(&s, s.loads[i].offset, &v);
+			(void)elf_symbols_mapping_vaddr(
+				&s, s.loads[i].offset & ~0xfffull,
+				s.loads[i].filesz, &v);
 		}
 		elf_symbols_free(&s);
 	}

@@ -1,0 +1,118 @@
+// Native code as people ship it: lld/mold layouts and Rust release builds.
+package integration
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// nativeWorkload runs build/workloads/native/NAME with args.
+func nativeWorkload(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(buildDir(t), "workloads", "native", name), args...)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v (make workloads builds it)", name, err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+	})
+	return cmd
+}
+
+// nameHas: the function name is token, mangled or not (Rust's legacy
+// mangling spells a path component as <len><name>).
+func nameHas(name, token string) bool {
+	return strings.Contains(name, token)
+}
+
+// callGraphShares checks the 3:2:1 call graph of callgraph.c and
+// rust_callgraph: each leaf called by its path function, and the share of
+// samples under each leaf within tolerance points of the work ratio.
+// Callers are judged on rooted stacks (the rooted share has its own bar:
+// the first samples of a process may carry only the leaf while its
+// tables load).
+func callGraphShares(t *testing.T, what string, p *Process, pid int, tolerance float64) {
+	t.Helper()
+	callers := map[string]string{"leaf_heavy": "path_heavy", "leaf_medium": "path_medium", "leaf_light": "run_loop"}
+	counts := map[string]int{}
+	wrong := 0
+	for _, s := range p.Samples {
+		for leaf, caller := range callers {
+			i := -1
+			for k, f := range s.Frames {
+				if nameHas(f.Function, leaf) {
+					i = k
+					break
+				}
+			}
+			if i < 0 {
+				continue
+			}
+			counts[leaf]++
+			if !rooted(s, pid) {
+				continue
+			}
+			if i+1 >= len(s.Frames) || !nameHas(s.Frames[i+1].Function, caller) {
+				if wrong++; wrong <= 3 {
+					t.Errorf("%s: %s not called by %s: %s", what, leaf, caller, s)
+				}
+			}
+		}
+	}
+	n := float64(len(p.Samples))
+	for leaf, want := range map[string]float64{"leaf_heavy": 50, "leaf_medium": 33.3, "leaf_light": 16.7} {
+		got := 100 * float64(counts[leaf]) / n
+		t.Logf("%s: %s %.1f%% (want %.1f%%)", what, leaf, got, want)
+		if math.Abs(got-want) > tolerance {
+			t.Errorf("%s: %s %.1f%% of samples, want %.1f%% +- %.0f", what, leaf, got, want, tolerance)
+		}
+	}
+}
+
+// C linked by lld and mold, and a default Cargo release build (rust-lld):
+// the text segment's first page is shared with the read-only segment, so
+// the mapping bias must come from the executable segment. >= 98% of
+// stacks rooted, proportions within 3 points.
+func TestLinkerLayoutsCallGraph(t *testing.T) {
+	requireRoot(t)
+	names := []string{"callgraph_lld", "callgraph_mold", "rust_callgraph"}
+	var cmds []*exec.Cmd
+	for _, n := range names {
+		cmds = append(cmds, nativeWorkload(t, n, "12"))
+	}
+	time.Sleep(300 * time.Millisecond)
+	cpu0 := make([]float64, len(cmds))
+	rec := recordWith(t, func() {
+		for i, c := range cmds {
+			cpu0[i] = cpuSeconds(t, c.Process.Pid)
+		}
+	}, 8, 499)
+	d := decodeFile(t, rec.Path)
+	for i, c := range cmds {
+		pid := c.Process.Pid
+		cpu := cpuSeconds(t, pid) - cpu0[i]
+		p := d.ByPID(pid)
+		if p == nil {
+			t.Errorf("%s: no samples", names[i])
+			continue
+		}
+		t.Logf("%s: %d samples, %.2f s CPU", names[i], len(p.Samples), cpu)
+		// Three workloads share two CPUs with whatever else runs: judge
+		// the count by the CPU time each really got.
+		if float64(len(p.Samples)) < 0.8*cpu*499 || len(p.Samples) < 300 {
+			t.Errorf("%s: %d samples for %.2f s of CPU at 499 Hz", names[i], len(p.Samples), cpu)
+			continue
+		}
+		if share := rootedShare(t, p, pid); share < 0.98 {
+			t.Errorf("%s: only %.2f%% of samples rooted at _start, want >= 98%%", names[i], 100*share)
+		}
+		callGraphShares(t, names[i], p, pid, 3)
+	}
+}

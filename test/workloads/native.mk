@@ -1,0 +1,24 @@
+# Native code as people ship it (test/integration/native_test.go),
+# included by Makefile.inc (OUT, W, WCC, NOFP come from there):
+# callgraph.c linked by lld and mold (the text segment starts inside the
+# read-only segment's last page), and a default Cargo release build of the
+# same call graph in Rust (rust-lld, no frame pointers, mangled names).
+CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
+N := $(OUT)/native
+RUST_CG := $(W)/rust_callgraph
+
+NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph
+EXTRA_WORKLOADS += $(NATIVE_OUT)
+
+$(N):
+	mkdir -p $@
+$(N)/callgraph_lld: $(W)/callgraph.c $(W)/native.mk | $(N)
+	$(WCC) $(NOFP) -fuse-ld=lld -o $@ $<
+$(N)/callgraph_mold: $(W)/callgraph.c $(W)/native.mk | $(N)
+	$(WCC) $(NOFP) -fuse-ld=mold -o $@ $<
+# Offline: the crate has no dependencies.
+$(N)/rust_callgraph: $(RUST_CG)/Cargo.toml $(RUST_CG)/src/main.rs $(W)/native.mk | $(N)
+	@test -x "$(CARGO)" || { echo "error: cargo not found (Rust workloads need a Rust toolchain)" >&2; exit 1; }
+	$(CARGO) build --quiet --release --offline --manifest-path $(RUST_CG)/Cargo.toml \
+	  --target-dir $(abspath $(N))/rust-target
+	cp $(N)/rust-target/release/rust_callgraph $@
