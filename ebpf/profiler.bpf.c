@@ -116,7 +116,7 @@ struct unwinder_state {
 	u32 n;
 	u32 error;
 	u32 flags;
-	u32 pad;
+	u32 fp_frame; /* the current frame came from a frame-pointer step */
 	struct otelprof_bpf_proc proc;
 };
 
@@ -203,8 +203,10 @@ static long unwind_frame(u32 i, void *data)
 		st->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
 		return 1;
 	}
-	e->ustack[st->n & (OTELPROF_USTACK_WORDS - 1)] = st->r.pc;
+	e->ustack[st->n & (OTELPROF_USTACK_WORDS - 1)] =
+		st->r.pc | (st->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
 	st->n++;
+	st->fp_frame = 0;
 	/* A return address points after the call, maybe past the end of
 	 * the calling function: look up the call instruction instead. */
 	lookup_pc = i ? st->r.pc - 1 : st->r.pc;
@@ -220,6 +222,7 @@ static long unwind_frame(u32 i, void *data)
 		/* Code without CFI (JIT, or a file without tables): its
 		 * frame pointer chain is the best we have. */
 		res = unwind_step_fp(NULL, &st->r);
+		st->fp_frame = 1;
 	} else {
 		void *rows = bpf_map_lookup_elem(&unwind_files, &m->file_id);
 		u64 vaddr = lookup_pc - m->bias;
@@ -227,13 +230,21 @@ static long unwind_frame(u32 i, void *data)
 		row = rows && vaddr <= 0xffffffffULL
 			      ? find_row(rows, m->nrows, (u32)vaddr)
 			      : NULL;
-		if (!row)
-			res = UNWIND_STEP_ERR_RULE;
-		else
+		if (!row || OTELPROF_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
+			/* No CFI for this pc: the frame pointer, if the
+			 * frame it gives is plausible and returns into
+			 * code we know. */
+			res = unwind_step_fp_fallback(NULL, &st->r);
+			if (res == UNWIND_STEP_OK &&
+			    !find_mapping(&st->proc, st->r.pc - 1))
+				res = UNWIND_STEP_ERR_RULE;
+			st->fp_frame = 1;
+		} else {
 			res = unwind_step(NULL, OTELPROF_ROW_CFA_BASE(row),
 					  OTELPROF_ROW_CFA_OFFSET(row),
 					  OTELPROF_ROW_FP_RULE(row),
 					  OTELPROF_ROW_FP_OFFSET(row), &st->r);
+		}
 	}
 	switch (res) {
 	case UNWIND_STEP_OK:
@@ -311,6 +322,7 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 		st->n = 0;
 		st->error = 0;
 		st->flags = 0;
+		st->fp_frame = 0;
 		bpf_loop(OTELPROF_MAX_USER_FRAMES + 1, unwind_frame, NULL, 0);
 		if (st->error != OTELPROF_CNT_UNWIND_NO_MAPPING) {
 			e->n_user = st->n;

@@ -167,6 +167,9 @@ struct otelprof_sample_event {
 #define OTELPROF_SAMPLE_F_COMPLETE  (1u << 2) /* unwound to the root */
 #define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3) /* cut at the frame limit */
 #define OTELPROF_SAMPLE_F_PENDING   (1u << 4) /* leaf only: tables loading */
+/* In an unwound ustack: this frame was found by the frame-pointer step
+ * (code without CFI), not from CFI. User addresses never use bit 63. */
+#define OTELPROF_USTACK_FP_FRAME (1ull << 63)
 /* At most one stack copy per thread per this interval. */
 #define OTELPROF_COPY_INTERVAL_NS (2ull * 1000 * 1000)
 

@@ -104,4 +104,22 @@ UNWIND_INLINE int unwind_step_fp(void *ctx, struct unwind_regs *r)
 			   r);
 }
 
+/* The largest frame the frame-pointer fallback believes in. */
+#define UNWIND_FP_MAX_FRAME (1u << 20)
+
+/*
+ * Frame-pointer step for a pc its file has no CFI row for (V8 builtins,
+ * JIT stubs, hand-written assembly), taken only where the frame looks
+ * real: rbp 8-aligned, on the stack above sp and at most
+ * UNWIND_FP_MAX_FRAME above it; unwind_step makes sure sp moves up. The
+ * includer must also find the return address in executable code before
+ * it takes the frame.
+ */
+UNWIND_INLINE int unwind_step_fp_fallback(void *ctx, struct unwind_regs *r)
+{
+	if ((r->fp & 7) || r->fp < r->sp || r->fp - r->sp > UNWIND_FP_MAX_FRAME)
+		return UNWIND_STEP_ERR_RULE;
+	return unwind_step_fp(ctx, r);
+}
+
 #endif /* OTELPROF_UNWIND_STEP_H */

@@ -88,7 +88,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	Location **lp = ALLOC(e, Location *, nl);
 	Line *ln = ALLOC(e, Line, nl);
 	Line **lnp = ALLOC(e, Line *, nl);
-	int32_t *lattr = ALLOC(e, int32_t, nl);
+	int32_t *lattr = ALLOC(e, int32_t, 2 * (size_t)nl);
 	Function *f = ALLOC(e, Function, nf);
 	Function **fp = ALLOC(e, Function *, nf);
 	Link *k = ALLOC(e, Link, nk);
@@ -134,11 +134,13 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 			l[i].lines = &lnp[i];
 			l[i].n_lines = 1;
 		}
-		if (x->frame_type_attr) {
-			lattr[i] = x->frame_type_attr;
-			l[i].attribute_indices = &lattr[i];
-			l[i].n_attribute_indices = 1;
-		}
+		l[i].attribute_indices = &lattr[2 * (size_t)i];
+		if (x->frame_type_attr)
+			lattr[2 * (size_t)i + l[i].n_attribute_indices++] =
+				x->frame_type_attr;
+		if (x->unwind_attr)
+			lattr[2 * (size_t)i + l[i].n_attribute_indices++] =
+				x->unwind_attr;
 		lp[i] = &l[i];
 	}
 	for (uint32_t i = 0; i < nf; i++) {

@@ -272,7 +272,14 @@ int pb_reset(struct profile_builder *b)
 		return r;
 	b->a_frame_native = attr_str(b, b->s_frame_type, "native");
 	b->a_frame_kernel = attr_str(b, b->s_frame_type, "kernel");
-	if (b->a_frame_native < 0 || b->a_frame_kernel < 0)
+	/* Frames whose caller was found through the frame pointer (code
+	 * without CFI): less certain than CFI, so marked. */
+	r = pb_string(b, "otelprof.unwind.method");
+	if (r < 0)
+		return r;
+	b->a_unwind_fp = attr_str(b, r, "frame_pointer");
+	if (b->a_frame_native < 0 || b->a_frame_kernel < 0 ||
+	    b->a_unwind_fp < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -286,6 +293,8 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 	l.address = f->address;
 	l.frame_type_attr = f->kind == PB_FRAME_KERNEL ? b->a_frame_kernel
 						       : b->a_frame_native;
+	if (f->fp_unwound)
+		l.unwind_attr = b->a_unwind_fp;
 	if (f->mapping_file) {
 		struct pb_mapping m;
 

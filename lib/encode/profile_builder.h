@@ -29,6 +29,7 @@ struct pb_frame {
 	uint64_t map_start, map_limit, map_offset;
 	const char *build_id; /* hex, NULL or "" if none */
 	const char *htlhash;  /* hex, NULL or "" if none */
+	bool fp_unwound;      /* found by the frame-pointer step, not CFI */
 };
 
 /* An attribute given by the caller (resource extras). */
@@ -107,7 +108,7 @@ struct pb_location {
 	int32_t mapping;
 	int32_t function; /* 0 = no line */
 	int32_t frame_type_attr;
-	int32_t pad;
+	int32_t unwind_attr; /* otelprof.unwind.method, 0 = CFI / none */
 };
 
 struct pb_link {
@@ -151,7 +152,7 @@ struct profile_builder {
 	/* well-known strings and attributes, interned at reset */
 	int32_t s_thread_id, s_thread_name, s_cpu, s_frame_type, s_build_id,
 		s_htlhash, s_kernel_mapping;
-	int32_t a_frame_native, a_frame_kernel;
+	int32_t a_frame_native, a_frame_kernel, a_unwind_fp;
 
 	uint64_t total_samples;
 	uint64_t min_ts, max_ts;

@@ -138,9 +138,10 @@ static int32_t kernel_location(struct stack_symbolizer *s,
 
 static int32_t user_location(struct stack_symbolizer *s,
 			     struct profile_builder *b, struct process *p,
-			     uint64_t pc, bool return_address, bool *rescanned,
-			     uint64_t now_ns)
+			     uint64_t raw_pc, bool return_address,
+			     bool *rescanned, uint64_t now_ns)
 {
+	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
 	struct proc_mapping *m =
 		(struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	struct elf_file *file;
@@ -158,6 +159,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 	memset(&f, 0, sizeof(f));
 	f.kind = PB_FRAME_NATIVE;
 	f.address = pc;
+	f.fp_unwound = (raw_pc & OTELPROF_USTACK_FP_FRAME) != 0;
 	if (!m) {
 		s->unknown_mappings++;
 		if (getenv("OTELPROF_DEBUG"))

@@ -465,6 +465,7 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 	struct unwind_regs r = {e->user_ip, e->user_sp, e->user_bp};
 	bool rescanned = false;
 	uint32_t n = 0;
+	bool fp_frame = false;
 
 	*flags = 0;
 	if (c.nwords > OTELPROF_USTACK_WORDS)
@@ -480,7 +481,8 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			*flags |= OTELPROF_SAMPLE_F_TRUNCATED;
 			break;
 		}
-		frames[n++] = r.pc;
+		frames[n++] = r.pc | (fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
+		fp_frame = false;
 		m = proc_maps_find(&p->maps, lookup);
 		if (!m && !rescanned) {
 			/* Code mapped since the last scan (ld.so loading
@@ -501,14 +503,24 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 		    process_mapping_bias(m, f, &bias)) {
 			struct row_rule rule;
 
-			res = find_rule(f, lookup - bias, &rule)
-				      ? unwind_step(&c, rule.cfa_base,
-						    rule.cfa_offset,
-						    rule.fp_rule,
-						    rule.fp_offset, &r)
-				      : UNWIND_STEP_ERR_RULE;
+			if (find_rule(f, lookup - bias, &rule) &&
+			    rule.cfa_base != UNWIND_CFA_INVALID) {
+				res = unwind_step(&c, rule.cfa_base,
+						  rule.cfa_offset, rule.fp_rule,
+						  rule.fp_offset, &r);
+			} else {
+				/* No CFI for this pc: as the kernel walk,
+				 * a plausible frame pointer returning into
+				 * mapped code. */
+				res = unwind_step_fp_fallback(&c, &r);
+				if (res == UNWIND_STEP_OK &&
+				    !proc_maps_find(&p->maps, r.pc - 1))
+					res = UNWIND_STEP_ERR_RULE;
+				fp_frame = true;
+			}
 		} else if (m) {
 			res = unwind_step_fp(&c, &r);
+			fp_frame = true;
 		} else {
 			break;
 		}

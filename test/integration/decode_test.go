@@ -15,11 +15,20 @@ import (
 
 // Frame is one resolved location of a sample stack, leaf first.
 type Frame struct {
-	Function string
-	Mapping  string
-	Type     string // profile.frame.type
-	Address  uint64
-	BuildID  string
+	Function  string // Lines[0]'s name (the innermost inlined function)
+	Mapping   string
+	Type      string // profile.frame.type
+	Address   uint64
+	BuildID   string
+	BuildIDGo string // process.executable.build_id.go of the mapping
+	Unwind    string // otelprof.unwind.method ("frame_pointer" or "")
+	Lines     []Line // innermost first
+}
+
+// Line is one Line of a Location with its Function.
+type Line struct {
+	Name, SystemName, Filename string
+	Line                       int64
 }
 
 // Sample is one decoded sample (one timestamp of a merged OTLP sample).
@@ -215,22 +224,39 @@ func decodeFile(t *testing.T, path string) *Decoded {
 						}
 						loc := dict.LocationTable().At(int(li))
 						f := Frame{Address: loc.Address()}
-						if loc.Lines().Len() > 0 {
-							fi := loc.Lines().At(0).FunctionIndex()
-							f.Function = str(dict.FunctionTable().At(int(fi)).NameStrindex())
+						for li := 0; li < loc.Lines().Len(); li++ {
+							ln := loc.Lines().At(li)
+							fi := ln.FunctionIndex()
+							if fi < 0 || int(fi) >= dict.FunctionTable().Len() {
+								t.Fatalf("function index %d out of range", fi)
+							}
+							fn := dict.FunctionTable().At(int(fi))
+							f.Lines = append(f.Lines, Line{
+								Name: str(fn.NameStrindex()), SystemName: str(fn.SystemNameStrindex()),
+								Filename: str(fn.FilenameStrindex()), Line: ln.Line(),
+							})
+						}
+						if len(f.Lines) > 0 {
+							f.Function = f.Lines[0].Name
 						}
 						if mi := loc.MappingIndex(); mi > 0 {
 							m := dict.MappingTable().At(int(mi))
 							f.Mapping = str(m.FilenameStrindex())
 							for _, ai := range m.AttributeIndices().AsRaw() {
-								if k, v := attr(ai); k == "process.executable.build_id.gnu" {
+								switch k, v := attr(ai); k {
+								case "process.executable.build_id.gnu":
 									f.BuildID = v.(string)
+								case "process.executable.build_id.go":
+									f.BuildIDGo = v.(string)
 								}
 							}
 						}
 						for _, ai := range loc.AttributeIndices().AsRaw() {
-							if k, v := attr(ai); k == "profile.frame.type" {
+							switch k, v := attr(ai); k {
+							case "profile.frame.type":
 								f.Type = v.(string)
+							case "otelprof.unwind.method":
+								f.Unwind = v.(string)
 							}
 						}
 						base.Frames = append(base.Frames, f)

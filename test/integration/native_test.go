@@ -116,3 +116,109 @@ func TestLinkerLayoutsCallGraph(t *testing.T) {
 		callGraphShares(t, names[i], p, pid, 3)
 	}
 }
+
+// nodeBinary is Node 20 or newer, or the test fails saying so.
+func nodeBinary(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("node not found: Node 20 or newer is needed for the V8 stack test")
+	}
+	out, err := exec.Command(path, "--version").Output()
+	var major int
+	if err != nil || len(out) < 2 || out[0] != 'v' {
+		t.Fatalf("node --version: %q %v", out, err)
+	}
+	for _, c := range out[1:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		major = 10*major + int(c-'0')
+	}
+	if major < 20 {
+		t.Fatalf("node %s: need Node 20 or newer", strings.TrimSpace(string(out)))
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resolved
+}
+
+// Node 20 without flags: V8's builtins (in the node binary's .text) have
+// no CFI and JIT code none at all; the frame-pointer fallback carries the
+// walk through them into node's C++ and down to main. >= 95% of the main
+// thread's samples reach main of the node binary; every frame found by
+// the frame pointer lies in a mapping and is marked.
+func TestNodeStacksReachMain(t *testing.T) {
+	requireRoot(t)
+	node := nodeBinary(t)
+	script, err := filepath.Abs("../workloads/node/busy.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, "14")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	pid := cmd.Process.Pid
+	// Past node's start-up, into the steady JavaScript loop.
+	time.Sleep(time.Second)
+	d := decodeFile(t, record(t, 6, 299, "--pid", itoa(pid)).Path)
+	p := d.ByPID(pid)
+	if p == nil {
+		t.Fatalf("no samples for node")
+	}
+	main, total, fpFrames, builtins := 0, 0, 0, 0
+	var bad []string
+	for _, s := range p.Samples {
+		if s.ThreadID != int64(pid) {
+			continue // V8 platform and libuv threads start elsewhere
+		}
+		total++
+		reached := false
+		for _, f := range s.Frames {
+			if f.Type != "native" {
+				continue
+			}
+			// node's main is one `jmp node::Start(int, char**)`: that
+			// tail call stands in for main on every stack (perf shows
+			// the same).
+			if f.Mapping == node && (f.Function == "main" || f.Function == "_ZN4node5StartEiPPc" ||
+				f.Function == "node::Start(int, char**)") {
+				reached = true
+			}
+			if f.Unwind == "frame_pointer" {
+				fpFrames++
+				if f.Mapping == "" {
+					t.Errorf("frame-pointer frame outside any mapping: %s", s)
+				}
+			}
+			if strings.HasPrefix(f.Function, "Builtins_") {
+				builtins++
+			}
+		}
+		if reached && rooted(s, pid) {
+			main++
+		} else if len(bad) < 5 {
+			bad = append(bad, s.String())
+		}
+	}
+	if total < 300 {
+		t.Fatalf("only %d samples of node's main thread", total)
+	}
+	share := float64(main) / float64(total)
+	t.Logf("%d of %d main-thread samples reach main (%.2f%%); %d frames by frame pointer, %d in builtins",
+		main, total, 100*share, fpFrames, builtins)
+	for _, b := range bad {
+		t.Logf("does not reach main: %s", b)
+	}
+	if share < 0.95 {
+		t.Errorf("only %.2f%% of node's samples reach main, want >= 95%%", 100*share)
+	}
+	if fpFrames == 0 || builtins == 0 {
+		t.Errorf("no frames marked as found by the frame pointer (%d) or in V8 builtins (%d)", fpFrames, builtins)
+	}
+}
