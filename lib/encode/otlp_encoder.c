@@ -130,6 +130,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		if (x->function) {
 			otelprof__otlp__line__init(&ln[i]);
 			ln[i].function_index = x->function;
+			ln[i].line = x->line;
 			lnp[i] = &ln[i];
 			l[i].lines = &lnp[i];
 			l[i].n_lines = 1;
@@ -150,6 +151,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		f[i].name_strindex = x->name;
 		f[i].system_name_strindex = x->system_name;
 		f[i].filename_strindex = x->filename;
+		f[i].start_line = x->start_line;
 		fp[i] = &f[i];
 	}
 	for (uint32_t i = 0; i < nk; i++) {

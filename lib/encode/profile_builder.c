@@ -10,9 +10,9 @@
 _Static_assert(sizeof(struct pb_attr) == 16, "pb_attr must have no padding");
 _Static_assert(sizeof(struct pb_mapping) == 40,
 	       "pb_mapping must have no padding");
-_Static_assert(sizeof(struct pb_location) == 24,
+_Static_assert(sizeof(struct pb_location) == 32,
 	       "pb_location must have no padding");
-_Static_assert(sizeof(struct pb_function) == 12,
+_Static_assert(sizeof(struct pb_function) == 16,
 	       "pb_function must have no padding");
 _Static_assert(sizeof(struct pb_link) == 24, "pb_link must have no padding");
 
@@ -270,16 +270,27 @@ int pb_reset(struct profile_builder *b)
 	r = b->s_kernel_mapping;
 	if (r < 0)
 		return r;
-	b->a_frame_native = attr_str(b, b->s_frame_type, "native");
-	b->a_frame_kernel = attr_str(b, b->s_frame_type, "kernel");
+	{
+		static const char *const types[PB_FRAME_KINDS] = {
+			[PB_FRAME_NATIVE] = "native",
+			[PB_FRAME_KERNEL] = "kernel",
+			[PB_FRAME_V8JS] = "v8js",
+			[PB_FRAME_CPYTHON] = "cpython",
+		};
+
+		for (int i = 0; i < PB_FRAME_KINDS; i++) {
+			b->a_frame[i] = attr_str(b, b->s_frame_type, types[i]);
+			if (b->a_frame[i] < 0)
+				return -ENOMEM;
+		}
+	}
 	/* Frames whose caller was found through the frame pointer (code
 	 * without CFI): less certain than CFI, so marked. */
 	r = pb_string(b, "otelprof.unwind.method");
 	if (r < 0)
 		return r;
 	b->a_unwind_fp = attr_str(b, r, "frame_pointer");
-	if (b->a_frame_native < 0 || b->a_frame_kernel < 0 ||
-	    b->a_unwind_fp < 0)
+	if (b->a_unwind_fp < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -291,8 +302,9 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 
 	memset(&l, 0, sizeof(l));
 	l.address = f->address;
-	l.frame_type_attr = f->kind == PB_FRAME_KERNEL ? b->a_frame_kernel
-						       : b->a_frame_native;
+	l.frame_type_attr =
+		b->a_frame[f->kind < PB_FRAME_KINDS ? f->kind
+						    : PB_FRAME_NATIVE];
 	if (f->fp_unwound)
 		l.unwind_attr = b->a_unwind_fp;
 	if (f->mapping_file) {
@@ -338,10 +350,13 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 				return r;
 			fn.filename = r;
 		}
+		fn.start_line =
+			f->start_line > INT32_MAX ? 0 : (int32_t)f->start_line;
 		r = intern_function(b, &fn);
 		if (r < 0)
 			return r;
 		l.function = r;
+		l.line = f->line > INT32_MAX ? 0 : (int32_t)f->line;
 	}
 	return intern_location(b, &l);
 }

@@ -17,6 +17,9 @@
 enum pb_frame_kind {
 	PB_FRAME_NATIVE = 0,
 	PB_FRAME_KERNEL = 1,
+	PB_FRAME_V8JS = 2,    /* JavaScript compiled by V8 (Node) */
+	PB_FRAME_CPYTHON = 3, /* a Python function run by CPython */
+	PB_FRAME_KINDS
 };
 
 struct pb_frame {
@@ -24,7 +27,10 @@ struct pb_frame {
 	uint64_t address;     /* ELF vaddr for native frames in a known file;
 				 else the runtime address */
 	const char *function; /* NULL: unknown */
-	const char *function_file; /* Function.filename (kernel module) */
+	const char *function_file; /* Function.filename (kernel module,
+				      source file) */
+	uint32_t start_line;	   /* Function.start_line; 0 = unknown */
+	uint32_t line;		   /* Line.line; 0 = unknown */
 	const char *mapping_file;  /* NULL: no mapping */
 	uint64_t map_start, map_limit, map_offset;
 	const char *build_id; /* hex, NULL or "" if none */
@@ -94,6 +100,7 @@ struct pb_attr {
 
 struct pb_function {
 	int32_t name, system_name, filename;
+	int32_t start_line;
 };
 
 struct pb_mapping {
@@ -109,6 +116,8 @@ struct pb_location {
 	int32_t function; /* 0 = no line */
 	int32_t frame_type_attr;
 	int32_t unwind_attr; /* otelprof.unwind.method, 0 = CFI / none */
+	int32_t line;	     /* of the function's source; 0 = unknown */
+	int32_t pad;
 };
 
 struct pb_link {
@@ -152,7 +161,8 @@ struct profile_builder {
 	/* well-known strings and attributes, interned at reset */
 	int32_t s_thread_id, s_thread_name, s_cpu, s_frame_type, s_build_id,
 		s_htlhash, s_kernel_mapping;
-	int32_t a_frame_native, a_frame_kernel, a_unwind_fp;
+	int32_t a_frame[PB_FRAME_KINDS]; /* profile.frame.type by kind */
+	int32_t a_unwind_fp;
 
 	uint64_t total_samples;
 	uint64_t min_ts, max_ts;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process/process_table.h"
 #include "process/mapped_file.h"
+#include "symbolize/jit_process.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ static void release_maps(struct process_table *t, struct process *p)
 static void process_destroy(struct process_table *t, struct process *p)
 {
 	release_maps(t, p);
+	jit_process_free(p->jit);
 	free(p->exe_path);
 	free(p);
 }

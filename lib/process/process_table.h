@@ -22,6 +22,7 @@
 #define PROCESS_RESCAN_INTERVAL_NS (10ull * 1000 * 1000)
 
 struct process_ctx_state;
+struct jit_process;
 
 struct process {
 	uint32_t pid;
@@ -43,8 +44,10 @@ struct process {
 	uint64_t last_seen_ns;
 	struct process_ctx_state *ctx; /* trace correlation; owned by
 					  context/context_tracker.c */
-	bool ghost; /* known from a sample only, not from /proc: no
-		       mappings, no rescans (process_table_get_sample) */
+	bool ghost;		 /* known from a sample only, not from /proc: no
+				    mappings, no rescans (process_table_get_sample) */
+	struct jit_process *jit; /* JIT symbol files; NULL until a frame
+				    in anonymous code asked */
 };
 
 #define PROCESS_TABLE_MAX_HOOKS 4

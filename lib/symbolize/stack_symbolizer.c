@@ -136,10 +136,37 @@ static int32_t kernel_location(struct stack_symbolizer *s,
 	return pb_location(b, &f);
 }
 
+/* A frame in code without a file (JIT): named from the process's own JIT
+ * symbol files if it publishes them. False if it does not name pc. */
+static bool jit_frame(struct stack_symbolizer *s, struct process *p,
+		      uint64_t pc, bool return_address, uint64_t now_ns,
+		      struct pb_frame *f)
+{
+	const char *name;
+	struct jit_frame_name fn;
+
+	if (p->ghost)
+		return false;
+	name = jit_process_lookup(&p->jit, s->procs->proc_root, p->pid,
+				  &p->maps, pc - return_address, now_ns,
+				  &s->jit);
+	if (!name)
+		return false;
+	jit_name_split(name, s->jit_name, &fn);
+	f->function = fn.function;
+	f->function_file = fn.file;
+	f->start_line = fn.line;
+	if (fn.v8js)
+		f->kind = PB_FRAME_V8JS;
+	s->jit_frames++;
+	return true;
+}
+
 static int32_t user_location(struct stack_symbolizer *s,
 			     struct profile_builder *b, struct process *p,
 			     uint64_t raw_pc, bool return_address,
-			     bool *rescanned, uint64_t now_ns)
+			     bool *rescanned, bool *jit_unnamed,
+			     uint64_t now_ns)
 {
 	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
 	struct proc_mapping *m =
@@ -160,6 +187,18 @@ static int32_t user_location(struct stack_symbolizer *s,
 	f.kind = PB_FRAME_NATIVE;
 	f.address = pc;
 	f.fp_unwound = (raw_pc & OTELPROF_USTACK_FP_FRAME) != 0;
+	if (!m || m->kind == PROC_MAPPING_ANON) {
+		if (jit_frame(s, p, pc, return_address, now_ns, &f)) {
+			if (m) {
+				f.map_start = m->start;
+				f.map_limit = m->end;
+				f.mapping_file = "[anon]";
+			}
+			return pb_location(b, &f);
+		}
+		/* Its name may still come: do not cache the stack. */
+		*jit_unnamed = true;
+	}
 	if (!m) {
 		s->unknown_mappings++;
 		if (getenv("OTELPROF_DEBUG"))
@@ -201,7 +240,7 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 	struct raw_stack e = {kstack, ustack, nk, nu};
 	uint64_t h;
 	struct raw_key k = {s, p->serial, &e};
-	bool rescanned = false;
+	bool rescanned = false, jit_unnamed = false;
 	uint32_t idx, n = 0;
 	int32_t stack;
 	int err;
@@ -220,14 +259,14 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 	}
 	for (uint32_t i = 0; i < nu; i++, n++) {
 		int32_t l = user_location(s, b, p, ustack[i], n > 0, &rescanned,
-					  now_ns);
+					  &jit_unnamed, now_ns);
 
 		if (l < 0)
 			return l;
 		locs[n] = l;
 	}
 	stack = pb_stack(b, locs, n);
-	if (stack < 0)
+	if (stack < 0 || jit_unnamed)
 		return stack;
 	err = cache_put(s, h, p->serial, &e, stack);
 	return err ? err : stack;

@@ -14,6 +14,7 @@
 #include "encode/profile_builder.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
+#include "symbolize/jit_process.h"
 #include "symbolize/kallsyms.h"
 #include "util/idxmap.h"
 
@@ -28,6 +29,9 @@ struct stack_symbolizer {
 	int32_t *entry_stack;
 	uint32_t nentries, entries_cap;
 	uint64_t unknown_mappings; /* user frames outside any mapping */
+	uint64_t jit_frames;	   /* frames named from JIT symbol files */
+	struct jit_stats jit;
+	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
 };
 
 void stack_symbolizer_init(struct stack_symbolizer *s,

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -33,3 +33,18 @@ printf "\\x02OTEL_CTX\\x02\\x00\\x00\\x00\\xa8\\x00\\x00\\x00\\x01\\x00\\x00\\x0
 printf "\\x01\\x01\\x00\\x03\\x00\\x00\\x00svc\\x04\\x00\\x00\\x00prod\\x05\\x00\\x00\\x00/sock" > "$out/context/elastic"
 # OTEP 4947 thread attributes: http.route=/pay!, user.id=42.
 printf '\x04\x00\x05/pay!\x02\x0242' > "$out/context/attrs"
+# JIT symbols: a perf map (first byte even: perf map, split mid-file) and a
+# jitdump with one JIT_CODE_LOAD and one JIT_CODE_MOVE (first byte odd).
+printf '\x40%s\n%s\n%s\n' "7f0000001000 40 JS:*hot_a /tmp/x.js:1:15" \
+	"7f0000002000 2e4 py::hot_b:/tmp/x.py" "1234 10 LazyCompile:~run node:internal/main:3" > "$out/jit/perf-map"
+le32() { printf "\\x%02x\\x%02x\\x%02x\\x%02x" $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
+{
+	printf '\x41'
+	# header: magic, version, size, elf_mach, pad, pid, timestamp, flags
+	printf "DTiJ$(le32 1)$(le32 40)$(le32 62)$(le32 0)$(le32 1)$(le64 0)$(le64 0)"
+	# JIT_CODE_LOAD: id, size, time, pid, tid, vma, code_addr, code_size, index, name, code
+	printf "$(le32 0)$(le32 73)$(le64 0)$(le32 1)$(le32 1)$(le64 4096)$(le64 4096)$(le64 64)$(le64 0)JS:*a /a.js:1:1\\x00\\xcc"
+	# JIT_CODE_MOVE: id, size, time, pid, tid, vma, old, new, code_size, index
+	printf "$(le32 1)$(le32 64)$(le64 0)$(le32 1)$(le32 1)$(le64 12288)$(le64 4096)$(le64 12288)$(le64 64)$(le64 0)"
+} > "$out/jit/jitdump"

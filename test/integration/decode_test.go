@@ -29,6 +29,7 @@ type Frame struct {
 type Line struct {
 	Name, SystemName, Filename string
 	Line                       int64
+	StartLine                  int64 // Function.start_line
 }
 
 // Sample is one decoded sample (one timestamp of a merged OTLP sample).
@@ -234,6 +235,7 @@ func decodeFile(t *testing.T, path string) *Decoded {
 							f.Lines = append(f.Lines, Line{
 								Name: str(fn.NameStrindex()), SystemName: str(fn.SystemNameStrindex()),
 								Filename: str(fn.FilenameStrindex()), Line: ln.Line(),
+								StartLine: fn.StartLine(),
 							})
 						}
 						if len(f.Lines) > 0 {

@@ -1,0 +1,287 @@
+// Language runtimes: frames of code a runtime generated (JIT) named from
+// the symbol files the runtime publishes (perf maps, jitdump), and the
+// proportions judged against the workload's own CPU time in each function.
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Installed by the machine's set-up (README: Requirements); a missing one
+// fails the test.
+const (
+	nodeBin     = "/usr/bin/node"
+	pyenvRoot   = "/root/.pyenv/versions"
+	python312   = pyenvRoot + "/3.12.1/bin/python3"
+	runtimesDir = "../workloads/runtimes"
+)
+
+func requireExe(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("%s is needed for this test: %v", path, err)
+	}
+}
+
+// cpuReport is one line a runtimes workload prints every second: seconds
+// of its own CPU time spent in hot_a and hot_b so far.
+type cpuReport struct {
+	at   time.Time
+	A, B float64
+}
+
+type runtimeWorkload struct {
+	cmd     *exec.Cmd
+	mu      sync.Mutex
+	reports []cpuReport
+	done    chan struct{}
+}
+
+func startRuntime(t *testing.T, env []string, bin string, args ...string) *runtimeWorkload {
+	t.Helper()
+	w := &runtimeWorkload{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	w.cmd.Env = append(os.Environ(), env...)
+	w.cmd.Dir = t.TempDir() // where a runtime writes its jitdump
+	w.cmd.Stderr = os.Stderr
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", bin, err)
+	}
+	go func() {
+		defer close(w.done)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var r struct{ A, B float64 }
+			if json.Unmarshal(sc.Bytes(), &r) == nil {
+				w.mu.Lock()
+				w.reports = append(w.reports, cpuReport{time.Now(), r.A, r.B})
+				w.mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		_, _ = w.cmd.Process.Wait()
+		os.Remove(filepath.Join("/tmp", "perf-"+itoa(w.cmd.Process.Pid)+".map"))
+	})
+	return w
+}
+
+// share of hot_a in the CPU time the workload reported between from and to.
+func (w *runtimeWorkload) shareA(t *testing.T, from, to time.Time) float64 {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var first, last *cpuReport
+	for i := range w.reports {
+		r := &w.reports[i]
+		if first == nil && !r.at.Before(from) {
+			first = r
+		}
+		if !r.at.After(to) {
+			last = r
+		}
+	}
+	if first == nil || last == nil || last == first {
+		t.Fatalf("workload reported no CPU times within the recording (%d reports)", len(w.reports))
+	}
+	a, b := last.A-first.A, last.B-first.B
+	if a+b <= 0 {
+		t.Fatalf("workload reported no CPU time in hot_a/hot_b")
+	}
+	return 100 * a / (a + b)
+}
+
+
+// lineOf is the 1-based line of the first line of file starting with prefix.
+func lineOf(t *testing.T, file, prefix string) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return int64(i + 1)
+		}
+	}
+	t.Fatalf("%s: no line starting with %q", file, prefix)
+	return 0
+}
+
+// judgeHot checks the named share of samples and hot_a's proportion
+// against the workload's own CPU time. inA/inB say whether a sample ran
+// in hot_a or hot_b; named whether its leaf user frame has a runtime name.
+func judgeHot(t *testing.T, p *Process, truthA float64, minNamed float64,
+	named func(Sample) bool, inA, inB func(Sample) bool) {
+	t.Helper()
+	var nNamed, nA, nB int
+	var bad []string
+	for _, s := range p.Samples {
+		if named(s) {
+			nNamed++
+		} else if len(bad) < 5 {
+			bad = append(bad, s.String())
+		}
+		switch {
+		case inA(s):
+			nA++
+		case inB(s):
+			nB++
+		}
+	}
+	n := len(p.Samples)
+	if n < 500 {
+		t.Fatalf("only %d samples of the workload", n)
+	}
+	share := 100 * float64(nNamed) / float64(n)
+	t.Logf("%d samples, %.1f%% named; hot_a %d, hot_b %d", n, share, nA, nB)
+	if share < minNamed {
+		t.Errorf("%.1f%% of samples have a runtime name for their leaf, want >= %.0f%%; e.g.\n%s",
+			share, minNamed, strings.Join(bad, "\n"))
+	}
+	if nA+nB == 0 {
+		t.Fatalf("no sample in hot_a or hot_b")
+	}
+	got := 100 * float64(nA) / float64(nA+nB)
+	t.Logf("hot_a: %.1f%% of samples, %.1f%% of the workload's own CPU time", got, truthA)
+	if math.Abs(got-truthA) > 3 {
+		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truthA)
+	}
+}
+
+// leafUser is the first non-kernel frame of s (nil if none).
+func leafUser(s Sample) *Frame {
+	for i := range s.Frames {
+		if s.Frames[i].Type != "kernel" {
+			return &s.Frames[i]
+		}
+	}
+	return nil
+}
+
+func hasFrame(s Sample, match func(Frame) bool) bool {
+	for _, f := range s.Frames {
+		if match(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// recordRuntime records the workload at 499 Hz after a warm-up (the
+// runtime compiles its hot code first) until it has run cpuSeconds of CPU
+// (~2000 samples: a 70% share then has a standard error near 1 point, on
+// a loaded machine too), and returns its process and the workload's
+// hot_a share of its own CPU time while recording.
+func recordRuntime(t *testing.T, w *runtimeWorkload, cpuSeconds float64) (*Process, float64) {
+	t.Helper()
+	const hz, maxSeconds = 499, 40
+	time.Sleep(1500 * time.Millisecond)
+	pid := w.cmd.Process.Pid
+	var from, to time.Time
+	var cpu0 float64
+	rec := recordUntil(t, func() { from = time.Now(); cpu0 = cpuSecondsOf(t, pid) }, func() {
+		for time.Since(from) < (maxSeconds-2)*time.Second && cpuSecondsOf(t, pid)-cpu0 < cpuSeconds {
+			time.Sleep(100 * time.Millisecond)
+		}
+		to = time.Now()
+	}, maxSeconds, hz)
+	t.Logf("recorded %.1f s, workload CPU %.2f s", to.Sub(from).Seconds(), cpuSecondsOf(t, pid)-cpu0)
+	d := decodeFile(t, rec.Path)
+	p := d.ByPID(pid)
+	if p == nil {
+		t.Fatalf("no samples of pid %d\n%s", pid, rec.Stderr)
+	}
+	return p, w.shareA(t, from, to)
+}
+
+// cpuSecondsOf is cpuSeconds, 0 once the process is gone.
+func cpuSecondsOf(t *testing.T, pid int) float64 {
+	if _, err := os.Stat("/proc/" + itoa(pid)); err != nil {
+		return 0
+	}
+	return cpuSeconds(t, pid)
+}
+
+// Node with --perf-basic-prof writes /tmp/perf-PID.map; its JIT frames get
+// their JavaScript names, file and line, typed v8js.
+func TestNodePerfMapNames(t *testing.T) {
+	requireRoot(t)
+	requireExe(t, nodeBin)
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
+	w := startRuntime(t, nil, nodeBin, "--perf-basic-prof", js, "60")
+	// ~2000 samples: a 70% share then has a standard error near 1 point.
+	p, truth := recordRuntime(t, w, 4.5)
+	isJS := func(name string) func(Sample) bool {
+		return func(s Sample) bool {
+			return hasFrame(s, func(f Frame) bool {
+				return f.Type == "v8js" && f.Function == name
+			})
+		}
+	}
+	judgeHot(t, p, truth, 90, func(s Sample) bool {
+		l := leafUser(s)
+		return l != nil && l.Type == "v8js" && l.Function != ""
+	}, isJS("hot_a"), isJS("hot_b"))
+	line := lineOf(t, js, "function hot_a")
+	for _, s := range p.Samples {
+		for _, f := range s.Frames {
+			if f.Type == "v8js" && f.Function == "hot_a" && (f.Lines[0].Filename != js || f.Lines[0].StartLine != line) {
+				t.Fatalf("hot_a frame: %+v, want file %s, start line %d", f.Lines[0], js, line)
+			}
+		}
+	}
+}
+
+// Python 3.12 -X perf: each Python function runs through a trampoline that
+// the perf map names "py::NAME:FILE".
+func TestPythonPerfTrampolineNames(t *testing.T) {
+	requireRoot(t)
+	requireExe(t, python312)
+	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	w := startRuntime(t, nil, python312, "-X", "perf", py, "60")
+	p, truth := recordRuntime(t, w, 4.5)
+	in := func(name string) func(Sample) bool {
+		return func(s Sample) bool {
+			return hasFrame(s, func(f Frame) bool { return f.Function == "py::"+name+":"+py })
+		}
+	}
+	judgeHot(t, p, truth, 90, func(s Sample) bool {
+		return hasFrame(s, func(f Frame) bool { return strings.HasPrefix(f.Function, "py::") })
+	}, in("hot_a"), in("hot_b"))
+}
+
+// Node with --perf-prof writes a jitdump file (jit-PID.dump in its working
+// directory) and maps it: found through that mapping, no perf map needed.
+func TestNodeJitdumpNames(t *testing.T) {
+	requireRoot(t)
+	requireExe(t, nodeBin)
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
+	w := startRuntime(t, nil, nodeBin, "--perf-prof", js, "60")
+	p, truth := recordRuntime(t, w, 4.5)
+	if _, err := os.Stat("/tmp/perf-" + itoa(w.cmd.Process.Pid) + ".map"); err == nil {
+		t.Fatalf("node --perf-prof wrote a perf map too: the test would not show jitdump")
+	}
+	isJS := func(name string) func(Sample) bool {
+		return func(s Sample) bool {
+			return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" && f.Function == name })
+		}
+	}
+	judgeHot(t, p, truth, 90, func(s Sample) bool {
+		l := leafUser(s)
+		return l != nil && l.Type == "v8js"
+	}, isJS("hot_a"), isJS("hot_b"))
+}
