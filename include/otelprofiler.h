@@ -145,7 +145,11 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
  * by the caller and must be released with otelprof_buffer_free().
  *
  * After otelprof_stop(), poll returns what was still buffered and 0
- * afterwards. Thread-safe: poll, stop and stats may be called from any
+ * afterwards. One exception to "0 means NULL": if no poll of the handle
+ * has handed out a payload, the first poll after otelprof_stop() returns
+ * 0 with a payload holding the host's resource and one profile without
+ * samples over the recording, so an empty recording is still a valid
+ * OTLP profile. Thread-safe: poll, stop and stats may be called from any
  * thread; calls on one handle are serialized.
  */
 OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data,

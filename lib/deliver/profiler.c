@@ -51,6 +51,7 @@ struct otelprof {
 	int epoll_fd;
 	atomic_bool stopping;
 	bool stopped;
+	bool handed_out; /* a poll has returned a payload */
 
 	uint32_t frequency_hz;
 	uint32_t max_user_frames;
@@ -633,6 +634,7 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 	struct profile_builder *full;
 	struct otlp_window w;
 	uint64_t now, samples;
+	bool stopped;
 	int e;
 
 	if (!p || !data || !size)
@@ -644,7 +646,8 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 
 	/* Swap windows: the drain thread fills the other one meanwhile. */
 	pthread_mutex_lock(&p->state_lock);
-	if (!p->stopped)
+	stopped = p->stopped;
+	if (!stopped)
 		bpf_sampler_consume(p->sampler);
 	full = &p->windows[p->cur];
 	p->cur ^= 1;
@@ -663,11 +666,14 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 		goto out;
 	}
 	samples = full->total_samples;
-	if (!samples)
+	/* A recording that saw nothing still ends with one valid profile
+	 * (the host's, without samples); other empty polls hand out nothing. */
+	if (!samples && (!stopped || p->handed_out))
 		goto out;
 	w.period_ns = 1000000000ull / p->frequency_hz;
 	w.scope_name = "libotelprofiler";
 	w.scope_version = otelprof_version();
+	w.host_name = p->host_name;
 	e = otlp_encode(full, &w, data, size);
 	if (e) {
 		set_err(p, "encoding failed: %s", strerror(-e));
@@ -677,6 +683,7 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 	p->samples_encoded += samples;
 	p->bytes_encoded += *size;
 	p->polls++;
+	p->handed_out = true;
 	pthread_mutex_unlock(&p->state_lock);
 	e = samples > INT32_MAX ? INT32_MAX : (int)samples;
 out:

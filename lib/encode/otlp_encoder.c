@@ -76,13 +76,90 @@ static void enc_free(struct enc *e)
 
 #define ALLOC(e, T, n) ((T *)enc_alloc((e), (n), sizeof(T)))
 
+/*
+ * The builder interns every string and attribute it is handed, but some are
+ * written elsewhere: string attribute values go inline in AnyValue, and the
+ * well-known keys and frame-type attributes are interned at reset whether a
+ * window uses them or not. Only referenced entries are encoded: old index ->
+ * new index, -1 for unreferenced (index 0 always stays).
+ */
+struct remap {
+	int32_t *str, *attr;
+	uint32_t nstr, nattr; /* entries encoded */
+};
+
+static void mark_attr(const struct profile_builder *b, int32_t *attr,
+		      int32_t *str, int32_t a)
+{
+	if (a > 0 && (uint32_t)a < b->attrs.n && attr[a] < 0) {
+		attr[a] = 0;
+		str[b->attrs.v[a].key] = 0;
+	}
+}
+
+static void build_remap(struct enc *e, const struct profile_builder *b,
+			const int32_t *value_strs, size_t nvalue_strs,
+			struct remap *r)
+{
+	int32_t *str = ALLOC(e, int32_t, b->str_off.n);
+	int32_t *attr = ALLOC(e, int32_t, b->attrs.n);
+
+	if (e->failed)
+		return;
+	for (uint32_t i = 0; i < b->str_off.n; i++)
+		str[i] = -1;
+	for (uint32_t i = 0; i < b->attrs.n; i++)
+		attr[i] = -1;
+	str[0] = attr[0] = 0;
+	for (size_t i = 0; i < nvalue_strs; i++)
+		str[value_strs[i]] = 0;
+	for (uint32_t i = 0; i < b->locations.n; i++) {
+		mark_attr(b, attr, str, b->locations.v[i].frame_type_attr);
+		mark_attr(b, attr, str, b->locations.v[i].unwind_attr);
+	}
+	for (uint32_t i = 0; i < b->mappings.n; i++) {
+		mark_attr(b, attr, str, b->mappings.v[i].attrs[0]);
+		mark_attr(b, attr, str, b->mappings.v[i].attrs[1]);
+		str[b->mappings.v[i].filename] = 0;
+	}
+	for (uint32_t i = 0; i < b->samples.n; i++)
+		for (int k = 0; k < PB_SAMPLE_ATTRS; k++)
+			mark_attr(b, attr, str, b->samples.v[i].attrs[k]);
+	for (uint32_t i = 0; i < b->functions.n; i++) {
+		str[b->functions.v[i].name] = 0;
+		str[b->functions.v[i].system_name] = 0;
+		str[b->functions.v[i].filename] = 0;
+	}
+	r->nstr = r->nattr = 0;
+	for (uint32_t i = 0; i < b->str_off.n; i++)
+		if (!str[i])
+			str[i] = (int32_t)r->nstr++;
+	for (uint32_t i = 0; i < b->attrs.n; i++)
+		if (!attr[i])
+			attr[i] = (int32_t)r->nattr++;
+	r->str = str;
+	r->attr = attr;
+}
+
+/* An index into the remapped table (0 for 0 or unreferenced). */
+static int32_t rs(const struct remap *r, int32_t i)
+{
+	return i > 0 && r->str[i] > 0 ? r->str[i] : 0;
+}
+
+static int32_t ra(const struct remap *r, int32_t i)
+{
+	return i > 0 && r->attr[i] > 0 ? r->attr[i] : 0;
+}
+
 static void build_dictionary(struct enc *e, const struct profile_builder *b,
-			     Dictionary *d)
+			     const struct remap *r, Dictionary *d)
 {
 	const uint32_t nm = b->mappings.n, nl = b->locations.n,
-		       nf = b->functions.n, nk = b->links.n, ns = b->str_off.n,
-		       na = b->attrs.n, nst = b->stack_off.n;
+		       nf = b->functions.n, nk = b->links.n, ns = r->nstr,
+		       na = r->nattr, nst = b->stack_off.n;
 	Mapping *m = ALLOC(e, Mapping, nm);
+	int32_t *mattr = ALLOC(e, int32_t, 2 * nm);
 	Mapping **mp = ALLOC(e, Mapping *, nm);
 	Location *l = ALLOC(e, Location, nl);
 	Location **lp = ALLOC(e, Location *, nl);
@@ -109,16 +186,13 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		m[i].memory_start = x->start;
 		m[i].memory_limit = x->limit;
 		m[i].file_offset = x->offset;
-		m[i].filename_strindex = x->filename;
-		/* attrs[] holds present indices first (0 = absent). */
-		m[i].attribute_indices = (int32_t *)x->attrs;
-		m[i].n_attribute_indices = x->attrs[1]	 ? 2
-					   : x->attrs[0] ? 1
-							 : 0;
-		if (!x->attrs[0] && x->attrs[1]) {
-			m[i].attribute_indices = (int32_t *)&x->attrs[1];
-			m[i].n_attribute_indices = 1;
-		}
+		m[i].filename_strindex = rs(r, x->filename);
+		/* attrs[] may hold 0 (absent) in either slot. */
+		m[i].attribute_indices = &mattr[2 * i];
+		for (int k = 0; k < 2; k++)
+			if (ra(r, x->attrs[k]))
+				mattr[2 * i + m[i].n_attribute_indices++] =
+					ra(r, x->attrs[k]);
 		mp[i] = &m[i];
 	}
 	for (uint32_t i = 0; i < nl; i++) {
@@ -136,21 +210,21 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 			l[i].n_lines = 1;
 		}
 		l[i].attribute_indices = &lattr[2 * (size_t)i];
-		if (x->frame_type_attr)
+		if (ra(r, x->frame_type_attr))
 			lattr[2 * (size_t)i + l[i].n_attribute_indices++] =
-				x->frame_type_attr;
-		if (x->unwind_attr)
+				ra(r, x->frame_type_attr);
+		if (ra(r, x->unwind_attr))
 			lattr[2 * (size_t)i + l[i].n_attribute_indices++] =
-				x->unwind_attr;
+				ra(r, x->unwind_attr);
 		lp[i] = &l[i];
 	}
 	for (uint32_t i = 0; i < nf; i++) {
 		const struct pb_function *x = &b->functions.v[i];
 
 		otelprof__otlp__function__init(&f[i]);
-		f[i].name_strindex = x->name;
-		f[i].system_name_strindex = x->system_name;
-		f[i].filename_strindex = x->filename;
+		f[i].name_strindex = rs(r, x->name);
+		f[i].system_name_strindex = rs(r, x->system_name);
+		f[i].filename_strindex = rs(r, x->filename);
 		f[i].start_line = x->start_line;
 		fp[i] = &f[i];
 	}
@@ -164,13 +238,18 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		}
 		kp[i] = &k[i];
 	}
-	for (uint32_t i = 0; i < ns; i++)
-		st[i] = b->arena + b->str_off.v[i];
-	for (uint32_t i = 0; i < na; i++) {
-		const struct pb_attr *x = &b->attrs.v[i];
+	for (uint32_t i = 0; i < b->str_off.n; i++)
+		if (i == 0 || r->str[i] > 0)
+			st[r->str[i]] = b->arena + b->str_off.v[i];
+	for (uint32_t j = 0; j < b->attrs.n; j++) {
+		const struct pb_attr *x = &b->attrs.v[j];
+		uint32_t i;
 
+		if (j && r->attr[j] <= 0)
+			continue;
+		i = (uint32_t)r->attr[j];
 		otelprof__otlp__key_value_and_unit__init(&a[i]);
-		a[i].key_strindex = x->key;
+		a[i].key_strindex = rs(r, x->key);
 		if (i) {
 			otelprof__otlp__any_value__init(&av[i]);
 			if (x->is_str) {
@@ -212,8 +291,9 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 
 static ResourceProfiles *
 build_resource(struct enc *e, const struct profile_builder *b,
-	       const struct pb_resource *r, const struct otlp_window *w,
-	       ValueType *sample_type, ValueType *period_type, Scope *scope)
+	       const struct remap *rm, const struct pb_resource *r,
+	       const struct otlp_window *w, ValueType *sample_type,
+	       ValueType *period_type, Scope *scope)
 {
 	ResourceProfiles *rp = ALLOC(e, ResourceProfiles, 1);
 	Resource *res = ALLOC(e, Resource, 1);
@@ -269,8 +349,9 @@ build_resource(struct enc *e, const struct profile_builder *b,
 		/* attrs[] may have 0s (absent thread.name, fewer context
 		 * attributes) in the middle: copy the present ones. */
 		for (int k = 0; k < PB_SAMPLE_ATTRS; k++)
-			if (x->attrs[k])
-				ai[PB_SAMPLE_ATTRS * i + na++] = x->attrs[k];
+			if (ra(rm, x->attrs[k]))
+				ai[PB_SAMPLE_ATTRS * i + na++] =
+					ra(rm, x->attrs[k]);
 		s[i].attribute_indices = &ai[PB_SAMPLE_ATTRS * i];
 		s[i].n_attribute_indices = na;
 		s[i].timestamps_unix_nano = x->ts;
@@ -315,6 +396,7 @@ int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
 	uint8_t *buf;
 	struct profile_builder *mb = (struct profile_builder *)b;
 	int32_t s_samples, s_count, s_cpu, s_ns;
+	struct remap rm = {0};
 
 	*out = NULL;
 	*out_len = 0;
@@ -326,20 +408,44 @@ int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
 	s_ns = pb_string(mb, "nanoseconds");
 	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0)
 		return -ENOMEM;
-	sample_type.type_strindex = s_samples;
-	sample_type.unit_strindex = s_count;
-	period_type.type_strindex = s_cpu;
-	period_type.unit_strindex = s_ns;
+	{
+		const int32_t vs[] = {s_samples, s_count, s_cpu, s_ns};
+
+		build_remap(&e, b, vs, 4, &rm);
+	}
+	if (e.failed) {
+		enc_free(&e);
+		return -ENOMEM;
+	}
+	sample_type.type_strindex = rs(&rm, s_samples);
+	sample_type.unit_strindex = rs(&rm, s_count);
+	period_type.type_strindex = rs(&rm, s_cpu);
+	period_type.unit_strindex = rs(&rm, s_ns);
 	scope.name = (char *)(w->scope_name ? w->scope_name : "");
 	scope.version = (char *)(w->scope_version ? w->scope_version : "");
 
-	build_dictionary(&e, b, &dict);
-	rps = ALLOC(&e, ResourceProfiles *, b->resources.n);
+	build_dictionary(&e, b, &rm, &dict);
+	rps = ALLOC(&e, ResourceProfiles *, b->resources.n + 1);
 	for (uint32_t i = 0; !e.failed && i < b->resources.n; i++) {
 		if (!b->resources.v[i].nsamples)
 			continue;
-		rps[nrp] = build_resource(&e, b, &b->resources.v[i], w,
+		rps[nrp] = build_resource(&e, b, &rm, &b->resources.v[i], w,
 					  &sample_type, &period_type, &scope);
+		if (rps[nrp])
+			nrp++;
+	}
+	if (!nrp && !e.failed) {
+		/* A window without samples is still a profile of the host
+		 * over that time, not a message without resources (which
+		 * conformance checkers reject). */
+		struct pb_kv host = {(char *)"host.name",
+				     (char *)(w->host_name ? w->host_name : ""),
+				     0};
+		struct pb_resource r = {.attrs = &host,
+					.nattrs = w->host_name ? 1 : 0};
+
+		rps[nrp] = build_resource(&e, b, &rm, &r, w, &sample_type,
+					  &period_type, &scope);
 		if (rps[nrp])
 			nrp++;
 	}

@@ -15,10 +15,13 @@ struct otlp_window {
 	uint64_t period_ns; /* 1e9 / frequency */
 	const char *scope_name;
 	const char *scope_version;
+	const char *host_name; /* resource of a window without samples */
 };
 
-/* Encode b (one ResourceProfiles per process, one Profile each) into a
- * malloc'ed buffer. 0 or a negative errno. */
+/* Encode b (one ResourceProfiles per process, one Profile each; a window
+ * without samples gives one host ResourceProfiles with an empty Profile)
+ * into a malloc'ed buffer. Only referenced strings and attributes are
+ * written. 0 or a negative errno. */
 int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
 		uint8_t **out, size_t *out_len);
 

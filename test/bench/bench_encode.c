@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	static int depth[NSTACKS];
 	static char fnames[1000][32];
 	struct profile_builder b;
-	struct otlp_window w = {1, 0, 10101010, "bench", "0"};
+	struct otlp_window w = {1, 0, 10101010, "bench", "0", "h"};
 	uint32_t res[NPROC];
 	double t0, t1, t2;
 	uint8_t *buf;

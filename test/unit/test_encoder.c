@@ -6,6 +6,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -67,7 +68,7 @@ static void dedup_and_zero_entries(void **state)
 static Otelprof__Otlp__ProfilesData *encode(struct profile_builder *b,
 					    uint64_t start, uint64_t end)
 {
-	struct otlp_window w = {start, end, 10101010, "scope", "1.0"};
+	struct otlp_window w = {start, end, 10101010, "scope", "1.0", "h"};
 	Otelprof__Otlp__ProfilesData *pd;
 	uint8_t *buf;
 	size_t len;
@@ -78,6 +79,9 @@ static Otelprof__Otlp__ProfilesData *encode(struct profile_builder *b,
 	assert_non_null(pd);
 	return pd;
 }
+
+static bool in_string_table(const Otelprof__Otlp__ProfilesData *pd,
+			    const char *s);
 
 static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
 {
@@ -189,11 +193,18 @@ static void samples_merge_and_encode(void **state)
 	}
 	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
 
-	/* Reset forgets everything; a fresh window encodes empty. */
+	/* Reset forgets everything: a fresh window encodes as the host
+	 * alone, with no samples and none of the old window's processes. */
 	assert_int_equal(pb_reset(&b), 0);
 	assert_int_equal(b.total_samples, 0);
 	pd = encode(&b, 1, 2);
-	assert_int_equal(pd->n_resource_profiles, 0);
+	assert_int_equal(pd->n_resource_profiles, 1);
+	assert_int_equal(pd->resource_profiles[0]
+				 ->scope_profiles[0]
+				 ->profiles[0]
+				 ->n_samples,
+			 0);
+	assert_false(in_string_table(pd, "/bin/app"));
 	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
 	pb_free(&b);
 }
@@ -319,6 +330,195 @@ static void context_links_and_attributes(void **state)
 	pb_free(&b);
 }
 
+/* What the dictionary's entries are referenced from (profcheck's rules
+ * plus: no string or attribute that nothing refers to). */
+static void mark_attrs(const Otelprof__Otlp__ProfilesDictionary *d,
+		       const int32_t *ai, size_t n, int *sref, int *aref)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_true(ai[i] > 0 && (size_t)ai[i] < d->n_attribute_table);
+		aref[ai[i]] = 1;
+		sref[d->attribute_table[ai[i]]->key_strindex] = 1;
+	}
+}
+
+static void
+assert_dictionary_all_referenced(const Otelprof__Otlp__ProfilesData *pd)
+{
+	const Otelprof__Otlp__ProfilesDictionary *d = pd->dictionary;
+	int *sref = calloc(d->n_string_table, sizeof(int));
+	int *aref = calloc(d->n_attribute_table + 1, sizeof(int));
+
+	assert_non_null(sref);
+	assert_non_null(aref);
+	assert_true(pd->n_resource_profiles >= 1);
+	for (size_t i = 0; i < d->n_mapping_table; i++) {
+		sref[d->mapping_table[i]->filename_strindex] = 1;
+		mark_attrs(d, d->mapping_table[i]->attribute_indices,
+			   d->mapping_table[i]->n_attribute_indices, sref,
+			   aref);
+	}
+	for (size_t i = 0; i < d->n_location_table; i++)
+		mark_attrs(d, d->location_table[i]->attribute_indices,
+			   d->location_table[i]->n_attribute_indices, sref,
+			   aref);
+	for (size_t i = 0; i < d->n_function_table; i++) {
+		sref[d->function_table[i]->name_strindex] = 1;
+		sref[d->function_table[i]->system_name_strindex] = 1;
+		sref[d->function_table[i]->filename_strindex] = 1;
+	}
+	for (size_t r = 0; r < pd->n_resource_profiles; r++) {
+		const Otelprof__Otlp__ResourceProfiles *rp =
+			pd->resource_profiles[r];
+
+		assert_true(rp->n_scope_profiles >= 1);
+		for (size_t sc = 0; sc < rp->n_scope_profiles; sc++) {
+			assert_true(rp->scope_profiles[sc]->n_profiles >= 1);
+			for (size_t k = 0;
+			     k < rp->scope_profiles[sc]->n_profiles; k++) {
+				const Otelprof__Otlp__Profile *p =
+					rp->scope_profiles[sc]->profiles[k];
+
+				sref[p->sample_type->type_strindex] = 1;
+				sref[p->sample_type->unit_strindex] = 1;
+				sref[p->period_type->type_strindex] = 1;
+				sref[p->period_type->unit_strindex] = 1;
+				for (size_t i = 0; i < p->n_samples; i++)
+					mark_attrs(
+						d,
+						p->samples[i]
+							->attribute_indices,
+						p->samples[i]
+							->n_attribute_indices,
+						sref, aref);
+			}
+		}
+	}
+	for (size_t i = 1; i < d->n_string_table; i++)
+		if (!sref[i])
+			fail_msg("string_table[%zu] \"%s\" is not referenced",
+				 i, d->string_table[i]);
+	for (size_t i = 1; i < d->n_attribute_table; i++)
+		if (!aref[i])
+			fail_msg("attribute_table[%zu] is not referenced", i);
+	free(sref);
+	free(aref);
+}
+
+static bool in_string_table(const Otelprof__Otlp__ProfilesData *pd,
+			    const char *s)
+{
+	for (size_t i = 0; i < pd->dictionary->n_string_table; i++)
+		if (!strcmp(pd->dictionary->string_table[i], s))
+			return true;
+	return false;
+}
+
+static void dictionary_only_referenced(void **state)
+{
+	struct profile_builder b;
+	struct pb_resource_info r1 = {.key = 1,
+				      .pid = 100,
+				      .exe_name = "app",
+				      .exe_path = "/bin/app",
+				      .host_name = "h"};
+	Otelprof__Otlp__ProfilesData *pd;
+	uint32_t res;
+	int32_t loc, st, ctx[2];
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(pb_resource(&b, &r1, &res), 0);
+	/* Native frames only: the kernel frame-type attribute and the
+	 * kernel mapping name interned at reset go unused. */
+	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
+	st = pb_stack(&b, &loc, 1);
+	ctx[0] = pb_attr_string(&b, "http.route", "/checkout");
+	ctx[1] = pb_attr_string(&b, "user.tier", "gold-value");
+	assert_true(ctx[0] > 0 && ctx[1] > 0);
+	/* An attribute interned but used by no sample. */
+	assert_true(pb_attr_string(&b, "never.used", "nowhere") > 0);
+	assert_int_equal(pb_add_sample(&b, res, st, 100, "worker-thread", 0, 0,
+				       ctx, 2, 5000),
+			 0);
+	pd = encode(&b, 4000, 7000);
+	assert_dictionary_all_referenced(pd);
+	/* String values are inline, not in the table. */
+	assert_false(in_string_table(pd, "worker-thread"));
+	assert_false(in_string_table(pd, "/checkout"));
+	assert_false(in_string_table(pd, "gold-value"));
+	assert_false(in_string_table(pd, "never.used"));
+	assert_false(in_string_table(pd, "[kernel.kallsyms]"));
+	assert_true(in_string_table(pd, "http.route"));
+	assert_true(in_string_table(pd, "thread.name"));
+	{
+		const Otelprof__Otlp__Profile *p = pd->resource_profiles[0]
+							   ->scope_profiles[0]
+							   ->profiles[0];
+		const Otelprof__Otlp__ProfilesDictionary *d = pd->dictionary;
+		int seen = 0;
+
+		assert_int_equal(p->samples[0]->n_attribute_indices, 5);
+		for (size_t i = 0; i < 5; i++) {
+			const Otelprof__Otlp__KeyValueAndUnit *a =
+				d->attribute_table
+					[p->samples[0]->attribute_indices[i]];
+
+			if (!strcmp(d->string_table[a->key_strindex],
+				    "user.tier")) {
+				assert_string_equal(a->value->string_value,
+						    "gold-value");
+				seen++;
+			}
+			if (!strcmp(d->string_table[a->key_strindex],
+				    "thread.name")) {
+				assert_string_equal(a->value->string_value,
+						    "worker-thread");
+				seen++;
+			}
+		}
+		assert_int_equal(seen, 2);
+	}
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
+/* A window without samples is one host resource with an empty profile,
+ * not a message without ResourceProfiles. */
+static void empty_window_is_host_profile(void **state)
+{
+	struct profile_builder b;
+	struct otlp_window w = {4000, 7000, 10101010, "scope", "1.0", "h1"};
+	Otelprof__Otlp__ProfilesData *pd;
+	const Otelprof__Otlp__Profile *p;
+	const Otelprof__Otlp__Resource *r;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(otlp_encode(&b, &w, &buf, &len), 0);
+	pd = otelprof__otlp__profiles_data__unpack(NULL, len, buf);
+	free(buf);
+	assert_non_null(pd);
+	assert_int_equal(pd->n_resource_profiles, 1);
+	assert_dictionary_all_referenced(pd);
+	r = pd->resource_profiles[0]->resource;
+	assert_int_equal(r->n_attributes, 1);
+	assert_string_equal(r->attributes[0]->key, "host.name");
+	assert_string_equal(r->attributes[0]->value->string_value, "h1");
+	p = pd->resource_profiles[0]->scope_profiles[0]->profiles[0];
+	assert_int_equal(p->n_samples, 0);
+	assert_int_equal(p->time_unix_nano, 4000);
+	assert_int_equal(p->duration_nano, 3000);
+	assert_string_equal(str(pd, p->sample_type->type_strindex), "samples");
+	/* Only what the empty profile refers to. */
+	assert_int_equal(pd->dictionary->n_string_table, 5);
+	assert_int_equal(pd->dictionary->n_attribute_table, 1);
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +526,8 @@ int main(void)
 		cmocka_unit_test(samples_merge_and_encode),
 		cmocka_unit_test(wire_field_numbers),
 		cmocka_unit_test(context_links_and_attributes),
+		cmocka_unit_test(dictionary_only_referenced),
+		cmocka_unit_test(empty_window_is_host_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
