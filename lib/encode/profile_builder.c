@@ -344,6 +344,13 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 			return r;
 		fn.name = r;
 		fn.system_name = r;
+		if (f->function_system &&
+		    strcmp(f->function_system, f->function)) {
+			r = pb_string(b, f->function_system);
+			if (r < 0)
+				return r;
+			fn.system_name = r;
+		}
 		if (f->function_file) {
 			r = pb_string(b, f->function_file);
 			if (r < 0)

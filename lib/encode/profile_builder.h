@@ -26,7 +26,8 @@ struct pb_frame {
 	uint8_t kind;	      /* enum pb_frame_kind */
 	uint64_t address;     /* ELF vaddr for native frames in a known file;
 				 else the runtime address */
-	const char *function; /* NULL: unknown */
+	const char *function; /* NULL: unknown; Function.name (demangled) */
+	const char *function_system; /* Function.system_name; NULL: as name */
 	const char *function_file; /* Function.filename (kernel module,
 				      source file) */
 	uint32_t start_line;	   /* Function.start_line; 0 = unknown */

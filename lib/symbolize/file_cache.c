@@ -32,6 +32,7 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 		close(f->unwind_fd);
 	unwind_table_free(&f->unwind);
 	elf_symbols_free(&f->sym);
+	symbol_names_free(&f->names);
 	free(f->path);
 	free(f);
 }
@@ -101,6 +102,7 @@ static struct elf_file *new_file(const struct file_id *id, const char *path)
 	f->id = *id;
 	f->refcnt = 1;
 	f->unwind_fd = -1;
+	symbol_names_init(&f->names);
 	f->path = strdup(path && *path ? path : "[unknown]");
 	if (!f->path) {
 		free(f);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "symbolize/elf_file.h"
+#include "symbolize/symbol_names.h"
 #include "unwind/unwind_table.h"
 #include "util/idxmap.h"
 
@@ -24,9 +25,10 @@ struct elf_file {
 	uint32_t refcnt;
 	int load_err; /* 0, or why symbols are missing */
 	struct elf_symbols sym;
-	char htlhash[33];     /* "" if unknown */
-	char *path;	      /* path as first seen in /proc/PID/maps */
-	const char *basename; /* into path */
+	struct symbol_names names; /* demangled, filled as frames need them */
+	char htlhash[33];	   /* "" if unknown */
+	char *path;		   /* path as first seen in /proc/PID/maps */
+	const char *basename;	   /* into path */
 	/* Unwind table (built by the on_load hook) and its kernel id. */
 	struct unwind_table unwind;
 	uint64_t idle_since_ns; /* refcnt 0 since (CLOCK_MONOTONIC); kept a

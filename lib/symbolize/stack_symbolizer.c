@@ -226,8 +226,12 @@ static int32_t user_location(struct stack_symbolizer *s,
 		vaddr += pc - m->start;
 		f.address = vaddr;
 		sym = elf_symbols_lookup(&file->sym, vaddr - return_address);
-		if (sym)
-			f.function = elf_symbols_name(&file->sym, sym);
+		if (sym) {
+			f.function_system = elf_symbols_name(&file->sym, sym);
+			f.function = symbol_names_get(
+				&file->names, (uint32_t)(sym - file->sym.syms),
+				f.function_system, s->demangle_buf);
+		}
 	}
 	return pb_location(b, &f);
 }

@@ -15,6 +15,7 @@
 #include "process/process_table.h"
 #include "profiler_types.h"
 #include "symbolize/jit_process.h"
+#include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
 #include "util/idxmap.h"
 
@@ -32,6 +33,7 @@ struct stack_symbolizer {
 	uint64_t jit_frames;	   /* frames named from JIT symbol files */
 	struct jit_stats jit;
 	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
+	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
 };
 
 void stack_symbolizer_init(struct stack_symbolizer *s,

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -48,3 +48,8 @@ le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
 	# JIT_CODE_MOVE: id, size, time, pid, tid, vma, old, new, code_size, index
 	printf "$(le32 1)$(le32 64)$(le64 0)$(le32 1)$(le32 1)$(le64 12288)$(le64 4096)$(le64 12288)$(le64 64)$(le64 0)"
 } > "$out/jit/jitdump"
+# Mangled C++ names (libstdc++'s exports) and Rust names of both schemes.
+nm -D --defined-only /usr/lib/x86_64-linux-gnu/libstdc++.so.6 2>/dev/null | awk '$3 ~ /^_Z/ {print $3}' |
+	head -300 | split -l 1 - "$out/demangle/cxx-" || true
+printf '%s' '_ZN14rust_callgraph10leaf_heavy17h0123456789abcdefE' > "$out/demangle/rust-legacy"
+printf '%s' '_RINvCsgFoJDcoYc6c_14rust_callgraph10leaf_heavyNtB2_5HeavyEB2_' > "$out/demangle/rust-v0"

@@ -222,3 +222,67 @@ func TestNodeStacksReachMain(t *testing.T) {
 		t.Errorf("no frames marked as found by the frame pointer (%d) or in V8 builtins (%d)", fpFrames, builtins)
 	}
 }
+
+// C++ (templates, lambdas, std::sort) and Rust (legacy and v0 mangling):
+// every named frame whose raw name is mangled comes back demangled in
+// Function.name, with the raw name in Function.system_name.
+func TestDemangledNames(t *testing.T) {
+	requireRoot(t)
+	type want struct {
+		name string // a demangled name that must appear
+	}
+	cases := map[string]want{
+		"cxx_templates":     {"workload::run_round(unsigned long)"},
+		"rust_callgraph":    {"rust_callgraph::leaf_medium"},
+		"rust_callgraph_v0": {"rust_callgraph::leaf_heavy::<rust_callgraph::Heavy>"},
+	}
+	var names []string
+	var cmds []*exec.Cmd
+	for n := range cases {
+		names = append(names, n)
+		cmds = append(cmds, nativeWorkload(t, n, "10"))
+	}
+	time.Sleep(300 * time.Millisecond)
+	d := decodeFile(t, record(t, 5, 199).Path)
+	for i, c := range cmds {
+		p := d.ByPID(c.Process.Pid)
+		if p == nil {
+			t.Errorf("%s: no samples", names[i])
+			continue
+		}
+		mangled, demangled, plain := 0, 0, 0
+		seen := false
+		for _, s := range p.Samples {
+			for _, f := range s.Frames {
+				if f.Type != "native" || len(f.Lines) == 0 {
+					continue
+				}
+				ln := f.Lines[0]
+				if ln.Name == cases[names[i]].name {
+					seen = true
+				}
+				raw := ln.SystemName
+				if !strings.HasPrefix(raw, "_Z") && !strings.HasPrefix(raw, "_R") {
+					plain++
+					if ln.Name != raw {
+						t.Errorf("%s: plain name %q shown as %q", names[i], raw, ln.Name)
+					}
+					continue
+				}
+				mangled++
+				if ln.Name != raw && !strings.HasPrefix(ln.Name, "_Z") && !strings.HasPrefix(ln.Name, "_R") {
+					demangled++
+				} else if mangled-demangled <= 3 {
+					t.Errorf("%s: %q not demangled", names[i], raw)
+				}
+			}
+		}
+		t.Logf("%s: %d samples, %d mangled frames, %d demangled, %d plain", names[i], len(p.Samples), mangled, demangled, plain)
+		if mangled < len(p.Samples) || demangled != mangled {
+			t.Errorf("%s: %d of %d mangled frames demangled (want all, and at least one per sample)", names[i], demangled, mangled)
+		}
+		if !seen {
+			t.Errorf("%s: no frame named %q", names[i], cases[names[i]].name)
+		}
+	}
+}

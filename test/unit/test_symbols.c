@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "process/proc_maps.h"
+#include "symbolize/demangle.h"
 #include "symbolize/elf_file.h"
+#include "symbolize/symbol_names.h"
 #include "symbolize/kallsyms.h"
 
 static void kallsyms_synthetic(void **state)
@@ -250,6 +252,52 @@ static void htlhash_matches_definition(void **state)
 	assert_string_equal(hash, out);
 }
 
+static void demangles_cxx_and_rust(void **state)
+{
+	static char out[DEMANGLE_MAX_OUTPUT];
+	static char longname[DEMANGLE_MAX_INPUT + 16];
+	struct symbol_names c;
+
+	(void)state;
+	assert_true(symbol_demangle("_ZN4node5StartEiPPc", out) > 0);
+	assert_string_equal(out, "node::Start(int, char**)");
+	assert_true(symbol_demangle("_ZNKSt6vectorIiSaIiEE4sizeEv", out) > 0);
+	assert_string_equal(
+		out, "std::vector<int, std::allocator<int> >::size() const");
+	/* Rust legacy: the hash suffix goes */
+	assert_true(
+		symbol_demangle(
+			"_ZN14rust_callgraph10leaf_heavy17h0123456789abcdefE",
+			out) > 0);
+	assert_string_equal(out, "rust_callgraph::leaf_heavy");
+	/* Rust v0 */
+	assert_true(symbol_demangle("_RINvCsgFoJDcoYc6c_14rust_callgraph10leaf_"
+				    "heavyNtB2_5HeavyEB2_",
+				    out) > 0);
+	assert_string_equal(
+		out, "rust_callgraph::leaf_heavy::<rust_callgraph::Heavy>");
+	/* Not mangled, broken, or too long: no result (raw name kept). */
+	assert_int_equal(symbol_demangle("main", out), 0);
+	assert_int_equal(symbol_demangle("_Z", out), 0);
+	assert_int_equal(symbol_demangle("_ZN3foo", out), 0);
+	memset(longname, 'a', sizeof(longname) - 1);
+	memcpy(longname, "_ZN", 3);
+	assert_int_equal(symbol_demangle(longname, out), 0);
+
+	/* The per-file cache answers the same, plain names as themselves. */
+	symbol_names_init(&c);
+	assert_string_equal(symbol_names_get(&c, 7, "_ZN4node5StartEiPPc", out),
+			    "node::Start(int, char**)");
+	memset(out, 0, sizeof(out));
+	assert_string_equal(symbol_names_get(&c, 7, "_ZN4node5StartEiPPc", out),
+			    "node::Start(int, char**)");
+	assert_string_equal(symbol_names_get(&c, 8, "malloc", out), "malloc");
+	assert_string_equal(symbol_names_get(&c, 8, "malloc", out), "malloc");
+	assert_int_equal(c.n, 2);
+	assert_true(symbol_names_memory(&c) > 0);
+	symbol_names_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -257,6 +305,7 @@ int main(void)
 		cmocka_unit_test(kallsyms_hidden_addresses),
 		cmocka_unit_test(kallsyms_real),
 		cmocka_unit_test(elf_symbols_of_self),
+		cmocka_unit_test(demangles_cxx_and_rust),
 		cmocka_unit_test(elf_symbols_of_libc),
 		cmocka_unit_test(elf_hostile_inputs),
 		cmocka_unit_test(htlhash_matches_definition),

@@ -1,13 +1,15 @@
 # Native code as people ship it (test/integration/native_test.go),
 # included by Makefile.inc (OUT, W, WCC, NOFP come from there):
 # callgraph.c linked by lld and mold (the text segment starts inside the
-# read-only segment's last page), and a default Cargo release build of the
-# same call graph in Rust (rust-lld, no frame pointers, mangled names).
+# read-only segment's last page), a default Cargo release build of the
+# same call graph in Rust (rust-lld, no frame pointers, mangled names; also
+# with v0 mangling) and C++ with templates and lambdas (mangled names).
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $(HOME)/.cargo/bin/cargo)
 N := $(OUT)/native
 RUST_CG := $(W)/rust_callgraph
 
-NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph
+NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
+  $(N)/cxx_templates
 EXTRA_WORKLOADS += $(NATIVE_OUT)
 
 $(N):
@@ -22,3 +24,12 @@ $(N)/rust_callgraph: $(RUST_CG)/Cargo.toml $(RUST_CG)/src/main.rs $(W)/native.mk
 	$(CARGO) build --quiet --release --offline --manifest-path $(RUST_CG)/Cargo.toml \
 	  --target-dir $(abspath $(N))/rust-target
 	cp $(N)/rust-target/release/rust_callgraph $@
+# The same with Rust's v0 symbol mangling (stable since 1.59).
+$(N)/rust_callgraph_v0: $(RUST_CG)/Cargo.toml $(RUST_CG)/src/main.rs $(W)/native.mk | $(N)
+	@test -x "$(CARGO)" || { echo "error: cargo not found (Rust workloads need a Rust toolchain)" >&2; exit 1; }
+	RUSTFLAGS="-C symbol-mangling-version=v0" $(CARGO) build --quiet --release --offline \
+	  --manifest-path $(RUST_CG)/Cargo.toml --target-dir $(abspath $(N))/rust-target-v0
+	cp $(N)/rust-target-v0/release/rust_callgraph $@
+# C++ -O2 without frame pointers: templates, lambdas, std::sort.
+$(N)/cxx_templates: $(W)/cxx_templates.cc $(W)/native.mk | $(N)
+	clang++ -std=c++17 $(NOFP) -o $@ $<

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbolize/symbol_names.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void symbol_names_init(struct symbol_names *c)
+{
+	memset(c, 0, sizeof(*c));
+	idxmap_init(&c->index);
+}
+
+void symbol_names_free(struct symbol_names *c)
+{
+	idxmap_free(&c->index);
+	free(c->entries);
+	free(c->arena);
+	memset(c, 0, sizeof(*c));
+}
+
+struct find_ctx {
+	const struct symbol_names *c;
+	uint32_t id;
+};
+
+static bool entry_eq(const void *ctx, uint32_t idx)
+{
+	const struct find_ctx *k = ctx;
+
+	return k->c->entries[idx].id == k->id;
+}
+
+static const char *entry_name(const struct symbol_names *c, uint32_t idx,
+			      const char *raw)
+{
+	uint32_t off = c->entries[idx].off;
+
+	return off == UINT32_MAX ? raw : c->arena + off;
+}
+
+/* Remember id -> name (NULL: not mangled). False when over the bound or
+ * out of memory: the caller still has the name. */
+static bool remember(struct symbol_names *c, uint64_t h, uint32_t id,
+		     const char *name, size_t len)
+{
+	size_t need = name ? len + 1 : 0;
+
+	if (symbol_names_memory(c) + need + 64 > SYMBOL_NAMES_MAX_BYTES)
+		return false;
+	if (c->n == c->cap) {
+		uint32_t ncap = c->cap ? 2 * c->cap : 64;
+		void *nv = realloc(c->entries, ncap * sizeof(*c->entries));
+
+		if (!nv)
+			return false;
+		c->entries = nv;
+		c->cap = ncap;
+	}
+	if (name && c->arena_len + need > c->arena_cap) {
+		size_t ncap = c->arena_cap ? 2 * c->arena_cap : 4096;
+		char *na;
+
+		while (ncap < c->arena_len + need)
+			ncap *= 2;
+		na = realloc(c->arena, ncap);
+		if (!na)
+			return false;
+		c->arena = na;
+		c->arena_cap = ncap;
+	}
+	if (idxmap_insert(&c->index, h, c->n))
+		return false;
+	c->entries[c->n].id = id;
+	c->entries[c->n].off = name ? (uint32_t)c->arena_len : UINT32_MAX;
+	if (name) {
+		memcpy(c->arena + c->arena_len, name, need);
+		c->arena_len += need;
+	}
+	c->n++;
+	return true;
+}
+
+const char *symbol_names_get(struct symbol_names *c, uint32_t id,
+			     const char *raw, char scratch[DEMANGLE_MAX_OUTPUT])
+{
+	struct find_ctx k = {c, id};
+	uint64_t h = hash_u64((uint64_t)id + 1) | 1;
+	uint32_t idx;
+	size_t len;
+
+	if (idxmap_find(&c->index, h, entry_eq, &k, &idx))
+		return entry_name(c, idx, raw);
+	len = symbol_demangle(raw, scratch);
+	if (!remember(c, h, id, len ? scratch : NULL, len))
+		c->uncached++;
+	return len ? scratch : raw;
+}
+
+size_t symbol_names_memory(const struct symbol_names *c)
+{
+	return idxmap_memory(&c->index) + (size_t)c->cap * sizeof(*c->entries) +
+	       c->arena_cap;
+}
