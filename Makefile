@@ -127,6 +127,8 @@ $(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $
 	@mkdir -p $(dir $@)
 	$(CLANG) -O2 -shared -fPIC $(LAYOUT_LDFLAGS_$*) -o $@ $<
 $(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
+# Reads the Go workloads (stripped and not).
+$(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
 
 test-unit: deps $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -223,16 +225,17 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle
+FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
-FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/context/tls_symbols.c
+FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/context/tls_symbols.c lib/symbolize/go_pclntab.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c
-FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c
+FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c
+FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 

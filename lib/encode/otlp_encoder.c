@@ -118,8 +118,8 @@ static void build_remap(struct enc *e, const struct profile_builder *b,
 		mark_attr(b, attr, str, b->locations.v[i].unwind_attr);
 	}
 	for (uint32_t i = 0; i < b->mappings.n; i++) {
-		mark_attr(b, attr, str, b->mappings.v[i].attrs[0]);
-		mark_attr(b, attr, str, b->mappings.v[i].attrs[1]);
+		for (int k = 0; k < PB_MAPPING_ATTRS; k++)
+			mark_attr(b, attr, str, b->mappings.v[i].attrs[k]);
 		str[b->mappings.v[i].filename] = 0;
 	}
 	for (uint32_t i = 0; i < b->samples.n; i++)
@@ -159,7 +159,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		       nf = b->functions.n, nk = b->links.n, ns = r->nstr,
 		       na = r->nattr, nst = b->stack_off.n;
 	Mapping *m = ALLOC(e, Mapping, nm);
-	int32_t *mattr = ALLOC(e, int32_t, 2 * nm);
+	int32_t *mattr = ALLOC(e, int32_t, PB_MAPPING_ATTRS * (size_t)nm);
 	Mapping **mp = ALLOC(e, Mapping *, nm);
 	Location *l = ALLOC(e, Location, nl);
 	Location **lp = ALLOC(e, Location *, nl);
@@ -188,10 +188,11 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		m[i].file_offset = x->offset;
 		m[i].filename_strindex = rs(r, x->filename);
 		/* attrs[] may hold 0 (absent) in either slot. */
-		m[i].attribute_indices = &mattr[2 * i];
-		for (int k = 0; k < 2; k++)
+		m[i].attribute_indices = &mattr[PB_MAPPING_ATTRS * (size_t)i];
+		for (int k = 0; k < PB_MAPPING_ATTRS; k++)
 			if (ra(r, x->attrs[k]))
-				mattr[2 * i + m[i].n_attribute_indices++] =
+				m[i].attribute_indices
+					[m[i].n_attribute_indices++] =
 					ra(r, x->attrs[k]);
 		mp[i] = &m[i];
 	}

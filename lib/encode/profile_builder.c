@@ -266,6 +266,7 @@ int pb_reset(struct profile_builder *b)
 	b->s_frame_type = pb_string(b, "profile.frame.type");
 	b->s_build_id = pb_string(b, "process.executable.build_id.gnu");
 	b->s_htlhash = pb_string(b, "process.executable.build_id.htlhash");
+	b->s_build_id_go = pb_string(b, "process.executable.build_id.go");
 	b->s_kernel_mapping = pb_string(b, "[kernel.kallsyms]");
 	r = b->s_kernel_mapping;
 	if (r < 0)
@@ -276,6 +277,7 @@ int pb_reset(struct profile_builder *b)
 			[PB_FRAME_KERNEL] = "kernel",
 			[PB_FRAME_V8JS] = "v8js",
 			[PB_FRAME_CPYTHON] = "cpython",
+			[PB_FRAME_GO] = "go",
 		};
 
 		for (int i = 0; i < PB_FRAME_KINDS; i++) {
@@ -329,6 +331,12 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 			if (r < 0)
 				return r;
 			m.attrs[1] = r;
+		}
+		if (f->build_id_go && *f->build_id_go) {
+			r = attr_str(b, b->s_build_id_go, f->build_id_go);
+			if (r < 0)
+				return r;
+			m.attrs[2] = r;
 		}
 		r = intern_mapping(b, &m);
 		if (r < 0)

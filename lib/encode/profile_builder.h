@@ -19,6 +19,7 @@ enum pb_frame_kind {
 	PB_FRAME_KERNEL = 1,
 	PB_FRAME_V8JS = 2,    /* JavaScript compiled by V8 (Node) */
 	PB_FRAME_CPYTHON = 3, /* a Python function run by CPython */
+	PB_FRAME_GO = 4,      /* Go code (named from .gopclntab) */
 	PB_FRAME_KINDS
 };
 
@@ -28,15 +29,16 @@ struct pb_frame {
 				 else the runtime address */
 	const char *function; /* NULL: unknown; Function.name (demangled) */
 	const char *function_system; /* Function.system_name; NULL: as name */
-	const char *function_file; /* Function.filename (kernel module,
-				      source file) */
-	uint32_t start_line;	   /* Function.start_line; 0 = unknown */
-	uint32_t line;		   /* Line.line; 0 = unknown */
-	const char *mapping_file;  /* NULL: no mapping */
+	const char *function_file;   /* Function.filename (kernel module,
+					source file) */
+	uint32_t start_line;	     /* Function.start_line; 0 = unknown */
+	uint32_t line;		     /* Line.line; 0 = unknown */
+	const char *mapping_file;    /* NULL: no mapping */
 	uint64_t map_start, map_limit, map_offset;
-	const char *build_id; /* hex, NULL or "" if none */
-	const char *htlhash;  /* hex, NULL or "" if none */
-	bool fp_unwound;      /* found by the frame-pointer step, not CFI */
+	const char *build_id;	 /* hex, NULL or "" if none */
+	const char *htlhash;	 /* hex, NULL or "" if none */
+	const char *build_id_go; /* Go build id, NULL or "" if none */
+	bool fp_unwound;	 /* found by the frame-pointer step, not CFI */
 };
 
 /* An attribute given by the caller (resource extras). */
@@ -104,11 +106,12 @@ struct pb_function {
 	int32_t start_line;
 };
 
+#define PB_MAPPING_ATTRS 3
 struct pb_mapping {
 	uint64_t start, limit, offset;
 	int32_t filename;
-	int32_t attrs[2]; /* build_id.gnu, build_id.htlhash; 0 = absent */
-	int32_t pad;
+	/* build_id.gnu, build_id.htlhash, build_id.go; 0 = absent */
+	int32_t attrs[PB_MAPPING_ATTRS];
 };
 
 struct pb_location {
@@ -161,7 +164,7 @@ struct profile_builder {
 
 	/* well-known strings and attributes, interned at reset */
 	int32_t s_thread_id, s_thread_name, s_cpu, s_frame_type, s_build_id,
-		s_htlhash, s_kernel_mapping;
+		s_htlhash, s_build_id_go, s_kernel_mapping;
 	int32_t a_frame[PB_FRAME_KINDS]; /* profile.frame.type by kind */
 	int32_t a_unwind_fp;
 

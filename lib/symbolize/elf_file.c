@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/elf_file.h"
+#include "symbolize/go_pclntab.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -42,6 +43,33 @@ static int push_name(struct elf_symbols *s, size_t *cap, const char *name,
 	s->names[s->names_len + n] = '\0';
 	*off = (uint32_t)s->names_len;
 	s->names_len += n + 1;
+	return 0;
+}
+
+static int add_sym(struct elf_symbols *s, size_t *cap, size_t *names_cap,
+		   uint64_t addr, uint64_t size, uint32_t flags,
+		   const char *name, size_t nlen)
+{
+	int err;
+
+	if (s->n >= ELF_FILE_MAX_SYMBOLS)
+		return -E2BIG;
+	if (s->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct elf_sym *nv = realloc(s->syms, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		s->syms = nv;
+		*cap = ncap;
+	}
+	err = push_name(s, names_cap, name, nlen, &s->syms[s->n].name);
+	if (err)
+		return err;
+	s->syms[s->n].addr = addr;
+	s->syms[s->n].size = size;
+	s->syms[s->n].flags = flags;
+	s->n++;
 	return 0;
 }
 
@@ -95,31 +123,64 @@ static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 			s->skipped_symbols++;
 			continue;
 		}
-		if (s->n >= ELF_FILE_MAX_SYMBOLS)
-			return -E2BIG;
-		if (s->n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 256;
-			struct elf_sym *nv =
-				realloc(s->syms, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			s->syms = nv;
-			*cap = ncap;
-		}
-		err = push_name(s, names_cap, name, nlen, &s->syms[s->n].name);
+		err = add_sym(s, cap, names_cap, sym.st_value, sym.st_size, 0,
+			      name, nlen);
 		if (err)
 			return err;
-		s->syms[s->n].addr = sym.st_value;
-		s->syms[s->n].size = sym.st_size;
-		s->n++;
 	}
 	return 0;
 }
 
+/*
+ * Go functions from .gopclntab: a stripped Go binary has no .symtab, but
+ * the runtime's own table names every function. Read after the symbol
+ * tables; where both name an address, the two entries merge.
+ */
+static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
+			  uint64_t text_start, struct elf_symbols *s,
+			  size_t *cap, size_t *names_cap)
+{
+	struct go_pclntab t;
+	Elf_Data *data;
+
+	if (sh->sh_type != SHT_PROGBITS || sh->sh_size > GO_PCLNTAB_MAX_BYTES)
+		return -ENOEXEC;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf ||
+	    go_pclntab_open(&t, data->d_buf, data->d_size, text_start))
+		return -ENOEXEC;
+	for (uint64_t i = 0; i < t.nfunc; i++) {
+		uint64_t entry, end;
+		const char *name;
+		size_t nlen;
+		int err;
+
+		if (!go_pclntab_func(&t, i, &entry, &end, &name, &nlen,
+				     ELF_FILE_MAX_NAME)) {
+			s->skipped_symbols++;
+			continue;
+		}
+		err = add_sym(s, cap, names_cap, entry, end - entry, ELF_SYM_GO,
+			      name, nlen);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Go's build id is text ("actionID/contentID"); keep it if printable. */
+static void go_build_id(const char *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < 0x21 || p[i] > 0x7e)
+			return;
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
 static void read_build_id(Elf *elf, size_t phnum, struct elf_symbols *s)
 {
-	for (size_t i = 0; i < phnum && !s->build_id[0]; i++) {
+	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		Elf_Data *d;
 		size_t off = 0, name_off, desc_off;
@@ -140,7 +201,14 @@ static void read_build_id(Elf *elf, size_t phnum, struct elf_symbols *s)
 			    nh.n_descsz <= ELF_FILE_MAX_BUILD_ID) {
 				to_hex((unsigned char *)d->d_buf + desc_off,
 				       nh.n_descsz, s->build_id);
-				break;
+			} else if (nh.n_type == 4 /* Go build id */ &&
+				   (nh.n_namesz == 3 || nh.n_namesz == 4) &&
+				   !memcmp((char *)d->d_buf + name_off, "Go",
+					   3) &&
+				   nh.n_descsz > 0 &&
+				   nh.n_descsz <= ELF_FILE_MAX_GO_BUILD_ID) {
+				go_build_id((const char *)d->d_buf + desc_off,
+					    nh.n_descsz, s->go_build_id);
 			}
 		}
 	}
@@ -171,8 +239,9 @@ static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
 static int load_elf(Elf *elf, struct elf_symbols *s)
 {
 	size_t phnum, shstrndx, cap = 0, names_cap = 0, out = 0;
+	uint64_t text_start = 0;
 	GElf_Ehdr eh;
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *gopclntab = NULL;
 	int err;
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
@@ -207,12 +276,30 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		return 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
+		const char *name;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".text"))
+			text_start = sh.sh_addr;
+		else if (name && !strcmp(name, ".gopclntab"))
+			gopclntab = scn;
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
 		err = read_symtab(elf, scn, &sh, s, &cap, &names_cap);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			s->skipped_symbols++;
+	}
+	if (gopclntab) {
+		GElf_Shdr sh;
+
+		err = gelf_getshdr(gopclntab, &sh)
+			      ? read_gopclntab(gopclntab, &sh, text_start, s,
+					       &cap, &names_cap)
+			      : -ENOEXEC;
 		if (err == -ENOMEM)
 			return err;
 		if (err)
@@ -226,6 +313,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		if (out && s->syms[out - 1].addr == s->syms[i].addr) {
 			if (!s->syms[out - 1].size)
 				s->syms[out - 1].size = s->syms[i].size;
+			s->syms[out - 1].flags |= s->syms[i].flags;
 			continue;
 		}
 		s->syms[out++] = s->syms[i];

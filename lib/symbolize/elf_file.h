@@ -19,12 +19,16 @@
 #define ELF_FILE_MAX_NAME	  4096u
 #define ELF_FILE_MAX_LOADS	  64u
 #define ELF_FILE_MAX_BUILD_ID	  64u
+#define ELF_FILE_MAX_GO_BUILD_ID  200u
 
 struct elf_sym {
 	uint64_t addr;
 	uint64_t size;
-	uint32_t name; /* offset into elf_symbols.names */
+	uint32_t name;	/* offset into elf_symbols.names */
+	uint32_t flags; /* ELF_SYM_* */
 };
+
+#define ELF_SYM_GO 1u /* a Go function (listed in .gopclntab) */
 
 struct elf_load {
 	uint64_t offset, vaddr, filesz;
@@ -39,6 +43,8 @@ struct elf_symbols {
 	struct elf_load loads[ELF_FILE_MAX_LOADS];
 	size_t nloads;
 	char build_id[2 * ELF_FILE_MAX_BUILD_ID + 1]; /* hex, "" if none */
+	/* Go's build id (.note.go.buildid, printable text), "" if none */
+	char go_build_id[ELF_FILE_MAX_GO_BUILD_ID + 1];
 	unsigned skipped_symbols; /* malformed entries ignored (symbols,
 				     symbol tables, a broken section
 				     table, TLS symbols) */

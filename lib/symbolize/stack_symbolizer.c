@@ -220,6 +220,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 		return pb_location(b, &f);
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
+	f.build_id_go = file->sym.go_build_id;
 	if (process_mapping_vaddr(m, file, &vaddr)) {
 		const struct elf_sym *sym;
 
@@ -227,6 +228,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 		f.address = vaddr;
 		sym = elf_symbols_lookup(&file->sym, vaddr - return_address);
 		if (sym) {
+			if (sym->flags & ELF_SYM_GO)
+				f.kind = PB_FRAME_GO;
 			f.function_system = elf_symbols_name(&file->sym, sym);
 			f.function = symbol_names_get(
 				&file->names, (uint32_t)(sym - file->sym.syms),

@@ -32,7 +32,7 @@ struct stack_symbolizer {
 	uint64_t unknown_mappings; /* user frames outside any mapping */
 	uint64_t jit_frames;	   /* frames named from JIT symbol files */
 	struct jit_stats jit;
-	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
+	char jit_name[JIT_NAME_MAX + 1];	/* scratch for jit_name_split */
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
 };
 

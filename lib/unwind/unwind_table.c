@@ -14,6 +14,7 @@
 #include <gelf.h>
 #include <zlib.h>
 
+#include "symbolize/go_pclntab.h"
 #include "unwind/unwind_internal.h"
 
 /*
@@ -150,6 +151,7 @@ struct sec {
 
 struct elf_info {
 	struct sec eh_frame, eh_frame_hdr, debug_frame;
+	struct sec gopclntab, text;
 	struct sec plt[3]; /* .plt, .plt.sec, .plt.got */
 	struct unwind_window win;
 	uint64_t entry;
@@ -236,11 +238,87 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 			note_sec(&ei->debug_frame, scn, &sh);
 			if (ei->debug_frame.count == 1)
 				ei->debug_frame.gnu_zlib = true;
-		} else if ((sh.sh_flags & SHF_EXECINSTR) &&
-			   sh.sh_type != SHT_NOBITS)
+		} else if (!strcmp(name, ".gopclntab")) {
+			note_sec(&ei->gopclntab, scn, &sh);
+		} else if (!strcmp(name, ".text")) {
+			note_sec(&ei->text, scn, &sh);
+		}
+		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_type != SHT_NOBITS)
 			for (int k = 0; k < 3; k++)
 				if (!strcmp(name, plt_names[k]))
 					note_sec(&ei->plt[k], scn, &sh);
+	}
+	return 0;
+}
+
+/*
+ * Rows for Go functions that CFI does not cover (Go emits none; with
+ * external linking only the C parts have it), from each function's SP
+ * delta table in .gopclntab: CFA = rsp + delta + 8, and where the frame
+ * is set up the caller's rbp sits at CFA - 16 (Go's amd64 frame layout).
+ * runtime.goexit (the return address at the bottom of every goroutine)
+ * and runtime.mstart (thread entry) end the walk.
+ */
+static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
+			    struct unwind_spans *sp, bool *added)
+{
+	const struct sec *g = &ei->gopclntab;
+	struct go_pclntab t;
+	Elf_Data *d;
+	int err;
+
+	if (g->count != 1 || g->nobits || g->compressed ||
+	    g->size > GO_PCLNTAB_MAX_BYTES)
+		return 0;
+	d = elf_getdata(g->scn, NULL);
+	if (!d || !d->d_buf ||
+	    go_pclntab_open(&t, d->d_buf, d->d_size, ei->text.addr))
+		return 0;
+	for (uint64_t i = 0; i < t.nfunc && !sp->full; i++) {
+		uint64_t entry, end, off, lo, hi, pos;
+		const char *name;
+		size_t nlen;
+		int64_t v;
+		struct go_pcvalue it;
+		struct unwind_span ps = {0};
+
+		if (!go_pclntab_func(&t, i, &entry, &end, &name, &nlen, 256) ||
+		    entry < ei->win.lo || end > ei->win.hi)
+			continue;
+		/* Only where no CFI row is. */
+		pos = entry;
+		if (!cover_next_gap(cov, &pos, end, &lo, &hi) || lo != entry ||
+		    hi != end)
+			continue;
+		if ((nlen == 14 && !memcmp(name, "runtime.goexit", 14)) ||
+		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14))) {
+			ps = (struct unwind_span){.lo = entry,
+						  .hi = end,
+						  .cfa_base = UNWIND_CFA_STOP};
+			err = unwind_spans_push(sp, &ps);
+			if (err)
+				return err;
+			*added = true;
+			continue;
+		}
+		if (!go_pclntab_pcsp(&t, i, &off) || !off)
+			continue;
+		go_pcvalue_start(&it, &t, off, entry, end);
+		while (go_pcvalue_next(&it, &lo, &hi, &v)) {
+			if (v < 0 || v > (1 << 24))
+				break;
+			ps.lo = lo;
+			ps.hi = hi;
+			ps.cfa_base = UNWIND_CFA_SP;
+			ps.cfa_offset = (int32_t)v + 8;
+			ps.fp_rule =
+				v > 0 ? UNWIND_FP_CFA_OFFSET : UNWIND_FP_SAME;
+			ps.fp_offset = v > 0 ? -16 : 0;
+			err = unwind_spans_push(sp, &ps);
+			if (err)
+				return err;
+			*added = true;
+		}
 	}
 	return 0;
 }
@@ -633,6 +711,10 @@ static int build(Elf *elf, struct unwind_table *out,
 			st->flags |= UNWIND_ST_PLT_FILLED;
 		}
 	}
+
+	err = add_go_functions(&ei, &cov, &sp, &have_cfi);
+	if (err)
+		goto out;
 
 	/* Entry point without CFI (ld.so's _start): it is outermost. */
 	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi) {

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -53,3 +53,9 @@ nm -D --defined-only /usr/lib/x86_64-linux-gnu/libstdc++.so.6 2>/dev/null | awk 
 	head -300 | split -l 1 - "$out/demangle/cxx-" || true
 printf '%s' '_ZN14rust_callgraph10leaf_heavy17h0123456789abcdefE' > "$out/demangle/rust-legacy"
 printf '%s' '_RINvCsgFoJDcoYc6c_14rust_callgraph10leaf_heavyNtB2_5HeavyEB2_' > "$out/demangle/rust-v0"
+# Go function tables: the go tool's own .gopclntab (a Go binary).
+gobin=$(command -v go || true)
+if [ -n "$gobin" ]; then
+	objcopy -O binary --only-section=.gopclntab "$(readlink -f "$gobin")" "$out/go_pclntab/go-tool" 2>/dev/null || true
+	head -c 65536 "$out/go_pclntab/go-tool" > "$out/go_pclntab/go-tool-head" 2>/dev/null || true
+fi

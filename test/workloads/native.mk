@@ -9,7 +9,7 @@ N := $(OUT)/native
 RUST_CG := $(W)/rust_callgraph
 
 NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
-  $(N)/cxx_templates
+  $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms
 EXTRA_WORKLOADS += $(NATIVE_OUT)
 
 $(N):
@@ -33,3 +33,12 @@ $(N)/rust_callgraph_v0: $(RUST_CG)/Cargo.toml $(RUST_CG)/src/main.rs $(W)/native
 # C++ -O2 without frame pointers: templates, lambdas, std::sort.
 $(N)/cxx_templates: $(W)/cxx_templates.cc $(W)/native.mk | $(N)
 	clang++ -std=c++17 $(NOFP) -o $@ $<
+# Go as shipped: stripped (-s -w: no .symtab, no DWARF; .gopclntab stays),
+# and the same build unstripped as the truth for names (same layout).
+GO ?= go
+GO_CG := $(W)/go_callgraph
+GO_ENV := GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0
+$(N)/go_callgraph: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
+	$(GO_ENV) $(GO) build -C $(GO_CG) -ldflags="-s -w" -o $(abspath $@) .
+$(N)/go_callgraph_syms: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
+	$(GO_ENV) $(GO) build -C $(GO_CG) -o $(abspath $@) .

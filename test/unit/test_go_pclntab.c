@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Go's function table on a real stripped binary (go_callgraph, built with
+ * -ldflags="-s -w" by make workloads) against the same build's .symtab
+ * (go_callgraph_syms): every Go function, same address, same name.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize/elf_file.h"
+#include "symbolize/go_pclntab.h"
+
+static void workload(char *out, size_t len, const char *name)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	/* build/test/unit/X -> build/workloads/native/NAME */
+	snprintf(out, len, "%s/../../workloads/native/%s", dirname(exe), name);
+}
+
+/* Go's linker writes the middle dot of a few generated names (Go's own
+ * tables keep "·") as "." in .symtab. */
+static bool same_name(const char *go, const char *symtab)
+{
+	while (*go && *symtab) {
+		if ((unsigned char)go[0] == 0xc2 &&
+		    (unsigned char)go[1] == 0xb7 && *symtab == '.') {
+			go += 2;
+			symtab++;
+			continue;
+		}
+		if (*go++ != *symtab++)
+			return false;
+	}
+	return !*go && !*symtab;
+}
+
+static void names_match_symtab(void **state)
+{
+	char stripped[PATH_MAX + 64], syms[PATH_MAX + 64];
+	struct elf_symbols s;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	size_t checked = 0, matched = 0;
+	int fd;
+
+	(void)state;
+	workload(stripped, sizeof(stripped), "go_callgraph");
+	workload(syms, sizeof(syms), "go_callgraph_syms");
+	fd = open(stripped, O_RDONLY);
+	if (fd < 0)
+		fail_msg("%s missing (make workloads builds it)", stripped);
+	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	close(fd);
+	assert_true(s.n > 1000);
+	assert_true(s.go_build_id[0] != '\0');
+
+	fd = open(syms, O_RDONLY);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 1; d && i < d->d_size / sizeof(Elf64_Sym);
+		     i++) {
+			GElf_Sym sym;
+			const char *name;
+			const struct elf_sym *got;
+			char want[512];
+			size_t wl;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !sym.st_size)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			/* .symtab spells assembly functions' ABI */
+			snprintf(want, sizeof(want), "%s", name);
+			wl = strlen(want);
+			if (wl > 5 && !strcmp(want + wl - 5, ".abi0"))
+				want[wl - 5] = '\0';
+			checked++;
+			got = elf_symbols_lookup(&s, sym.st_value);
+			if (got && got->addr == sym.st_value &&
+			    (got->flags & ELF_SYM_GO) &&
+			    same_name(elf_symbols_name(&s, got), want))
+				matched++;
+			else if (checked - matched <= 5)
+				printf("mismatch at %#llx: %s vs %s\n",
+				       (unsigned long long)sym.st_value, want,
+				       got ? elf_symbols_name(&s, got) : "-");
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	elf_symbols_free(&s);
+	printf("%zu of %zu .symtab functions found in .gopclntab\n", matched,
+	       checked);
+	assert_true(checked > 1000);
+	assert_true(matched == checked);
+}
+
+/* Headers of the other formats are recognised; a bad one is refused. */
+static void header_formats(void **state)
+{
+	uint8_t tab[256];
+	struct go_pclntab t;
+	static const uint32_t magics[] = {0xfffffffa, 0xfffffff0, 0xfffffff1};
+
+	(void)state;
+	for (size_t k = 0; k < 3; k++) {
+		memset(tab, 0, sizeof(tab));
+		memcpy(tab, &magics[k], 4);
+		tab[6] = 1; /* quantum */
+		tab[7] = 8; /* pointer size */
+		/* nfunc 0, offsets inside the table */
+		for (int w = 2; w < 8; w++)
+			tab[8 + 8 * w] = 64;
+		assert_int_equal(go_pclntab_open(&t, tab, sizeof(tab), 0x1000),
+				 0);
+		assert_int_equal(t.version, k == 0 ? 116 : k == 1 ? 118 : 120);
+	}
+	tab[7] = 4; /* 32-bit tables are not ours */
+	assert_int_not_equal(go_pclntab_open(&t, tab, sizeof(tab), 0), 0);
+	tab[7] = 8;
+	memset(tab, 0xff, 4); /* unknown magic */
+	assert_int_not_equal(go_pclntab_open(&t, tab, sizeof(tab), 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(names_match_symtab),
+		cmocka_unit_test(header_formats),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
