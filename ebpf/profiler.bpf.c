@@ -4,6 +4,9 @@
  * takes the kernel and user stack of whatever runs there and sends it to
  * userspace through a ring buffer. Raw tracepoints tell userspace about exec
  * and exit so its process table stays current (no kprobes on our kernels).
+ * Nothing runs per syscall or per context switch: new code shows up in
+ * the samples themselves (a pc in no known mapping, or mm->map_count moved
+ * since userspace looked), reported at most once per process per gap.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -215,7 +218,8 @@ static long unwind_frame(u32 i, void *data)
 		/* Code the kernel does not know (mapped since userspace last
 		 * looked, or its table is still being built): the caller
 		 * falls back to a stack copy. */
-		st->error = OTELPROF_CNT_UNWIND_NO_MAPPING;
+		st->error = m ? OTELPROF_CNT_UNWIND_PENDING
+			      : OTELPROF_CNT_UNWIND_NO_MAPPING;
 		return 1;
 	}
 	if (!m->file_id) {
@@ -290,8 +294,76 @@ static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
 	return words;
 }
 
+static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
+					   u64 start_ns, const char *filename,
+					   u64 addr, u64 len)
+{
+	struct otelprof_task_event *e;
+
+	if (target_tgid && tgid != target_tgid)
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(OTELPROF_CNT_TASK_EVENTS_LOST);
+		return 0;
+	}
+	e->hdr.type = type;
+	e->hdr.pid = tgid;
+	e->hdr.tid = tid;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
+	e->hdr.proc_start_ns = start_ns;
+	e->filename[0] = '\0';
+	e->addr = addr;
+	e->len = len;
+	if (filename)
+		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
+					  filename);
+	/* Process changes are rare and userspace must see them while the
+	 * process lives (short-lived ones): wake the reader now. */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+/*
+ * May this process tell userspace now that its address space changed?
+ * At most once per the gap userspace set (it backs the gap off while its
+ * rescans find nothing new, and prices it by what a rescan costs): a
+ * process that maps and unmaps code in a loop cannot make us re-read its
+ * /proc/PID/maps at its own pace. No hook on mmap itself: that would run
+ * on every syscall of the host.
+ */
+static __always_inline bool notify_due(struct otelprof_bpf_proc *proc, u64 now)
+{
+	if (now < proc->notify_after_ns) {
+		count(OTELPROF_CNT_NOTIFY_HELD);
+		return false;
+	}
+	proc->notify_after_ns = now + proc->notify_gap_ns;
+	return true;
+}
+
+/* The address space changed since userspace read it (one more or one
+ * fewer mapping: dlopen, dlclose, a publication of process context):
+ * report the new count. Two loads per sample. */
+static __always_inline void check_map_count(struct otelprof_bpf_proc *proc,
+					    u32 map_count, u32 tgid, u32 tid,
+					    u64 now)
+{
+	if (!proc->map_count) {
+		proc->map_count = map_count; /* userspace left it to us */
+		return;
+	}
+	if (proc->map_count == map_count || !notify_due(proc, now))
+		return;
+	proc->map_count = map_count;
+	count(OTELPROF_CNT_MAPS_CHANGED);
+	emit_task_event(OTELPROF_EVENT_MAPS_CHANGED, tgid, tid,
+			current_start_ns(), NULL, map_count, 0);
+}
+
 static __always_inline void unwind_user(struct otelprof_sample_event *e,
-					u32 tgid, u32 tid)
+					u32 tgid, u32 tid, u32 map_count)
 {
 	struct otelprof_bpf_proc *proc =
 		bpf_map_lookup_elem(&unwind_procs, &tgid);
@@ -300,6 +372,9 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 
 	if (!e->user_ip || !st)
 		return;
+	if (proc)
+		check_map_count(proc, map_count, tgid, tid,
+				e->hdr.ktime_boot_ns);
 	if (proc) {
 		/* One copy of the mappings per sample, read by every step;
 		 * only the entries in use. */
@@ -324,7 +399,8 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 		st->flags = 0;
 		st->fp_frame = 0;
 		bpf_loop(OTELPROF_MAX_USER_FRAMES + 1, unwind_frame, NULL, 0);
-		if (st->error != OTELPROF_CNT_UNWIND_NO_MAPPING) {
+		if (st->error != OTELPROF_CNT_UNWIND_NO_MAPPING &&
+		    st->error != OTELPROF_CNT_UNWIND_PENDING) {
 			e->n_user = st->n;
 			e->flags |= st->flags;
 			e->unwind_error = st->error;
@@ -335,6 +411,19 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 			else if (st->error)
 				count(st->error);
 			return;
+		}
+		/* A pc in no mapping userspace told us about. Within the
+		 * process's notify gap: keep the frames unwound so far. */
+		if (st->error == OTELPROF_CNT_UNWIND_NO_MAPPING) {
+			if (!notify_due(proc, e->hdr.ktime_boot_ns)) {
+				e->n_user = st->n;
+				e->unwind_error = st->error;
+				count(st->error);
+				return;
+			}
+			/* The copy makes userspace rescan: it sees this
+			 * count. */
+			proc->map_count = map_count;
 		}
 	}
 	/* Not known yet, or code mapped since userspace last looked: ship
@@ -423,7 +512,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 			e->user_sp = BPF_CORE_READ(uregs, sp);
 			e->user_bp = BPF_CORE_READ(uregs, bp);
 		}
-		unwind_user(e, tgid, tid);
+		unwind_user(e, tgid, tid,
+			    (u32)BPF_CORE_READ(task, mm, map_count));
 		read_thread_ctx(e, tgid);
 	}
 
@@ -443,37 +533,6 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
-static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
-					   u64 start_ns, const char *filename,
-					   u64 addr, u64 len)
-{
-	struct otelprof_task_event *e;
-
-	if (target_tgid && tgid != target_tgid)
-		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count(OTELPROF_CNT_TASK_EVENTS_LOST);
-		return 0;
-	}
-	e->hdr.type = type;
-	e->hdr.pid = tgid;
-	e->hdr.tid = tid;
-	e->hdr.cpu = bpf_get_smp_processor_id();
-	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
-	e->hdr.proc_start_ns = start_ns;
-	e->filename[0] = '\0';
-	e->addr = addr;
-	e->len = len;
-	if (filename)
-		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
-					  filename);
-	/* Process changes are rare and userspace must see them while the
-	 * process lives (short-lived ones): wake the reader now. */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
-	return 0;
-}
-
 /* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm
  * *bprm) */
 SEC("raw_tp/sched_process_exec")
@@ -485,71 +544,6 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 	return emit_task_event(OTELPROF_EVENT_EXEC, tgid, tid,
 			       BPF_CORE_READ(p, group_leader, start_boottime),
 			       BPF_CORE_READ(bprm, filename), 0, 0);
-}
-
-#define NR_MMAP		     9	 /* x86_64 */
-#define NR_PRCTL	     157 /* x86_64 */
-#define NR_MEMFD_CREATE	     319 /* x86_64 */
-#define PROT_EXEC	     0x4
-#define PR_SET_VMA	     0x53564d41
-#define PR_SET_VMA_ANON_NAME 0
-
-/*
- * prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, addr, len, "OTEL_CTX"): an OTEP
- * 4719 publication or update. Reported whether or not the kernel could
- * name the mapping (without CONFIG_ANON_VMA_NAME it fails and the name
- * never shows in /proc/PID/maps), with the range, so userspace can read
- * the context at the address the publisher gave.
- */
-/* Is the user string at p exactly "OTEL_CTX"? */
-static __always_inline bool is_otel_ctx_name(const void *p)
-{
-	struct {
-		u64 word; /* "OTEL_CTX", little endian */
-		u8 nul;
-	} __attribute__((packed)) name;
-
-	return !bpf_probe_read_user(&name, sizeof(name), p) &&
-	       name.word == 0x5854435f4c45544fULL && !name.nul;
-}
-
-static __always_inline int on_vma_named(struct pt_regs *regs, u64 id)
-{
-	if (!is_otel_ctx_name((void *)BPF_CORE_READ(regs, r8)))
-		return 0;
-	return emit_task_event(
-		OTELPROF_EVENT_VMA_NAMED, id >> 32, (u32)id, current_start_ns(),
-		NULL, BPF_CORE_READ(regs, dx), BPF_CORE_READ(regs, r10));
-}
-
-/*
- * sys_exit(struct pt_regs *regs, long ret): tells userspace about new
- * executable mappings (ld.so loading a new process's libraries, dlopen)
- * as they happen, so their unwind tables are in the kernel before the
- * code runs much. One compare for every other syscall.
- */
-SEC("raw_tp/sys_exit")
-int BPF_PROG(on_sys_exit, struct pt_regs *regs, long ret)
-{
-	u64 id = bpf_get_current_pid_tgid();
-
-	u64 nr = BPF_CORE_READ(regs, orig_ax);
-
-	if (nr == NR_PRCTL && BPF_CORE_READ(regs, di) == PR_SET_VMA &&
-	    BPF_CORE_READ(regs, si) == PR_SET_VMA_ANON_NAME)
-		return on_vma_named(regs, id);
-	/* A memfd publication (OTEP 4719) need not be followed by a prctl:
-	 * tell userspace to look for the mapping that comes next. */
-	if (nr == NR_MEMFD_CREATE && ret >= 0 &&
-	    is_otel_ctx_name((void *)BPF_CORE_READ(regs, di)))
-		return emit_task_event(OTELPROF_EVENT_MEMFD_CTX, id >> 32,
-				       (u32)id, current_start_ns(), NULL, 0, 0);
-	if (nr != NR_MMAP || ret < 0)
-		return 0;
-	if (!(BPF_CORE_READ(regs, dx) & PROT_EXEC))
-		return 0;
-	return emit_task_event(OTELPROF_EVENT_MMAP_EXEC, id >> 32, (u32)id,
-			       current_start_ns(), NULL, 0, 0);
 }
 
 /* sched_process_exit(struct task_struct *p): once per exiting thread. */

@@ -43,10 +43,10 @@ enum otelprof_event_type {
 	OTELPROF_EVENT_SAMPLE = 1,
 	OTELPROF_EVENT_EXEC = 2, /* a process replaced its image */
 	OTELPROF_EVENT_EXIT = 3, /* a whole process (thread group) exited */
-	OTELPROF_EVENT_MMAP_EXEC =
-		4, /* new executable mapping (dlopen, ld.so) */
-	OTELPROF_EVENT_VMA_NAMED = 5, /* prctl(PR_SET_VMA): OTEL_CTX update */
-	OTELPROF_EVENT_MEMFD_CTX = 6, /* memfd_create("OTEL_CTX") returned */
+	/* A sampled process's address space changed since userspace read
+	 * it (mm->map_count moved; addr: the new count). Rate-limited per
+	 * process by the gap userspace sets in its unwind_procs entry. */
+	OTELPROF_EVENT_MAPS_CHANGED = 4,
 };
 
 /* Indices into the per-CPU `counters` map. */
@@ -65,8 +65,11 @@ enum otelprof_counter {
 	OTELPROF_CNT_UNWIND_NO_MAPPING, /* pc outside known code, no fp chain */
 	OTELPROF_CNT_STACK_COPIES,	/* samples sent as a stack copy */
 	OTELPROF_CNT_UNWIND_PENDING,	/* leaf only: tables still loading */
-	OTELPROF_CNT_CTX_READ, /* samples that carry a thread context */
-	OTELPROF_CNT_CTX_ERR,  /* context location set, read failed */
+	OTELPROF_CNT_CTX_READ,	   /* samples that carry a thread context */
+	OTELPROF_CNT_CTX_ERR,	   /* context location set, read failed */
+	OTELPROF_CNT_MAPS_CHANGED, /* address-space change events sent */
+	OTELPROF_CNT_NOTIFY_HELD,  /* change or unknown pc not reported yet:
+				      the process's notify gap holds it */
 	OTELPROF_CNT_MAX,
 };
 
@@ -204,7 +207,14 @@ struct otelprof_bpf_mapping {
 
 struct otelprof_bpf_proc {
 	u32 n; /* sorted by start */
-	u32 pad;
+	/* mm->map_count when userspace read the mappings (0: the next
+	 * sample adopts the current one); a sample that sees another count
+	 * reports it (OTELPROF_EVENT_MAPS_CHANGED), as does a pc in no known
+	 * mapping (a stack copy), at most once per notify_gap_ns. BPF
+	 * updates map_count and notify_after_ns in place. */
+	u32 map_count;
+	u64 notify_after_ns; /* boot clock */
+	u64 notify_gap_ns;
 	struct otelprof_bpf_mapping m[OTELPROF_MAX_PROC_MAPPINGS];
 };
 
@@ -213,7 +223,7 @@ struct otelprof_bpf_proc {
 struct otelprof_task_event {
 	struct otelprof_event_header hdr;
 	char filename[OTELPROF_FILENAME_LEN]; /* exec: the path executed */
-	u64 addr, len; /* VMA_NAMED: the range prctl named OTEL_CTX */
+	u64 addr, len; /* MAPS_CHANGED: addr = mm->map_count */
 };
 
 #endif /* OTELPROF_PROFILER_TYPES_H */

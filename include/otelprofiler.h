@@ -116,8 +116,19 @@ struct otelprof_stats {
 					(unknown key, bad UTF-8, too many) */
 	uint64_t pid_reuses;	   /* a sample's process start differed from the
 				      known process of that pid: a new entry */
-	uint64_t task_events_lost; /* exec/exit/mmap notifications dropped
-				      in the kernel (ring buffer full) */
+	uint64_t task_events_lost; /* exec/exit/address-space notifications
+				      dropped in the kernel (ring buffer
+				      full) */
+	/* Address-space changes learnt from the samples (no syscall hook):
+	 * events sent by the sampler, changes or unknown pcs it held back
+	 * (the process's notify gap), rescans done for them, and rescans
+	 * that waited for their process's or the shared budget. */
+	uint64_t maps_changed_events;
+	uint64_t maps_notify_held;
+	uint64_t rescans_asked;
+	uint64_t rescans_held;
+	uint64_t ctx_found_by_probe; /* process contexts found in unnamed
+					anonymous memory */
 };
 
 /* Opaque profiler handle. */

@@ -177,12 +177,95 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 	}
 }
 
+/* 1: [start, end) starts with a context header; 0: not (yet): all zero,
+ * so maybe a publisher still writing it; -1: something else. */
+static int probe_header(struct context_tracker *ct, struct process *p,
+			uint64_t start)
+{
+	static const uint8_t zero[12];
+	uint8_t h[12];
+
+	if (ct->read_mem(&p->pid, start, h, sizeof(h)))
+		return -1;
+	if (!memcmp(h, "OTEL_CTX", 8) && h[8] == PCTX_VERSION && !h[9] &&
+	    !h[10] && !h[11])
+		return 1;
+	return memcmp(h, zero, sizeof(h)) ? -1 : 0;
+}
+
+static void found_by_probe(struct context_tracker *ct, struct process *p,
+			   uint64_t start, uint64_t end)
+{
+	struct process_ctx_state *st = state(p);
+
+	if (!st)
+		return;
+	st->hint_start = start;
+	st->hint_end = end;
+	st->probes_left = 0;
+	ct->pctx_probed++;
+}
+
+/* No name for the context mapping (the kernel cannot name anonymous
+ * memory): read the first bytes of new small anonymous mappings. One that
+ * is still all zero is read again a few times. */
+static void probe_candidates(struct context_tracker *ct, struct process *p,
+			     uint64_t now)
+{
+	struct process_ctx_state *st = p->ctx;
+	uint32_t budget = CTX_PROBES_PER_SCAN;
+
+	if (p->maps.otel_ctx_start ||
+	    (st && (st->hint_start || st->pctx_start)))
+		return;
+	for (uint32_t i = 0; i < p->maps.ncand && budget; i++) {
+		const struct proc_ctx_candidate *c = &p->maps.cand[i];
+		int r;
+
+		if (!c->fresh)
+			continue;
+		budget--;
+		r = probe_header(ct, p, c->start);
+		if (r > 0) {
+			found_by_probe(ct, p, c->start, c->end);
+			return;
+		}
+		if (!r && (st = state(p)) && !st->probes_left) {
+			st->probe_start = c->start;
+			st->probe_end = c->end;
+			st->probes_left = CTX_PROBE_RETRIES;
+			st->next_probe_ns = now + TICK_NS;
+		}
+	}
+}
+
+static void retry_probe(struct context_tracker *ct, struct process *p,
+			uint64_t now)
+{
+	struct process_ctx_state *st = p->ctx;
+	int r;
+
+	if (!st || !st->probes_left || now < st->next_probe_ns)
+		return;
+	st->probes_left--;
+	st->next_probe_ns =
+		now + (TICK_NS << (CTX_PROBE_RETRIES - st->probes_left));
+	r = probe_header(ct, p, st->probe_start);
+	if (r > 0) {
+		found_by_probe(ct, p, st->probe_start, st->probe_end);
+		refresh_pctx(ct, p, now);
+	} else if (r < 0) {
+		st->probes_left = 0;
+	}
+}
+
 static void on_maps(void *ctx, struct process *p)
 {
 	struct context_tracker *ct = ctx;
 	uint64_t now = ct->last_tick_ns;
 
 	resolve_tls(ct, p);
+	probe_candidates(ct, p, now);
 	refresh_pctx(ct, p, now);
 }
 
@@ -229,16 +312,9 @@ static void discover(struct context_tracker *ct, struct process *p,
 	free(text);
 }
 
-/* When to look again: soon after a memfd_create, else backing off. */
+/* When to look again: backing off while nothing turns up. */
 static void schedule_discovery(struct process_ctx_state *st, uint64_t now)
 {
-	if (st->memfd_looks) {
-		st->memfd_looks--;
-		st->next_discover_ns =
-			now +
-			(TICK_NS << (CTX_MEMFD_LOOKS - 1 - st->memfd_looks));
-		return;
-	}
 	if (!st->discover_interval_ns)
 		st->discover_interval_ns = CTX_PCTX_DISCOVER_NS;
 	else if (st->discover_interval_ns < CTX_PCTX_DISCOVER_MAX_NS / 2)
@@ -262,12 +338,12 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 		if (!p || p->exited)
 			continue;
 		st = p->ctx;
+		retry_probe(ct, p, now);
 		if (st && (st->pctx_start || st->elastic_storage) &&
 		    now >= st->next_pctx_ns)
 			refresh_pctx(ct, p, now);
 		if (!p->maps.otel_ctx_start && !(st && st->pctx_start) &&
-		    (now - p->last_seen_ns < ACTIVE_WINDOW_NS ||
-		     (st && st->memfd_looks))) {
+		    now - p->last_seen_ns < ACTIVE_WINDOW_NS) {
 			st = state(p);
 			if (!st)
 				continue;
@@ -282,39 +358,6 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 			}
 		}
 	}
-}
-
-void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
-			       uint64_t addr, uint64_t len, uint64_t now)
-{
-	struct process_ctx_state *st;
-
-	ct->last_tick_ns = ct->last_tick_ns ? ct->last_tick_ns : now;
-	if (addr && len >= PCTX_HEADER_SIZE && len <= (1ull << 30) &&
-	    addr + len > addr && (st = state(p))) {
-		st->hint_start = addr;
-		st->hint_end = addr + len;
-	}
-	/* A new name shows in /proc/PID/maps now: rescan, which re-reads
-	 * the context; if nothing changed there, re-read it anyway. */
-	if (!process_table_rescan(ct->procs, p, now, 0) && p->ctx)
-		refresh_pctx(ct, p, now);
-}
-
-void context_tracker_memfd(struct context_tracker *ct, struct process *p,
-			   uint64_t now)
-{
-	struct process_ctx_state *st = state(p);
-
-	ct->last_tick_ns = ct->last_tick_ns ? ct->last_tick_ns : now;
-	if (!st)
-		return;
-	/* The mapping usually exists by the time this event is read. */
-	discover(ct, p, now);
-	if (p->maps.otel_ctx_start)
-		return;
-	st->memfd_looks = CTX_MEMFD_LOOKS;
-	schedule_discovery(st, now);
 }
 
 void context_tracker_free(struct context_tracker *ct)

@@ -24,21 +24,26 @@
  * then less often while nothing turns up, down to once a minute. */
 #define CTX_PCTX_DISCOVER_NS	 (3000ull * 1000 * 1000)
 #define CTX_PCTX_DISCOVER_MAX_NS (60000ull * 1000 * 1000)
-/* After memfd_create("OTEL_CTX"): look this many times, 100 ms apart
- * and doubling, for the mapping the publisher makes next. */
-#define CTX_MEMFD_LOOKS 6
+/* New small anonymous mappings (a context on a kernel that cannot name
+ * mappings) are read at most this many per scan, and one not yet signed
+ * again this many times, 100 ms apart and doubling. */
+#define CTX_PROBES_PER_SCAN 8
+#define CTX_PROBE_RETRIES   5
 
 struct process_ctx_state {
 	struct otelprof_bpf_ctx_proc bpf; /* what the kernel has */
 	bool in_kernel;
 	struct process_context pctx;   /* OTEP 4719, or Elastic storage */
 	uint64_t pctx_start, pctx_end; /* OTEL_CTX mapping read from */
-	uint64_t hint_start, hint_end; /* range a prctl named OTEL_CTX */
+	uint64_t hint_start, hint_end; /* context found by reading memory */
 	uint64_t elastic_storage;      /* runtime address, 0 if none */
 	uint64_t next_pctx_ns;
 	uint64_t next_discover_ns;
 	uint64_t discover_interval_ns; /* backs off while nothing is found */
-	uint8_t memfd_looks;	       /* left after a memfd_create */
+	/* A new small anonymous mapping that may become a context (its
+	 * header not written yet when first read): read again a few times. */
+	uint64_t probe_start, probe_end, next_probe_ns;
+	uint8_t probes_left;
 };
 
 struct context_tracker {
@@ -48,6 +53,7 @@ struct context_tracker {
 	uint64_t last_tick_ns;
 	/* counters */
 	uint64_t tls_resolved, pctx_read, pctx_errors;
+	uint64_t pctx_probed; /* contexts found by reading anonymous memory */
 	uint64_t map_errors;
 };
 
@@ -60,14 +66,6 @@ void context_tracker_free(struct context_tracker *ct);
 /* Retries and refreshes due at now_ns (boot clock); call often, it
  * does work at most every 100 ms. Caller holds the state lock. */
 void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);
-/* prctl(PR_SET_VMA, ..., addr, len, "OTEL_CTX") by p: a publication or
- * update at addr (whether or not the kernel could name the mapping). */
-void context_tracker_vma_named(struct context_tracker *ct, struct process *p,
-			       uint64_t addr, uint64_t len, uint64_t now_ns);
-/* memfd_create("OTEL_CTX") by p: its publication is being mapped; look
- * for it now and a few times soon after. */
-void context_tracker_memfd(struct context_tracker *ct, struct process *p,
-			   uint64_t now_ns);
 /* The process's context (resource attributes, attribute key map), or
  * NULL. */
 static inline const struct process_context *context_of(const struct process *p)

@@ -274,39 +274,21 @@ static int on_event(void *ctx, const void *data, size_t size)
 		}
 		break;
 	}
-	case OTELPROF_EVENT_MMAP_EXEC: {
-		struct process *proc = process_table_find(&p->procs, h->pid);
-
-		/* A library was just mapped: load its tables now. */
-		if (proc)
-			process_table_rescan(&p->procs, proc, h->ktime_boot_ns,
-					     0);
-		else
-			process_table_get(&p->procs, h->pid, NULL,
-					  h->proc_start_ns, h->ktime_boot_ns);
-		break;
-	}
-	case OTELPROF_EVENT_VMA_NAMED: {
+	case OTELPROF_EVENT_MAPS_CHANGED: {
 		const struct otelprof_task_event *t = data;
 		struct process *proc;
 
 		if (size < sizeof(*t))
 			return 0;
-		proc = process_table_get(&p->procs, h->pid, NULL,
-					 h->proc_start_ns, h->ktime_boot_ns);
+		/* A library was mapped or unmapped, or a context published:
+		 * look again, as the process's budget allows. */
+		proc = process_table_find(&p->procs, h->pid);
 		if (proc)
-			context_tracker_vma_named(&p->context, proc, t->addr,
-						  t->len, h->ktime_boot_ns);
-		break;
-	}
-	case OTELPROF_EVENT_MEMFD_CTX: {
-		struct process *proc =
+			process_table_rescan_asked(&p->procs, proc,
+						   (uint32_t)t->addr);
+		else
 			process_table_get(&p->procs, h->pid, NULL,
 					  h->proc_start_ns, h->ktime_boot_ns);
-
-		if (proc)
-			context_tracker_memfd(&p->context, proc,
-					      h->ktime_boot_ns);
 		break;
 	}
 	case OTELPROF_EVENT_EXIT:
@@ -372,6 +354,7 @@ static void drain(struct otelprof *p)
 	bpf_sampler_consume(p->sampler);
 	installed = process_unwind_finish_builds(&p->unwinder);
 	replay_parked(p, installed > 0, false);
+	process_table_run_held(&p->procs);
 	context_tracker_tick(&p->context, clock_ns(CLOCK_BOOTTIME));
 	sweep_if_due(p);
 	trim = p->trim_due;
@@ -807,6 +790,13 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.pid_reuses = p->procs.pid_reuses;
 	s.task_events_lost =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
+	s.maps_changed_events =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_MAPS_CHANGED);
+	s.maps_notify_held =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_NOTIFY_HELD);
+	s.rescans_asked = p->procs.rescans_asked;
+	s.rescans_held = p->procs.rescans_held;
+	s.ctx_found_by_probe = p->context.pctx_probed;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -81,7 +81,7 @@ static bool is_otel_ctx_name(const char *p, size_t n)
 
 /* One line: "start-end perms offset major:minor inode [path]". */
 static int parse_line(const char *p, const char *end, struct proc_mapping *m,
-		      bool *keep, bool *otel_ctx)
+		      bool *keep, bool *otel_ctx, bool *candidate)
 {
 	static const char deleted_sfx[] = " (deleted)";
 	uint64_t maj, min;
@@ -90,6 +90,7 @@ static int parse_line(const char *p, const char *end, struct proc_mapping *m,
 
 	*keep = false;
 	*otel_ctx = false;
+	*candidate = false;
 	memset(m, 0, sizeof(*m));
 	if (!parse_hex(&p, end, &m->start) || !expect(&p, end, '-') ||
 	    !parse_hex(&p, end, &m->end) || !expect(&p, end, ' '))
@@ -109,8 +110,16 @@ static int parse_line(const char *p, const char *end, struct proc_mapping *m,
 	m->dev_minor = (uint32_t)min;
 	skip_spaces(&p, end);
 	if (perms[2] != 'x') {
-		*otel_ctx = perms[0] == 'r' &&
-			    is_otel_ctx_name(p, (size_t)(end - p));
+		static const char zero[] = "/dev/zero (deleted)";
+		size_t n = (size_t)(end - p);
+
+		*otel_ctx = perms[0] == 'r' && is_otel_ctx_name(p, n);
+		/* Unnamed private anonymous memory, or shared (which shows
+		 * as a deleted /dev/zero). */
+		*candidate =
+			perms[0] == 'r' && perms[1] == 'w' && !m->offset &&
+			m->end - m->start <= PROC_MAPS_CTX_CANDIDATE_MAX &&
+			(!n || (n == sizeof(zero) - 1 && !memcmp(p, zero, n)));
 		return 0;
 	}
 	plen = (size_t)(end - p);
@@ -159,8 +168,8 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
 		struct proc_mapping m;
-		bool keep, otel_ctx;
-		int err = parse_line(p, le, &m, &keep, &otel_ctx);
+		bool keep, otel_ctx, candidate;
+		int err = parse_line(p, le, &m, &keep, &otel_ctx, &candidate);
 
 		p = nl ? nl + 1 : end;
 		if (err == -ENOMEM) {
@@ -175,6 +184,11 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 		if (otel_ctx && !out->otel_ctx_start) {
 			out->otel_ctx_start = m.start;
 			out->otel_ctx_end = m.end;
+		}
+		if (candidate && out->ncand < PROC_MAPS_CTX_CANDIDATES) {
+			out->cand[out->ncand].start = m.start;
+			out->cand[out->ncand].end = m.end;
+			out->ncand++;
 		}
 		if (!keep)
 			continue;

@@ -30,9 +30,25 @@ struct proc_mapping {
 	uint8_t file_tried;
 };
 
+/*
+ * Small readable and writable anonymous mappings, which may hold an OTEP
+ * 4719 process context on a kernel that cannot name mappings
+ * (CONFIG_ANON_VMA_NAME unset): the context tracker reads the first bytes
+ * of new ones for the header's signature. Bounded: a process with more
+ * only hides its own context.
+ */
+#define PROC_MAPS_CTX_CANDIDATES    16
+#define PROC_MAPS_CTX_CANDIDATE_MAX (64u << 10)
+struct proc_ctx_candidate {
+	uint64_t start, end;
+	uint8_t fresh; /* not in the previous scan (set by the caller) */
+};
+
 struct proc_maps {
 	struct proc_mapping *v; /* sorted by start */
 	size_t n;
+	struct proc_ctx_candidate cand[PROC_MAPS_CTX_CANDIDATES];
+	uint32_t ncand;
 	/* OTEP 4719 process context: the mapping named OTEL_CTX
 	 * (/memfd:OTEL_CTX, [anon_shmem:OTEL_CTX] or [anon:OTEL_CTX]);
 	 * start 0 if none. */

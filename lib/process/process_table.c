@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void process_table_init(struct process_table *t, struct file_cache *files)
@@ -122,8 +123,11 @@ static void remove_proc(struct process_table *t, struct process *p)
 	process_destroy(t, p);
 }
 
-static void scan_maps(struct process_table *t, struct process *p)
+/* Reads p's executable mappings again. False if nothing could be read;
+ * *changed (may be NULL): a mapping was added or removed. */
+static bool scan_maps(struct process_table *t, struct process *p, bool *changed)
 {
+	size_t same = 0;
 	char path[96], *text;
 	struct proc_maps maps;
 	unsigned bad = 0;
@@ -136,12 +140,12 @@ static void scan_maps(struct process_table *t, struct process *p)
 			n < 0 ? strerror((int)-n) : "empty");
 	if (n < 0) {
 		t->scan_errors++;
-		return;
+		return false;
 	}
 	if (proc_maps_parse(text, (size_t)n, &maps, &bad)) {
 		free(text);
 		t->scan_errors++;
-		return;
+		return false;
 	}
 	free(text);
 	if (bad)
@@ -151,18 +155,32 @@ static void scan_maps(struct process_table *t, struct process *p)
 		const struct proc_mapping *old =
 			proc_maps_find(&p->maps, maps.v[i].start);
 
-		if (old && old->start == maps.v[i].start &&
-		    old->end == maps.v[i].end &&
-		    old->offset == maps.v[i].offset &&
-		    old->inode == maps.v[i].inode && old->file_tried) {
+		bool unchanged = old && old->start == maps.v[i].start &&
+				 old->end == maps.v[i].end &&
+				 old->offset == maps.v[i].offset &&
+				 old->inode == maps.v[i].inode;
+
+		same += unchanged;
+		if (unchanged && old->file_tried) {
 			maps.v[i].file = old->file;
 			maps.v[i].file_tried = 1;
 			if (old->file)
 				file_cache_ref(old->file);
 		}
 	}
+	if (changed)
+		*changed = same != maps.n || same != p->maps.n;
+	/* Context candidates the last scan did not list are new. */
+	for (uint32_t i = 0; i < maps.ncand; i++) {
+		maps.cand[i].fresh = 1;
+		for (uint32_t k = 0; k < p->maps.ncand; k++)
+			if (p->maps.cand[k].start == maps.cand[i].start &&
+			    p->maps.cand[k].end == maps.cand[i].end)
+				maps.cand[i].fresh = 0;
+	}
 	release_maps(t, p);
 	p->maps = maps;
+	return true;
 }
 
 static void scan_info(struct process_table *t, struct process *p)
@@ -370,7 +388,7 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 		 * without mappings. */
 		goto insert;
 	}
-	scan_maps(t, p);
+	scan_maps(t, p, NULL);
 	p->last_scan_ns = now_ns;
 	if (!p->exe_path) {
 		process_destroy(t, p);
@@ -425,9 +443,112 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 	if (p->ghost || now_ns - p->last_scan_ns < min_interval_ns)
 		return false;
 	p->last_scan_ns = now_ns;
-	scan_maps(t, p);
+	p->kernel_map_count = 0;
+	scan_maps(t, p, NULL);
 	call_on_maps(t, p);
 	return true;
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The shared budget, refilled by elapsed time. */
+static bool budget_left(struct process_table *t, uint64_t now)
+{
+	if (!t->rescan_budget_at_ns) {
+		t->rescan_budget_ns = (int64_t)PROCESS_RESCAN_BUDGET_MAX_NS;
+	} else if (now > t->rescan_budget_at_ns) {
+		uint64_t add = (now - t->rescan_budget_at_ns) / 1000 *
+			       (PROCESS_RESCAN_BUDGET_PER_S / 1000000);
+
+		t->rescan_budget_ns +=
+			add > PROCESS_RESCAN_BUDGET_MAX_NS
+				? (int64_t)PROCESS_RESCAN_BUDGET_MAX_NS
+				: (int64_t)add;
+		if (t->rescan_budget_ns > (int64_t)PROCESS_RESCAN_BUDGET_MAX_NS)
+			t->rescan_budget_ns =
+				(int64_t)PROCESS_RESCAN_BUDGET_MAX_NS;
+	}
+	t->rescan_budget_at_ns = now;
+	return t->rescan_budget_ns > 0;
+}
+
+/* Rescan now and price the next one. */
+static void rescan_priced(struct process_table *t, struct process *p,
+			  uint64_t now)
+{
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), cost, gap;
+	bool changed = false;
+
+	p->rescan_held = false;
+	p->last_scan_ns = now;
+	if (scan_maps(t, p, &changed) && changed)
+		gap = PROCESS_RESCAN_MIN_GAP_NS;
+	else if (!p->rescan_gap_ns)
+		gap = PROCESS_RESCAN_MIN_GAP_NS;
+	else if (p->rescan_gap_ns < PROCESS_RESCAN_MAX_GAP_NS / 2)
+		gap = p->rescan_gap_ns * 2;
+	else
+		gap = PROCESS_RESCAN_MAX_GAP_NS;
+	cost = clock_ns(CLOCK_MONOTONIC) - t0;
+	t->rescan_budget_ns -= (int64_t)cost;
+	t->rescans_asked++;
+	p->rescan_gap_ns = gap;
+	if (gap < cost * PROCESS_RESCAN_COST_FACTOR)
+		gap = cost * PROCESS_RESCAN_COST_FACTOR;
+	if (gap > PROCESS_RESCAN_MAX_GAP_NS)
+		gap = PROCESS_RESCAN_MAX_GAP_NS;
+	p->next_rescan_ns = now + gap;
+	call_on_maps(t, p);
+}
+
+bool process_table_rescan_asked(struct process_table *t, struct process *p,
+				uint32_t map_count)
+{
+	uint64_t now = clock_ns(CLOCK_BOOTTIME);
+
+	if (p->ghost || p->exited)
+		return false;
+	/* What the kernel side compares with after the scan: a count from
+	 * before it, so a change during the scan is reported again. */
+	if (map_count || !p->rescan_held)
+		p->kernel_map_count = map_count;
+	if (now < p->next_rescan_ns || !budget_left(t, now)) {
+		if (!p->rescan_held)
+			t->rescans_held++;
+		p->rescan_held = true;
+		return false;
+	}
+	rescan_priced(t, p, now);
+	return true;
+}
+
+void process_table_run_held(struct process_table *t)
+{
+	uint64_t now = clock_ns(CLOCK_BOOTTIME);
+	uint32_t n = t->nslots;
+
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = (t->held_cursor + k) % n;
+		struct process *p = t->procs[i];
+
+		if (!p || !p->rescan_held || now < p->next_rescan_ns)
+			continue;
+		if (p->ghost || p->exited) {
+			p->rescan_held = false;
+			continue;
+		}
+		if (!budget_left(t, now)) {
+			t->held_cursor = i; /* its turn comes first next time */
+			return;
+		}
+		rescan_priced(t, p, now);
+	}
 }
 
 struct elf_file *process_mapping_file(struct process_table *t,

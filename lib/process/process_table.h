@@ -20,6 +20,22 @@
 
 /* A process may trigger a /proc rescan at most this often. */
 #define PROCESS_RESCAN_INTERVAL_NS (10ull * 1000 * 1000)
+/*
+ * Rescans a process asks for by what it does (a pc in no known mapping, or
+ * its mapping count moved) are priced: after one that took d, the next is
+ * at least PROCESS_RESCAN_COST_FACTOR x d later (a process with 20,000
+ * mappings cannot keep us reading its maps), and the gap doubles while
+ * rescans find no executable mapping added or removed, from
+ * PROCESS_RESCAN_MIN_GAP_NS up to PROCESS_RESCAN_MAX_GAP_NS. All processes
+ * share a budget of PROCESS_RESCAN_BUDGET_PER_S of scan time per second
+ * (burst PROCESS_RESCAN_BUDGET_MAX_NS); what does not fit waits its turn
+ * (round robin) and is counted.
+ */
+#define PROCESS_RESCAN_COST_FACTOR   20u
+#define PROCESS_RESCAN_MIN_GAP_NS    (2ull * 1000 * 1000)
+#define PROCESS_RESCAN_MAX_GAP_NS    (5000ull * 1000 * 1000)
+#define PROCESS_RESCAN_BUDGET_PER_S  (50ull * 1000 * 1000)
+#define PROCESS_RESCAN_BUDGET_MAX_NS (250ull * 1000 * 1000)
 
 struct process_ctx_state;
 struct jit_process;
@@ -48,6 +64,12 @@ struct process {
 				    mappings, no rescans (process_table_get_sample) */
 	struct jit_process *jit; /* JIT symbol files; NULL until a frame
 				    in anonymous code asked */
+	/* Rescans the process asks for (process_table_rescan_asked). */
+	uint64_t next_rescan_ns;   /* boot clock: none before */
+	uint64_t rescan_gap_ns;	   /* backoff, see PROCESS_RESCAN_* */
+	uint32_t kernel_map_count; /* mm->map_count the last scan saw, at
+				      most (0: unknown) */
+	bool rescan_held;	   /* asked for, waiting for its budget */
 };
 
 #define PROCESS_TABLE_MAX_HOOKS 4
@@ -67,7 +89,11 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t scan_errors;
-	uint64_t pid_reuses;   /* entries replaced by a new process */
+	uint64_t pid_reuses; /* entries replaced by a new process */
+	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
+	int64_t rescan_budget_ns;	      /* shared budget, see above */
+	uint64_t rescan_budget_at_ns;
+	uint32_t held_cursor;  /* round robin over held rescans */
 	struct process *ghost; /* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
@@ -109,6 +135,14 @@ void process_set_exec_path(struct process *p, const char *path, size_t len);
  * min_interval_ns lets a caller that must see new code now go faster. */
 bool process_table_rescan(struct process_table *t, struct process *p,
 			  uint64_t now_ns, uint64_t min_interval_ns);
+/* A rescan p asked for by what it did (its address space changed, or a
+ * pc of it lies in no known mapping). Done now if p's gap and the shared
+ * budget allow (true), else held for process_table_run_held. map_count:
+ * the process's mm->map_count when it asked (0: unknown). */
+bool process_table_rescan_asked(struct process_table *t, struct process *p,
+				uint32_t map_count);
+/* Held rescans whose time has come, as far as the shared budget goes. */
+void process_table_run_held(struct process_table *t);
 /* Resolve (lazily) the ELF file behind mapping m of p; may be NULL. */
 struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,

@@ -175,12 +175,12 @@ static int32_t user_location(struct stack_symbolizer *s,
 	struct pb_frame f;
 	uint64_t vaddr;
 
+	(void)now_ns;
 	if (!m && !*rescanned) {
 		/* New code since the last scan (dlopen, JIT): look again,
-		 * at most once per sample and per rescan interval. */
+		 * at most once per sample and as the budgets allow. */
 		*rescanned = true;
-		if (process_table_rescan(s->procs, p, now_ns,
-					 PROCESS_RESCAN_INTERVAL_NS))
+		if (process_table_rescan_asked(s->procs, p, 0))
 			m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	}
 	memset(&f, 0, sizeof(f));

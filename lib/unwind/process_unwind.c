@@ -186,6 +186,10 @@ static void on_process_maps(void *ctx, struct process *p)
 		}
 		proc.n++;
 	}
+	/* When the sampler may next report a change in this process. */
+	proc.map_count = p->kernel_map_count;
+	proc.notify_after_ns = p->next_rescan_ns;
+	proc.notify_gap_ns = p->rescan_gap_ns;
 	if (pu->maps.procs_fd >= 0)
 		unwind_maps_set_process(&pu->maps, p->pid, &proc);
 }
@@ -467,6 +471,7 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 	uint32_t n = 0;
 	bool fp_frame = false;
 
+	(void)now_ns;
 	*flags = 0;
 	if (c.nwords > OTELPROF_USTACK_WORDS)
 		c.nwords = OTELPROF_USTACK_WORDS;
@@ -488,7 +493,7 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			/* Code mapped since the last scan (ld.so loading
 			 * libraries of a new process): look now. */
 			rescanned = true;
-			process_table_rescan(pu->procs, p, now_ns, 0);
+			process_table_rescan_asked(pu->procs, p, 0);
 			m = proc_maps_find(&p->maps, lookup);
 		}
 		if (m)

@@ -261,7 +261,11 @@ static long long bpf_counter(int id, uint32_t which)
 	X(unwind_table_errors)                                                 \
 	X(unwind_build_ns)                                                     \
 	X(unwind_pending)                                                      \
-	X(task_events_lost)
+	X(task_events_lost)                                                    \
+	X(maps_changed_events)                                                 \
+	X(maps_notify_held)                                                    \
+	X(rescans_asked)                                                       \
+	X(rescans_held)
 
 static void print_stats(struct otelprof *p)
 {

@@ -33,7 +33,7 @@ cpu_ns() {
 exec 9<> <(:) # never readable: `read -t X -u 9` sleeps without a process
 nap() { read -r -t "$1" -u 9 || true; }
 bpf_runtime() { # total run_time_ns of our BPF programs (while loaded)
-	bpftool prog show 2>/dev/null | awk '/name (on_cpu_sample|on_exec|on_exit|on_sys_exit)/ {
+	bpftool prog show 2>/dev/null | awk '/name (on_cpu_sample|on_exec|on_exit)/ {
 		for (i = 1; i <= NF; i++) if ($i == "run_time_ns") s += $(i + 1) } END { print s + 0 }'
 }
 sample_prog_stats() { # "run_time_ns run_cnt" of on_cpu_sample (while loaded)
@@ -103,6 +103,41 @@ for hz in 19 99; do
 		loss=$(awk -v w="$work" -v b="$base" 'BEGIN { printf "%.1f%%", 100 * (b - w) / b }')
 		row "overhead ${hz} Hz: perf record -a $mode" "steady $(share "$STEADY_NS" "$steady_ms"), whole run $(share "$WHOLE_NS" $((T * 1000))) (user+sys; its in-kernel unwinding is not counted); workload throughput loss $loss"
 	done
+done
+
+# ---- 1b. the syscall tax: what a syscall-bound process pays ----
+# ns per getppid() by the loop's own CPU time (hooks on the syscall path
+# and samples interrupting it are charged to it), with nothing, with us at
+# 19 Hz (whole host, and --pid of another process), and with perf record
+# -a -g. Rounds interleaved (noise from the rest of the host spreads over
+# all modes); per mode the least of 5 rounds (a hook's cost is a constant
+# added to every call; interference from the rest of the host only adds).
+tax_run() { # mode: prints ns per syscall
+	local rp="" sp=""
+	case $1 in
+	ours) "$B/otelprof" record --quiet --duration 7 --frequency 19 --output "$TMP/s.otlp" & rp=$! ;;
+	ours-pid) sleep 8 & sp=$!
+		"$B/otelprof" record --quiet --duration 7 --frequency 19 --pid "$sp" --output "$TMP/s.otlp" & rp=$! ;;
+	perf) perf record -q -F 19 -a -g -o "$TMP/perf.data" -- sleep 7 2>/dev/null & rp=$! ;;
+	esac
+	[ -z "$rp" ] || nap 2
+	"$W/syscall_loop" 3 | awk '{ print $2 }'
+	[ -z "$rp" ] || wait "$rp" || true
+	[ -z "$sp" ] || { kill "$sp" 2>/dev/null || true; wait "$sp" 2>/dev/null || true; }
+}
+declare -A TAX=()
+for _ in 1 2 3 4 5; do
+	for mode in none ours ours-pid perf; do TAX[$mode]+="$(tax_run "$mode") "; done
+done
+least() { tr ' ' '\n' | grep . | sort -g | head -1; }
+tax_none=$(echo "${TAX[none]}" | least)
+for mode in none ours ours-pid perf; do
+	m=$(echo "${TAX[$mode]}" | least)
+	case $mode in
+	none) label="no profiler" ;; ours) label="libotelprofiler 19 Hz, whole host" ;;
+	ours-pid) label="libotelprofiler 19 Hz, --pid of another process" ;; perf) label="perf record -a -g -F 19" ;;
+	esac
+	row "syscall tax: getppid() loop, $label" "$m ns per syscall ($(awk -v m="$m" -v b="$tax_none" 'BEGIN { printf "%+.1f%%", 100 * (m - b) / b }') vs none; rounds: ${TAX[$mode]% })"
 done
 
 # ---- 3. BPF time per sample, shallow and 150-deep stacks ----
