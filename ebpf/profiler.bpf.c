@@ -546,6 +546,25 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 			       BPF_CORE_READ(bprm, filename), 0, 0);
 }
 
+/*
+ * sched_process_fork(struct task_struct *parent, struct task_struct
+ * *child): a new process starts as a copy of its parent, so userspace can
+ * know its mappings (and the kernel unwind them) from its first sample,
+ * without reading /proc, even if it is gone before that sample is read.
+ * New threads are skipped.
+ */
+SEC("raw_tp/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	u32 tgid = BPF_CORE_READ(child, tgid), tid = BPF_CORE_READ(child, pid);
+
+	if (tgid != tid)
+		return 0;
+	return emit_task_event(OTELPROF_EVENT_FORK, tgid, tid,
+			       BPF_CORE_READ(child, start_boottime), NULL,
+			       BPF_CORE_READ(parent, tgid), 0);
+}
+
 /* sched_process_exit(struct task_struct *p): once per exiting thread. */
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)

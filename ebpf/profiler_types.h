@@ -47,6 +47,9 @@ enum otelprof_event_type {
 	 * it (mm->map_count moved; addr: the new count). Rate-limited per
 	 * process by the gap userspace sets in its unwind_procs entry. */
 	OTELPROF_EVENT_MAPS_CHANGED = 4,
+	/* A new process (not a thread) forked; addr: the parent's tgid. It
+	 * starts with its parent's mappings. */
+	OTELPROF_EVENT_FORK = 5,
 };
 
 /* Indices into the per-CPU `counters` map. */
@@ -223,7 +226,8 @@ struct otelprof_bpf_proc {
 struct otelprof_task_event {
 	struct otelprof_event_header hdr;
 	char filename[OTELPROF_FILENAME_LEN]; /* exec: the path executed */
-	u64 addr, len; /* MAPS_CHANGED: addr = mm->map_count */
+	u64 addr, len; /* MAPS_CHANGED: addr = mm->map_count; FORK: addr =
+			  the parent's tgid */
 };
 
 #endif /* OTELPROF_PROFILER_TYPES_H */

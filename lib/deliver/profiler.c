@@ -291,6 +291,15 @@ static int on_event(void *ctx, const void *data, size_t size)
 					  h->proc_start_ns, h->ktime_boot_ns);
 		break;
 	}
+	case OTELPROF_EVENT_FORK: {
+		const struct otelprof_task_event *t = data;
+
+		if (size < sizeof(*t))
+			return 0;
+		process_table_fork(&p->procs, (uint32_t)t->addr, h->pid,
+				   h->proc_start_ns, h->ktime_boot_ns);
+		break;
+	}
 	case OTELPROF_EVENT_EXIT:
 		process_table_exit(&p->procs, h->pid, h->proc_start_ns,
 				   h->ktime_boot_ns);

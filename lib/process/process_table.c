@@ -316,11 +316,12 @@ static struct process *make_ghost(struct process_table *t, struct process *p,
 	return p;
 }
 
+static int insert(struct process_table *t, struct process *p);
+
 static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 			   const char *comm, uint64_t start_ns, uint64_t now_ns)
 {
 	struct process *p = find(t, pid);
-	uint32_t slot;
 
 	/* Signed: a sample taken just before the exit can be read after
 	 * its exit event. */
@@ -339,6 +340,13 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 				(unsigned long long)p->start_time,
 				(unsigned long long)start_ns);
 		t->pid_reuses++;
+		remove_proc(t, p);
+		p = NULL;
+	}
+	if (p && p->forked && comm && tid == pid &&
+	    strncmp(comm, p->comm, sizeof(p->comm) - 1)) {
+		/* Named otherwise than its parent: it exec'ed since the
+		 * fork (the exec event is still behind this sample). */
 		remove_proc(t, p);
 		p = NULL;
 	}
@@ -395,6 +403,14 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 		return NULL;
 	}
 insert:
+	return insert(t, p) ? NULL : p;
+}
+
+/* Put p in the table and tell the consumers. On failure p is freed. */
+static int insert(struct process_table *t, struct process *p)
+{
+	uint32_t slot;
+
 	for (slot = 0; slot < t->nslots; slot++)
 		if (!t->procs[slot])
 			break;
@@ -406,21 +422,21 @@ insert:
 
 			if (!nv) {
 				process_destroy(t, p);
-				return NULL;
+				return -ENOMEM;
 			}
 			t->procs = nv;
 			t->cap = ncap;
 		}
 		t->nslots++;
 	}
-	if (idxmap_insert(&t->index, hash_u64(pid), slot)) {
+	if (idxmap_insert(&t->index, hash_u64(p->pid), slot)) {
 		process_destroy(t, p);
-		return NULL;
+		return -ENOMEM;
 	}
 	p->slot = slot;
 	t->procs[slot] = p;
 	call_on_maps(t, p);
-	return p;
+	return 0;
 }
 
 struct process *process_table_get(struct process_table *t, uint32_t pid,
@@ -582,6 +598,69 @@ void process_table_exec(struct process_table *t, uint32_t pid)
 	/* A new image: everything we knew is stale. */
 	if (p)
 		remove_proc(t, p);
+}
+
+/* A deep copy of the parent's mappings, sharing its files. */
+static int copy_maps(const struct proc_maps *from, struct proc_maps *to)
+{
+	*to = *from;
+	to->v = NULL;
+	to->n = 0;
+	if (!from->n)
+		return 0;
+	to->v = calloc(from->n, sizeof(*to->v));
+	if (!to->v)
+		return -ENOMEM;
+	for (size_t i = 0; i < from->n; i++) {
+		to->v[i] = from->v[i];
+		to->v[i].path = strdup(from->v[i].path ? from->v[i].path : "");
+		if (!to->v[i].path) {
+			proc_maps_free(to);
+			return -ENOMEM;
+		}
+		to->n++;
+		if (to->v[i].file)
+			file_cache_ref(to->v[i].file);
+	}
+	return 0;
+}
+
+void process_table_fork(struct process_table *t, uint32_t parent_pid,
+			uint32_t pid, uint64_t start_ns, uint64_t now_ns)
+{
+	struct process *parent = process_table_find(t, parent_pid), *p;
+
+	if (!parent || parent->ghost || !start_ns || parent_pid == pid)
+		return;
+	p = find(t, pid);
+	if (p) {
+		if (same_process(t, p, start_ns))
+			return; /* a sample got there first */
+		t->pid_reuses++;
+		remove_proc(t, p);
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->pid = pid;
+	p->start_ns = start_ns;
+	p->serial = ++t->next_serial;
+	p->last_seen_ns = now_ns;
+	p->last_scan_ns = now_ns;
+	memcpy(p->comm, parent->comm, sizeof(p->comm));
+	memcpy(p->container_id, parent->container_id, sizeof(p->container_id));
+	p->info_ok = parent->info_ok;
+	p->forked = true;
+	p->exe_path = strdup(parent->exe_path ? parent->exe_path : "");
+	if (!p->exe_path || copy_maps(&parent->maps, &p->maps)) {
+		free(p->exe_path);
+		free(p);
+		return;
+	}
+	p->exe_name = strrchr(p->exe_path, '/') ? strrchr(p->exe_path, '/') + 1
+						: p->exe_path;
+	if (!insert(t, p))
+		t->forks_copied++;
 }
 
 void process_table_exit(struct process_table *t, uint32_t pid,

@@ -70,6 +70,9 @@ struct process {
 	uint32_t kernel_map_count; /* mm->map_count the last scan saw, at
 				      most (0: unknown) */
 	bool rescan_held;	   /* asked for, waiting for its budget */
+	bool forked; /* a copy of its parent (fork event), not read from
+			/proc: a sample whose main thread has another name
+			is from after an exec and reads /proc */
 };
 
 #define PROCESS_TABLE_MAX_HOOKS 4
@@ -89,7 +92,8 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t scan_errors;
-	uint64_t pid_reuses; /* entries replaced by a new process */
+	uint64_t pid_reuses;   /* entries replaced by a new process */
+	uint64_t forks_copied; /* children known from their parent */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	int64_t rescan_budget_ns;	      /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;
@@ -155,6 +159,10 @@ bool process_mapping_vaddr(const struct proc_mapping *m,
 bool process_mapping_bias(const struct proc_mapping *m,
 			  const struct elf_file *f, uint64_t *bias);
 void process_table_exec(struct process_table *t, uint32_t pid);
+/* Process pid (started at start_ns) forked from parent_pid: if the parent
+ * is known, the child starts as its copy (no /proc read). */
+void process_table_fork(struct process_table *t, uint32_t parent_pid,
+			uint32_t pid, uint64_t start_ns, uint64_t now_ns);
 /* The process (pid, start_ns; start_ns 0: any) exited. */
 void process_table_exit(struct process_table *t, uint32_t pid,
 			uint64_t start_ns, uint64_t now_ns);

@@ -24,7 +24,7 @@ struct bpf_sampler {
 	struct bpf_link **links; /* per CPU perf links */
 	int *pfds;
 	int ncpus;
-	struct bpf_link *exec_link, *exit_link;
+	struct bpf_link *exec_link, *exit_link, *fork_link;
 	bpf_sampler_event_fn fn;
 	void *ctx;
 	int ncpu_possible;
@@ -259,6 +259,16 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 			strerror(-e));
 		goto fail;
 	}
+	s->fork_link = bpf_program__attach(s->skel->progs.on_fork);
+	if (!s->fork_link) {
+		e = -errno;
+		s->fork_link = NULL;
+		errmsg_set(
+			err, e,
+			"cannot attach raw tracepoint sched_process_fork: %s",
+			strerror(-e));
+		goto fail;
+	}
 	s->exit_link = bpf_program__attach(s->skel->progs.on_exit);
 	if (!s->exit_link) {
 		e = -errno;
@@ -346,7 +356,8 @@ void bpf_sampler_detach(struct bpf_sampler *s)
 	}
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
-	s->exec_link = s->exit_link = NULL;
+	bpf_link__destroy(s->fork_link);
+	s->exec_link = s->exit_link = s->fork_link = NULL;
 }
 
 uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which)
