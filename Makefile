@@ -17,7 +17,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -DOTELPROF_BUILDING_LIBRARY
-LIB_LDLIBS := -lbpf -lelf -ldw -lz -lprotobuf-c -lcrypto -liberty -lpthread
+LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lcrypto -liberty -lpthread
 SAN ?=
 ifneq ($(SAN),)
 # Sanitizer build in its own tree: make SAN=1 BUILD=build/san test-unit
@@ -45,7 +45,7 @@ all: deps lib cli
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
-            clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev
+            clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -225,23 +225,25 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab
+FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab xz
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
-FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/context/tls_symbols.c lib/symbolize/go_pclntab.c
+FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/context/tls_symbols.c lib/symbolize/go_pclntab.c \
+  lib/symbolize/plt_symbols.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c
 FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
+FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -lcrypto -lprotobuf-c -liberty
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
 	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus

@@ -4,6 +4,7 @@
 #include "symbolize/jit_process.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -586,7 +587,19 @@ struct elf_file *process_mapping_file(struct process_table *t,
 		t->scan_errors++;
 		return NULL;
 	}
-	m->file = file_cache_get_fd(t->files, fd, m->path, &err);
+	{
+		/* Debug files are looked up as the process sees them. */
+		char root[96];
+		int root_fd;
+
+		snprintf(root, sizeof(root), "%s/%u/root", t->proc_root,
+			 p->pid);
+		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		m->file = file_cache_get_fd_root(t->files, fd, m->path, root_fd,
+						 &err);
+		if (root_fd >= 0)
+			close(root_fd);
+	}
 	close(fd);
 	return m->file;
 }

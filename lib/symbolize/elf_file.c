@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/elf_file.h"
 #include "symbolize/go_pclntab.h"
+#include "symbolize/plt_symbols.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -71,6 +72,19 @@ static int add_sym(struct elf_symbols *s, size_t *cap, size_t *names_cap,
 	s->syms[s->n].flags = flags;
 	s->n++;
 	return 0;
+}
+
+struct plt_ctx {
+	struct elf_symbols *s;
+	size_t *cap, *names_cap;
+};
+
+static int add_plt(void *ctx, uint64_t addr, uint64_t size, const char *name,
+		   size_t len)
+{
+	struct plt_ctx *c = ctx;
+
+	return add_sym(c->s, c->cap, c->names_cap, addr, size, 0, name, len);
 }
 
 /* Sort by address; on ties the earlier-read symbol (.symtab before .dynsym,
@@ -168,6 +182,33 @@ static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
 	return 0;
 }
 
+/* .gnu_debuglink: a file name (NUL, padding to 4) and a CRC-32. Only a
+ * plain name is kept: a path could lead anywhere. */
+static void read_debuglink(Elf_Scn *scn, const GElf_Shdr *sh,
+			   struct elf_symbols *s)
+{
+	Elf_Data *d;
+	size_t n;
+	const char *p;
+
+	if (sh->sh_type != SHT_PROGBITS || sh->sh_size > 4096)
+		return;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || d->d_size < 8)
+		return;
+	p = d->d_buf;
+	n = strnlen(p, d->d_size);
+	if (!n || n >= sizeof(s->debuglink) || ((n + 4) & ~3u) + 4 > d->d_size)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] == '/' || p[i] < 0x21 || p[i] > 0x7e)
+			return;
+	if (!strcmp(p, ".") || !strcmp(p, ".."))
+		return;
+	memcpy(s->debuglink, p, n + 1);
+	memcpy(&s->debuglink_crc, p + ((n + 4) & ~3u), 4);
+}
+
 /* Go's build id is text ("actionID/contentID"); keep it if printable. */
 static void go_build_id(const char *p, size_t n, char *out)
 {
@@ -240,6 +281,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 {
 	size_t phnum, shstrndx, cap = 0, names_cap = 0, out = 0;
 	uint64_t text_start = 0;
+	size_t before;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL, *gopclntab = NULL;
 	int err;
@@ -285,13 +327,30 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 			text_start = sh.sh_addr;
 		else if (name && !strcmp(name, ".gopclntab"))
 			gopclntab = scn;
+		else if (name && !strcmp(name, ".gnu_debuglink"))
+			read_debuglink(scn, &sh, s);
+		else if (name && !strcmp(name, ".gnu_debugdata") &&
+			 sh.sh_type == SHT_PROGBITS) {
+			s->debugdata_off = sh.sh_offset;
+			s->debugdata_size = sh.sh_size;
+		}
 		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
 			continue;
+		before = s->n;
 		err = read_symtab(elf, scn, &sh, s, &cap, &names_cap);
+		if (sh.sh_type == SHT_SYMTAB && s->n > before)
+			s->has_symtab = true;
 		if (err == -ENOMEM)
 			return err;
 		if (err)
 			s->skipped_symbols++;
+	}
+	{
+		struct plt_ctx pc = {s, &cap, &names_cap};
+
+		err = plt_symbols_scan(elf, shstrndx, add_plt, &pc);
+		if (err == -ENOMEM)
+			return err;
 	}
 	if (gopclntab) {
 		GElf_Shdr sh;
@@ -483,5 +542,46 @@ int elf_htlhash_fd(int fd, char out[33])
 	}
 	EVP_MD_CTX_free(ctx);
 	to_hex(md, 16, out);
+	return 0;
+}
+
+int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
+{
+	size_t n = dst->n, out = 0;
+	struct elf_sym *syms;
+	char *names;
+
+	if (!src->n)
+		return 0;
+	if (src->n > ELF_FILE_MAX_SYMBOLS - dst->n ||
+	    dst->names_len + src->names_len > UINT32_MAX)
+		return -E2BIG;
+	syms = realloc(dst->syms, (dst->n + src->n) * sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	dst->syms = syms;
+	names = realloc(dst->names, dst->names_len + src->names_len);
+	if (!names)
+		return -ENOMEM;
+	dst->names = names;
+	memcpy(names + dst->names_len, src->names, src->names_len);
+	for (size_t i = 0; i < src->n; i++) {
+		syms[n + i] = src->syms[i];
+		syms[n + i].name += (uint32_t)dst->names_len;
+	}
+	dst->names_len += src->names_len;
+	n += src->n;
+	/* dst's names sort first on ties (lower offsets): they win. */
+	qsort(syms, n, sizeof(*syms), cmp_sym);
+	for (size_t i = 0; i < n; i++) {
+		if (out && syms[out - 1].addr == syms[i].addr) {
+			if (!syms[out - 1].size)
+				syms[out - 1].size = syms[i].size;
+			syms[out - 1].flags |= syms[i].flags;
+			continue;
+		}
+		syms[out++] = syms[i];
+	}
+	dst->n = out;
 	return 0;
 }

@@ -49,6 +49,12 @@ struct elf_symbols {
 				     symbol tables, a broken section
 				     table, TLS symbols) */
 	struct tls_symbols tls;	  /* trace-correlation symbols */
+	/* Where more symbols may be (debug_info.c): */
+	bool has_symtab;	 /* a .symtab with functions was read */
+	char debuglink[256];	 /* .gnu_debuglink file name, "" if none */
+	uint32_t debuglink_crc;	 /* its CRC-32 */
+	uint64_t debugdata_off;	 /* .gnu_debugdata (MiniDebugInfo, xz) */
+	uint64_t debugdata_size; /* in the file; 0 if none */
 };
 
 /*
@@ -87,6 +93,9 @@ static inline const char *elf_symbols_name(const struct elf_symbols *s,
 	return s->names + sym->name;
 }
 size_t elf_symbols_memory(const struct elf_symbols *s);
+/* Add src's function symbols to dst (one per address, dst's first).
+ * 0, -ENOMEM or -E2BIG (dst unchanged then). */
+int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src);
 
 /* process.executable.build_id.htlhash of an open file: first 16 bytes of
  * SHA-256(first 4 KiB || last 4 KiB || be64(file size)), as 32 hex digits. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/file_cache.h"
+#include "symbolize/debug_info.h"
 #include "process/proc_maps.h"
 
 #include <errno.h>
@@ -116,6 +117,12 @@ static struct elf_file *new_file(const struct file_id *id, const char *path)
 struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 				   const char *path, int *err)
 {
+	return file_cache_get_fd_root(c, fd, path, -1, err);
+}
+
+struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
+					const char *path, int root_fd, int *err)
+{
 	struct stat st;
 	struct file_id id;
 	struct id_eq_ctx ctx = {c, &id};
@@ -151,6 +158,8 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 	}
 	/* Malformed in whole (not an ELF we can read) or in part (broken
 	 * section table or symbol entries: what was readable is kept). */
+	if (!f->load_err)
+		f->debug_source = debug_info_attach(&f->sym, fd, path, root_fd);
 	if (f->load_err || f->sym.skipped_symbols)
 		c->malformed++;
 	else

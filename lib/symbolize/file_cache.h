@@ -23,7 +23,8 @@ struct elf_file {
 	struct file_id id;
 	uint32_t slot;
 	uint32_t refcnt;
-	int load_err; /* 0, or why symbols are missing */
+	int load_err;	  /* 0, or why symbols are missing */
+	int debug_source; /* enum debug_info_source: where more came from */
 	struct elf_symbols sym;
 	struct symbol_names names; /* demangled, filled as frames need them */
 	char htlhash[33];	   /* "" if unknown */
@@ -68,6 +69,12 @@ void file_cache_free(struct file_cache *c);
  */
 struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 				   const char *path, int *err);
+/* Same; a file loaded now without .symtab gets the symbols of its debug
+ * file, looked up inside root_fd (the process's root, O_PATH) first, or
+ * of its MiniDebugInfo (debug_info.c). */
+struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
+					const char *path, int root_fd,
+					int *err);
 /* The vDSO image, loaded from our own process (same kernel, same vDSO). */
 struct elf_file *file_cache_get_vdso(struct file_cache *c);
 void file_cache_ref(struct elf_file *f);

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -59,3 +59,8 @@ if [ -n "$gobin" ]; then
 	objcopy -O binary --only-section=.gopclntab "$(readlink -f "$gobin")" "$out/go_pclntab/go-tool" 2>/dev/null || true
 	head -c 65536 "$out/go_pclntab/go-tool" > "$out/go_pclntab/go-tool-head" 2>/dev/null || true
 fi
+# MiniDebugInfo: a small ELF, xz-compressed as .gnu_debugdata is.
+for f in "$out"/elf_symbols/*; do
+	xz -c "$f" > "$out/xz/$(basename "$f").xz" 2>/dev/null || true
+	break
+done

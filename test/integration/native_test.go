@@ -459,3 +459,68 @@ func TestStrippedGo(t *testing.T) {
 		}
 	}
 }
+
+// Symbols kept apart from a stripped binary: MiniDebugInfo (Fedora's
+// .gnu_debugdata), a .gnu_debuglink file beside the binary, and libc's
+// debug file by build id (/usr/lib/debug/.build-id, libc6-dbg), which
+// names the thread entry (start_thread, clone3) the stripped libc lacks.
+func TestSeparateDebugInfo(t *testing.T) {
+	requireRoot(t)
+	if _, err := os.Stat("/usr/lib/debug/.build-id"); err != nil {
+		t.Fatalf("no /usr/lib/debug/.build-id: libc6-dbg is needed (make deps installs it)")
+	}
+	bins := []string{"callgraph_minidebug", "debuglink/callgraph_debuglink"}
+	var cmds []*exec.Cmd
+	for _, b := range bins {
+		cmds = append(cmds, nativeWorkload(t, b, "10"))
+	}
+	threads := startWorkload(t, "threads_nofp", "10")
+	time.Sleep(300 * time.Millisecond)
+	d := decodeFile(t, record(t, 6, 499).Path)
+	for i, c := range cmds {
+		bin := filepath.Join(buildDir(t), "workloads", "native", bins[i])
+		p := d.ByPID(c.Process.Pid)
+		if p == nil {
+			t.Errorf("%s: no samples", bins[i])
+			continue
+		}
+		p = steadySamples(p, time.Second)
+		frames, named := 0, 0
+		for _, s := range p.Samples {
+			for _, f := range s.Frames {
+				if f.Mapping == bin {
+					frames++
+					if f.Function != "" {
+						named++
+					}
+				}
+			}
+		}
+		t.Logf("%s: %d samples, %d of %d frames of the binary named", bins[i], len(p.Samples), named, frames)
+		if frames < 300 || float64(named) < 0.95*float64(frames) {
+			t.Errorf("%s: %d of %d frames named, want >= 95%%", bins[i], named, frames)
+		}
+		callGraphShares(t, bins[i], p, c.Process.Pid, 5)
+	}
+	p := d.ByPID(threads.Process.Pid)
+	if p == nil {
+		t.Fatalf("threads_nofp: no samples")
+	}
+	workers, entry := 0, 0
+	for _, s := range p.Samples {
+		if s.ThreadID == int64(threads.Process.Pid) {
+			continue
+		}
+		workers++
+		names := s.FunctionNames()
+		if indexOf(names, "start_thread") >= 0 {
+			entry++
+		} else if workers-entry <= 3 {
+			t.Logf("no start_thread: %s", s)
+		}
+	}
+	t.Logf("threads_nofp: %d of %d worker samples show start_thread", entry, workers)
+	if workers < 100 || float64(entry) < 0.95*float64(workers) {
+		t.Errorf("threads_nofp: %d of %d worker samples name libc's thread entry", entry, workers)
+	}
+}

@@ -7,6 +7,8 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,6 +300,109 @@ static void demangles_cxx_and_rust(void **state)
 	symbol_names_free(&c);
 }
 
+/* Is the .rela.plt relocation of GOT slot `got` for the symbol that
+ * `name` ("target@plt") names? */
+static bool plt_target_is(Elf *elf, uint64_t got, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, dsh;
+		Elf_Data *d, *dd;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!gelf_getshdr(elf_getscn(elf, sh.sh_link), &dsh))
+			continue;
+		dd = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
+		for (size_t i = 0;
+		     d && dd && i < d->d_size / sizeof(Elf64_Rela); i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *t;
+
+			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != got ||
+			    !gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			t = elf_strptr(elf, dsh.sh_link, sym.st_name);
+			return t && strlen(name) == strlen(t) + 4 &&
+			       !strncmp(name, t, strlen(t));
+		}
+	}
+	return false;
+}
+
+/* PLT stubs named target@plt: each named stub must jump through the GOT
+ * slot of the relocation for that target (decoded from the stub's bytes:
+ * jmp *disp32(%rip), maybe after endbr64 / bnd). */
+static void plt_stubs_named(void **state)
+{
+	const char *path = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6";
+	struct elf_symbols s;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr plt = {0};
+	size_t shstrndx, named = 0, checked = 0;
+	int fd = open(path, O_RDONLY);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(n, ".plt"))
+			plt = sh;
+	}
+	assert_true(plt.sh_size > 32);
+	for (uint64_t a = plt.sh_addr + 16; a < plt.sh_addr + plt.sh_size;
+	     a += 16) {
+		const struct elf_sym *sym = elf_symbols_lookup(&s, a + 4);
+		unsigned char b[16];
+		int32_t disp;
+		const char *name;
+		size_t k = 0;
+
+		assert_non_null(sym);
+		name = elf_symbols_name(&s, sym);
+		assert_int_equal(sym->addr, a);
+		assert_true(strlen(name) > 4 &&
+			    !strcmp(name + strlen(name) - 4, "@plt"));
+		named++;
+		/* The stub's GOT slot, from its code. */
+		assert_int_equal(
+			pread(fd, b, sizeof(b),
+			      (off_t)(plt.sh_offset + (a - plt.sh_addr))),
+			(ssize_t)sizeof(b));
+		if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e)
+			k = 4;
+		if (b[k] == 0xf2)
+			k++;
+		if (b[k] != 0xff || b[k + 1] != 0x25)
+			continue;
+		memcpy(&disp, b + k + 2, 4);
+		if (plt_target_is(elf, a + k + 6 + (int64_t)disp, name))
+			checked++;
+		else
+			printf("%s at %#llx: GOT slot of another symbol\n",
+			       name, (unsigned long long)a);
+	}
+	elf_end(elf);
+	close(fd);
+	printf("%zu PLT stubs named, %zu decoded\n", named, checked);
+	assert_true(named > 100);
+	assert_true(checked == named);
+	elf_symbols_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -306,6 +411,7 @@ int main(void)
 		cmocka_unit_test(kallsyms_real),
 		cmocka_unit_test(elf_symbols_of_self),
 		cmocka_unit_test(demangles_cxx_and_rust),
+		cmocka_unit_test(plt_stubs_named),
 		cmocka_unit_test(elf_symbols_of_libc),
 		cmocka_unit_test(elf_hostile_inputs),
 		cmocka_unit_test(htlhash_matches_definition),

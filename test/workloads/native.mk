@@ -9,7 +9,8 @@ N := $(OUT)/native
 RUST_CG := $(W)/rust_callgraph
 
 NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
-  $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms
+  $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms \
+  $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink
 EXTRA_WORKLOADS += $(NATIVE_OUT)
 
 $(N):
@@ -42,3 +43,27 @@ $(N)/go_callgraph: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
 	$(GO_ENV) $(GO) build -C $(GO_CG) -ldflags="-s -w" -o $(abspath $@) .
 $(N)/go_callgraph_syms: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
 	$(GO_ENV) $(GO) build -C $(GO_CG) -o $(abspath $@) .
+# MiniDebugInfo the way Fedora builds it (find-debuginfo): the function
+# symbols .dynsym lacks, in a .symtab-only ELF, xz-compressed into
+# .gnu_debugdata of the fully stripped binary.
+$(N)/callgraph_minidebug: $(W)/callgraph.c $(W)/native.mk | $(N)
+	$(WCC) $(NOFP) -o $@.full $<
+	nm -D $@.full --format=posix --defined-only | awk '{ print $$1 }' | sort > $@.dynsyms
+	nm $@.full --format=posix --defined-only | awk '{ if ($$2 == "T" || $$2 == "t" || $$2 == "D") print $$1 }' | sort > $@.funcsyms
+	comm -13 $@.dynsyms $@.funcsyms > $@.keep
+	objcopy --only-keep-debug $@.full $@.debug
+	objcopy -S --remove-section .gdb_index --remove-section .comment --keep-symbols=$@.keep $@.debug $@.mini
+	rm -f $@.mini.xz && xz $@.mini
+	strip --strip-all -R .comment -o $@.tmp $@.full
+	objcopy --add-section .gnu_debugdata=$@.mini.xz $@.tmp
+	mv $@.tmp $@
+	rm -f $@.full $@.dynsyms $@.funcsyms $@.keep $@.debug $@.mini.xz
+# A stripped binary whose symbols are in a separate file beside it, found
+# through .gnu_debuglink.
+$(N)/debuglink/callgraph_debuglink: $(W)/callgraph.c $(W)/native.mk | $(N)
+	mkdir -p $(dir $@)
+	$(WCC) $(NOFP) -o $@.full $<
+	objcopy --only-keep-debug $@.full $@.debug
+	strip --strip-all -o $@ $@.full
+	cd $(dir $@) && objcopy --add-gnu-debuglink=$(notdir $@).debug $(notdir $@)
+	rm -f $@.full

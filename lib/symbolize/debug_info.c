@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbolize/debug_info.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/* A regular file at path inside root (RESOLVE_IN_ROOT: a container's
+ * symlinks stay in the container), or on our side with root_fd -1.
+ * O_NONBLOCK: a FIFO put there must not block us. */
+static int open_regular(int root_fd, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat st;
+	int fd;
+
+	if (root_fd >= 0) {
+		how.resolve |= RESOLVE_IN_ROOT;
+		fd = (int)syscall(SYS_openat2, root_fd, path, &how,
+				  sizeof(how));
+	} else {
+		fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how,
+				  sizeof(how));
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+static bool crc_matches(int fd, uint32_t want)
+{
+	const size_t bufsz = 1 << 16;
+	unsigned char *buf = malloc(bufsz);
+	uLong crc = crc32(0, Z_NULL, 0);
+	uint64_t total = 0;
+	ssize_t n = -1;
+
+	if (!buf)
+		return false;
+	while ((n = pread(fd, buf, bufsz, (off_t)total)) > 0) {
+		crc = crc32(crc, buf, (uInt)n);
+		total += (uint64_t)n;
+		if (total > DEBUG_INFO_MAX_CRC_FILE) {
+			n = -1;
+			break;
+		}
+	}
+	free(buf);
+	return n == 0 && (uint32_t)crc == want;
+}
+
+/* Merge the debug file open as dfd if it belongs to s: same build id, or
+ * (without one) the debuglink CRC. */
+static bool take_debug_file(struct elf_symbols *s, int dfd, bool check_crc)
+{
+	struct elf_symbols d;
+	bool ok;
+
+	if (elf_symbols_load_fd(dfd, &d))
+		return false;
+	ok = d.n &&
+	     (s->build_id[0] ? !strcmp(d.build_id, s->build_id)
+			     : check_crc && crc_matches(dfd, s->debuglink_crc));
+	if (ok)
+		ok = !elf_symbols_merge(s, &d);
+	elf_symbols_free(&d);
+	return ok;
+}
+
+static bool try_path(struct elf_symbols *s, int root_fd, const char *path,
+		     bool check_crc)
+{
+	int fd = open_regular(root_fd, path);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = take_debug_file(s, fd, check_crc);
+	close(fd);
+	return ok;
+}
+
+static bool by_build_id(struct elf_symbols *s, int root_fd)
+{
+	char path[64 + 2 * ELF_FILE_MAX_BUILD_ID];
+
+	if (strlen(s->build_id) < 4)
+		return false;
+	snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 s->build_id, s->build_id + 2);
+	return (root_fd >= 0 && try_path(s, root_fd, path, false)) ||
+	       try_path(s, -1, path, false);
+}
+
+/* gdb's order: beside the file, its .debug/, then under /usr/lib/debug;
+ * all as the process sees them (inside its root). */
+static bool by_debuglink(struct elf_symbols *s, const char *path, int root_fd)
+{
+	char dir[4096], p[4096 + 512];
+	const char *slash;
+	size_t n;
+
+	if (!s->debuglink[0] || !path || path[0] != '/')
+		return false;
+	slash = strrchr(path, '/');
+	n = (size_t)(slash - path);
+	if (n >= sizeof(dir))
+		return false;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	snprintf(p, sizeof(p), "%s/%s", dir, s->debuglink);
+	if (strcmp(p, path) && try_path(s, root_fd, p, true))
+		return true;
+	snprintf(p, sizeof(p), "%s/.debug/%s", dir, s->debuglink);
+	if (try_path(s, root_fd, p, true))
+		return true;
+	snprintf(p, sizeof(p), "/usr/lib/debug%s/%s", dir, s->debuglink);
+	return try_path(s, root_fd, p, true);
+}
+
+int debug_info_unxz(const uint8_t *in, size_t len, uint8_t **out,
+		    size_t *out_len)
+{
+	lzma_stream z = LZMA_STREAM_INIT;
+	size_t cap = len * 4 < (1u << 20) ? (1u << 20) : len * 4;
+	uint8_t *buf;
+	lzma_ret r;
+
+	*out = NULL;
+	*out_len = 0;
+	if (len > DEBUG_INFO_MAX_XZ_IN)
+		return -E2BIG;
+	if (cap > DEBUG_INFO_MAX_XZ_OUT)
+		cap = DEBUG_INFO_MAX_XZ_OUT;
+	if (lzma_stream_decoder(&z, DEBUG_INFO_XZ_MEMLIMIT, 0) != LZMA_OK)
+		return -ENOMEM;
+	buf = malloc(cap);
+	if (!buf) {
+		lzma_end(&z);
+		return -ENOMEM;
+	}
+	z.next_in = in;
+	z.avail_in = len;
+	z.next_out = buf;
+	z.avail_out = cap;
+	for (;;) {
+		r = lzma_code(&z, LZMA_FINISH);
+		if (r == LZMA_STREAM_END)
+			break;
+		if (r == LZMA_OK && !z.avail_out &&
+		    cap < DEBUG_INFO_MAX_XZ_OUT) {
+			size_t ncap = cap * 2 > DEBUG_INFO_MAX_XZ_OUT
+					      ? DEBUG_INFO_MAX_XZ_OUT
+					      : cap * 2;
+			uint8_t *nb = realloc(buf, ncap);
+
+			if (!nb) {
+				r = LZMA_MEM_ERROR;
+				break;
+			}
+			buf = nb;
+			z.next_out = buf + cap;
+			z.avail_out = ncap - cap;
+			cap = ncap;
+			continue;
+		}
+		break; /* an error, or the output cap */
+	}
+	*out_len = cap - z.avail_out;
+	lzma_end(&z);
+	if (r != LZMA_STREAM_END) {
+		free(buf);
+		*out_len = 0;
+		return r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR
+			       ? -ENOMEM
+			       : -EBADMSG;
+	}
+	*out = buf;
+	return 0;
+}
+
+static bool minidebuginfo(struct elf_symbols *s, int fd)
+{
+	struct elf_symbols d;
+	uint8_t *xz, *elf;
+	size_t elf_len;
+	bool ok = false;
+
+	if (!s->debugdata_size || s->debugdata_size > DEBUG_INFO_MAX_XZ_IN)
+		return false;
+	xz = malloc(s->debugdata_size);
+	if (!xz)
+		return false;
+	if (pread(fd, xz, s->debugdata_size, (off_t)s->debugdata_off) !=
+		    (ssize_t)s->debugdata_size ||
+	    debug_info_unxz(xz, s->debugdata_size, &elf, &elf_len)) {
+		free(xz);
+		return false;
+	}
+	free(xz);
+	if (!elf_symbols_load_mem(elf, elf_len, &d)) {
+		ok = d.n && !elf_symbols_merge(s, &d);
+		elf_symbols_free(&d);
+	}
+	free(elf);
+	return ok;
+}
+
+int debug_info_attach(struct elf_symbols *s, int fd, const char *path,
+		      int root_fd)
+{
+	if (s->has_symtab)
+		return DEBUG_INFO_NONE;
+	if (by_build_id(s, root_fd))
+		return DEBUG_INFO_BUILD_ID;
+	if (by_debuglink(s, path, root_fd))
+		return DEBUG_INFO_DEBUGLINK;
+	if (minidebuginfo(s, fd))
+		return DEBUG_INFO_MINIDEBUGINFO;
+	return DEBUG_INFO_NONE;
+}
