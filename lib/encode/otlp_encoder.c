@@ -163,8 +163,9 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	Mapping **mp = ALLOC(e, Mapping *, nm);
 	Location *l = ALLOC(e, Location, nl);
 	Location **lp = ALLOC(e, Location *, nl);
-	Line *ln = ALLOC(e, Line, nl);
-	Line **lnp = ALLOC(e, Line *, nl);
+	size_t total_lines = 0, nlines = 0;
+	Line *ln;
+	Line **lnp;
 	int32_t *lattr = ALLOC(e, int32_t, 2 * (size_t)nl);
 	Function *f = ALLOC(e, Function, nf);
 	Function **fp = ALLOC(e, Function *, nf);
@@ -177,6 +178,19 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	Stack *s = ALLOC(e, Stack, nst);
 	Stack **sp = ALLOC(e, Stack *, nst);
 
+	/* Counting pass: a location has its first line plus its more_lines
+	 * pairs. */
+	for (uint32_t i = 0; i < nl; i++) {
+		const struct pb_location *x = &b->locations.v[i];
+
+		if (x->function)
+			total_lines +=
+				1 + (x->more_lines
+					     ? b->lines_len.v[x->more_lines] / 2
+					     : 0);
+	}
+	ln = ALLOC(e, Line, total_lines);
+	lnp = ALLOC(e, Line *, total_lines);
 	if (e->failed)
 		return;
 	for (uint32_t i = 0; i < nm; i++) {
@@ -203,12 +217,26 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 		l[i].mapping_index = x->mapping;
 		l[i].address = x->address;
 		if (x->function) {
-			otelprof__otlp__line__init(&ln[i]);
-			ln[i].function_index = x->function;
-			ln[i].line = x->line;
-			lnp[i] = &ln[i];
-			l[i].lines = &lnp[i];
-			l[i].n_lines = 1;
+			uint32_t more =
+				x->more_lines
+					? b->lines_len.v[x->more_lines] / 2
+					: 0;
+			const int32_t *mv =
+				b->lines_vals.v + b->lines_off.v[x->more_lines];
+
+			/* Line objects and pointers for this location come
+			 * from pools sized by the counting pass above. */
+			l[i].lines = &lnp[nlines];
+			l[i].n_lines = 1 + more;
+			for (uint32_t k = 0; k <= more; k++) {
+				Line *one = &ln[nlines];
+
+				otelprof__otlp__line__init(one);
+				one->function_index =
+					k ? mv[2 * (k - 1)] : x->function;
+				one->line = k ? mv[2 * (k - 1) + 1] : x->line;
+				lnp[nlines++] = one;
+			}
 		}
 		l[i].attribute_indices = &lattr[2 * (size_t)i];
 		if (ra(r, x->frame_type_attr))

@@ -40,10 +40,11 @@ _Static_assert(sizeof(struct pb_link) == 24, "pb_link must have no padding");
 
 static struct idxmap *all_maps(struct profile_builder *b, size_t i)
 {
-	struct idxmap *m[] = {
-		&b->str_index,	   &b->attr_index,     &b->function_index,
-		&b->mapping_index, &b->location_index, &b->stack_index,
-		&b->link_index,	   &b->resource_index, &b->sample_index};
+	struct idxmap *m[] = {&b->str_index,	  &b->attr_index,
+			      &b->function_index, &b->mapping_index,
+			      &b->location_index, &b->stack_index,
+			      &b->link_index,	  &b->resource_index,
+			      &b->sample_index,	  &b->lines_index};
 
 	return i < sizeof(m) / sizeof(m[0]) ? m[i] : NULL;
 }
@@ -84,6 +85,9 @@ void pb_free(struct profile_builder *b)
 	VEC_FREE(b->stack_off);
 	VEC_FREE(b->stack_len);
 	VEC_FREE(b->stack_locs);
+	VEC_FREE(b->lines_off);
+	VEC_FREE(b->lines_len);
+	VEC_FREE(b->lines_vals);
 	VEC_FREE(b->links);
 	VEC_FREE(b->resources);
 	VEC_FREE(b->samples);
@@ -194,6 +198,47 @@ DEFINE_INTERN(intern_mapping, struct pb_mapping, mappings, mapping_index, 3)
 DEFINE_INTERN(intern_location, struct pb_location, locations, location_index, 4)
 DEFINE_INTERN(intern_link, struct pb_link, links, link_index, 5)
 
+/* Line lists: variable-length (function, line) pairs, interned by content
+ * like stacks. */
+struct lines_ctx {
+	const struct profile_builder *b;
+	const int32_t *vals;
+	size_t n;
+};
+
+static bool lines_eq(const void *ctx, uint32_t idx)
+{
+	const struct lines_ctx *c = ctx;
+
+	if (c->b->lines_len.v[idx] != c->n)
+		return false;
+	return !c->n || !memcmp(c->b->lines_vals.v + c->b->lines_off.v[idx],
+				c->vals, c->n * sizeof(int32_t));
+}
+
+static int32_t intern_lines(struct profile_builder *b, const int32_t *vals,
+			    size_t n)
+{
+	struct lines_ctx c = {b, vals, n};
+	uint64_t h = hash_bytes(vals ? (const void *)vals : (const void *)"",
+				n * sizeof(int32_t), 11);
+	uint32_t idx;
+
+	if (idxmap_find(&b->lines_index, h, lines_eq, &c, &idx))
+		return (int32_t)idx;
+	if (b->lines_off.n >= INT32_MAX ||
+	    (uint64_t)b->lines_vals.n + n > UINT32_MAX)
+		return -E2BIG;
+	idx = b->lines_off.n;
+	VEC_PUSH(b->lines_off, b->lines_vals.n, -ENOMEM);
+	VEC_PUSH(b->lines_len, (uint32_t)n, -ENOMEM);
+	for (size_t i = 0; i < n; i++)
+		VEC_PUSH(b->lines_vals, vals[i], -ENOMEM);
+	if (idxmap_insert(&b->lines_index, h, idx))
+		return -ENOMEM;
+	return (int32_t)idx;
+}
+
 static int32_t attr_str(struct profile_builder *b, int32_t key, const char *v)
 {
 	struct pb_attr a;
@@ -235,6 +280,9 @@ int pb_reset(struct profile_builder *b)
 	b->mappings.n = 0;
 	b->locations.n = 0;
 	b->stack_off.n = 0;
+	b->lines_off.n = 0;
+	b->lines_len.n = 0;
+	b->lines_vals.n = 0;
 	b->stack_len.n = 0;
 	b->stack_locs.n = 0;
 	b->links.n = 0;
@@ -257,7 +305,7 @@ int pb_reset(struct profile_builder *b)
 	if (pb_string(b, "") != 0 || intern_attr(b, &a0) != 0 ||
 	    intern_function(b, &f0) != 0 || intern_mapping(b, &m0) != 0 ||
 	    intern_location(b, &l0) != 0 || intern_link(b, &k0) != 0 ||
-	    pb_stack(b, NULL, 0) != 0)
+	    pb_stack(b, NULL, 0) != 0 || intern_lines(b, NULL, 0) != 0)
 		return -ENOMEM;
 
 	b->s_thread_id = pb_string(b, "thread.id");
@@ -295,6 +343,35 @@ int pb_reset(struct profile_builder *b)
 	if (b->a_unwind_fp < 0)
 		return -ENOMEM;
 	return 0;
+}
+
+static int32_t intern_fn(struct profile_builder *b, const char *name,
+			 const char *system_name, const char *file,
+			 uint32_t start_line)
+{
+	struct pb_function fn;
+	int32_t r;
+
+	memset(&fn, 0, sizeof(fn));
+	r = pb_string(b, name);
+	if (r < 0)
+		return r;
+	fn.name = r;
+	fn.system_name = r;
+	if (system_name && strcmp(system_name, name)) {
+		r = pb_string(b, system_name);
+		if (r < 0)
+			return r;
+		fn.system_name = r;
+	}
+	if (file) {
+		r = pb_string(b, file);
+		if (r < 0)
+			return r;
+		fn.filename = r;
+	}
+	fn.start_line = start_line > INT32_MAX ? 0 : (int32_t)start_line;
+	return intern_function(b, &fn);
 }
 
 int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
@@ -344,34 +421,40 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 		l.mapping = r;
 	}
 	if (f->function) {
-		struct pb_function fn;
+		int32_t vals[2 * PB_MAX_LINES];
+		uint32_t n = 0;
 
-		memset(&fn, 0, sizeof(fn));
-		r = pb_string(b, f->function);
-		if (r < 0)
-			return r;
-		fn.name = r;
-		fn.system_name = r;
-		if (f->function_system &&
-		    strcmp(f->function_system, f->function)) {
-			r = pb_string(b, f->function_system);
+		/* innermost first: the inlined functions, then the own */
+		for (uint32_t i = 0; i < f->ninlined && n + 1 < PB_MAX_LINES;
+		     i++) {
+			const struct pb_inline *x = &f->inlined[i];
+
+			if (!x->function)
+				continue;
+			r = intern_fn(b, x->function, x->function_system,
+				      x->function_file, 0);
 			if (r < 0)
 				return r;
-			fn.system_name = r;
+			vals[2 * n] = r;
+			vals[2 * n + 1] =
+				x->line > INT32_MAX ? 0 : (int32_t)x->line;
+			n++;
 		}
-		if (f->function_file) {
-			r = pb_string(b, f->function_file);
-			if (r < 0)
-				return r;
-			fn.filename = r;
-		}
-		fn.start_line =
-			f->start_line > INT32_MAX ? 0 : (int32_t)f->start_line;
-		r = intern_function(b, &fn);
+		r = intern_fn(b, f->function, f->function_system,
+			      f->function_file, f->start_line);
 		if (r < 0)
 			return r;
-		l.function = r;
-		l.line = f->line > INT32_MAX ? 0 : (int32_t)f->line;
+		vals[2 * n] = r;
+		vals[2 * n + 1] = f->line > INT32_MAX ? 0 : (int32_t)f->line;
+		n++;
+		l.function = vals[0];
+		l.line = vals[1];
+		if (n > 1) {
+			r = intern_lines(b, vals + 2, 2 * (n - 1));
+			if (r < 0)
+				return r;
+			l.more_lines = r;
+		}
 	}
 	return intern_location(b, &l);
 }

@@ -39,6 +39,19 @@ struct pb_frame {
 	const char *htlhash;	 /* hex, NULL or "" if none */
 	const char *build_id_go; /* Go build id, NULL or "" if none */
 	bool fp_unwound;	 /* found by the frame-pointer step, not CFI */
+	/* Functions inlined at this pc, innermost first (DWARF); the
+	 * frame's own function above is the outermost: Location.lines is
+	 * inlined[0..n-1] then the own line. */
+	const struct pb_inline *inlined;
+	uint32_t ninlined;
+};
+
+/* Lines per Location at most (inlining depth + 1). */
+#define PB_MAX_LINES 32
+
+struct pb_inline {
+	const char *function, *function_system, *function_file;
+	uint32_t line;
 };
 
 /* An attribute given by the caller (resource extras). */
@@ -121,7 +134,8 @@ struct pb_location {
 	int32_t frame_type_attr;
 	int32_t unwind_attr; /* otelprof.unwind.method, 0 = CFI / none */
 	int32_t line;	     /* of the function's source; 0 = unknown */
-	int32_t pad;
+	int32_t more_lines;  /* lines after the first: index into line
+				lists (function, line pairs), 0 = none */
 };
 
 struct pb_link {
@@ -151,6 +165,10 @@ struct profile_builder {
 	struct idxmap mapping_index;
 	PB_VEC(struct pb_location) locations;
 	struct idxmap location_index;
+	PB_VEC(uint32_t) lines_off; /* line list i: (function, line) pairs */
+	PB_VEC(uint32_t) lines_len; /* in int32 values */
+	PB_VEC(int32_t) lines_vals;
+	struct idxmap lines_index;
 	PB_VEC(uint32_t) stack_off; /* start of stack i in stack_locs */
 	PB_VEC(uint32_t) stack_len;
 	PB_VEC(int32_t) stack_locs;

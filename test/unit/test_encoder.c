@@ -519,10 +519,72 @@ static void empty_window_is_host_profile(void **state)
 	pb_free(&b);
 }
 
+/* Inlined frames: several Lines per Location, innermost first, each with
+ * its own Function, file and line; locations with the same lines share
+ * their entry, different inlining does not. */
+static void inlined_lines(void **state)
+{
+	struct profile_builder b;
+	struct pb_inline in[2] = {
+		{"mix", "_Z3mixm", "/src/mix.h", 12},
+		{"step", NULL, "/src/step.c", 40},
+	};
+	struct pb_frame f;
+	Otelprof__Otlp__ProfilesData *pd;
+	const Otelprof__Otlp__ProfilesDictionary *d;
+	const Otelprof__Otlp__Location *loc = NULL;
+	int32_t l1, l2, l3;
+	const char *want_name[3] = {"mix", "step", "leaf_heavy"};
+	const int64_t want_line[3] = {12, 40, 7};
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	memset(&f, 0, sizeof(f));
+	f.address = 0x4010;
+	f.function = "leaf_heavy";
+	f.function_file = "/src/leaf.c";
+	f.line = 7;
+	f.mapping_file = "/bin/app";
+	f.map_start = 0x1000;
+	f.map_limit = 0x9000;
+	f.inlined = in;
+	f.ninlined = 2;
+	l1 = pb_location(&b, &f);
+	l2 = pb_location(&b, &f);
+	f.ninlined = 1;
+	l3 = pb_location(&b, &f);
+	assert_true(l1 > 0);
+	assert_int_equal(l1, l2);
+	assert_true(l3 > 0 && l3 != l1);
+	assert_true(pb_stack(&b, &l1, 1) > 0);
+	pd = encode(&b, 1000, 2000);
+	assert_non_null(pd);
+	d = pd->dictionary;
+	assert_true((size_t)l1 < d->n_location_table);
+	loc = d->location_table[l1];
+	assert_int_equal(loc->n_lines, 3);
+	for (int i = 0; i < 3; i++) {
+		const Otelprof__Otlp__Function *fn =
+			d->function_table[loc->lines[i]->function_index];
+
+		assert_string_equal(d->string_table[fn->name_strindex],
+				    want_name[i]);
+		assert_int_equal(loc->lines[i]->line, want_line[i]);
+	}
+	assert_string_equal(
+		d->string_table[d->function_table[loc->lines[0]->function_index]
+					->system_name_strindex],
+		"_Z3mixm");
+	assert_int_equal(d->location_table[l3]->n_lines, 2);
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(dedup_and_zero_entries),
+		cmocka_unit_test(inlined_lines),
 		cmocka_unit_test(samples_merge_and_encode),
 		cmocka_unit_test(wire_field_numbers),
 		cmocka_unit_test(context_links_and_attributes),
