@@ -71,6 +71,7 @@ static __always_inline u64 current_start_ns(void)
 }
 
 #include "thread_context.bpf.h"
+#include "interp_walk.bpf.h"
 
 /* Per file: the unwind rows, an array sized to that file (inner maps may
  * differ in size thanks to BPF_F_INNER_MAP). */
@@ -280,11 +281,14 @@ struct {
 } last_copy SEC(".maps");
 
 /* Copy the top of the user stack, 1 KiB at a time until unreadable. */
-static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp)
+static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp,
+				      u32 max_kb)
 {
 	u32 words = 0;
 
 	for (int k = 0; k < OTELPROF_STACK_COPY_BYTES / 1024; k++) {
+		if ((u32)k >= max_kb)
+			break;
 		if (bpf_probe_read_user(
 			    &e->ustack[(k * 128) & (OTELPROF_USTACK_WORDS - 1)],
 			    1024, (const void *)(sp + k * 1024)))
@@ -443,7 +447,12 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 		}
 		bpf_map_update_elem(&last_copy, &tid, &now, BPF_ANY);
 	}
-	e->n_user = copy_stack(e, e->user_sp);
+	/* A process with interpreter frames keeps room for them after the
+	 * copy (walk_interp). */
+	e->n_user = copy_stack(e, e->user_sp,
+			       bpf_map_lookup_elem(&interp_procs, &tgid)
+				       ? INTERP_COPY_KB
+				       : OTELPROF_STACK_COPY_BYTES / 1024);
 	e->flags |= OTELPROF_SAMPLE_F_STACK_COPY;
 	count(OTELPROF_CNT_STACK_COPIES);
 }
@@ -479,6 +488,8 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->flags = 0;
 	e->unwind_error = 0;
 	e->n_user = 0;
+	e->n_interp = 0;
+	e->interp_kind = OTELPROF_INTERP_NONE;
 	e->user_ip = e->user_sp = e->user_bp = 0;
 	e->ctx.format = OTELPROF_CTX_NONE;
 	e->ctx.attrs_size = 0;
@@ -514,6 +525,7 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 		}
 		unwind_user(e, tgid, tid,
 			    (u32)BPF_CORE_READ(task, mm, map_count));
+		walk_interp(e, tgid);
 		read_thread_ctx(e, tgid);
 	}
 

@@ -68,11 +68,13 @@ enum otelprof_counter {
 	OTELPROF_CNT_UNWIND_NO_MAPPING, /* pc outside known code, no fp chain */
 	OTELPROF_CNT_STACK_COPIES,	/* samples sent as a stack copy */
 	OTELPROF_CNT_UNWIND_PENDING,	/* leaf only: tables still loading */
-	OTELPROF_CNT_CTX_READ,	   /* samples that carry a thread context */
-	OTELPROF_CNT_CTX_ERR,	   /* context location set, read failed */
-	OTELPROF_CNT_MAPS_CHANGED, /* address-space change events sent */
-	OTELPROF_CNT_NOTIFY_HELD,  /* change or unknown pc not reported yet:
-				      the process's notify gap holds it */
+	OTELPROF_CNT_CTX_READ,	     /* samples that carry a thread context */
+	OTELPROF_CNT_CTX_ERR,	     /* context location set, read failed */
+	OTELPROF_CNT_MAPS_CHANGED,   /* address-space change events sent */
+	OTELPROF_CNT_NOTIFY_HELD,    /* change or unknown pc not reported yet:
+					the process's notify gap holds it */
+	OTELPROF_CNT_INTERP_SAMPLES, /* samples with interpreter frames */
+	OTELPROF_CNT_INTERP_ERR,     /* interpreter frame unreadable */
 	OTELPROF_CNT_MAX,
 };
 
@@ -161,6 +163,11 @@ struct otelprof_sample_event {
 	u32 n_user;	  /* valid words in ustack (frames, or stack copy) */
 	u32 flags;	  /* OTELPROF_SAMPLE_F_* */
 	u32 unwind_error; /* enum otelprof_counter of the failure, 0 if none */
+	/* Interpreter frames (see otelprof_interp_proc): the last
+	 * 2 * n_interp of the n_user words are {code, instruction} pairs,
+	 * innermost first, after the native frames. */
+	u32 n_interp;
+	u32 interp_kind;	       /* enum otelprof_interp_kind */
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
 	struct otelprof_thread_ctx ctx;
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
@@ -220,6 +227,53 @@ struct otelprof_bpf_proc {
 	u64 notify_gap_ns;
 	struct otelprof_bpf_mapping m[OTELPROF_MAX_PROC_MAPPINGS];
 };
+
+/*
+ * Interpreters whose frames BPF walks after the native walk (a step of
+ * its own, so other runtimes can plug in beside it). Userspace finds the
+ * interpreter in a process and stores where its state lives; BPF copies
+ * the thread's frame chain into the sample; userspace splices it into the
+ * native stack where the interpreter's evaluation loop ran.
+ */
+#define OTELPROF_MAX_INTERP_FRAMES 128
+
+enum otelprof_interp_kind {
+	OTELPROF_INTERP_NONE = 0,
+	OTELPROF_INTERP_CPYTHON = 1,
+};
+
+/* How a CPython version marks the frames one evaluation-loop call runs. */
+enum otelprof_cpython_frames {
+	OTELPROF_CPY_FRAME_OBJECTS = 0, /* 3.9, 3.10: one C call per frame */
+	OTELPROF_CPY_IS_ENTRY = 1,	/* 3.11: bool is_entry on the first */
+	OTELPROF_CPY_OWNER = 2,		/* 3.12+: a C-stack-owned shim frame
+					   (owner 3) below them */
+};
+
+#define OTELPROF_OFF_NONE 0xffff
+
+struct otelprof_interp_proc {
+	u8 kind;		  /* enum otelprof_interp_kind */
+	u8 frames;		  /* enum otelprof_cpython_frames */
+	u16 runtime_interp_head;  /* _PyRuntime.interpreters.head */
+	u16 interp_threads_head;  /* PyInterpreterState -> first tstate */
+	u16 tstate_next;	  /* PyThreadState.next */
+	u16 tstate_thread_id;	  /* PyThreadState.thread_id (pthread_self,
+				     the thread pointer on glibc) */
+	u16 tstate_frame;	  /* frame, cframe or current_frame */
+	u16 cframe_current_frame; /* OTELPROF_OFF_NONE: tstate_frame is the
+				     frame */
+	u16 frame_previous;
+	u16 frame_code;
+	u16 frame_instr; /* f_lasti (int), prev_instr or instr_ptr */
+	u16 frame_owner; /* is_entry or owner byte; OTELPROF_OFF_NONE */
+	u16 pad[5];
+	u64 runtime; /* runtime address of _PyRuntime */
+};
+
+/* In an interpreter frame's code word: the outermost frame of its
+ * evaluation-loop call (the native eval frame below it ran it). */
+#define OTELPROF_INTERP_F_LAST (1ull << 63)
 
 #define OTELPROF_FILENAME_LEN 256
 

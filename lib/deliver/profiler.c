@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "context/context_tracker.h"
+#include "interp/interp_tracker.h"
 #include "context/thread_attrs.h"
 #include "encode/otlp_encoder.h"
 #include "encode/profile_builder.h"
@@ -63,11 +64,14 @@ struct otelprof {
 	struct stack_symbolizer symbolizer;
 	struct process_unwind unwinder;
 	struct context_tracker context;
+	struct interp_tracker interp;
 	uint64_t ctx_attrs_dropped;
 	struct parked_sample *parked, *parked_tail;
 	uint32_t nparked;
 	uint64_t samples_parked;
-	uint64_t frames[OTELPROF_MAX_USER_FRAMES]; /* copy-unwinder output */
+	/* copy-unwinder output, then the sample's interpreter frames */
+	uint64_t frames[OTELPROF_MAX_USER_FRAMES +
+			2 * OTELPROF_MAX_INTERP_FRAMES];
 	struct profile_builder windows[2];
 	int cur; /* index of the window being filled */
 	uint64_t window_start_unix_ns;
@@ -217,11 +221,22 @@ static void handle_sample(struct otelprof *p,
 		return;
 	}
 	if (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) {
+		uint32_t ni = e->interp_kind == OTELPROF_INTERP_CPYTHON
+				      ? e->n_interp
+				      : 0;
+
+		memcpy(p->frames + nu, e->ustack + e->n_user - 2 * ni,
+		       2 * ni * sizeof(uint64_t));
 		stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack,
-					e->n_kernel, p->frames, nu, now);
+					e->n_kernel, p->frames, nu + 2 * ni, ni,
+					now);
 	} else {
-		stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack,
-					e->n_kernel, e->ustack, e->n_user, now);
+		stack = stack_symbolize(
+			&p->symbolizer, b, proc, e->kstack, e->n_kernel,
+			e->ustack, e->n_user,
+			e->interp_kind == OTELPROF_INTERP_CPYTHON ? e->n_interp
+								  : 0,
+			now);
 	}
 	if (e->ctx.format != OTELPROF_CTX_NONE)
 		sample_context(p, b, proc, e, &link, extra, &nextra);
@@ -247,8 +262,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 		if (size < need || e->n_kernel > OTELPROF_MAX_KERNEL_FRAMES ||
 		    e->n_user > OTELPROF_USTACK_WORDS ||
+		    e->n_interp > OTELPROF_MAX_INTERP_FRAMES ||
+		    e->n_user < 2 * e->n_interp ||
 		    (!(e->flags & OTELPROF_SAMPLE_F_STACK_COPY) &&
-		     e->n_user > OTELPROF_MAX_USER_FRAMES) ||
+		     e->n_user - 2 * e->n_interp > OTELPROF_MAX_USER_FRAMES) ||
 		    e->ctx.attrs_size > OTELPROF_CTX_ATTRS_MAX ||
 		    size < need + e->n_user * sizeof(uint64_t) +
 				    ((e->ctx.attrs_size + 7u) & ~7u))
@@ -471,6 +488,7 @@ static void free_profiler(struct otelprof *p)
 	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
 	process_table_clear_hooks(&p->procs);
 	context_tracker_free(&p->context);
+	interp_tracker_free(&p->interp);
 	bpf_sampler_close(p->sampler);
 	process_unwind_stop_worker(&p->unwinder);
 	while (p->parked) {
@@ -570,6 +588,9 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 		/* After the unwinder: its hook resolves the mapped files. */
 		context_tracker_init(&p->context, &p->procs,
 				     bpf_sampler_ctx_fd(p->sampler));
+		interp_tracker_init(&p->interp, &p->procs,
+				    bpf_sampler_interp_fd(p->sampler));
+		p->symbolizer.interp = &p->interp;
 		e = process_unwind_start_worker(&p->unwinder);
 		if (e) {
 			free_profiler(p);

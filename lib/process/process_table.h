@@ -39,6 +39,7 @@
 
 struct process_ctx_state;
 struct jit_process;
+struct interp_process;
 
 struct process {
 	uint32_t pid;
@@ -73,6 +74,8 @@ struct process {
 	bool forked; /* a copy of its parent (fork event), not read from
 			/proc: a sample whose main thread has another name
 			is from after an exec and reads /proc */
+	struct interp_process *interp; /* its interpreter (CPython), owned
+					  by interp/interp_tracker.c */
 };
 
 #define PROCESS_TABLE_MAX_HOOKS 4

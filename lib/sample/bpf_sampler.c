@@ -385,6 +385,11 @@ void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd, int *procs_fd)
 	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 }
 
+int bpf_sampler_interp_fd(struct bpf_sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.interp_procs);
+}
+
 int bpf_sampler_ctx_fd(struct bpf_sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.ctx_procs);

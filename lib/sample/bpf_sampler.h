@@ -41,6 +41,8 @@ uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which);
 void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
 			    int *procs_fd);
 /* Bytes of locked memory used by the BPF maps. */
+/* The interp_procs map (per-process interpreter state locations). */
+int bpf_sampler_interp_fd(struct bpf_sampler *s);
 /* The ctx_procs map (per-process context TLS locations). */
 int bpf_sampler_ctx_fd(struct bpf_sampler *s);
 uint64_t bpf_sampler_map_memory(struct bpf_sampler *s);

@@ -6,7 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_FRAMES (OTELPROF_MAX_KERNEL_FRAMES + OTELPROF_MAX_USER_FRAMES)
+#define MAX_FRAMES                                                             \
+	(OTELPROF_MAX_KERNEL_FRAMES + OTELPROF_MAX_USER_FRAMES +               \
+	 OTELPROF_MAX_INTERP_FRAMES)
+/* The native frame that runs Python frames (every CPython 3.9+). */
+#define CPY_EVAL_FUNCTION "_PyEval_EvalFrameDefault"
 
 void stack_symbolizer_init(struct stack_symbolizer *s,
 			   const struct kallsyms *ksyms,
@@ -166,11 +170,13 @@ static int32_t user_location(struct stack_symbolizer *s,
 			     struct profile_builder *b, struct process *p,
 			     uint64_t raw_pc, bool return_address,
 			     bool *rescanned, bool *jit_unnamed,
-			     uint64_t now_ns)
+			     const char **function, uint64_t now_ns)
 {
 	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
-	struct proc_mapping *m =
-		(struct proc_mapping *)proc_maps_find(&p->maps, pc);
+	struct proc_mapping *m;
+
+	*function = NULL;
+	m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	struct elf_file *file;
 	struct pb_frame f;
 	uint64_t vaddr;
@@ -236,24 +242,68 @@ static int32_t user_location(struct stack_symbolizer *s,
 				f.function_system, s->demangle_buf);
 		}
 	}
+	*function = f.function;
 	return pb_location(b, &f);
+}
+
+/* Interpreter frames from *py up to the one its evaluation-loop call
+ * started with (OTELPROF_INTERP_F_LAST), or all that are left. */
+static int put_interp_frames(struct stack_symbolizer *s,
+			     struct profile_builder *b, struct process *p,
+			     const uint64_t *py, uint32_t npy, uint32_t *next,
+			     bool all, int32_t *locs, uint32_t *n,
+			     uint64_t now_ns)
+{
+	while (*next < npy) {
+		uint64_t code = py[2 * *next], instr = py[2 * *next + 1];
+		struct interp_frame_info fi;
+		struct pb_frame f;
+		int32_t l;
+
+		(*next)++;
+		if (s->interp &&
+		    interp_frame(s->interp, p, code & ~OTELPROF_INTERP_F_LAST,
+				 instr, now_ns, &fi)) {
+			memset(&f, 0, sizeof(f));
+			f.kind = PB_FRAME_CPYTHON;
+			f.function = fi.name;
+			f.function_file = fi.file;
+			f.start_line = fi.start_line;
+			f.line = fi.line;
+			l = pb_location(b, &f);
+			if (l < 0)
+				return l;
+			if (*n < MAX_FRAMES)
+				locs[(*n)++] = l;
+			s->interp_frames++;
+		}
+		if (!all && (code & OTELPROF_INTERP_F_LAST))
+			break;
+	}
+	return 0;
 }
 
 int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 			struct process *p, const uint64_t *kstack, uint32_t nk,
-			const uint64_t *ustack, uint32_t nu, uint64_t now_ns)
+			const uint64_t *ustack, uint32_t nu, uint32_t n_interp,
+			uint64_t now_ns)
 {
 	int32_t locs[MAX_FRAMES];
 	struct raw_stack e = {kstack, ustack, nk, nu};
 	uint64_t h;
 	struct raw_key k = {s, p->serial, &e};
 	bool rescanned = false, jit_unnamed = false;
-	uint32_t idx, n = 0;
+	uint32_t idx, n = 0, native, next_py = 0;
+	const uint64_t *py;
 	int32_t stack;
 	int err;
 
-	if (nk > OTELPROF_MAX_KERNEL_FRAMES || nu > OTELPROF_MAX_USER_FRAMES)
+	if (nk > OTELPROF_MAX_KERNEL_FRAMES ||
+	    n_interp > OTELPROF_MAX_INTERP_FRAMES || nu < 2 * n_interp ||
+	    nu - 2 * n_interp > OTELPROF_MAX_USER_FRAMES)
 		return -EINVAL;
+	native = nu - 2 * n_interp;
+	py = ustack + native;
 	h = raw_hash(p->serial, &e);
 	if (idxmap_find(&s->cache, h, raw_eq, &k, &idx))
 		return s->entry_stack[idx];
@@ -264,13 +314,31 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 			return l;
 		locs[n] = l;
 	}
-	for (uint32_t i = 0; i < nu; i++, n++) {
+	for (uint32_t i = 0; i < native; i++) {
+		const char *fn;
 		int32_t l = user_location(s, b, p, ustack[i], n > 0, &rescanned,
-					  &jit_unnamed, now_ns);
+					  &jit_unnamed, &fn, now_ns);
 
 		if (l < 0)
 			return l;
-		locs[n] = l;
+		/* The evaluation loop ran the Python frames above it. */
+		if (next_py < n_interp && fn &&
+		    !strcmp(fn, CPY_EVAL_FUNCTION)) {
+			err = put_interp_frames(s, b, p, py, n_interp, &next_py,
+						false, locs, &n, now_ns);
+			if (err)
+				return err;
+		}
+		if (n < MAX_FRAMES)
+			locs[n++] = l;
+	}
+	if (next_py < n_interp) {
+		/* The native walk ended before their evaluation loops. */
+		s->interp_unspliced++;
+		err = put_interp_frames(s, b, p, py, n_interp, &next_py, true,
+					locs, &n, now_ns);
+		if (err)
+			return err;
 	}
 	stack = pb_stack(b, locs, n);
 	if (stack < 0 || jit_unnamed)

@@ -14,6 +14,7 @@
 #include "encode/profile_builder.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
+#include "interp/interp_tracker.h"
 #include "symbolize/jit_process.h"
 #include "symbolize/demangle.h"
 #include "symbolize/kallsyms.h"
@@ -32,7 +33,10 @@ struct stack_symbolizer {
 	uint64_t unknown_mappings; /* user frames outside any mapping */
 	uint64_t jit_frames;	   /* frames named from JIT symbol files */
 	struct jit_stats jit;
-	char jit_name[JIT_NAME_MAX + 1];	/* scratch for jit_name_split */
+	struct interp_tracker *interp;	 /* NULL: no interpreter frames */
+	uint64_t interp_frames;		 /* interpreter frames emitted */
+	uint64_t interp_unspliced;	 /* ... not below an eval frame */
+	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
 };
 
@@ -43,9 +47,13 @@ void stack_symbolizer_free(struct stack_symbolizer *s);
 /* Call whenever the builder is reset: cached stack indices die with it. */
 void stack_symbolizer_reset(struct stack_symbolizer *s);
 /* Stack index in b for a sample of process p: its kernel frames and the
- * user frames (pcs, leaf first) unwound for it. Negative errno on error. */
+ * user frames (pcs, leaf first) unwound for it, of which the last
+ * 2 * n_interp words are interpreter frames {code, instruction}, put
+ * above the interpreter's evaluation-loop frames that ran them. Negative
+ * errno on error. */
 int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 			struct process *p, const uint64_t *kstack, uint32_t nk,
-			const uint64_t *ustack, uint32_t nu, uint64_t now_ns);
+			const uint64_t *ustack, uint32_t nu, uint32_t n_interp,
+			uint64_t now_ns);
 
 #endif

@@ -465,7 +465,9 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			     uint64_t *frames, uint32_t max, uint32_t *flags,
 			     uint64_t now_ns)
 {
-	struct copy_ctx c = {e->ustack, e->user_sp, e->n_user};
+	/* interpreter frames, if any, follow the copy */
+	struct copy_ctx c = {e->ustack, e->user_sp,
+			     e->n_user - 2 * e->n_interp};
 	struct unwind_regs r = {e->user_ip, e->user_sp, e->user_bp};
 	bool rescanned = false;
 	uint32_t n = 0;

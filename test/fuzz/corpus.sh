@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz,cpython}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -64,3 +64,7 @@ for f in "$out"/elf_symbols/*; do
 	xz -c "$f" > "$out/xz/$(basename "$f").xz" 2>/dev/null || true
 	break
 done
+# CPython: a 3.9 lnotab, a 3.11 location table, a compact ASCII str (3.12).
+printf '\x00\x01\x06\x01\x08\x02' > "$out/cpython/lnotab"
+printf '\x02\x01\xe8\x02\xda\x04\x09\x99\x05\xf8\xf1\x44\x01\x00\x01\x02' > "$out/cpython/locations"
+{ printf '\x03\x00'; head -c 16 /dev/zero; printf '\x05\x00\x00\x00\x00\x00\x00\x00'; head -c 8 /dev/zero; printf '\x64\x00\x00\x00\x00\x00\x00\x00hot_a'; } > "$out/cpython/str"

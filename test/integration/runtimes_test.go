@@ -285,3 +285,139 @@ func TestNodeJitdumpNames(t *testing.T) {
 		return l != nil && l.Type == "v8js"
 	}, isJS("hot_a"), isJS("hot_b"))
 }
+
+// The CPython builds on this machine: pyenv's shared-library builds and
+// Debian's stripped static one.
+// Threads are checked on one version of each frame layout (frame objects,
+// 3.11's is_entry, 3.12+'s owner), which keeps the test near a minute.
+var pythons = []struct {
+	name, bin string
+	thread    bool
+}{
+	{"3.9", pyenvRoot + "/3.9.18/bin/python3", true},
+	{"3.10", pyenvRoot + "/3.10.13/bin/python3", false},
+	{"3.11", pyenvRoot + "/3.11.7/bin/python3", true},
+	{"3.12", pyenvRoot + "/3.12.1/bin/python3", true},
+	{"3.13", pyenvRoot + "/3.13.0/bin/python3", false},
+	{"debian-3.11", "/usr/bin/python3.11", false},
+}
+
+// cpythonFrame is the first cpython frame of s named name, or nil.
+func cpythonFrame(s Sample, name string) (int, *Frame) {
+	for i := range s.Frames {
+		if s.Frames[i].Type == "cpython" && s.Frames[i].Function == name {
+			return i, &s.Frames[i]
+		}
+	}
+	return -1, nil
+}
+
+// No flags, no debug symbols: the kernel walks the interpreter's frames
+// and they are spliced above the evaluation loop that ran them.
+func TestCPythonFrames(t *testing.T) {
+	requireRoot(t)
+	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	lineA := lineOf(t, py, "def hot_a")
+	lineW := lineOf(t, py, "def work")
+	for _, v := range pythons {
+		for _, mode := range []string{"main", "thread"} {
+			v, mode := v, mode
+			if mode == "thread" && !v.thread {
+				continue
+			}
+			t.Run(v.name+"/"+mode, func(t *testing.T) {
+				requireExe(t, v.bin)
+				w := startRuntime(t, nil, v.bin, py, "60", mode)
+				p, truth := recordRuntime(t, w, 5)
+				judgeCPython(t, w, p, truth, py, lineA, lineW, mode == "thread")
+			})
+		}
+	}
+}
+
+func judgeCPython(t *testing.T, w *runtimeWorkload, p *Process, truth float64, py string, lineA, lineW int64, thread bool) {
+	t.Helper()
+	pid := w.cmd.Process.Pid
+	var withPy, nA, nB, native, rootedN, ext, inWorker int
+	var bad []string
+	// A process already running when recording starts is found at its
+	// first sample; until its interpreter is known to the kernel (a few
+	// hundred ms on a loaded machine) its stacks are native only. The
+	// steady state is judged: samples from 1 s after the first on.
+	first := uint64(math.MaxUint64)
+	for _, s := range p.Samples {
+		if s.TimeNs < first {
+			first = s.TimeNs
+		}
+	}
+	for _, s := range p.Samples {
+		if thread && s.ThreadID == int64(pid) {
+			continue // the main thread waits in join
+		}
+		if s.TimeNs < first+1e9 {
+			continue
+		}
+		inWorker++
+		i, a := cpythonFrame(s, "hot_a")
+		_, b := cpythonFrame(s, "hot_b")
+		if _, f := cpythonFrame(s, "work"); f != nil {
+			withPy++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+		if a != nil {
+			nA++
+			if a.Lines[0].Filename != py || a.Lines[0].StartLine != lineA ||
+				a.Lines[0].Line <= lineA || a.Lines[0].Line > lineA+4 {
+				t.Fatalf("hot_a frame %+v, want %s, start line %d, line in its body", a.Lines[0], py, lineA)
+			}
+			// below it: work, then the evaluation loop, then main
+			j, wk := cpythonFrame(s, "work")
+			if wk == nil || j < i || wk.Lines[0].StartLine != lineW {
+				t.Fatalf("hot_a not called by work: %s", s)
+			}
+		} else if b != nil {
+			nB++
+		}
+		// native frames below the Python ones, rooted as usual
+		names := s.FunctionNames()
+		ev := indexOf(names, "_PyEval_EvalFrameDefault")
+		if i >= 0 && ev > i {
+			native++
+		}
+		if (thread || indexOf(names, "Py_BytesMain") >= 0) && rooted(s, pid) {
+			rootedN++
+		}
+		// a C extension: native frames above hash_c
+		if k, _ := cpythonFrame(s, "hash_c"); k > 0 {
+			for _, f := range s.Frames[:k] {
+				if f.Type == "native" && f.Function != "" && f.Function != "_PyEval_EvalFrameDefault" {
+					ext++
+					break
+				}
+			}
+		}
+	}
+	n := inWorker
+	if n < 500 {
+		t.Fatalf("only %d samples of the workload", n)
+	}
+	got := 100 * float64(nA) / float64(nA+nB)
+	t.Logf("%d samples: %.1f%% with Python frames; hot_a %.1f%% (truth %.1f%%); hot_a over the eval loop %d; rooted %.1f%%; C extension under hash_c %d",
+		n, 100*float64(withPy)/float64(n), got, truth, native, 100*float64(rootedN)/float64(n), ext)
+	if float64(withPy) < 0.95*float64(n) {
+		t.Errorf("%d of %d samples have Python frames, want >= 95%%; e.g.\n%s", withPy, n, strings.Join(bad, "\n"))
+	}
+	if math.Abs(got-truth) > 3 {
+		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
+	}
+	if native < nA*95/100 {
+		t.Errorf("only %d of %d hot_a samples have the evaluation loop below them", native, nA)
+	}
+	if float64(rootedN) < 0.95*float64(n) {
+		t.Errorf("only %d of %d samples keep their native frames rooted", rootedN, n)
+	}
+	if ext == 0 {
+		t.Errorf("no sample shows native code above hash_c (hashlib)")
+	}
+}

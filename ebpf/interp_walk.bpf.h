@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * The interpreter step of the user walk: after the native frames, copy
+ * the sampled thread's interpreter frames (CPython now) into the sample,
+ * so userspace can put them where the evaluation loop ran. Every read is
+ * of process memory and may fail: the walk then stops, keeping what it
+ * has (counted). Loops are bounded; no helper newer than 5.10.
+ */
+#ifndef OTELPROF_INTERP_WALK_BPF_H
+#define OTELPROF_INTERP_WALK_BPF_H
+
+/* Per process: where its interpreter keeps its state (userspace fills). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, u32);
+	__type(value, struct otelprof_interp_proc);
+} interp_procs SEC(".maps");
+
+/* Stack copy of a process with an interpreter: 6 KiB, so its frames
+ * (2 words each) still fit after it. */
+#define INTERP_COPY_KB 6
+
+/* Threads of one interpreter searched for the sampled one. */
+#define INTERP_MAX_THREADS 32
+/* Bytes of a frame read at once: every field the walk needs lies in
+ * the first 112 (3.9's f_lasti is the farthest). */
+#define INTERP_FRAME_READ 128
+
+/* Walk state in a per-CPU map, not on the stack: the verifier then sees
+ * the loop callback converge once (as for the native walker). */
+struct interp_scratch {
+	struct otelprof_interp_proc ip;
+	u64 frame;
+	u32 n, got;
+	u8 buf[INTERP_FRAME_READ + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct interp_scratch);
+} interp_scratch SEC(".maps");
+
+static __always_inline u64 interp_field(struct interp_scratch *s, u16 off)
+{
+	u64 v = 0;
+
+	/* the mask keeps the verifier's bounds; offsets are < 128 */
+	__builtin_memcpy(&v, &s->buf[off & (INTERP_FRAME_READ - 1)], 8);
+	return v;
+}
+
+static __always_inline u64 read_user_u64(u64 addr)
+{
+	u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+/* The PyThreadState of the current thread, or 0. */
+static __always_inline u64
+cpython_thread_state(const struct otelprof_interp_proc *ip)
+{
+	u64 tp = thread_pointer(), interp, ts;
+
+	if (!tp)
+		return 0;
+	interp = read_user_u64(ip->runtime + ip->runtime_interp_head);
+	if (!interp)
+		return 0;
+	ts = read_user_u64(interp + ip->interp_threads_head);
+	for (int k = 0; k < INTERP_MAX_THREADS && ts; k++) {
+		if (read_user_u64(ts + ip->tstate_thread_id) == tp)
+			return ts;
+		ts = read_user_u64(ts + ip->tstate_next);
+	}
+	return 0;
+}
+
+/* One interpreter frame per call: copy {code, instruction}, step to the
+ * previous frame. */
+static long interp_frame_step(u32 k, void *data)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct interp_scratch *s = bpf_map_lookup_elem(&interp_scratch, &zero);
+	u64 code, instr, last = 0;
+	u8 owner = 0;
+	u32 n;
+
+	if (!e || !s || !s->frame)
+		return 1;
+	if (bpf_probe_read_user(s->buf, INTERP_FRAME_READ,
+				(const void *)s->frame)) {
+		count(OTELPROF_CNT_INTERP_ERR);
+		return 1;
+	}
+	code = interp_field(s, s->ip.frame_code);
+	instr = interp_field(s, s->ip.frame_instr);
+	if (s->ip.frame_owner != OTELPROF_OFF_NONE)
+		owner = s->buf[s->ip.frame_owner & (INTERP_FRAME_READ - 1)];
+	s->frame = interp_field(s, s->ip.frame_previous);
+	n = s->n;
+	if (n > OTELPROF_USTACK_WORDS - 2)
+		return 1;
+	if (s->ip.frames == OTELPROF_CPY_OWNER && owner == 3) {
+		/* The evaluation loop's own shim frame: the frame before
+		 * it was the first that call ran. */
+		if (s->got)
+			e->ustack[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] |=
+				OTELPROF_INTERP_F_LAST;
+		return 0;
+	}
+	if (s->ip.frames == OTELPROF_CPY_FRAME_OBJECTS ||
+	    (s->ip.frames == OTELPROF_CPY_IS_ENTRY && owner))
+		last = OTELPROF_INTERP_F_LAST;
+	if (s->ip.frames == OTELPROF_CPY_FRAME_OBJECTS)
+		instr &= 0xffffffff; /* f_lasti is an int */
+	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+		(code & ~OTELPROF_INTERP_F_LAST) | last;
+	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = instr;
+	s->n = n + 2;
+	s->got++;
+	return 0;
+}
+
+static __always_inline void walk_interp(struct otelprof_sample_event *e,
+					u32 tgid)
+{
+	const struct otelprof_interp_proc *ip =
+		bpf_map_lookup_elem(&interp_procs, &tgid);
+	u32 zero = 0;
+	struct interp_scratch *s;
+	u64 ts, frame;
+
+	if (!ip || ip->kind != OTELPROF_INTERP_CPYTHON ||
+	    e->n_user > OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
+		return;
+	s = bpf_map_lookup_elem(&interp_scratch, &zero);
+	if (!s)
+		return;
+	s->ip = *ip;
+	ts = cpython_thread_state(&s->ip);
+	if (!ts)
+		return;
+	frame = read_user_u64(ts + s->ip.tstate_frame);
+	if (frame && s->ip.cframe_current_frame != OTELPROF_OFF_NONE)
+		frame = read_user_u64(frame + s->ip.cframe_current_frame);
+	s->frame = frame;
+	s->n = e->n_user;
+	s->got = 0;
+	bpf_loop(OTELPROF_MAX_INTERP_FRAMES, interp_frame_step, NULL, 0);
+	if (s->n > OTELPROF_USTACK_WORDS)
+		return;
+	e->n_user = s->n;
+	e->n_interp = s->got;
+	e->interp_kind = OTELPROF_INTERP_CPYTHON;
+	if (s->got)
+		count(OTELPROF_CNT_INTERP_SAMPLES);
+}
+
+#endif

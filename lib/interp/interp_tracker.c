@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/interp_tracker.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "process/mapped_file.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/file_cache.h"
+
+/* The evaluation loop: every CPython build defines it (and exports it:
+ * PEP 523), stripped or not. */
+#define CPY_EVAL_SYMBOL "_PyEval_EvalFrameDefault"
+
+void interp_process_free(struct interp_process *ip)
+{
+	if (!ip)
+		return;
+	for (uint32_t i = 0; i < ip->ncodes; i++) {
+		free(ip->codes[i].name);
+		free(ip->codes[i].file);
+		free(ip->codes[i].table);
+	}
+	free(ip->codes);
+	idxmap_free(&ip->index);
+	free(ip);
+}
+
+static bool has_function(const struct elf_symbols *s, const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(elf_symbols_name(s, &s->syms[i]), name))
+			return true;
+	return false;
+}
+
+struct cpy_symbols {
+	uint64_t runtime, version, code_type; /* ELF vaddrs, 0 if absent */
+};
+
+/* _PyRuntime, Py_Version and PyCode_Type from .dynsym (data symbols,
+ * which the symbolizer does not keep). libelf bounds every read. */
+static void dynsym_lookup(int fd, struct cpy_symbols *out)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL;
+
+	memset(out, 0, sizeof(*out));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && i < (1u << 20); i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			if (!strcmp(name, "_PyRuntime"))
+				out->runtime = sym.st_value;
+			else if (!strcmp(name, "Py_Version"))
+				out->version = sym.st_value;
+			else if (!strcmp(name, "PyCode_Type"))
+				out->code_type = sym.st_value;
+		}
+	}
+	elf_end(e);
+}
+
+/* 3.minor from a path like .../libpython3.9.so.1.0 or .../python3.10. */
+static unsigned minor_from_path(const char *path)
+{
+	const char *b = strrchr(path, '/'), *q;
+
+	b = b ? b + 1 : path;
+	q = strstr(b, "python3.");
+	if (!q)
+		return 0;
+	q += 8;
+	if (q[0] < '0' || q[0] > '9')
+		return 0;
+	if (q[1] >= '0' && q[1] <= '9')
+		return (unsigned)(q[0] - '0') * 10 + (unsigned)(q[1] - '0');
+	return (unsigned)(q[0] - '0');
+}
+
+static struct interp_process *state(struct process *p)
+{
+	if (!p->interp) {
+		p->interp = calloc(1, sizeof(*p->interp));
+		if (p->interp)
+			idxmap_init(&p->interp->index);
+	}
+	return p->interp;
+}
+
+static void on_maps(void *ctx, struct process *p)
+{
+	struct interp_tracker *it = ctx;
+
+	if (p->interp && (p->interp->layout || p->interp->unknown_reported))
+		return; /* an interpreter does not move */
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct proc_mapping *m = &p->maps.v[i];
+		const struct cpython_layout *l;
+		struct interp_process *ip;
+		struct otelprof_interp_proc v;
+		struct cpy_symbols cs;
+		struct elf_file *f;
+		uint64_t bias;
+		unsigned minor = 0;
+		int fd;
+
+		if (m->kind != PROC_MAPPING_FILE || !m->path ||
+		    !strstr(m->path, "python"))
+			continue;
+		f = process_mapping_file(it->procs, p, m);
+		if (!f || !has_function(&f->sym, CPY_EVAL_SYMBOL) ||
+		    !process_mapping_bias(m, f, &bias))
+			continue;
+		fd = mapped_file_open((pid_t)p->pid, m);
+		if (fd < 0)
+			continue;
+		dynsym_lookup(fd, &cs);
+		close(fd);
+		if (!cs.runtime)
+			continue;
+		if (cs.version) {
+			uint32_t hex;
+
+			if (!it->read_mem(&p->pid, cs.version + bias, &hex,
+					  sizeof(hex)) &&
+			    hex >> 24 == 3)
+				minor = (hex >> 16) & 0xff;
+		}
+		if (!minor)
+			minor = minor_from_path(m->path);
+		ip = state(p);
+		if (!ip)
+			return;
+		l = cpython_layout_find(minor);
+		if (!l) {
+			/* Reported once; its stacks stay native. */
+			ip->unknown_reported = true;
+			it->unknown_versions++;
+			if (getenv("OTELPROF_DEBUG"))
+				fprintf(stderr,
+					"otelprof: pid %u: CPython 3.%u has "
+					"no known layout; native frames only\n",
+					p->pid, minor);
+			return;
+		}
+		ip->layout = l;
+		ip->runtime = cs.runtime + bias;
+		ip->code_type = cs.code_type ? cs.code_type + bias : 0;
+		v = l->walk;
+		v.runtime = ip->runtime;
+		it->found++;
+		if (it->map_fd >= 0) {
+			if (bpf_map_update_elem(it->map_fd, &p->pid, &v,
+						BPF_ANY))
+				it->map_errors++;
+			else
+				ip->in_kernel = true;
+		}
+		return;
+	}
+}
+
+static void on_remove(void *ctx, struct process *p)
+{
+	struct interp_tracker *it = ctx;
+
+	if (p->interp && p->interp->in_kernel && it->map_fd >= 0)
+		bpf_map_delete_elem(it->map_fd, &p->pid);
+}
+
+int interp_tracker_init(struct interp_tracker *it, struct process_table *t,
+			int map_fd)
+{
+	struct process_table_hooks h = {it, on_maps, on_remove};
+
+	memset(it, 0, sizeof(*it));
+	it->procs = t;
+	it->map_fd = map_fd;
+	it->read_mem = process_memory_read;
+	return process_table_add_hooks(t, &h);
+}
+
+void interp_tracker_free(struct interp_tracker *it)
+{
+	memset(it, 0, sizeof(*it));
+}
+
+/* ---- code objects ---- */
+
+/* A str object's text (malloc'd), or NULL. */
+static char *read_str(struct interp_tracker *it, struct process *p,
+		      const struct cpython_layout *l, uint64_t addr)
+{
+	uint8_t hdr[80], *obj;
+	uint64_t length;
+	uint32_t state, kind;
+	size_t data, need;
+	char *out;
+
+	if (!addr || it->read_mem(&p->pid, addr, hdr, l->unicode_compact_size))
+		return NULL;
+	memcpy(&length, hdr + 16, 8);
+	memcpy(&state, hdr + 32, 4);
+	kind = (state >> 6) & 1 ? 1 : (state >> 2) & 7;
+	data = (state >> 6) & 1 ? l->unicode_ascii_size
+				: l->unicode_compact_size;
+	if (length > CPY_NAME_MAX || !kind || kind > 4)
+		return NULL;
+	need = data + length * kind;
+	obj = malloc(need);
+	out = malloc(CPY_NAME_MAX * 4 + 1);
+	if (!obj || !out || it->read_mem(&p->pid, addr, obj, need) ||
+	    cpython_str(l, obj, need, out, CPY_NAME_MAX * 4 + 1) < 0) {
+		free(obj);
+		free(out);
+		return NULL;
+	}
+	free(obj);
+	return out;
+}
+
+/* The bytes of a bytes object (the line table), or NULL. */
+static uint8_t *read_bytes(struct interp_tracker *it, struct process *p,
+			   const struct cpython_layout *l, uint64_t addr,
+			   uint32_t *len)
+{
+	uint64_t size;
+	uint8_t *b;
+
+	if (!addr || it->read_mem(&p->pid, addr + 16, &size, 8) ||
+	    size > CPY_LINETABLE_MAX)
+		return NULL;
+	b = malloc(size ? size : 1);
+	if (!b ||
+	    (size && it->read_mem(&p->pid, addr + l->bytes_data, b, size))) {
+		free(b);
+		return NULL;
+	}
+	*len = (uint32_t)size;
+	return b;
+}
+
+struct code_hdr {
+	uint64_t type, name_ptr, file_ptr, table_ptr;
+	int32_t first_line;
+};
+
+static bool read_code_hdr(struct interp_tracker *it, struct process *p,
+			  const struct interp_process *ip, uint64_t code,
+			  struct code_hdr *h)
+{
+	const struct cpython_layout *l = ip->layout;
+	uint8_t buf[256];
+	uint16_t name_off = l->code_qualname != OTELPROF_OFF_NONE
+				    ? l->code_qualname
+				    : l->code_name;
+
+	if (it->read_mem(&p->pid, code, buf, sizeof(buf)))
+		return false;
+	memcpy(&h->type, buf + 8, 8);
+	memcpy(&h->name_ptr, buf + name_off, 8);
+	memcpy(&h->file_ptr, buf + l->code_filename, 8);
+	memcpy(&h->table_ptr, buf + l->code_linetable, 8);
+	memcpy(&h->first_line, buf + l->code_firstlineno, 4);
+	return !ip->code_type || h->type == ip->code_type;
+}
+
+static bool code_eq(const void *ctx, uint32_t idx)
+{
+	const void *const *c = ctx;
+	const struct interp_process *ip = c[0];
+
+	return ip->codes[idx].addr == *(const uint64_t *)c[1];
+}
+
+static void clear_cache(struct interp_process *ip)
+{
+	for (uint32_t i = 0; i < ip->ncodes; i++) {
+		free(ip->codes[i].name);
+		free(ip->codes[i].file);
+		free(ip->codes[i].table);
+	}
+	ip->ncodes = 0;
+	ip->bytes = 0;
+	idxmap_clear(&ip->index);
+}
+
+static void resolve(struct interp_tracker *it, struct process *p,
+		    struct interp_process *ip, struct cpython_code *c,
+		    const struct code_hdr *h, uint64_t now)
+{
+	free(c->name);
+	free(c->file);
+	free(c->table);
+	c->name = c->file = NULL;
+	c->table = NULL;
+	c->table_len = 0;
+	c->name_ptr = h->name_ptr;
+	c->file_ptr = h->file_ptr;
+	c->table_ptr = h->table_ptr;
+	c->first_line = h->first_line;
+	c->checked_ns = now;
+	c->name = read_str(it, p, ip->layout, h->name_ptr);
+	c->file = read_str(it, p, ip->layout, h->file_ptr);
+	c->table = read_bytes(it, p, ip->layout, h->table_ptr, &c->table_len);
+	c->ok = c->name != NULL;
+	if (!c->ok || !c->file || !c->table)
+		it->read_errors++;
+	ip->bytes += sizeof(*c) + c->table_len +
+		     (c->name ? strlen(c->name) : 0) +
+		     (c->file ? strlen(c->file) : 0);
+}
+
+static struct cpython_code *code_entry(struct interp_tracker *it,
+				       struct process *p,
+				       struct interp_process *ip, uint64_t code,
+				       uint64_t now)
+{
+	const void *ctx[2] = {ip, &code};
+	struct code_hdr h;
+	struct cpython_code *c;
+	uint32_t idx;
+
+	if (idxmap_find(&ip->index, hash_u64(code), code_eq, ctx, &idx)) {
+		c = &ip->codes[idx];
+		if (now - c->checked_ns < CPY_RECHECK_NS)
+			return c->ok ? c : NULL;
+		/* Still the same code object? (freed code is reused) */
+		if (!read_code_hdr(it, p, ip, code, &h)) {
+			c->ok = false;
+			c->checked_ns = now;
+			it->read_errors++;
+			return NULL;
+		}
+		if (h.name_ptr == c->name_ptr && h.file_ptr == c->file_ptr &&
+		    h.table_ptr == c->table_ptr &&
+		    h.first_line == c->first_line) {
+			c->checked_ns = now;
+			return c->ok ? c : NULL;
+		}
+		resolve(it, p, ip, c, &h, now);
+		return c->ok ? c : NULL;
+	}
+	if (!read_code_hdr(it, p, ip, code, &h)) {
+		it->read_errors++;
+		return NULL;
+	}
+	if (ip->bytes > CPY_CACHE_BUDGET)
+		clear_cache(ip);
+	if (ip->ncodes == ip->cap) {
+		uint32_t ncap = ip->cap ? ip->cap * 2 : 64;
+		struct cpython_code *nc =
+			realloc(ip->codes, ncap * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		ip->codes = nc;
+		ip->cap = ncap;
+	}
+	c = &ip->codes[ip->ncodes];
+	memset(c, 0, sizeof(*c));
+	c->addr = code;
+	if (idxmap_insert(&ip->index, hash_u64(code), ip->ncodes))
+		return NULL;
+	ip->ncodes++;
+	resolve(it, p, ip, c, &h, now);
+	return c->ok ? c : NULL;
+}
+
+bool interp_frame(struct interp_tracker *it, struct process *p, uint64_t code,
+		  uint64_t instr, uint64_t now_ns,
+		  struct interp_frame_info *out)
+{
+	struct interp_process *ip = p->interp;
+	const struct cpython_layout *l;
+	struct cpython_code *c;
+	uint64_t index;
+	uint32_t line = 0;
+
+	if (!ip || !ip->layout || !code)
+		return false;
+	l = ip->layout;
+	c = code_entry(it, p, ip, code, now_ns);
+	if (!c)
+		return false;
+	if (l->minor <= 10) {
+		int32_t lasti = (int32_t)(uint32_t)instr;
+
+		index = lasti < 0 ? 0
+				  : (uint64_t)lasti * (l->minor == 10 ? 2 : 1);
+		line = lasti < 0
+			       ? 0
+			       : cpython_line(l->minor, c->table, c->table_len,
+					      c->first_line, index);
+	} else {
+		uint64_t base = code + l->code_code_adaptive;
+
+		if (instr >= base) {
+			index = (instr - base) / 2;
+			line = cpython_line(l->minor, c->table, c->table_len,
+					    c->first_line, index);
+		}
+	}
+	out->name = c->name;
+	out->file = c->file;
+	out->start_line = c->first_line > 0 ? (uint32_t)c->first_line : 0;
+	out->line = line ? line : out->start_line;
+	return true;
+}

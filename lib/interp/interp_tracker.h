@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Interpreters in processes (CPython now): finds the interpreter a process
+ * maps (a file named like python that defines _PyEval_EvalFrameDefault
+ * and exports _PyRuntime), picks its version's layout (Py_Version, else
+ * the file name), tells the BPF walker where its state is (interp_procs),
+ * and turns the code objects BPF reports into Function and Line, read
+ * from the process's memory: bounded reads that fail soft (counted),
+ * cached per code object and checked again every second (code objects
+ * die and their memory is reused).
+ */
+#ifndef OTELPROF_INTERP_INTERP_TRACKER_H
+#define OTELPROF_INTERP_INTERP_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "context/process_memory.h"
+#include "interp/cpython_layout.h"
+#include "process/process_table.h"
+#include "util/idxmap.h"
+
+#define CPY_NAME_MAX	  512
+#define CPY_LINETABLE_MAX (64u << 10)
+#define CPY_CACHE_BUDGET  (8u << 20) /* per process */
+#define CPY_RECHECK_NS	  (1000ull * 1000 * 1000)
+
+struct cpython_code {
+	uint64_t addr;
+	uint64_t name_ptr, file_ptr, table_ptr; /* to recheck identity */
+	char *name, *file;
+	uint8_t *table;
+	uint32_t table_len;
+	int32_t first_line;
+	uint64_t checked_ns;
+	bool ok; /* a readable code object */
+};
+
+struct interp_process {
+	const struct cpython_layout *layout;
+	uint64_t runtime, code_type; /* runtime addresses (code_type 0:
+					not checked) */
+	bool in_kernel;
+	bool unknown_reported;
+	/* code object cache */
+	struct idxmap index;
+	struct cpython_code *codes;
+	uint32_t ncodes, cap;
+	size_t bytes;
+};
+
+struct interp_tracker {
+	struct process_table *procs;
+	int map_fd; /* interp_procs; -1: userspace only (tests) */
+	mem_read_fn read_mem;
+	/* counters */
+	uint64_t found;		   /* processes with a known interpreter */
+	uint64_t unknown_versions; /* once per process */
+	uint64_t read_errors;	   /* code objects or strings unreadable */
+	uint64_t map_errors;
+};
+
+int interp_tracker_init(struct interp_tracker *it, struct process_table *t,
+			int map_fd);
+void interp_tracker_free(struct interp_tracker *it);
+void interp_process_free(struct interp_process *ip);
+
+/* Function and line of interpreter frame {code, instr} of process p;
+ * false if the code object cannot be read (the frame is then left out).
+ * Strings live until the next call for p. */
+struct interp_frame_info {
+	const char *name, *file;
+	uint32_t start_line, line;
+};
+bool interp_frame(struct interp_tracker *it, struct process *p, uint64_t code,
+		  uint64_t instr, uint64_t now_ns,
+		  struct interp_frame_info *out);
+
+#endif
