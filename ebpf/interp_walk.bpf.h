@@ -18,9 +18,9 @@ struct {
 	__type(value, struct otelprof_interp_proc);
 } interp_procs SEC(".maps");
 
-/* Stack copy of a process with an interpreter: 6 KiB, so its frames
- * (2 words each) still fit after it. */
-#define INTERP_COPY_KB 6
+/* Stack copy of a process with an interpreter: 7 KiB, so 64 of its
+ * frames (2 words each) still fit after it. */
+#define INTERP_COPY_KB 7
 
 /* Threads of one interpreter searched for the sampled one. */
 #define INTERP_MAX_THREADS 32

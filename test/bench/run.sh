@@ -165,6 +165,24 @@ for wl in "callgraph_nofp 8" "deep_recursion 8 150"; do
 		kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
 	done
 done
+# The interpreter walk: a Python stack 50 frames deep (about 60 with
+# the interpreter's own) beside a native one as deep.
+PY312=/root/.pyenv/versions/3.12.1/bin/python3
+[ -x "$PY312" ] || die "$PY312 missing (the Python rows need it)"
+for wl in "deep_recursion 8 50" "python 8 50"; do
+	wp=()
+	for _ in $(seq "$NCPU"); do
+		if [ "${wl%% *}" = python ]; then
+			"$PY312" "$(dirname "$0")/../workloads/runtimes/deep.py" 8 50 > /dev/null & wp+=($!)
+		else
+			# shellcheck disable=SC2086
+			"$W"/$wl > /dev/null & wp+=($!)
+		fi
+	done
+	nap 0.3
+	row "BPF time per sample: ${wl%% *} ${wl##* } frames, 99 Hz" "$(bpf_per_run 99 "")"
+	kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
+done
 sleep 30 & sp=$!
 busy 8; nap 0.3
 row "BPF floor: a run filtered out at once, 99 Hz, CPUs busy" "$(bpf_per_run 99 "$sp")"
