@@ -140,8 +140,8 @@ static __always_inline void walk_interp(struct otelprof_sample_event *e,
 	u64 ts, frame;
 
 	if (!ip || ip->kind != OTELPROF_INTERP_CPYTHON ||
-	    e->n_user > OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
-		return;
+	    e->n_user > OTELPROF_USTACK_WORDS - 2)
+		return; /* frames are added while they fit */
 	s = bpf_map_lookup_elem(&interp_scratch, &zero);
 	if (!s)
 		return;
