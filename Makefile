@@ -13,6 +13,15 @@ GEN := $(BUILD)/gen
 SONAME := libotelprofiler.so.0
 LIBVER := 0.1.0
 
+# One line per step; V=1 prints the commands.
+V ?= 0
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+step = @printf '  %-8s %s\n' '$(1)' '$(2)'
+
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
@@ -39,13 +48,15 @@ WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name
         test-san bench fuzz format format-check clean
 all: deps lib cli
 
-# Keep intermediate objects (the BPF object feeds the skeleton).
-.SECONDARY:
+# Keep the BPF object (it feeds the skeleton). Only it: a global
+# .SECONDARY would let a missing library object go unnoticed.
+.SECONDARY: $(BUILD)/bpf/profiler.bpf.o
 
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
-            clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils
+            clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
+            libjansson-dev
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -61,49 +72,74 @@ $(BUILD)/.deps-ok: Makefile
 # ---- BPF ----
 $(GEN)/vmlinux.h: | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+	$(call step,BTF,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/bpf/%.bpf.o: ebpf/%.bpf.c ebpf/*.h $(GEN)/vmlinux.h
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(GEN) -Iebpf $(WARN) -Wno-unused-function -Wno-unused-parameter -c $< -o $@.raw
-	$(BPFTOOL) gen object $@ $@.raw
+	$(call step,BPF,$<)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(GEN) -Iebpf $(WARN) -Wno-unused-function -Wno-unused-parameter -c $< -o $@.raw
+	$(Q)$(BPFTOOL) gen object $@ $@.raw
 
 $(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
-	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+	$(call step,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
 bpf: $(GEN)/profiler.skel.h
 
-# ---- protobuf ----
-$(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h: lib/encode/otlp_profiles.proto | $(BUILD)/.deps-ok
+# ---- protobuf (grouped targets: one protoc-c run makes both files) ----
+$(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h &: lib/encode/otlp_profiles.proto | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
-	cd lib/encode && protoc-c --c_out=$(abspath $(GEN)) otlp_profiles.proto
-$(GEN)/process_context.pb-c.c $(GEN)/process_context.pb-c.h: lib/context/process_context.proto | $(BUILD)/.deps-ok
+	$(call step,PROTOC,$<)
+	$(Q)cd lib/encode && protoc-c --c_out=$(abspath $(GEN)) otlp_profiles.proto
+$(GEN)/process_context.pb-c.c $(GEN)/process_context.pb-c.h &: lib/context/process_context.proto | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
-	cd lib/context && protoc-c --c_out=$(abspath $(GEN)) process_context.proto
+	$(call step,PROTOC,$<)
+	$(Q)cd lib/context && protoc-c --c_out=$(abspath $(GEN)) process_context.proto
 
 # ---- library ----
-$(BUILD)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c
+$(BUILD)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(WARN),$(LIB_CFLAGS)) -w -c $< -o $@
+	$(call step,CC,$<)
+	$(Q)$(CC) $(filter-out $(WARN),$(LIB_CFLAGS)) -w -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(LIB_HDRS)
+# Each object depends on the headers it includes (-MMD -MP writes them to
+# a .d file beside it); generated headers must exist before the first build.
+GEN_HDRS := $(GEN)/profiler.skel.h $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb-c.h
+$(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(call step,CC,$<)
+	$(Q)$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+LIB_DEPS := $(patsubst %.o,%.d,$(filter $(BUILD)/obj/lib/%,$(LIB_OBJS)))
+-include $(LIB_DEPS)
+# An object built before dependency files existed has no .d: drop it so it
+# is rebuilt with one.
+$(foreach d,$(LIB_DEPS),$(if $(wildcard $(d)),,$(shell rm -f $(d:.d=.o))))
 
 $(BUILD)/libotelprofiler.so.$(LIBVER): $(LIB_OBJS) lib/libotelprofiler.map
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libotelprofiler.map \
+	$(call step,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libotelprofiler.map \
 	  -Wl,-z,relro,-z,now -Wl,--no-undefined $(SAN_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LDLIBS)
 
 $(BUILD)/libotelprofiler.so: $(BUILD)/libotelprofiler.so.$(LIBVER)
-	ln -sf libotelprofiler.so.$(LIBVER) $(BUILD)/$(SONAME)
-	ln -sf libotelprofiler.so.$(LIBVER) $@
+	$(Q)ln -sf libotelprofiler.so.$(LIBVER) $(BUILD)/$(SONAME)
+	$(Q)ln -sf libotelprofiler.so.$(LIBVER) $@
 
 lib: $(BUILD)/libotelprofiler.so
 
 # ---- CLI: record through the public ABI only; `top` decodes OTLP ----
-$(BUILD)/otelprof: $(CLI_SRCS) $(shell find cli -name '*.h') include/otelprofiler.h $(GEN)/otlp_profiles.pb-c.c $(BUILD)/libotelprofiler.so
-	$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(GEN)/otlp_profiles.pb-c.c -o $@ \
-	  -L$(BUILD) -lotelprofiler -Wl,-rpath,'$$ORIGIN' -lprotobuf-c $(SAN_LDFLAGS)
+# top/convert read foreign files: JSON through jansson, names demangled with
+# the library's demangler (compiled in: the CLI sees only the public ABI).
+$(GEN)/pprof.pb-c.c $(GEN)/pprof.pb-c.h &: cli/pprof.proto | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	$(call step,PROTOC,$<)
+	$(Q)cd cli && protoc-c --c_out=$(abspath $(GEN)) pprof.proto
+CLI_EXTRA_SRCS := $(GEN)/otlp_profiles.pb-c.c $(GEN)/pprof.pb-c.c lib/util/idxmap.c lib/symbolize/demangle.c
+CLI_LDLIBS := -ljansson -liberty -lprotobuf-c
+$(BUILD)/otelprof: $(CLI_SRCS) $(shell find cli -name '*.h') include/otelprofiler.h $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(BUILD)/libotelprofiler.so
+	$(call step,CC+LD,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(CLI_EXTRA_SRCS) -o $@ \
+	  -L$(BUILD) -lotelprofiler -Wl,-rpath,'$$ORIGIN' $(CLI_LDLIBS) $(SAN_LDFLAGS)
 
 cli: $(BUILD)/otelprof
 
@@ -187,17 +223,39 @@ test: all bench-build
 	$(MAKE) test-go
 	$(MAKE) test-e2e
 
-# ---- the Collector: receiver (ffi/, purego, CGO_ENABLED=0) + custom build ----
-GO_SRCS := $(shell find ffi -name '*.go' -o -name 'go.mod' -o -name 'go.sum' -o -name '*.yaml') $(wildcard collector-config/*.yaml)
-$(BUILD)/otelcol-profiler: $(GO_SRCS) | $(BUILD)/.deps-ok
-	cd ffi && $(GO) mod download
-	cd ffi && CGO_ENABLED=0 $(GO) build -ldflags='-s -w' -o $(abspath $@) ./cmd/otelcol-profiler
+# ---- the Collector: receiver (ffi/, purego, CGO_ENABLED=0), built by the
+# OpenTelemetry Collector Builder (ocb) from collector-config/manifest.yaml.
+# The builder is the release of the pinned collector (v0.165.0), installed
+# through the Go module proxy. Go's module and build caches (GOMODCACHE,
+# GOCACHE) make rebuilds incremental: the first build from a cold cache takes
+# minutes (see ffi/README.md), a rebuild after a receiver change seconds.
+OCB_VERSION := v0.165.0
+OCB := $(BUILD)/tools/builder-$(OCB_VERSION)
+FFI_SRCS := $(shell find ffi -name '*.go' ! -name '*_test.go' -o -name 'go.mod' -o -name 'go.sum')
+$(OCB): | $(BUILD)/.deps-ok
+	@mkdir -p $(BUILD)/tools
+	$(call step,GO,install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION))
+	$(Q)GOBIN=$(abspath $(BUILD))/tools/gobin $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+	$(Q)mv $(BUILD)/tools/gobin/builder $@
+
+# GOFLAGS=-e: the builder's `go mod tidy` walks the contrib components'
+# own tests, two of whose imports the module proxy refuses (403, see
+# ffi/README.md); the build itself needs neither.
+$(BUILD)/otelcol-profiler: collector-config/manifest.yaml $(FFI_SRCS) | $(OCB)
+	$(call step,OCB,$@ from collector-config/manifest.yaml (cold Go cache: minutes))
+	$(Q)GOFLAGS=-e CGO_ENABLED=0 $(OCB) --config collector-config/manifest.yaml \
+	  --output-path $(abspath $(BUILD))/otelcol-profiler-src > $(BUILD)/ocb.log 2>&1 || \
+	  { tail -40 $(BUILD)/ocb.log; echo "error: ocb failed, full log in $(BUILD)/ocb.log" >&2; exit 1; }
+	$(Q)cp $(BUILD)/otelcol-profiler-src/otelcol-profiler $@
 
 collector: $(BUILD)/otelcol-profiler
 
-# Receiver/connector/collector tests with a fake library (go vet too).
-test-go: all
-	cd ffi && $(GO) vet ./... && CGO_ENABLED=0 $(GO) test -count=1 $$($(GO) list ./... | grep -v /e2e)
+# Receiver/connector tests with a fake library (go vet too); the built
+# collector with the shipped configs; a second collector built from a
+# user-style manifest that names only the receiver module.
+test-go: all collector $(OCB)
+	cd ffi && $(GO) vet ./... && OTELPROF_COLLECTOR=$(abspath $(BUILD))/otelcol-profiler \
+	  OTELPROF_BUILDER=$(abspath $(OCB)) CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e)
 
 # The built collector with the real library (root): profiles, connector
 # metrics, agent -> gateway over loopback.
@@ -210,7 +268,7 @@ run: all collector
 	@echo "otelcol-profiler with collector-config/local.yaml (Ctrl-C stops):"
 	@echo "  profiles -> $(CURDIR)/out/profiles.jsonl (OTLP/JSON)"
 	@echo "  profile-derived metrics -> $(CURDIR)/out/metrics.jsonl, and below (debug exporter)"
-	$(BUILD)/otelcol-profiler --config $(CURDIR)/collector-config/local.yaml
+	$(BUILD)/otelcol-profiler --feature-gates=+service.profilesSupport --config $(CURDIR)/collector-config/local.yaml
 
 # ---- benchmarks (not part of make test): one table, see docs/performance.md ----
 $(BUILD)/bench/bench_encode: test/bench/bench_encode.c $(LIB_OBJS)
@@ -225,7 +283,7 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab xz cpython
+FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab xz cpython top
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
@@ -240,9 +298,11 @@ FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c
 FUZZ_SRCS_cpython := lib/interp/cpython_layout.c
+# top's decoder (protobuf and OTLP/JSON), ranking and converters
+FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
-$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
 
