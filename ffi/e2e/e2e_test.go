@@ -61,23 +61,19 @@ func library(t *testing.T) string {
 	return abs
 }
 
+// collector is the binary `make collector` builds with ocb:
+// $OTELPROF_E2E_COLLECTOR, else ../build/otelcol-profiler.
 func collector(t *testing.T) string {
 	t.Helper()
-	if c := os.Getenv("OTELPROF_E2E_COLLECTOR"); c != "" {
-		abs, _ := filepath.Abs(c)
-		return abs
+	c := os.Getenv("OTELPROF_E2E_COLLECTOR")
+	if c == "" {
+		c = filepath.Join("..", "..", "build", "otelcol-profiler")
 	}
-	if abs, _ := filepath.Abs(filepath.Join("..", "..", "build", "otelcol-profiler")); fileExists(abs) {
-		return abs
+	abs, _ := filepath.Abs(c)
+	if !fileExists(abs) {
+		skipOrFail(t, "%s not found: run `make collector` first", abs)
 	}
-	out := filepath.Join(t.TempDir(), "otelcol-profiler")
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/otelcol-profiler")
-	cmd.Dir = ".."
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the collector: %v\n%s", err, b)
-	}
-	return out
+	return abs
 }
 
 func fileExists(p string) bool {
@@ -123,7 +119,7 @@ func startCollector(t *testing.T, bin, dir, name, config string, env ...string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: exec.Command(bin, "--config", cfg), dir: dir, name: name, done: make(chan struct{})}
+	p := &proc{cmd: exec.Command(bin, "--feature-gates=+service.profilesSupport", "--config", cfg), dir: dir, name: name, done: make(chan struct{})}
 	p.cmd.Dir = dir
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	p.cmd.Env = append(os.Environ(), env...)

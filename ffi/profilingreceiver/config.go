@@ -5,28 +5,38 @@ package profilingreceiver // import "github.com/libotelprofiler/libotelprofiler/
 import (
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/libotelprofiler/libotelprofiler/ffi/internal/otelprof"
 )
 
 // Config is the configuration of the profiling receiver.
 //
-// Keys shared with the reference receiver (opentelemetry-ebpf-profiler's
-// collector receiver, also registered as "profiling") keep its names. Keys of
-// the reference that this receiver does not implement yet are still declared,
-// so that a configuration written for the reference gets a precise message
-// instead of confmap's generic "invalid keys"; Validate rejects them when they
-// differ from the reference's default.
+// Every key of the reference receiver (opentelemetry-ebpf-profiler's
+// collector receiver, also registered as "profiling") is accepted by name
+// (reference_keys.go): those this receiver implements work the same way, the
+// others are accepted at the reference's default and rejected otherwise, with
+// the reason.
 type Config struct {
 	// SamplesPerSecond is the sampling frequency per CPU (otelprof_opts.frequency_hz).
 	SamplesPerSecond int `mapstructure:"samples_per_second"`
 	// ReporterInterval is the period between two otelprof_poll calls.
 	ReporterInterval time.Duration `mapstructure:"reporter_interval"`
+	// ReporterJitter spreads each period uniformly over
+	// [interval*(1-jitter), interval*(1+jitter)], so that a fleet started
+	// together does not report in step (0 disables; at most 1).
+	ReporterJitter float64 `mapstructure:"reporter_jitter"`
 	// SendIdleFrames keeps samples taken on idle CPUs (OTELPROF_F_INCLUDE_IDLE).
 	SendIdleFrames bool `mapstructure:"send_idle_frames"`
+	// ErrorMode is what a failing Start does: "propagate" (the collector
+	// refuses to start) or "ignore" (logged; the receiver delivers nothing).
+	ErrorMode string `mapstructure:"error_mode"`
 
 	// LibraryPath is the path of libotelprofiler.so. Empty: $OTELPROF_LIBRARY,
 	// the collector executable's directory, then the standard library dirs.
@@ -40,75 +50,101 @@ type Config struct {
 	// MaxFrames caps the user frames per sample (0: library default).
 	MaxFrames uint32 `mapstructure:"max_frames"`
 
-	// Reference receiver keys that are not supported yet (must keep their
-	// default value).
-	MonitorInterval        time.Duration `mapstructure:"monitor_interval"`
-	ProbabilisticInterval  time.Duration `mapstructure:"probabilistic_interval"`
-	ProbabilisticThreshold uint          `mapstructure:"probabilistic_threshold"`
-	Tracers                string        `mapstructure:"tracers"`
-	ClockSyncInterval      time.Duration `mapstructure:"clock_sync_interval"`
-	SendErrorFrames        bool          `mapstructure:"send_error_frames"`
-	VerboseMode            bool          `mapstructure:"verbose_mode"`
-	OffCPUThreshold        float64       `mapstructure:"off_cpu_threshold"`
-	IncludeEnvVars         string        `mapstructure:"include_env_vars"`
-	ProbeLinks             []string      `mapstructure:"probe_links"`
-	LoadProbe              bool          `mapstructure:"load_probe"`
-	MapScaleFactor         uint          `mapstructure:"map_scale_factor"`
-	GoLabelsScaleFactor    uint          `mapstructure:"go_labels_map_scale_factor"`
-	BPFVerifierLogLevel    uint          `mapstructure:"bpf_verifier_log_level"`
-	NoKernelVersionCheck   bool          `mapstructure:"no_kernel_version_check"`
-	MaxGRPCRetries         uint32        `mapstructure:"max_grpc_retries"`
-	MaxRPCMsgSize          int           `mapstructure:"max_rpc_msg_size"`
+	referenceKeys `mapstructure:",squash"`
 }
+
+const (
+	errorModePropagate = "propagate"
+	errorModeIgnore    = "ignore"
+
+	// minReporterInterval keeps a mistyped interval from polling non-stop.
+	minReporterInterval = 10 * time.Millisecond
+	// minRingbufKB: a stack copy of a process not yet known is 8 KiB; a
+	// ring that holds fewer than eight of them loses every start-up burst.
+	minRingbufKB = 64
+	maxRingbufKB = 1 << 20 // the library's limit
+)
 
 func createDefaultConfig() *Config {
 	return &Config{
 		SamplesPerSecond: otelprof.DefaultFrequency,
 		ReporterInterval: 5 * time.Second,
-
-		// Defaults of the reference receiver, accepted as "not set".
-		MonitorInterval:        5 * time.Second,
-		ProbabilisticInterval:  time.Minute,
-		ProbabilisticThreshold: 100,
-		Tracers:                "all",
-		ClockSyncInterval:      3 * time.Minute,
+		ReporterJitter:   0.2,
+		ErrorMode:        errorModePropagate,
+		referenceKeys:    referenceDefaults(),
 	}
 }
 
-// unsupported maps the mapstructure key of each not-yet-supported reference
-// option to the reason given to the user.
-var unsupported = map[string]string{
-	"monitor_interval":           "the library's counters are exported as receiver telemetry instead",
-	"probabilistic_interval":     "probabilistic profiling is not implemented",
-	"probabilistic_threshold":    "probabilistic profiling is not implemented",
-	"tracers":                    "only native and kernel frames are unwound (no interpreter tracers)",
-	"clock_sync_interval":        "timestamps come from the library's own clock conversion",
-	"send_error_frames":          "error frames are not emitted",
-	"verbose_mode":               "use the collector's service::telemetry::logs::level",
-	"off_cpu_threshold":          "off-CPU profiling is not implemented",
-	"include_env_vars":           "environment variables are not collected",
-	"probe_links":                "uprobe links are not implemented",
-	"load_probe":                 "uprobe links are not implemented",
-	"map_scale_factor":           "BPF map sizes are chosen by the library (see ringbuf_kb)",
-	"go_labels_map_scale_factor": "Go labels are not collected",
-	"bpf_verifier_log_level":     "the verifier log is returned in the start error on failure",
-	"no_kernel_version_check":    "the library does not check the kernel version, it probes features",
-	"max_grpc_retries":           "this receiver does not export; configure an exporter instead",
-	"max_rpc_msg_size":           "this receiver does not export; configure an exporter instead",
+// durationKeys are decoded as time.Duration: a bare number there would be
+// taken as nanoseconds (`reporter_interval: 5` = 5 ns polls non-stop).
+func durationKeys() []string {
+	var keys []string
+	t := reflect.TypeOf(Config{})
+	var walk func(reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := strings.Split(f.Tag.Get("mapstructure"), ",")
+			if len(tag) > 1 && tag[1] == "squash" {
+				walk(f.Type)
+				continue
+			}
+			if f.Type == reflect.TypeOf(time.Duration(0)) {
+				keys = append(keys, tag[0])
+			}
+		}
+	}
+	walk(t)
+	return keys
 }
 
-// Validate implements confmap.Validator.
+// Unmarshal implements confmap.Unmarshaler: it rejects durations without a
+// unit before decoding.
+func (c *Config) Unmarshal(conf *confmap.Conf) error {
+	for _, key := range durationKeys() {
+		switch v := conf.Get(key).(type) {
+		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
+			return fmt.Errorf("%s: %v has no unit; write a duration such as %vs or %vms", key, v, v, v)
+		case string:
+			if _, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				return fmt.Errorf("%s: %q has no unit; write a duration such as %ss or %sms", key, v, v, v)
+			}
+		}
+	}
+	return conf.Unmarshal(c)
+}
+
+// Validate implements confmap.Validator. It rejects everything Start
+// (otelprof_start) would reject, so `otelcol validate` finds it.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.SamplesPerSecond < 1 || c.SamplesPerSecond > otelprof.MaxFrequency {
 		errs = append(errs, fmt.Errorf("samples_per_second must be between 1 and %d, got %d",
 			otelprof.MaxFrequency, c.SamplesPerSecond))
 	}
-	if c.ReporterInterval <= 0 {
-		errs = append(errs, fmt.Errorf("reporter_interval must be positive, got %s", c.ReporterInterval))
+	if c.ReporterInterval < minReporterInterval {
+		errs = append(errs, fmt.Errorf("reporter_interval must be at least %s, got %s", minReporterInterval, c.ReporterInterval))
+	}
+	if c.ReporterJitter < 0 || c.ReporterJitter > 1 {
+		errs = append(errs, fmt.Errorf("reporter_jitter must be in [0, 1], got %v", c.ReporterJitter))
+	}
+	if c.ErrorMode != errorModePropagate && c.ErrorMode != errorModeIgnore {
+		errs = append(errs, fmt.Errorf("error_mode must be %q or %q, got %q", errorModePropagate, errorModeIgnore, c.ErrorMode))
 	}
 	if c.PID < 0 || int64(c.PID) > 1<<31-1 {
 		errs = append(errs, fmt.Errorf("pid must be 0 (whole host) or a process id, got %d", c.PID))
+	} else if c.PID > 0 {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", c.PID)); err != nil {
+			errs = append(errs, fmt.Errorf("pid %d: no such process on this host (%v); 0 profiles the whole host", c.PID, err))
+		}
+	}
+	if c.RingbufKB != 0 && (c.RingbufKB < minRingbufKB || c.RingbufKB > maxRingbufKB) {
+		errs = append(errs, fmt.Errorf("ringbuf_kb must be 0 (sized by the library) or between %d and %d, got %d",
+			minRingbufKB, maxRingbufKB, c.RingbufKB))
+	}
+	if c.MaxFrames > otelprof.MaxUserFrames {
+		errs = append(errs, fmt.Errorf("max_frames must be 0 (library default) or at most %d, got %d",
+			otelprof.MaxUserFrames, c.MaxFrames))
 	}
 	if strings.IndexByte(c.HostName, 0) >= 0 {
 		errs = append(errs, errors.New("host_name must not contain a NUL byte"))
@@ -116,31 +152,6 @@ func (c *Config) Validate() error {
 	if strings.IndexByte(c.LibraryPath, 0) >= 0 {
 		errs = append(errs, errors.New("library_path must not contain a NUL byte"))
 	}
-
-	def := reflect.ValueOf(createDefaultConfig()).Elem()
-	cur := reflect.ValueOf(c).Elem()
-	t := cur.Type()
-	for i := 0; i < t.NumField(); i++ {
-		key := strings.Split(t.Field(i).Tag.Get("mapstructure"), ",")[0]
-		reason, ok := unsupported[key]
-		if !ok {
-			continue
-		}
-		if !reflect.DeepEqual(cur.Field(i).Interface(), def.Field(i).Interface()) &&
-			!(cur.Field(i).Kind() == reflect.Slice && cur.Field(i).Len() == 0) {
-			errs = append(errs, fmt.Errorf("%s is not supported by this receiver yet (%s); remove it or set it to its default %s",
-				key, reason, formatDefault(def.Field(i))))
-		}
-	}
+	errs = append(errs, c.referenceKeys.validate()...)
 	return errors.Join(errs...)
-}
-
-func formatDefault(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.String:
-		return fmt.Sprintf("%q", v.String())
-	case reflect.Slice:
-		return "[]"
-	}
-	return fmt.Sprint(v.Interface())
 }

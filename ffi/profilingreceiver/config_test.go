@@ -3,12 +3,16 @@
 package profilingreceiver
 
 import (
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 )
 
 func load(t *testing.T, raw map[string]any) (*Config, error) {
@@ -41,9 +45,11 @@ func TestSupportedKeys(t *testing.T) {
 	cfg, err := load(t, map[string]any{
 		"samples_per_second": 99,
 		"reporter_interval":  "2s",
+		"reporter_jitter":    0.5,
 		"send_idle_frames":   true,
+		"error_mode":         "ignore",
 		"library_path":       "/opt/lib/libotelprofiler.so",
-		"pid":                123,
+		"pid":                os.Getpid(),
 		"host_name":          "node-1",
 		"ringbuf_kb":         1024,
 		"max_frames":         64,
@@ -52,13 +58,49 @@ func TestSupportedKeys(t *testing.T) {
 		"probabilistic_threshold": 100,
 		"probabilistic_interval":  "1m",
 		"off_cpu_threshold":       0,
+		"max_grpc_retries":        5,
+		"max_rpc_msg_size":        32 << 20,
+		// Accepted in any form: nothing to switch off here.
+		"interpreters":            map[string]any{"python": map[string]any{"disabled": true}},
+		"no_kernel_version_check": true,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.SamplesPerSecond != 99 || cfg.ReporterInterval != 2*time.Second || !cfg.SendIdleFrames ||
-		cfg.PID != 123 || cfg.HostName != "node-1" || cfg.RingbufKB != 1024 || cfg.MaxFrames != 64 {
+		cfg.PID != os.Getpid() || cfg.HostName != "node-1" || cfg.RingbufKB != 1024 || cfg.MaxFrames != 64 ||
+		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Python.Disabled {
 		t.Fatalf("unexpected config: %+v", cfg)
+	}
+}
+
+// The reference receiver's keys, all at the reference's defaults, load and
+// validate unchanged (testdata/reference-defaults.yaml).
+func TestReferenceDefaultsAccepted(t *testing.T) {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "reference-defaults.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	if err := cm.Unmarshal(cfg); err != nil {
+		t.Fatalf("reference defaults do not load: %v", err)
+	}
+	if err := confmap.Validate(cfg); err != nil {
+		t.Fatalf("reference defaults do not validate: %v", err)
+	}
+	if cfg.SamplesPerSecond != 20 {
+		t.Errorf("samples_per_second = %d, want the file's 20", cfg.SamplesPerSecond)
+	}
+	// Every key of the reference's Config is in the file.
+	for _, k := range []string{"reporter_interval", "reporter_jitter", "monitor_interval", "samples_per_second",
+		"frame_cache_size", "probabilistic_interval", "probabilistic_threshold", "interpreters", "clock_sync_interval",
+		"send_error_frames", "send_idle_frames", "filter_min_process_age", "verbose_mode", "off_cpu_threshold",
+		"include_env_vars", "map_scale_factor", "bpf_verifier_log_level", "no_kernel_version_check",
+		"max_grpc_retries", "max_rpc_msg_size", "bpf_fs_root", "error_mode", "obi_process_ctx",
+		"pid_namespace_translation", "pin_cpu_ids", "probes"} {
+		if !cm.IsSet(k) {
+			t.Errorf("reference key %s missing from testdata/reference-defaults.yaml", k)
+		}
 	}
 }
 
@@ -71,16 +113,31 @@ func TestRejected(t *testing.T) {
 		{"unknown key", map[string]any{"sampels_per_second": 20}, "invalid keys: sampels_per_second"},
 		{"zero frequency", map[string]any{"samples_per_second": 0}, "samples_per_second must be between 1 and 10000"},
 		{"huge frequency", map[string]any{"samples_per_second": 20000}, "samples_per_second must be between 1 and 10000"},
-		{"bad interval", map[string]any{"reporter_interval": "0s"}, "reporter_interval must be positive"},
+		{"zero interval", map[string]any{"reporter_interval": "0s"}, "reporter_interval must be at least 10ms"},
+		{"interval without unit", map[string]any{"reporter_interval": 5}, "reporter_interval: 5 has no unit"},
+		{"interval string without unit", map[string]any{"reporter_interval": "5"}, `reporter_interval: "5" has no unit`},
+		{"reference duration without unit", map[string]any{"monitor_interval": 5}, "monitor_interval: 5 has no unit"},
+		{"jitter", map[string]any{"reporter_jitter": 1.5}, "reporter_jitter must be in [0, 1]"},
+		{"error mode", map[string]any{"error_mode": "panic"}, `error_mode must be "propagate" or "ignore"`},
 		{"negative pid", map[string]any{"pid": -1}, "pid must be 0"},
+		{"missing pid", map[string]any{"pid": 1<<31 - 2}, "no such process on this host"},
+		{"ringbuf too small", map[string]any{"ringbuf_kb": 4}, "ringbuf_kb must be 0 (sized by the library) or between 64 and 1048576"},
+		{"ringbuf too large", map[string]any{"ringbuf_kb": 1<<20 + 1}, "ringbuf_kb must be 0"},
+		{"max frames", map[string]any{"max_frames": 513}, "max_frames must be 0 (library default) or at most 512"},
 		{"nul host", map[string]any{"host_name": "a\x00b"}, "host_name must not contain a NUL byte"},
-		{"off cpu", map[string]any{"off_cpu_threshold": 0.5}, "off_cpu_threshold is not supported by this receiver yet (off-CPU profiling is not implemented)"},
+		{"off cpu", map[string]any{"off_cpu_threshold": 0.5}, "off_cpu_threshold is not supported by this receiver (off-CPU profiling is not implemented"},
 		{"probabilistic threshold", map[string]any{"probabilistic_threshold": 50}, "probabilistic_threshold is not supported"},
 		{"probabilistic interval", map[string]any{"probabilistic_interval": "2m"}, "probabilistic_interval is not supported"},
-		{"tracers", map[string]any{"tracers": "python,hotspot"}, `tracers is not supported by this receiver yet (only native and kernel frames are unwound (no interpreter tracers)); remove it or set it to its default "all"`},
+		{"tracers", map[string]any{"tracers": "python,hotspot"}, `tracers is not supported by this receiver (replaced by ` + "`interpreters`" + ` in the reference; only native and kernel frames are unwound here); remove it or set it to the reference's default "all"`},
 		{"probe links", map[string]any{"probe_links": []any{"/bin/x:main"}}, "probe_links is not supported"},
+		{"probes", map[string]any{"probes": []any{map[string]any{"type": "kprobe", "symbol": "vfs_open"}}}, "probes is not supported"},
 		{"verbose", map[string]any{"verbose_mode": true}, "verbose_mode is not supported"},
 		{"grpc", map[string]any{"max_grpc_retries": 3}, "max_grpc_retries is not supported"},
+		{"frame cache", map[string]any{"frame_cache_size": 2048}, "frame_cache_size is not supported"},
+		{"pin cpus", map[string]any{"pin_cpu_ids": "0-1"}, "pin_cpu_ids is not supported"},
+		{"bpffs", map[string]any{"bpf_fs_root": "/mnt/bpf"}, "bpf_fs_root is not supported"},
+		{"min age", map[string]any{"filter_min_process_age": "1s"}, "filter_min_process_age is not supported"},
+		{"unknown interpreter", map[string]any{"interpreters": map[string]any{"cobol": map[string]any{"disabled": true}}}, "cobol"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := load(t, tc.raw)
@@ -95,17 +152,20 @@ func TestRejected(t *testing.T) {
 }
 
 func TestAllReasonsUsed(t *testing.T) {
-	// Every unsupported key must map to a Config field (catches typos).
-	cfg := createDefaultConfig()
-	for key := range unsupported {
-		found := false
-		for _, f := range fieldsOf(cfg) {
-			if f == key {
-				found = true
-			}
+	// Every reference key not always accepted has a reason, and every
+	// reason names a field (catches typos).
+	keys := map[string]bool{}
+	rt := reflect.TypeOf(referenceKeys{})
+	for i := 0; i < rt.NumField(); i++ {
+		k := strings.Split(rt.Field(i).Tag.Get("mapstructure"), ",")[0]
+		keys[k] = true
+		if referenceReasons[k] == "" && !alwaysAccepted[k] {
+			t.Errorf("reference key %q has no reason", k)
 		}
-		if !found {
-			t.Errorf("unsupported key %q has no Config field", key)
+	}
+	for k := range referenceReasons {
+		if !keys[k] {
+			t.Errorf("reason for %q, which is not a field", k)
 		}
 	}
 }

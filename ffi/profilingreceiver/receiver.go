@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -60,14 +61,24 @@ func newReceiver(set receiver.Settings, cfg *Config, next xconsumer.Profiles) (*
 	return &profilingReceiver{cfg: cfg, set: set, next: next, obsrecv: obsrecv}, nil
 }
 
-// Start loads the library and starts sampling. Errors are returned to the
-// collector, which refuses to start.
+// Start loads the library and starts sampling. With error_mode "propagate"
+// (the default) errors are returned to the collector, which refuses to
+// start; with "ignore" they are logged and the receiver stays idle.
 func (r *profilingReceiver) Start(_ context.Context, _ component.Host) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.prof != nil {
 		return errors.New("profiling receiver already started")
 	}
+	err := r.start()
+	if err != nil && r.cfg.ErrorMode == errorModeIgnore {
+		r.set.Logger.Error("profiling receiver not started (error_mode: ignore)", zap.Error(err))
+		return nil
+	}
+	return err
+}
+
+func (r *profilingReceiver) start() error {
 	lib, err := otelprof.Find(r.cfg.LibraryPath)
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %w", err)
@@ -108,7 +119,7 @@ func (r *profilingReceiver) Start(_ context.Context, _ component.Host) error {
 
 func (r *profilingReceiver) run(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	t := time.NewTicker(r.cfg.ReporterInterval)
+	t := time.NewTimer(r.nextInterval())
 	defer t.Stop()
 	// Deliveries are not cancelled by Shutdown: the pipeline downstream is
 	// still running while receivers shut down, and the data is already paid for.
@@ -119,8 +130,19 @@ func (r *profilingReceiver) run(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case <-t.C:
 			r.pollOnce(ctx)
+			t.Reset(r.nextInterval())
 		}
 	}
+}
+
+// nextInterval is reporter_interval spread by reporter_jitter.
+func (r *profilingReceiver) nextInterval() time.Duration {
+	j := r.cfg.ReporterJitter
+	d := float64(r.cfg.ReporterInterval) * (1 + j*(2*rand.Float64()-1))
+	if d < float64(minReporterInterval) {
+		d = float64(minReporterInterval)
+	}
+	return time.Duration(d)
 }
 
 // pollOnce polls the library once and delivers the payload; it reports

@@ -23,15 +23,6 @@ import (
 	"github.com/libotelprofiler/libotelprofiler/ffi/internal/testprofiles"
 )
 
-func fieldsOf(cfg *Config) []string {
-	var out []string
-	t := reflect.TypeOf(*cfg)
-	for i := 0; i < t.NumField(); i++ {
-		out = append(out, strings.Split(t.Field(i).Tag.Get("mapstructure"), ",")[0])
-	}
-	return out
-}
-
 func fakeLib(t *testing.T) (lib, dir string) { return fakelib.Build(t) }
 
 func writePayload(t *testing.T, dir string, p pprofile.Profiles) []byte {
@@ -198,6 +189,41 @@ func TestLibraryNotFound(t *testing.T) {
 		if !strings.Contains(joined, d) {
 			t.Errorf("search list lacks %s: %v", d, paths)
 		}
+	}
+}
+
+// error_mode: ignore logs a failed Start and leaves the collector running.
+func TestErrorModeIgnore(t *testing.T) {
+	t.Setenv(otelprof.LibraryEnv, "")
+	cfg := createDefaultConfig()
+	cfg.LibraryPath = "/nonexistent/dir/libotelprofiler.so"
+	cfg.ErrorMode = errorModeIgnore
+	r, _ := newTestReceiver(t, cfg, nil)
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatalf("error_mode ignore: Start returned %v", err)
+	}
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// reporter_jitter spreads the poll period over [1-j, 1+j] x interval.
+func TestReporterJitter(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.ReporterInterval = time.Second
+	cfg.ReporterJitter = 0.5
+	r := &profilingReceiver{cfg: cfg}
+	lo, hi := time.Hour, time.Duration(0)
+	for i := 0; i < 2000; i++ {
+		d := r.nextInterval()
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	if lo < 500*time.Millisecond || hi > 1500*time.Millisecond || lo > 600*time.Millisecond || hi < 1400*time.Millisecond {
+		t.Errorf("jittered intervals span [%s, %s], want about [500ms, 1.5s]", lo, hi)
+	}
+	cfg.ReporterJitter = 0
+	if d := r.nextInterval(); d != time.Second {
+		t.Errorf("no jitter: %s", d)
 	}
 }
 

@@ -32,6 +32,7 @@ const (
 	FlagIncludeIdle   = 1 << 0 // OTELPROF_F_INCLUDE_IDLE
 	DefaultFrequency  = 19     // OTELPROF_DEFAULT_FREQUENCY_HZ
 	MaxFrequency      = 10000
+	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 40
 	expectedStatsSize = 8 + 34*8 // sz + 34 counters (include/otelprofiler.h)
