@@ -19,7 +19,15 @@ struct top_args {
 	int pid; /* 0: all processes */
 };
 
+struct convert_args {
+	const char *input;
+	const char *output; /* NULL: stdout */
+	int format;	    /* enum convert_format */
+	int pid;	    /* 0: all processes */
+};
+
 int cmd_record(const struct record_args *a);
+int cmd_convert(const struct convert_args *a);
 int cmd_top(const struct top_args *a);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "convert.h"
 #include "otelprofiler.h"
 
 static void usage(FILE *f)
@@ -16,6 +17,10 @@ static void usage(FILE *f)
 		   "  otelprof record --duration SECONDS --frequency HZ "
 		   "--output FILE [--pid PID] [--ringbuf-kb KB] [--quiet]\n"
 		   "  otelprof top FILE [--limit N] [--pid PID]\n"
+		   "  otelprof convert FILE --format pprof|folded|otlp-json "
+		   "[--output OUT] [--pid PID]\n"
+		   "FILE: an OTLP profile (protobuf, as `record` writes) or "
+		   "the Collector file exporter's OTLP/JSON lines\n"
 		   "  otelprof version\n");
 }
 
@@ -129,6 +134,52 @@ static int main_top(int argc, char **argv)
 	return cmd_top(&a);
 }
 
+static int main_convert(int argc, char **argv)
+{
+	struct convert_args a = {.format = -1};
+	unsigned long v;
+
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (o[0] != '-') {
+			a.input = o;
+			continue;
+		}
+		if (!val) {
+			fprintf(stderr, "otelprof: %s needs a value\n", o);
+			return 2;
+		}
+		if (!strcmp(o, "--format")) {
+			if (!strcmp(val, "pprof"))
+				a.format = CONVERT_PPROF;
+			else if (!strcmp(val, "folded"))
+				a.format = CONVERT_FOLDED;
+			else if (!strcmp(val, "otlp-json"))
+				a.format = CONVERT_OTLP_JSON;
+			else
+				return bad(o, val);
+		} else if (!strcmp(o, "--output")) {
+			a.output = val;
+		} else if (!strcmp(o, "--pid")) {
+			if (parse_uint(val, INT_MAX, &v))
+				return bad(o, val);
+			a.pid = (int)v;
+		} else {
+			fprintf(stderr, "otelprof: unknown option %s\n", o);
+			return 2;
+		}
+		i++;
+	}
+	if (!a.input || a.format < 0) {
+		fprintf(stderr, "otelprof: convert needs a FILE and --format "
+				"pprof|folded|otlp-json\n");
+		return 2;
+	}
+	return cmd_convert(&a);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -139,6 +190,8 @@ int main(int argc, char **argv)
 		return main_record(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "top"))
 		return main_top(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "convert"))
+		return main_convert(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version")) {
 		printf("otelprof %s\n", otelprof_version());
 		return 0;

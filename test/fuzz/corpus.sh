@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz,cpython}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz,cpython,top}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -68,3 +68,11 @@ done
 printf '\x00\x01\x06\x01\x08\x02' > "$out/cpython/lnotab"
 printf '\x02\x01\xe8\x02\xda\x04\x09\x99\x05\xf8\xf1\x44\x01\x00\x01\x02' > "$out/cpython/locations"
 { printf '\x03\x00'; head -c 16 /dev/zero; printf '\x05\x00\x00\x00\x00\x00\x00\x00'; head -c 8 /dev/zero; printf '\x64\x00\x00\x00\x00\x00\x00\x00hot_a'; } > "$out/cpython/str"
+# otelprof top/convert: an empty recording (host resource, one profile) as
+# protobuf, and a small OTLP/JSON line with a stack, a link and the
+# string-table forms of resource attributes.
+printf '%b' '\x0a\x65\x0a\x13\x0a\x11\x0a\x09\x68\x6f\x73\x74\x2e\x6e\x61\x6d\x65\x12\x04\x0a\x02\x76\x6d\x12\x4e\x0a\x18\x0a\x0f\x6c\x69\x62\x6f\x74\x65\x6c\x70\x72\x6f\x66\x69\x6c\x65\x72\x12\x05\x30\x2e\x31\x2e\x30\x12\x32\x0a\x04\x08\x01\x10\x02\x19\xa2\x78\x5c\x4f\xf1\xcb\xed\x18\x20\x8d\x90\x98\xfa\x03\x2a\x04\x08\x03\x10\x04\x30\x92\xc2\xe8\x04\x3a\x10\xe1\xf0\x74\xbc\xbd\xef\x35\x10\x96\x12\x2e\xde\x77\x1f\xeb\x29\x12\x30\x0a\x00\x12\x00\x1a\x00\x22\x00\x2a\x00\x2a\x07\x73\x61\x6d\x70\x6c\x65\x73\x2a\x05\x63\x6f\x75\x6e\x74\x2a\x03\x63\x70\x75\x2a\x0b\x6e\x61\x6e\x6f\x73\x65\x63\x6f\x6e\x64\x73\x32\x00\x3a\x00' > "$out/top/empty.otlp"
+cat > "$out/top/small.jsonl" <<'JSON'
+{"resourceProfiles":[{"resource":{"attributes":[{"keyStrindex":6,"value":{"intValue":"42"}},{"key":"process.executable.name","value":{"stringValue":"app"}}]},"scopeProfiles":[{"scope":{"name":"s"},"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},"periodType":{"typeStrindex":3,"unitStrindex":4},"period":"10000000","timeUnixNano":"1","durationNano":"100","samples":[{"stackIndex":1,"attributeIndices":[1],"linkIndex":1,"timestampsUnixNano":["5","6"]},{"stackIndex":1,"values":["3"]}]}]}]}],"dictionary":{"mappingTable":[{},{"memoryStart":"4096","memoryLimit":"8192","filenameStrindex":5}],"locationTable":[{},{"mappingIndex":1,"address":"4660","lines":[{"functionIndex":1,"line":"7"},{"functionIndex":2}]},{"mappingIndex":1,"address":"4661"}],"functionTable":[{},{"nameStrindex":7},{"nameStrindex":8,"systemNameStrindex":8}],"linkTable":[{},{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708"}],"stringTable":["","samples","count","cpu","nanoseconds","/bin/app","process.pid","leaf","_ZN3foo3barEv","thread.id"],"attributeTable":[{},{"keyStrindex":9,"value":{"intValue":"43"}}],"stackTable":[{},{"locationIndices":[1,2]}]}}
+JSON
+
