@@ -73,7 +73,8 @@ static __always_inline u64 current_start_ns(void)
 #include "thread_context.bpf.h"
 #include "interp_walk.bpf.h"
 
-/* Per file: the unwind rows, an array sized to that file (inner maps may
+/* A chunk of unwind rows: many small files' tables packed at offsets a
+ * userspace allocator hands out, or one big file's table (inner maps may
  * differ in size thanks to BPF_F_INNER_MAP). */
 struct unwind_rows_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -164,11 +165,12 @@ find_mapping(struct otelprof_bpf_proc *proc, u64 pc)
 	return &proc->m[base];
 }
 
-/* The row covering vaddr: the last row with row.pc <= vaddr. */
-static __always_inline struct otelprof_bpf_row *find_row(void *rows, u32 nrows,
-							 u32 vaddr)
+/* The row covering vaddr: the last row with row.pc <= vaddr among the
+ * file's nrows rows from index first of its chunk. */
+static __always_inline struct otelprof_bpf_row *find_row(void *rows, u32 first,
+							 u32 nrows, u32 vaddr)
 {
-	u32 base = 0, len = nrows, half, key;
+	u32 base = first, len = nrows, half, key;
 	struct otelprof_bpf_row *row;
 
 	if (!nrows)
@@ -233,7 +235,8 @@ static long unwind_frame(u32 i, void *data)
 		u64 vaddr = lookup_pc - m->bias;
 
 		row = rows && vaddr <= 0xffffffffULL
-			      ? find_row(rows, m->nrows, (u32)vaddr)
+			      ? find_row(rows, m->row_base, m->nrows,
+					 (u32)vaddr)
 			      : NULL;
 		if (!row || OTELPROF_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
 			/* No CFI for this pc: the frame pointer, if the

@@ -34,7 +34,8 @@ typedef uint64_t u64;
  */
 #define OTELPROF_STACK_COPY_BYTES (8 * 1024)
 #define OTELPROF_USTACK_WORDS	  (OTELPROF_STACK_COPY_BYTES / 8)
-/* Files with unwind tables in the kernel at once (ids 1..max-1). */
+/* Row chunks in the kernel at once (ids 1..max-1): shared ones pack many
+ * small files' tables, big files have their own. */
 #define OTELPROF_MAX_UNWIND_FILES 16384
 /* Executable mappings per process known to the BPF unwinder. */
 #define OTELPROF_MAX_PROC_MAPPINGS 128
@@ -208,9 +209,12 @@ struct otelprof_bpf_row {
 struct otelprof_bpf_mapping {
 	u64 start, end;
 	u64 bias;
-	u32 file_id; /* key in unwind_files; 0: no table, use frame pointers;
+	u32 file_id; /* key in unwind_files (the row chunk holding the
+			file's table); 0: no table, use frame pointers;
 			OTELPROF_FILE_ID_PENDING: table still being built */
 	u32 nrows;
+	u32 row_base; /* the file's first row in its chunk */
+	u32 pad;
 };
 
 #define OTELPROF_FILE_ID_PENDING 0xffffffffu

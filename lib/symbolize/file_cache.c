@@ -29,8 +29,6 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 {
 	if (c && c->hooks.on_free)
 		c->hooks.on_free(c->hooks.ctx, f);
-	if (f->unwind_fd >= 0)
-		close(f->unwind_fd);
 	unwind_table_free(&f->unwind);
 	elf_symbols_free(&f->sym);
 	symbol_names_free(&f->names);
@@ -102,7 +100,6 @@ static struct elf_file *new_file(const struct file_id *id, const char *path)
 		return NULL;
 	f->id = *id;
 	f->refcnt = 1;
-	f->unwind_fd = -1;
 	symbol_names_init(&f->names);
 	f->path = strdup(path && *path ? path : "[unknown]");
 	if (!f->path) {

@@ -12,6 +12,7 @@
 
 #include "symbolize/elf_file.h"
 #include "symbolize/symbol_names.h"
+#include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
 #include "util/idxmap.h"
 
@@ -34,10 +35,9 @@ struct elf_file {
 	struct unwind_table unwind;
 	uint64_t idle_since_ns; /* refcnt 0 since (CLOCK_MONOTONIC); kept a
 				   while for the next exec of the same file */
-	uint32_t unwind_id;	/* 0: not in the kernel */
-	uint32_t unwind_nrows;	/* rows in the kernel array */
-	int unwind_fd;		/* the kernel array, -1 if none */
-	bool unwind_pending;	/* table being built in the background */
+	struct unwind_slot unwind_slot; /* where the kernel has the rows
+					   (id 0: not in the kernel) */
+	bool unwind_pending; /* table being built in the background */
 	int unwind_err;
 };
 

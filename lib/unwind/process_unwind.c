@@ -115,26 +115,23 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 			(unsigned long long)st.fdes_total,
 			(unsigned long long)st.fdes_skipped, st.flags);
 	if (pu->maps.files_fd >= 0) {
-		if (pre) {
+		if (pre && (pre->err || pre->fd >= 0)) {
 			pu->maps.rows_unrepresentable += pre->unrepresentable;
 			err = pre->err;
-			if (err)
+			if (err) {
 				pu->maps.load_errors++;
-			else
+				if (pre->fd >= 0)
+					close(pre->fd);
+			} else {
+				/* Takes the fd, also on failure. */
 				err = unwind_maps_register(&pu->maps, pre->fd,
 							   pre->nrows,
-							   &f->unwind_id);
-			if (!err) {
-				f->unwind_fd = pre->fd;
-				f->unwind_nrows = pre->nrows;
-			} else if (pre->fd >= 0) {
-				close(pre->fd);
+							   &f->unwind_slot);
 			}
 			pre->fd = -1;
 		} else {
-			err = unwind_maps_add_file(
-				&pu->maps, &f->unwind, &f->unwind_id,
-				&f->unwind_nrows, &f->unwind_fd);
+			err = unwind_maps_add_file(&pu->maps, &f->unwind,
+						   &f->unwind_slot);
 		}
 		if (!err) {
 			/* The kernel has it: no second copy here. */
@@ -157,10 +154,8 @@ static void on_file_free(void *ctx, struct elf_file *f)
 {
 	struct process_unwind *pu = ctx;
 
-	unwind_maps_remove_file(&pu->maps, f->unwind_id, f->unwind_nrows);
+	unwind_maps_remove_file(&pu->maps, &f->unwind_slot);
 	pu->table_memory -= f->unwind.nrows * sizeof(struct unwind_row);
-	f->unwind_id = 0;
-	/* file_cache closes unwind_fd. */
 }
 
 static void on_process_maps(void *ctx, struct process *p)
@@ -179,10 +174,11 @@ static void on_process_maps(void *ctx, struct process *p)
 		b->end = m->end;
 		if (f && f->unwind_pending) {
 			b->file_id = OTELPROF_FILE_ID_PENDING;
-		} else if (f && f->unwind_id &&
+		} else if (f && f->unwind_slot.id &&
 			   process_mapping_bias(m, f, &b->bias)) {
-			b->file_id = f->unwind_id;
-			b->nrows = f->unwind_nrows;
+			b->file_id = f->unwind_slot.id;
+			b->nrows = f->unwind_slot.nrows;
+			b->row_base = f->unwind_slot.base;
 		}
 		proc.n++;
 	}
@@ -225,7 +221,11 @@ static void *worker_main(void *arg)
 		 * array, which nothing else refers to yet). */
 		t0 = mono_ns();
 		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
-		if (!j->err && pu->maps.files_fd >= 0) {
+		/* Big tables get their own kernel array, made and filled
+		 * here; smaller ones are packed into a shared chunk by the
+		 * drain thread (a copy, no syscall). */
+		if (!j->err && pu->maps.files_fd >= 0 &&
+		    j->table.nrows >= UNWIND_OWN_CHUNK_ROWS) {
 			j->array.err = unwind_maps_create_array(
 				&j->table, &j->array.fd, &j->array.nrows,
 				&j->array.unrepresentable);
@@ -418,10 +418,9 @@ struct row_rule {
 };
 
 /* The rule for vaddr, from the userspace table if we kept one, else read
- * back from the file's kernel array (binary search, one syscall a step:
- * only stack copies, which are rare, come here). */
-static bool find_rule(const struct elf_file *f, uint64_t vaddr,
-		      struct row_rule *r)
+ * back from the file's kernel chunk (through its mapping). */
+static bool find_rule(const struct process_unwind *pu, const struct elf_file *f,
+		      uint64_t vaddr, struct row_rule *r)
 {
 	if (f->unwind.nrows) {
 		const struct unwind_row *row =
@@ -435,21 +434,22 @@ static bool find_rule(const struct elf_file *f, uint64_t vaddr,
 		r->fp_offset = row->fp_offset;
 		return true;
 	}
-	if (f->unwind_fd >= 0 && f->unwind_nrows && vaddr <= UINT32_MAX) {
+	if (f->unwind_slot.nrows && vaddr <= UINT32_MAX) {
+		const struct unwind_slot *sl = &f->unwind_slot;
 		struct otelprof_bpf_row row;
-		uint32_t lo = 0, hi = f->unwind_nrows;
+		uint32_t lo = 0, hi = sl->nrows;
 
 		while (lo < hi) {
 			uint32_t mid = lo + (hi - lo) / 2;
 
-			if (unwind_maps_read_row(f->unwind_fd, mid, &row))
+			if (unwind_maps_read_row(&pu->maps, sl, mid, &row))
 				return false;
 			if (row.pc <= vaddr)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		if (!lo || unwind_maps_read_row(f->unwind_fd, lo - 1, &row))
+		if (!lo || unwind_maps_read_row(&pu->maps, sl, lo - 1, &row))
 			return false;
 		r->cfa_base = OTELPROF_ROW_CFA_BASE(&row);
 		r->fp_rule = OTELPROF_ROW_FP_RULE(&row);
@@ -506,11 +506,11 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			*flags |= OTELPROF_SAMPLE_F_PENDING;
 			break;
 		}
-		if (f && (f->unwind.nrows || f->unwind_nrows) &&
+		if (f && (f->unwind.nrows || f->unwind_slot.nrows) &&
 		    process_mapping_bias(m, f, &bias)) {
 			struct row_rule rule;
 
-			if (find_rule(f, lookup - bias, &rule) &&
+			if (find_rule(pu, f, lookup - bias, &rule) &&
 			    rule.cfa_base != UNWIND_CFA_INVALID) {
 				res = unwind_step(&c, rule.cfa_base,
 						  rule.cfa_offset, rule.fp_rule,

@@ -17,8 +17,23 @@ void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd)
 	um->next_id = 1; /* 0 means "no table" in a mapping */
 }
 
+static void chunk_destroy(struct unwind_chunk *c)
+{
+	if (c->rows)
+		munmap(c->rows, c->map_len);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->free);
+	free(c);
+}
+
 void unwind_maps_free(struct unwind_maps *um)
 {
+	for (uint32_t id = 1; um->chunks && id < um->next_id; id++)
+		if (um->chunks[id])
+			chunk_destroy(um->chunks[id]);
+	free(um->chunks);
+	um->chunks = NULL;
 	free(um->free_ids);
 	um->free_ids = NULL;
 	um->nfree = 0;
@@ -26,6 +41,12 @@ void unwind_maps_free(struct unwind_maps *um)
 
 static int alloc_id(struct unwind_maps *um, uint32_t *id)
 {
+	if (!um->chunks) {
+		um->chunks =
+			calloc(OTELPROF_MAX_UNWIND_FILES, sizeof(*um->chunks));
+		if (!um->chunks)
+			return -ENOMEM;
+	}
 	if (um->nfree) {
 		*id = um->free_ids[--um->nfree];
 		return 0;
@@ -46,6 +67,149 @@ static void release_id(struct unwind_maps *um, uint32_t id)
 			return; /* the id is lost, nothing worse */
 	}
 	um->free_ids[um->nfree++] = id;
+}
+
+static size_t rows_bytes(uint32_t nrows)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return ((size_t)nrows * sizeof(struct otelprof_bpf_row) + page - 1) /
+	       page * page;
+}
+
+static int create_rows_array(uint32_t nrows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, opts,
+		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "otelprof_rows",
+				sizeof(uint32_t),
+				sizeof(struct otelprof_bpf_row), nrows, &opts);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* Map fd (nrows rows) and publish it under a new id: the one array-of-maps
+ * update, and so the one grace period, a chunk costs. Takes fd. */
+static int add_chunk(struct unwind_maps *um, int fd, uint32_t nrows,
+		     bool shared, uint32_t *id)
+{
+	struct unwind_chunk *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->fd = fd;
+	c->nrows = nrows;
+	c->shared = shared;
+	c->map_len = rows_bytes(nrows);
+	c->rows = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       0);
+	if (c->rows == MAP_FAILED) {
+		err = -errno;
+		c->rows = NULL;
+		chunk_destroy(c);
+		return err;
+	}
+	if (shared) {
+		c->free = malloc(sizeof(*c->free));
+		if (!c->free) {
+			chunk_destroy(c);
+			return -ENOMEM;
+		}
+		c->free[0].off = 0;
+		c->free[0].len = nrows;
+		c->nfree = c->capfree = 1;
+	}
+	err = alloc_id(um, id);
+	if (err) {
+		chunk_destroy(c);
+		return err;
+	}
+	if (bpf_map_update_elem(um->files_fd, id, &fd, BPF_ANY)) {
+		err = -errno;
+		release_id(um, *id);
+		chunk_destroy(c);
+		return err;
+	}
+	um->chunks[*id] = c;
+	um->chunks_live++;
+	um->chunk_bytes += c->map_len;
+	um->bytes = um->chunk_bytes;
+	return 0;
+}
+
+static void drop_chunk(struct unwind_maps *um, uint32_t id)
+{
+	struct unwind_chunk *c = um->chunks[id];
+
+	bpf_map_delete_elem(um->files_fd, &id);
+	um->chunks[id] = NULL;
+	um->chunks_live--;
+	um->chunk_bytes -= c->map_len;
+	um->bytes = um->chunk_bytes;
+	chunk_destroy(c);
+	release_id(um, id);
+}
+
+/* First fit among the free extents of c. */
+static bool extent_alloc(struct unwind_chunk *c, uint32_t n, uint32_t *off)
+{
+	for (uint32_t i = 0; i < c->nfree; i++) {
+		if (c->free[i].len < n)
+			continue;
+		*off = c->free[i].off;
+		c->free[i].off += n;
+		c->free[i].len -= n;
+		if (!c->free[i].len) {
+			memmove(&c->free[i], &c->free[i + 1],
+				(c->nfree - i - 1) * sizeof(*c->free));
+			c->nfree--;
+		}
+		c->used += n;
+		return true;
+	}
+	return false;
+}
+
+/* Give [off, off + n) back, merged with its neighbours. */
+static void extent_free(struct unwind_chunk *c, uint32_t off, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < c->nfree && c->free[i].off < off)
+		i++;
+	c->used -= n;
+	if (i > 0 && c->free[i - 1].off + c->free[i - 1].len == off) {
+		c->free[i - 1].len += n;
+		if (i < c->nfree && off + n == c->free[i].off) {
+			c->free[i - 1].len += c->free[i].len;
+			memmove(&c->free[i], &c->free[i + 1],
+				(c->nfree - i - 1) * sizeof(*c->free));
+			c->nfree--;
+		}
+		return;
+	}
+	if (i < c->nfree && off + n == c->free[i].off) {
+		c->free[i].off = off;
+		c->free[i].len += n;
+		return;
+	}
+	if (c->nfree == c->capfree) {
+		uint32_t ncap = c->capfree * 2 + 4;
+		struct unwind_extent *nv = realloc(c->free, ncap * sizeof(*nv));
+
+		if (!nv)
+			return; /* the rows are lost to reuse, nothing worse */
+		c->free = nv;
+		c->capfree = ncap;
+	}
+	memmove(&c->free[i + 1], &c->free[i],
+		(c->nfree - i) * sizeof(*c->free));
+	c->free[i].off = off;
+	c->free[i].len = n;
+	c->nfree++;
 }
 
 /* Returns false when the row cannot be represented (stored INVALID). */
@@ -75,43 +239,53 @@ static bool to_bpf_row(const struct unwind_row *in,
 	return true;
 }
 
+/* Rows of t the kernel can hold: its row keeps 32 bits of pc, so code
+ * above 4 GiB of vaddr is left out (those frames use frame pointers). */
+static uint32_t representable_rows(const struct unwind_table *t)
+{
+	uint32_t n = 0;
+
+	while (n < t->nrows && n < UINT32_MAX && t->rows[n].pc <= UINT32_MAX)
+		n++;
+	return n;
+}
+
+static void fill_rows(const struct unwind_table *t, uint32_t n,
+		      struct otelprof_bpf_row *rows, uint64_t *unrepresentable)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (!to_bpf_row(&t->rows[i], &rows[i]))
+			(*unrepresentable)++;
+}
+
 int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 			     uint32_t *nrows, uint64_t *unrepresentable)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts,
-		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	struct otelprof_bpf_row *rows;
-	size_t len, page = (size_t)sysconf(_SC_PAGESIZE);
-	uint32_t n = 0;
+	size_t len;
+	uint32_t n;
 	int fd, err;
 
 	*map_fd = -1;
 	*nrows = 0;
 	if (!t->nrows)
 		return -ENOENT;
-	/* The BPF row keeps 32 bits of pc: code above 4 GiB of vaddr is
-	 * left out (those frames fall back to frame pointers). */
-	while (n < t->nrows && t->rows[n].pc <= UINT32_MAX)
-		n++;
+	n = representable_rows(t);
 	if (!n)
 		return -ERANGE;
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "otelprof_rows",
-			    sizeof(uint32_t), sizeof(struct otelprof_bpf_row),
-			    n, &opts);
+	fd = create_rows_array(n);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* Written through a shared mapping: a batch update copies and
 	 * checks every 8-byte row on its own (half the cost of a build). */
-	len = ((size_t)n * sizeof(*rows) + page - 1) / page * page;
+	len = rows_bytes(n);
 	rows = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (rows == MAP_FAILED) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (!to_bpf_row(&t->rows[i], &rows[i]))
-			(*unrepresentable)++;
+	fill_rows(t, n, rows, unrepresentable);
 	munmap(rows, len);
 	*map_fd = fd;
 	*nrows = n;
@@ -119,66 +293,114 @@ int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 }
 
 int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
-			 uint32_t *id)
+			 struct unwind_slot *slot)
 {
-	int err = alloc_id(um, id);
+	int err = add_chunk(um, map_fd, nrows, false, &slot->id);
 
 	if (err) {
-		*id = 0;
+		memset(slot, 0, sizeof(*slot));
 		um->load_errors++;
 		return err;
 	}
-	if (bpf_map_update_elem(um->files_fd, id, &map_fd, BPF_ANY)) {
-		err = -errno;
-		release_id(um, *id);
-		*id = 0;
-		um->load_errors++;
-		return err;
-	}
+	slot->base = 0;
+	slot->nrows = nrows;
 	um->files++;
 	um->rows += nrows;
-	um->bytes += (uint64_t)nrows * sizeof(struct otelprof_bpf_row);
 	return 0;
 }
 
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
-			 uint32_t *id, uint32_t *nrows, int *map_fd)
+			 struct unwind_slot *slot)
 {
 	uint64_t unrep = 0;
-	int err;
+	uint32_t n, id, off = 0;
+	int err, fd;
 
-	*id = 0;
-	err = unwind_maps_create_array(t, map_fd, nrows, &unrep);
-	um->rows_unrepresentable += unrep;
-	if (err) {
+	memset(slot, 0, sizeof(*slot));
+	if (!t->nrows)
+		return -ENOENT;
+	n = representable_rows(t);
+	if (!n) {
 		um->load_errors++;
-		return err;
+		return -ERANGE;
 	}
-	err = unwind_maps_register(um, *map_fd, *nrows, id);
-	if (err) {
-		close(*map_fd);
-		*map_fd = -1;
-		*nrows = 0;
+	if (n >= UNWIND_OWN_CHUNK_ROWS) {
+		uint32_t nrows;
+
+		err = unwind_maps_create_array(t, &fd, &nrows, &unrep);
+		um->rows_unrepresentable += unrep;
+		if (err) {
+			um->load_errors++;
+			return err;
+		}
+		return unwind_maps_register(um, fd, nrows, slot);
 	}
-	return err;
+	for (id = 1; um->chunks && id < um->next_id; id++) {
+		struct unwind_chunk *c = um->chunks[id];
+
+		if (c && c->shared && extent_alloc(c, n, &off))
+			break;
+	}
+	if (!um->chunks || id >= um->next_id) {
+		fd = create_rows_array(UNWIND_SHARED_CHUNK_ROWS);
+		if (fd < 0) {
+			um->load_errors++;
+			return fd;
+		}
+		err = add_chunk(um, fd, UNWIND_SHARED_CHUNK_ROWS, true, &id);
+		if (err) {
+			um->load_errors++;
+			return err;
+		}
+		extent_alloc(um->chunks[id], n, &off);
+	}
+	fill_rows(t, n, um->chunks[id]->rows + off, &unrep);
+	um->rows_unrepresentable += unrep;
+	slot->id = id;
+	slot->base = off;
+	slot->nrows = n;
+	um->files++;
+	um->rows += n;
+	return 0;
 }
 
-void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
-			     uint64_t nrows)
+void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot)
 {
-	if (!id)
+	struct unwind_chunk *c;
+
+	if (!slot->id || !um->chunks || !(c = um->chunks[slot->id]))
 		return;
-	if (!bpf_map_delete_elem(um->files_fd, &id)) {
-		um->files--;
-		um->rows -= nrows;
-		um->bytes -= nrows * sizeof(struct otelprof_bpf_row);
-		release_id(um, id);
+	um->files--;
+	um->rows -= slot->nrows;
+	if (!c->shared) {
+		drop_chunk(um, slot->id);
+	} else {
+		extent_free(c, slot->base, slot->nrows);
+		/* An empty shared chunk goes unless it is the only one. */
+		if (!c->used) {
+			bool other = false;
+
+			for (uint32_t id = 1; id < um->next_id && !other; id++)
+				other = id != slot->id && um->chunks[id] &&
+					um->chunks[id]->shared;
+			if (other)
+				drop_chunk(um, slot->id);
+		}
 	}
+	memset(slot, 0, sizeof(*slot));
 }
 
-int unwind_maps_read_row(int map_fd, uint32_t idx, struct otelprof_bpf_row *row)
+int unwind_maps_read_row(const struct unwind_maps *um,
+			 const struct unwind_slot *slot, uint32_t idx,
+			 struct otelprof_bpf_row *row)
 {
-	return bpf_map_lookup_elem(map_fd, &idx, row) ? -errno : 0;
+	const struct unwind_chunk *c;
+
+	if (!slot->id || !um->chunks || !(c = um->chunks[slot->id]) ||
+	    idx >= slot->nrows || slot->base + idx >= c->nrows)
+		return -ENOENT;
+	*row = c->rows[slot->base + idx];
+	return 0;
 }
 
 int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,

@@ -1,49 +1,86 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The kernel side of the unwind tables: one BPF array per ELF file in the
- * `unwind_files` hash-of-maps (sized to that file, so memory follows what
- * is loaded), and one entry per process in `unwind_procs`.
+ * The kernel side of the unwind tables. Rows live in chunks: BPF arrays
+ * (BPF_F_MMAPABLE, written and read through a shared mapping) stored in
+ * the `unwind_files` array-of-maps under a chunk id. Small files' tables
+ * are packed into shared chunks at offsets this allocator hands out, so
+ * adding one is a copy into memory, with no syscall and no RCU grace
+ * period (each array-of-maps update waits for one: 6-18 ms); only a new
+ * chunk costs one. A big file's table gets a chunk of its own, sized to
+ * it (built on the worker). One fd per chunk, not per file. Each process's
+ * executable mappings go into `unwind_procs`.
  */
 #ifndef OTELPROF_UNWIND_UNWIND_MAPS_H
 #define OTELPROF_UNWIND_UNWIND_MAPS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profiler_types.h"
 #include "unwind/unwind_table.h"
 
+/* Shared chunks hold this many rows (2 MiB); tables of at least
+ * UNWIND_OWN_CHUNK_ROWS rows get a chunk of their own. */
+#define UNWIND_SHARED_CHUNK_ROWS (256u << 10)
+#define UNWIND_OWN_CHUNK_ROWS	 (32u << 10)
+
+struct unwind_extent {
+	uint32_t off, len;
+};
+
+struct unwind_chunk {
+	int fd;
+	struct otelprof_bpf_row *rows; /* the array, mapped shared */
+	size_t map_len;
+	uint32_t nrows;		    /* capacity */
+	uint32_t used;		    /* rows handed out */
+	bool shared;		    /* packs several files */
+	struct unwind_extent *free; /* shared: free extents, by offset */
+	uint32_t nfree, capfree;
+};
+
 struct unwind_maps {
-	int files_fd; /* BPF_MAP_TYPE_ARRAY_OF_MAPS: file id -> rows array */
+	int files_fd; /* BPF_MAP_TYPE_ARRAY_OF_MAPS: chunk id -> rows array */
 	int procs_fd; /* BPF_MAP_TYPE_HASH: pid -> struct otelprof_bpf_proc */
-	uint32_t next_id;   /* ids never used yet start here */
-	uint32_t *free_ids; /* recycled ids */
+	struct unwind_chunk **chunks; /* by id, OTELPROF_MAX_UNWIND_FILES */
+	uint32_t next_id;	      /* ids never used yet start here */
+	uint32_t *free_ids;	      /* recycled ids */
 	uint32_t nfree;
-	uint64_t files, rows, bytes; /* currently loaded */
+	uint64_t files, rows, bytes;	   /* tables loaded; rows in use */
+	uint64_t chunks_live, chunk_bytes; /* kernel memory of the chunks */
 	uint64_t load_errors, procs_set, procs_errors;
 	uint64_t rows_unrepresentable; /* stored as INVALID */
 };
 
+/* Where a file's table is in the kernel. */
+struct unwind_slot {
+	uint32_t id;   /* chunk id, 0: none */
+	uint32_t base; /* first row in the chunk */
+	uint32_t nrows;
+};
+
 void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
+/* Unmap and close every chunk (the kernel frees them with the outer map
+ * or on close). */
 void unwind_maps_free(struct unwind_maps *um);
-/* Make t's kernel array (BPF_F_MMAPABLE, filled through a mapping):
- * *map_fd, *nrows; rows that do not fit are stored INVALID and added to
- * *unrepresentable. Touches no shared state (the build worker calls it).
- * 0 or -errno. */
+/* Make t's own chunk (for big tables): *map_fd, *nrows; rows that do not
+ * fit are stored INVALID and added to *unrepresentable. Touches no shared
+ * state (the build worker calls it). 0 or -errno. */
 int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 			     uint32_t *nrows, uint64_t *unrepresentable);
-/* Publish an array from unwind_maps_create_array under a new file id
- * (*id). The caller keeps map_fd either way. 0 or -errno. */
+/* Publish a chunk from unwind_maps_create_array as the table of one file.
+ * Takes map_fd (closed on failure). 0 or -errno. */
 int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
-			 uint32_t *id);
-/* Both of the above: copy t into a new kernel array; *id gets its key, *map_fd
- * the array's fd (the caller closes it). 0 or -errno. */
+			 struct unwind_slot *slot);
+/* Copy t into the kernel: packed into a shared chunk, or its own chunk
+ * when big. 0 or -errno. */
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
-			 uint32_t *id, uint32_t *nrows, int *map_fd);
-/* Row idx of a file's kernel array. 0 or -errno. */
-int unwind_maps_read_row(int map_fd, uint32_t idx,
+			 struct unwind_slot *slot);
+/* Row idx of a file's table (from the chunk's mapping, no syscall). */
+int unwind_maps_read_row(const struct unwind_maps *um,
+			 const struct unwind_slot *slot, uint32_t idx,
 			 struct otelprof_bpf_row *row);
-void unwind_maps_remove_file(struct unwind_maps *um, uint32_t id,
-			     uint64_t nrows);
+void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot);
 int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,
 			    const struct otelprof_bpf_proc *proc);
 void unwind_maps_remove_process(struct unwind_maps *um, uint32_t pid);
