@@ -129,6 +129,9 @@ struct otelprof_stats {
 	uint64_t rescans_held;
 	uint64_t ctx_found_by_probe; /* process contexts found in unnamed
 					anonymous memory */
+	uint64_t drain_max_hold_ns;  /* longest the drain thread held the
+					state lock in one pass (what a poll
+					could wait) */
 };
 
 /* Opaque profiler handle. */

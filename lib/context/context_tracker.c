@@ -57,7 +57,9 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 	memset(&nb, 0, sizeof(nb));
 	for (size_t i = 0; i < p->maps.n; i++) {
 		struct proc_mapping *m = &p->maps.v[i];
-		struct elf_file *f = process_mapping_file(ct->procs, p, m);
+		bool deferred;
+		struct elf_file *f =
+			process_mapping_file_sliced(ct->procs, p, m, &deferred);
 		const struct tls_symbols *ts;
 		uint64_t bias;
 

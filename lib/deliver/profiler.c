@@ -77,6 +77,7 @@ struct otelprof {
 	uint64_t window_start_unix_ns;
 	int64_t boot_to_unix_ns;
 	uint64_t last_sweep_ns;
+	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
 	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
 
 	/* counters (state_lock) */
@@ -324,6 +325,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 	default:
 		break;
 	}
+	/* The pass's slice is spent: the rest waits for the next pass (this
+	 * record is consumed), so a poll never waits long for the lock. */
+	if (p->procs.slice_end_ns &&
+	    clock_ns(CLOCK_MONOTONIC) > p->procs.slice_end_ns)
+		return -EAGAIN;
 	return 0;
 }
 
@@ -376,8 +382,13 @@ static void drain(struct otelprof *p)
 	int installed;
 	bool trim;
 
+	uint64_t t0;
+
 	pthread_mutex_lock(&p->state_lock);
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	process_table_begin_pass(&p->procs);
 	bpf_sampler_consume(p->sampler);
+	process_table_resume_loads(&p->procs);
 	installed = process_unwind_finish_builds(&p->unwinder);
 	replay_parked(p, installed > 0, false);
 	process_table_run_held(&p->procs);
@@ -385,6 +396,9 @@ static void drain(struct otelprof *p)
 	sweep_if_due(p);
 	trim = p->trim_due;
 	p->trim_due = false;
+	t0 = clock_ns(CLOCK_MONOTONIC) - t0;
+	if (t0 > p->drain_max_hold_ns)
+		p->drain_max_hold_ns = t0;
 	pthread_mutex_unlock(&p->state_lock);
 	/* Freed process and file state goes back to the kernel. */
 	if (trim)
@@ -660,6 +674,7 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 	/* Swap windows: the drain thread fills the other one meanwhile. */
 	pthread_mutex_lock(&p->state_lock);
 	stopped = p->stopped;
+	process_table_begin_pass(&p->procs);
 	if (!stopped)
 		bpf_sampler_consume(p->sampler);
 	full = &p->windows[p->cur];
@@ -734,7 +749,9 @@ OTELPROF_API int otelprof_stop(struct otelprof *p)
 	p->thread_started = false;
 	pthread_mutex_lock(&p->state_lock);
 	bpf_sampler_detach(p->sampler);
-	/* What the kernel still holds belongs to the next poll. */
+	/* What the kernel still holds belongs to the next poll: all of it,
+	 * no slice. */
+	p->procs.slice_end_ns = 0;
 	bpf_sampler_consume(p->sampler);
 	/* Held samples: give running table builds a moment, then emit. */
 	for (int i = 0;
@@ -827,6 +844,7 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.rescans_asked = p->procs.rescans_asked;
 	s.rescans_held = p->procs.rescans_held;
 	s.ctx_found_by_probe = p->context.pctx_probed;
+	s.drain_max_hold_ns = p->drain_max_hold_ns;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -562,11 +562,49 @@ void process_table_run_held(struct process_table *t)
 			p->rescan_held = false;
 			continue;
 		}
-		if (!budget_left(t, now)) {
+		if (!budget_left(t, now) ||
+		    (t->slice_end_ns &&
+		     clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns)) {
 			t->held_cursor = i; /* its turn comes first next time */
 			return;
 		}
 		rescan_priced(t, p, now);
+	}
+}
+
+void process_table_begin_pass(struct process_table *t)
+{
+	t->slice_end_ns = clock_ns(CLOCK_MONOTONIC) + PROCESS_LOAD_SLICE_NS;
+}
+
+struct elf_file *process_mapping_file_sliced(struct process_table *t,
+					     struct process *p,
+					     struct proc_mapping *m,
+					     bool *deferred)
+{
+	*deferred = false;
+	if (!m->file_tried && m->kind == PROC_MAPPING_FILE && t->slice_end_ns &&
+	    clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns) {
+		*deferred = true;
+		if (!p->loads_deferred)
+			t->loads_deferred++;
+		p->loads_deferred = true;
+		return NULL;
+	}
+	return process_mapping_file(t, p, m);
+}
+
+void process_table_resume_loads(struct process_table *t)
+{
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		if (!p || !p->loads_deferred)
+			continue;
+		if (clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns)
+			return;
+		p->loads_deferred = false;
+		call_on_maps(t, p); /* marks it again if still not done */
 	}
 }
 

@@ -71,6 +71,7 @@ struct process {
 	uint32_t kernel_map_count; /* mm->map_count the last scan saw, at
 				      most (0: unknown) */
 	bool rescan_held;	   /* asked for, waiting for its budget */
+	bool loads_deferred;	   /* files left for a later slice */
 	bool forked; /* a copy of its parent (fork event), not read from
 			/proc: a sample whose main thread has another name
 			is from after an exec and reads /proc */
@@ -95,8 +96,10 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t scan_errors;
-	uint64_t pid_reuses;   /* entries replaced by a new process */
-	uint64_t forks_copied; /* children known from their parent */
+	uint64_t pid_reuses;	 /* entries replaced by a new process */
+	uint64_t forks_copied;	 /* children known from their parent */
+	uint64_t slice_end_ns;	 /* CLOCK_MONOTONIC end of this pass's slice */
+	uint64_t loads_deferred; /* file loads left for a later pass */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	int64_t rescan_budget_ns;	      /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;
@@ -150,6 +153,27 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 				uint32_t map_count);
 /* Held rescans whose time has come, as far as the shared budget goes. */
 void process_table_run_held(struct process_table *t);
+/*
+ * Loading files for a whole process (its first scan, a rescan) is sliced:
+ * within one pass of the drain thread at most PROCESS_LOAD_SLICE_NS is
+ * spent opening and reading files for the bulk hooks (unwinder, context
+ * tracker); the rest is resumed in the next passes
+ * (process_table_resume_loads), so one process mapping thousands of
+ * libraries cannot hold the state lock for long.
+ */
+#define PROCESS_LOAD_SLICE_NS (40ull * 1000 * 1000)
+/* A pass of the drain thread starts: a new slice. */
+void process_table_begin_pass(struct process_table *t);
+/* Processes whose files were not all loaded: load more and tell the
+ * consumers, within the slice. */
+void process_table_resume_loads(struct process_table *t);
+/* process_mapping_file within the slice: NULL (and p marked for
+ * resumption) if the file was not loaded yet and the slice is spent;
+ * *deferred tells that case apart. */
+struct elf_file *process_mapping_file_sliced(struct process_table *t,
+					     struct process *p,
+					     struct proc_mapping *m,
+					     bool *deferred);
 /* Resolve (lazily) the ELF file behind mapping m of p; may be NULL. */
 struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,

@@ -168,11 +168,13 @@ static void on_process_maps(void *ctx, struct process *p)
 	     i++) {
 		struct proc_mapping *m = &p->maps.v[i];
 		struct otelprof_bpf_mapping *b = &proc.m[proc.n];
-		struct elf_file *f = process_mapping_file(pu->procs, p, m);
+		bool deferred;
+		struct elf_file *f =
+			process_mapping_file_sliced(pu->procs, p, m, &deferred);
 
 		b->start = m->start;
 		b->end = m->end;
-		if (f && f->unwind_pending) {
+		if (deferred || (f && f->unwind_pending)) {
 			b->file_id = OTELPROF_FILE_ID_PENDING;
 		} else if (f && f->unwind_slot.id &&
 			   process_mapping_bias(m, f, &b->bias)) {

@@ -265,7 +265,8 @@ static long long bpf_counter(int id, uint32_t which)
 	X(maps_changed_events)                                                 \
 	X(maps_notify_held)                                                    \
 	X(rescans_asked)                                                       \
-	X(rescans_held)
+	X(rescans_held)                                                        \
+	X(drain_max_hold_ns)
 
 static void print_stats(struct otelprof *p)
 {
@@ -341,7 +342,7 @@ int main(int argc, char **argv)
 	struct otelprof *p;
 	struct sigaction sa;
 	struct bpf_objs objs;
-	double duration = 0, poll_s = 1, t0, t_stop;
+	double duration = 0, poll_s = 1, t0, t_stop, t_poll, stop_ms;
 	const char *dir = NULL;
 	long long encoded = 0;
 	char err[1024];
@@ -404,17 +405,20 @@ int main(int argc, char **argv)
 
 			nanosleep(&ms10, NULL);
 		}
+		t_poll = mono_s();
 		n = poll_once(p, dir, &seq, &encoded);
 		if (n < 0)
 			return 1;
-		printf("{\"event\":\"poll\",\"t\":%.3f,\"n\":%d", mono_s() - t0,
-		       n);
+		printf("{\"event\":\"poll\",\"t\":%.3f,\"n\":%d,"
+		       "\"poll_ms\":%.1f",
+		       mono_s() - t0, n, (mono_s() - t_poll) * 1000);
 		print_stats(p);
 		print_process();
 		printf("}\n");
 	}
 	t_stop = mono_s();
 	e = otelprof_stop(p);
+	stop_ms = (mono_s() - t_stop) * 1000;
 	if (e) {
 		fprintf(stderr, "abi_soak: stop: %s\n", otelprof_errmsg(p));
 		return 1;
@@ -427,11 +431,11 @@ int main(int argc, char **argv)
 	scan_bpf(&objs);
 	printf("{\"event\":\"final\",\"seconds\":%.3f,\"encoded_total\":%lld,"
 	       "\"bpf_samples\":%lld,\"bpf_lost\":%lld,\"bpf_idle\":%lld,"
-	       "\"bpf_task_events_lost\":%lld",
+	       "\"bpf_task_events_lost\":%lld,\"stop_ms\":%.1f",
 	       t_stop - t0, encoded, bpf_counter(objs.counters_id, CNT_SAMPLES),
 	       bpf_counter(objs.counters_id, CNT_LOST),
 	       bpf_counter(objs.counters_id, CNT_IDLE),
-	       bpf_counter(objs.counters_id, CNT_TASK_EVENTS_LOST));
+	       bpf_counter(objs.counters_id, CNT_TASK_EVENTS_LOST), stop_ms);
 	print_stats(p);
 	print_process();
 	printf("}\n");
