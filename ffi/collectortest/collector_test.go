@@ -56,21 +56,21 @@ func validate(t *testing.T, args ...string) (string, error) {
 
 func TestValidateShippedConfigs(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(configDir, "*.yaml"))
-	k8s := filepath.Join(configDir, "k8s", "collector-config.yaml")
+	k8s, _ := filepath.Glob(filepath.Join(configDir, "k8s", "*config.yaml"))
 	n := 0
-	for _, f := range append(files, k8s) {
+	for _, f := range append(files, k8s...) {
 		if filepath.Base(f) == "manifest.yaml" {
 			continue
 		}
 		n++
 		cmd := exec.Command(collector(t), "validate", profilesGate, "--config", f)
 		// Set by the DaemonSet from spec.nodeName.
-		cmd.Env = append(os.Environ(), "K8S_NODE_NAME=node-1")
+		cmd.Env = append(os.Environ(), "K8S_NODE_NAME=node-1", "BACKEND_ENDPOINT=backend:4317")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: %v\n%s", f, err, out)
 		}
 	}
-	if n < 4 {
+	if n < 5 {
 		t.Errorf("only %d configs found in %s", n, configDir)
 	}
 }
