@@ -213,7 +213,7 @@ test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak
 
 # The benchmark programs are built (not run) by make test, so that make
 # bench cannot rot between runs.
-bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table
+bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top
 
 test: all bench-build
 	$(MAKE) test-unit
@@ -303,7 +303,11 @@ $(BUILD)/bench/bench_unwind_table: test/bench/bench_unwind_table.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
-bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table
+$(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) -Icli $< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -o $@ $(CLI_LDLIBS)
+
+bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----

@@ -12,10 +12,14 @@ import (
 )
 
 // TestUserManifestBuilds builds a collector the way a user would: an ocb
-// manifest naming only the receiver module (plus a stock exporter; the
-// builder's default config providers), with
+// manifest naming only the receiver module (plus the OTLP exporter, as in
+// the reference's example pipeline; the builder's default config
+// providers), with
 // the one local path a user of an unpublished module needs, no replaces
 // and no extra flags. The builder is $OTELPROF_BUILDER (make installs it).
+// Against the module graph that pulled the legacy root module
+// go.opentelemetry.io/collector v0.160.0 this fails: "internal/statusutil:
+// ambiguous import" (otlpexporter imports it).
 func TestUserManifestBuilds(t *testing.T) {
 	builder := os.Getenv("OTELPROF_BUILDER")
 	if builder == "" {
@@ -36,7 +40,7 @@ receivers:
     import: github.com/libotelprofiler/libotelprofiler/ffi/profilingreceiver
     path: ` + ffi + `
 exporters:
-  - gomod: go.opentelemetry.io/collector/exporter/debugexporter v0.165.0
+  - gomod: go.opentelemetry.io/collector/exporter/otlpexporter v0.165.0
 `
 	mf := filepath.Join(dir, "manifest.yaml")
 	if err := os.WriteFile(mf, []byte(manifest), 0o644); err != nil {
@@ -69,8 +73,8 @@ exporters:
 		t.Fatalf("components: %v\n%s", err, got)
 	}
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("receivers: {profiling: {}}\nexporters: {debug: {}}\n"+
-		"service: {pipelines: {profiles: {receivers: [profiling], exporters: [debug]}}}\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("receivers: {profiling: {}}\nexporters: {otlp_grpc: {endpoint: \"127.0.0.1:4317\"}}\n"+
+		"service: {pipelines: {profiles: {receivers: [profiling], exporters: [otlp_grpc]}}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := exec.Command(bin, "validate", profilesGate, "--config", cfg).CombinedOutput(); err != nil {

@@ -208,6 +208,9 @@ done
 # ---- 5. OTLP encoding ----
 row "OTLP encoding (1M samples, 100 processes, 5000 stacks)" "$("$B/bench/bench_encode" 1000000 | sed 's/^samples [0-9]*: //')"
 
+# ---- 5b. otelprof top on many unnamed locations (linear: 4x input, ~4x time) ----
+row "otelprof top: unnamed locations (parse + rank)" "$("$B/bench/bench_top" 200000)"
+
 # ---- 6. unwind tables for every executable mapped on the host ----
 "$B/bench/bench_unwind_table" > "$TMP/t.out"
 row "unwind tables: every executable mapped on the host" "$(sed -n '1,4p' "$TMP/t.out" | tr '\n' ';' | sed 's/;$//')"
