@@ -311,7 +311,7 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab xz cpython top
+FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab xz cpython top dwarf_lines
 FUZZ_SECONDS ?= 300
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
@@ -323,6 +323,7 @@ FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c li
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c
 FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
+FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c
 FUZZ_SRCS_cpython := lib/interp/cpython_layout.c

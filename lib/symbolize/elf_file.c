@@ -282,6 +282,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 	size_t phnum, shstrndx, cap = 0, names_cap = 0, out = 0;
 	uint64_t text_start = 0;
 	size_t before;
+	unsigned dwarf_seen = 0;
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL, *gopclntab = NULL;
 	int err;
@@ -327,6 +328,9 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 			text_start = sh.sh_addr;
 		else if (name && !strcmp(name, ".gopclntab"))
 			gopclntab = scn;
+		else if (name && (!strcmp(name, ".debug_info") ||
+				  !strcmp(name, ".debug_line")))
+			dwarf_seen |= !strcmp(name, ".debug_info") ? 1 : 2;
 		else if (name && !strcmp(name, ".gnu_debuglink"))
 			read_debuglink(scn, &sh, s);
 		else if (name && !strcmp(name, ".gnu_debugdata") &&
@@ -345,6 +349,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		if (err)
 			s->skipped_symbols++;
 	}
+	s->has_dwarf = dwarf_seen == 3;
 	{
 		struct plt_ctx pc = {s, &cap, &names_cap};
 

@@ -51,6 +51,7 @@ struct elf_symbols {
 	struct tls_symbols tls;	  /* trace-correlation symbols */
 	/* Where more symbols may be (debug_info.c): */
 	bool has_symtab;	 /* a .symtab with functions was read */
+	bool has_dwarf;		 /* .debug_info and .debug_line present */
 	char debuglink[256];	 /* .gnu_debuglink file name, "" if none */
 	uint32_t debuglink_crc;	 /* its CRC-32 */
 	uint64_t debugdata_off;	 /* .gnu_debugdata (MiniDebugInfo, xz) */

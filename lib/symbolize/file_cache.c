@@ -32,6 +32,7 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 	unwind_table_free(&f->unwind);
 	elf_symbols_free(&f->sym);
 	symbol_names_free(&f->names);
+	dwarf_lines_close(f->dwarf);
 	free(f->path);
 	free(f);
 }
@@ -157,6 +158,8 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 	 * section table or symbol entries: what was readable is kept). */
 	if (!f->load_err)
 		f->debug_source = debug_info_attach(&f->sym, fd, path, root_fd);
+	if (!f->load_err && f->sym.has_dwarf)
+		f->dwarf = dwarf_lines_open(fd);
 	if (f->load_err || f->sym.skipped_symbols)
 		c->malformed++;
 	else

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/symbol_names.h"
 #include "unwind/unwind_maps.h"
@@ -28,6 +29,7 @@ struct elf_file {
 	int debug_source; /* enum debug_info_source: where more came from */
 	struct elf_symbols sym;
 	struct symbol_names names; /* demangled, filled as frames need them */
+	struct dwarf_lines *dwarf; /* source lines, NULL if no DWARF */
 	char htlhash[33];	   /* "" if unknown */
 	char *path;		   /* path as first seen in /proc/PID/maps */
 	const char *basename;	   /* into path */

@@ -166,6 +166,34 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 	return true;
 }
 
+/* File, line and inlined functions at vaddr from the file's DWARF. */
+static void add_source_lines(struct stack_symbolizer *s,
+			     const struct elf_file *file, uint64_t vaddr,
+			     struct pb_frame *f)
+{
+	struct dwarf_where *w = &s->where;
+
+	if (dwarf_lines_lookup(file->dwarf, vaddr, w))
+		return;
+	for (uint32_t i = 0; i < w->ninlined; i++) {
+		struct pb_inline *x = &s->inl[i];
+		const char *raw = w->inl[i].linkage_name;
+
+		x->function = w->inl[i].name;
+		x->function_system = raw;
+		if (raw && i < 4 && symbol_demangle(raw, s->inl_names[i]))
+			x->function = s->inl_names[i];
+		else if (!x->function)
+			x->function = raw;
+		x->function_file = w->inl[i].file;
+		x->line = w->inl[i].line;
+	}
+	f->inlined = s->inl;
+	f->ninlined = w->ninlined;
+	f->function_file = w->file;
+	f->line = w->line;
+}
+
 static int32_t user_location(struct stack_symbolizer *s,
 			     struct profile_builder *b, struct process *p,
 			     uint64_t raw_pc, bool return_address,
@@ -240,6 +268,9 @@ static int32_t user_location(struct stack_symbolizer *s,
 			f.function = symbol_names_get(
 				&file->names, (uint32_t)(sym - file->sym.syms),
 				f.function_system, s->demangle_buf);
+			if (file->dwarf)
+				add_source_lines(s, file,
+						 vaddr - return_address, &f);
 		}
 	}
 	*function = f.function;

@@ -17,6 +17,7 @@
 #include "interp/interp_tracker.h"
 #include "symbolize/jit_process.h"
 #include "symbolize/demangle.h"
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/kallsyms.h"
 #include "util/idxmap.h"
 
@@ -38,6 +39,10 @@ struct stack_symbolizer {
 	uint64_t interp_unspliced;	 /* ... not below an eval frame */
 	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
+	/* One frame's inlined functions (DWARF) and their demangled names */
+	struct dwarf_where where;
+	struct pb_inline inl[DWARF_LINES_MAX_DEPTH];
+	char inl_names[4][DEMANGLE_MAX_OUTPUT];
 };
 
 void stack_symbolizer_init(struct stack_symbolizer *s,

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz,cpython,top}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -76,3 +76,10 @@ cat > "$out/top/small.jsonl" <<'JSON'
 {"resourceProfiles":[{"resource":{"attributes":[{"keyStrindex":6,"value":{"intValue":"42"}},{"key":"process.executable.name","value":{"stringValue":"app"}}]},"scopeProfiles":[{"scope":{"name":"s"},"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},"periodType":{"typeStrindex":3,"unitStrindex":4},"period":"10000000","timeUnixNano":"1","durationNano":"100","samples":[{"stackIndex":1,"attributeIndices":[1],"linkIndex":1,"timestampsUnixNano":["5","6"]},{"stackIndex":1,"values":["3"]}]}]}]}],"dictionary":{"mappingTable":[{},{"memoryStart":"4096","memoryLimit":"8192","filenameStrindex":5}],"locationTable":[{},{"mappingIndex":1,"address":"4660","lines":[{"functionIndex":1,"line":"7"},{"functionIndex":2}]},{"mappingIndex":1,"address":"4661"}],"functionTable":[{},{"nameStrindex":7},{"nameStrindex":8,"systemNameStrindex":8}],"linkTable":[{},{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708"}],"stringTable":["","samples","count","cpu","nanoseconds","/bin/app","process.pid","leaf","_ZN3foo3barEv","thread.id"],"attributeTable":[{},{"keyStrindex":9,"value":{"intValue":"43"}}],"stackTable":[{},{"locationIndices":[1,2]}]}}
 JSON
 
+# Small programs with DWARF (-g), DWARF 5 and 4, with inlining.
+if command -v clang >/dev/null; then
+	printf 'static inline __attribute__((always_inline)) int f(int x){return x*3;}\nint g(int x){return f(x)+1;}\nint main(int c,char**v){return g(c);}\n' > "$out/dwarf_lines/src.c"
+	clang -O2 -g -o "$out/dwarf_lines/g5" "$out/dwarf_lines/src.c" 2>/dev/null || true
+	clang -O2 -gdwarf-4 -o "$out/dwarf_lines/g4" "$out/dwarf_lines/src.c" 2>/dev/null || true
+	rm -f "$out/dwarf_lines/src.c"
+fi

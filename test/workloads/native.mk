@@ -10,7 +10,7 @@ RUST_CG := $(W)/rust_callgraph
 
 NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
   $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms \
-  $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink
+  $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink $(N)/inlined
 EXTRA_WORKLOADS += $(NATIVE_OUT)
 
 $(N):
@@ -67,3 +67,6 @@ $(N)/debuglink/callgraph_debuglink: $(W)/callgraph.c $(W)/native.mk | $(N)
 	strip --strip-all -o $@ $@.full
 	cd $(dir $@) && objcopy --add-gnu-debuglink=$(notdir $@).debug $(notdir $@)
 	rm -f $@.full
+# -O2 -g without frame pointers: DWARF lines and inlined frames.
+$(N)/inlined: $(W)/inlined.c $(W)/native.mk | $(N)
+	$(WCC) $(NOFP) -g -o $@ $<
