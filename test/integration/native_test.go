@@ -151,7 +151,7 @@ func TestLinkerLayoutsCallGraph(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: %d samples", names[i], len(p.Samples))
-		if len(p.Samples) < 600 {
+		if len(p.Samples) < 400 {
 			t.Errorf("%s: only %d samples", names[i], len(p.Samples))
 			continue
 		}
