@@ -728,9 +728,27 @@ OTELPROF_API void otelprof_buffer_free(uint8_t *data)
 	free(data);
 }
 
+/* otelprof_stop returns within this, whatever the host does (docs/abi.md):
+ * the drain thread gets STOP_JOIN_NS to finish its pass; what the ring
+ * buffer still holds is read until the deadline, held samples wait for
+ * running table builds until then too. */
+#define STOP_BUDGET_NS (800ull * 1000 * 1000)
+#define STOP_JOIN_NS   (400ull * 1000 * 1000)
+
+/* Join the drain thread, waiting at most ns. */
+static bool join_within(pthread_t t, uint64_t ns)
+{
+	struct timespec abs;
+	uint64_t at = clock_ns(CLOCK_REALTIME) + ns;
+
+	abs.tv_sec = (time_t)(at / 1000000000ull);
+	abs.tv_nsec = (long)(at % 1000000000ull);
+	return pthread_timedjoin_np(t, NULL, &abs) == 0;
+}
+
 OTELPROF_API int otelprof_stop(struct otelprof *p)
 {
-	uint64_t one = 1;
+	uint64_t one = 1, deadline;
 
 	if (!p)
 		return -EINVAL;
@@ -739,23 +757,35 @@ OTELPROF_API int otelprof_stop(struct otelprof *p)
 		pthread_mutex_unlock(&p->poll_lock);
 		return 0;
 	}
+	deadline = clock_ns(CLOCK_MONOTONIC) + STOP_BUDGET_NS;
 	atomic_store(&p->stopping, true);
 	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
 		/* eventfd write only fails on overflow: the thread is
 		 * already woken. */
 	}
-	if (p->thread_started)
-		pthread_join(p->thread, NULL);
+	if (p->thread_started && !join_within(p->thread, STOP_JOIN_NS)) {
+		/* Its pass is stuck in one slow operation (a file a process
+		 * controls): stop sampling without the state lock (the
+		 * thread never touches the perf links) and leave the rest to
+		 * it; the next poll waits for it, close joins it. */
+		bpf_sampler_detach(p->sampler);
+		p->stopped = true;
+		snprintf(p->errbuf, sizeof(p->errbuf),
+			 "stop: the drain thread is still busy; what it holds "
+			 "comes with the next poll");
+		pthread_mutex_unlock(&p->poll_lock);
+		return 0;
+	}
 	p->thread_started = false;
 	pthread_mutex_lock(&p->state_lock);
 	bpf_sampler_detach(p->sampler);
-	/* What the kernel still holds belongs to the next poll: all of it,
-	 * no slice. */
-	p->procs.slice_end_ns = 0;
+	/* What the kernel still holds belongs to the next poll, as much of
+	 * it as can be read by the deadline. */
+	p->procs.slice_end_ns = deadline;
 	bpf_sampler_consume(p->sampler);
-	/* Held samples: give running table builds a moment, then emit. */
-	for (int i = 0;
-	     i < 50 && p->parked && process_unwind_busy(&p->unwinder); i++) {
+	/* Held samples: give running table builds until the deadline. */
+	while (p->parked && process_unwind_busy(&p->unwinder) &&
+	       clock_ns(CLOCK_MONOTONIC) + 20 * 1000 * 1000 < deadline) {
 		struct timespec ms20 = {0, 20 * 1000 * 1000};
 
 		pthread_mutex_unlock(&p->state_lock);
@@ -765,6 +795,7 @@ OTELPROF_API int otelprof_stop(struct otelprof *p)
 	}
 	process_unwind_finish_builds(&p->unwinder);
 	replay_parked(p, true, true);
+	p->procs.slice_end_ns = 0;
 	p->stopped = true;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
@@ -776,6 +807,11 @@ OTELPROF_API void otelprof_close(struct otelprof *p)
 	if (!p)
 		return;
 	otelprof_stop(p);
+	/* A drain thread stop could not wait for: it exits after its pass
+	 * (stopping is set); nothing can be freed under it. */
+	if (p->thread_started)
+		pthread_join(p->thread, NULL);
+	p->thread_started = false;
 	free_profiler(p);
 }
 
