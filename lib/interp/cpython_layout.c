@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "interp/cpython_layout.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -138,6 +139,72 @@ const struct cpython_layout *cpython_layout_find(unsigned minor)
 		if (layouts[i].minor == minor)
 			return &layouts[i];
 	return NULL;
+}
+
+/* Word indices in _Py_DebugOffsets (3.13's Include/internal/
+ * pycore_runtime.h): every field is a u64. */
+enum {
+	DO_VERSION = 1,
+	DO_FREE_THREADED = 2,
+	DO_INTERPRETERS_HEAD = 5,
+	DO_THREADS_HEAD = 9,
+	DO_TSTATE_NEXT = 21,
+	DO_TSTATE_CURRENT_FRAME = 23,
+	DO_TSTATE_THREAD_ID = 24,
+	DO_FRAME_PREVIOUS = 29,
+	DO_FRAME_EXECUTABLE = 30,
+	DO_FRAME_INSTR_PTR = 31,
+	DO_FRAME_OWNER = 33,
+	DO_CODE_FILENAME = 35,
+	DO_CODE_NAME = 36,
+	DO_CODE_QUALNAME = 37,
+	DO_CODE_LINETABLE = 38,
+	DO_CODE_FIRSTLINENO = 39,
+	DO_CODE_ADAPTIVE = 43,
+};
+
+int cpython_debug_offsets(const uint8_t *buf, size_t len,
+			  struct cpython_layout *l)
+{
+	uint64_t w[44];
+	struct cpython_layout n = *l;
+	/* (word, field, bound): frame fields must lie in what BPF reads
+	 * of a frame (128 bytes), code fields in the 256 read of a code */
+	struct {
+		int word;
+		uint16_t *field;
+		uint64_t max;
+	} f[] = {
+		{DO_INTERPRETERS_HEAD, &n.walk.runtime_interp_head, 0xfff0},
+		{DO_THREADS_HEAD, &n.walk.interp_threads_head, 0xfff0},
+		{DO_TSTATE_NEXT, &n.walk.tstate_next, 0xfff0},
+		{DO_TSTATE_CURRENT_FRAME, &n.walk.tstate_frame, 0xfff0},
+		{DO_TSTATE_THREAD_ID, &n.walk.tstate_thread_id, 0xfff0},
+		{DO_FRAME_PREVIOUS, &n.walk.frame_previous, 120},
+		{DO_FRAME_EXECUTABLE, &n.walk.frame_code, 120},
+		{DO_FRAME_INSTR_PTR, &n.walk.frame_instr, 120},
+		{DO_FRAME_OWNER, &n.walk.frame_owner, 127},
+		{DO_CODE_FILENAME, &n.code_filename, 248},
+		{DO_CODE_NAME, &n.code_name, 248},
+		{DO_CODE_QUALNAME, &n.code_qualname, 248},
+		{DO_CODE_LINETABLE, &n.code_linetable, 248},
+		{DO_CODE_FIRSTLINENO, &n.code_firstlineno, 252},
+		{DO_CODE_ADAPTIVE, &n.code_code_adaptive, 0xfff0},
+	};
+
+	if (len < sizeof(w) || memcmp(buf, "xdebugpy", 8))
+		return -EINVAL;
+	memcpy(w, buf, sizeof(w));
+	if ((w[DO_VERSION] >> 24) != 3 ||
+	    ((w[DO_VERSION] >> 16) & 0xff) != l->minor || w[DO_FREE_THREADED])
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (w[f[i].word] > f[i].max)
+			return -EINVAL;
+		*f[i].field = (uint16_t)w[f[i].word];
+	}
+	*l = n;
+	return 0;
 }
 
 /* 3.9 co_lnotab: (address increment, signed line increment) pairs. */

@@ -24,6 +24,18 @@ struct cpython_layout {
 	uint16_t unicode_ascii_size, unicode_compact_size, bytes_data;
 };
 
+/* _Py_DebugOffsets (3.13+), at the start of _PyRuntime: its first
+ * 44 u64 words (cookie .. code_object.co_code_adaptive). */
+#define CPY_DEBUG_OFFSETS_BYTES (44 * 8)
+
+/* Take the walk's and code objects' offsets from the _Py_DebugOffsets
+ * the interpreter publishes (buf: CPY_DEBUG_OFFSETS_BYTES read from
+ * _PyRuntime) into *l, which holds the version's table. 0, or -EINVAL if
+ * the cookie, version (3.minor of *l) or an offset does not hold up, or
+ * the build is free-threaded (another layout): *l is then unchanged. */
+int cpython_debug_offsets(const uint8_t *buf, size_t len,
+			  struct cpython_layout *l);
+
 /* The layout of CPython 3.minor, or NULL if unknown. */
 const struct cpython_layout *cpython_layout_find(unsigned minor);
 

@@ -171,10 +171,24 @@ static void on_maps(void *ctx, struct process *p)
 					p->pid, minor);
 			return;
 		}
-		ip->layout = l;
+		ip->lay = *l;
+		ip->layout = &ip->lay;
 		ip->runtime = cs.runtime + bias;
 		ip->code_type = cs.code_type ? cs.code_type + bias : 0;
-		v = l->walk;
+		if (minor >= 13) {
+			/* 3.13+ publishes its offsets: trust them over the
+			 * table where they hold up. */
+			uint8_t dbg[CPY_DEBUG_OFFSETS_BYTES];
+
+			if (!it->read_mem(&p->pid, ip->runtime, dbg,
+					  sizeof(dbg)) &&
+			    !cpython_debug_offsets(dbg, sizeof(dbg),
+						   &ip->lay)) {
+				ip->debug_offsets = true;
+				it->debug_offsets++;
+			}
+		}
+		v = ip->lay.walk;
 		v.runtime = ip->runtime;
 		it->found++;
 		if (it->map_fd >= 0) {

@@ -37,7 +37,10 @@ struct cpython_code {
 };
 
 struct interp_process {
-	const struct cpython_layout *layout;
+	const struct cpython_layout *layout; /* &lay once known */
+	struct cpython_layout lay;	     /* the version's table, or what its
+						_Py_DebugOffsets say (3.13+) */
+	bool debug_offsets;	     /* lay came from _Py_DebugOffsets */
 	uint64_t runtime, code_type; /* runtime addresses (code_type 0:
 					not checked) */
 	bool in_kernel;
@@ -55,6 +58,7 @@ struct interp_tracker {
 	mem_read_fn read_mem;
 	/* counters */
 	uint64_t found;		   /* processes with a known interpreter */
+	uint64_t debug_offsets;	   /* ... whose offsets it published */
 	uint64_t unknown_versions; /* once per process */
 	uint64_t read_errors;	   /* code objects or strings unreadable */
 	uint64_t map_errors;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * libFuzzer target for what is decoded from a Python process's memory:
- * line tables of every version and str objects. The first byte picks the
- * version (3.9-3.13) and the instruction asked about.
+ * line tables of every version, str objects and _Py_DebugOffsets. The first
+ * byte picks the version (3.9-3.13) and the instruction asked about.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -31,5 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (cpython_str(l, data + 2, size - 2, out, sizeof(out)) >=
 	    (int)sizeof(out))
 		__builtin_trap();
+	{
+		struct cpython_layout c = *l;
+
+		if (!cpython_debug_offsets(data + 2, size - 2, &c) &&
+		    (c.walk.frame_owner > 127 || c.walk.frame_instr > 120))
+			__builtin_trap();
+	}
 	return 0;
 }

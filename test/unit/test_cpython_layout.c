@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <string.h>
 
 #include "interp/cpython_layout.h"
@@ -119,6 +120,60 @@ static void str_objects(void **state)
 			 -1);
 }
 
+/* 3.13.0's own _Py_DebugOffsets words (read from a live interpreter),
+ * shifted so the result differs from the table where it is applied. */
+static void debug_offsets_313(void **state)
+{
+	uint64_t w[44] = {0};
+	struct cpython_layout l = *cpython_layout_find(13), before = l;
+
+	(void)state;
+	memcpy(w, "xdebugpy", 8);
+	w[1] = 0x030d00f0;
+	w[5] = 632;
+	w[9] = 7344;
+	w[21] = 8;
+	w[23] = 72;
+	w[24] = 152;
+	w[29] = 8;
+	w[30] = 0;
+	w[31] = 56;
+	w[33] = 70;
+	w[35] = 112;
+	w[36] = 120;
+	w[37] = 128;
+	w[38] = 136;
+	w[39] = 68;
+	w[43] = 200;
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, sizeof(w), &l), 0);
+	/* the table agrees with what 3.13.0 publishes */
+	assert_memory_equal(&l, &before, sizeof(l));
+	w[24] = 160;
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, sizeof(w), &l), 0);
+	assert_int_equal(l.walk.tstate_thread_id, 160);
+	/* refused: a frame field past what BPF reads, another version,
+	 * free-threaded, a bad cookie, too short */
+	l = before;
+	w[31] = 4000;
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, sizeof(w), &l),
+			 -EINVAL);
+	w[31] = 56;
+	w[1] = 0x030e00f0;
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, sizeof(w), &l),
+			 -EINVAL);
+	w[1] = 0x030d00f0;
+	w[2] = 1;
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, sizeof(w), &l),
+			 -EINVAL);
+	w[2] = 0;
+	memcpy(w, "xdebugpz", 8);
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, sizeof(w), &l),
+			 -EINVAL);
+	memcpy(w, "xdebugpy", 8);
+	assert_int_equal(cpython_debug_offsets((uint8_t *)w, 100, &l), -EINVAL);
+	assert_memory_equal(&l, &before, sizeof(l));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +182,7 @@ int main(void)
 		cmocka_unit_test(linetable_310),
 		cmocka_unit_test(locations_311),
 		cmocka_unit_test(str_objects),
+		cmocka_unit_test(debug_offsets_313),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
