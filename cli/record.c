@@ -155,6 +155,23 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.ctx_process_reads,
 			(unsigned long long)st.ctx_process_errors,
 			(unsigned long long)st.ctx_attrs_dropped);
+	if (!a->quiet && (st.interp_processes || st.interp_unknown_versions ||
+			  st.jit_frames || st.jit_files_refused))
+		fprintf(stderr,
+			"otelprof: runtimes: %llu Python processes (%llu with "
+			"their own offsets, %llu unknown versions), %llu "
+			"samples with Python frames, %llu unreadable frames, "
+			"%llu unreadable code objects; %llu JIT frames named, "
+			"%llu bad JIT map entries, %llu JIT files refused\n",
+			(unsigned long long)st.interp_processes,
+			(unsigned long long)st.interp_debug_offsets,
+			(unsigned long long)st.interp_unknown_versions,
+			(unsigned long long)st.interp_samples,
+			(unsigned long long)st.interp_frame_errors,
+			(unsigned long long)st.interp_code_errors,
+			(unsigned long long)st.jit_frames,
+			(unsigned long long)st.jit_bad_entries,
+			(unsigned long long)st.jit_files_refused);
 	otelprof_close(p);
 	return 0;
 }

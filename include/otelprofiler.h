@@ -132,6 +132,22 @@ struct otelprof_stats {
 	uint64_t drain_max_hold_ns;  /* longest the drain thread held the
 					state lock in one pass (what a poll
 					could wait) */
+	/* Language runtimes (docs/runtimes.md). Interpreters: processes whose
+	 * CPython was found (of them, with offsets it published itself), once
+	 * per process with a version we have no layout for, samples that
+	 * carried interpreter frames, frames the kernel could not read, code
+	 * objects that could not be read; JIT: frames named from perf maps
+	 * or jitdump, their malformed lines/records and files refused (not
+	 * regular, a symlink, unreadable). */
+	uint64_t interp_processes;
+	uint64_t interp_debug_offsets;
+	uint64_t interp_unknown_versions;
+	uint64_t interp_samples;
+	uint64_t interp_frame_errors;
+	uint64_t interp_code_errors;
+	uint64_t jit_frames;
+	uint64_t jit_bad_entries;
+	uint64_t jit_files_refused;
 };
 
 /* Opaque profiler handle. */

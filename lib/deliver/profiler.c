@@ -881,6 +881,17 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.rescans_held = p->procs.rescans_held;
 	s.ctx_found_by_probe = p->context.pctx_probed;
 	s.drain_max_hold_ns = p->drain_max_hold_ns;
+	s.interp_processes = p->interp.found;
+	s.interp_debug_offsets = p->interp.debug_offsets;
+	s.interp_unknown_versions = p->interp.unknown_versions;
+	s.interp_samples =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_SAMPLES);
+	s.interp_frame_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR);
+	s.interp_code_errors = p->interp.read_errors;
+	s.jit_frames = p->symbolizer.jit_frames;
+	s.jit_bad_entries = p->symbolizer.jit.bad_entries;
+	s.jit_files_refused = p->symbolizer.jit.refused;
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -23,8 +23,8 @@ static uint8_t *make(size_t n, size_t *len)
 	Otelprof__Otlp__ProfilesData pd = OTELPROF__OTLP__PROFILES_DATA__INIT;
 	Otelprof__Otlp__ProfilesDictionary d =
 		OTELPROF__OTLP__PROFILES_DICTIONARY__INIT;
-	Otelprof__Otlp__ResourceProfiles rp =
-		OTELPROF__OTLP__RESOURCE_PROFILES__INIT,
+	Otelprof__Otlp__ResourceProfiles
+		rp = OTELPROF__OTLP__RESOURCE_PROFILES__INIT,
 		*rpp = &rp;
 	Otelprof__Otlp__ScopeProfiles sp = OTELPROF__OTLP__SCOPE_PROFILES__INIT,
 				      *spp = &sp;
