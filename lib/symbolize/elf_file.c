@@ -179,6 +179,15 @@ static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
 		if (err)
 			return err;
 	}
+	/* Kept for source lines; without it Go frames still have names. */
+	if (data->d_size <= ELF_FILE_MAX_GO_TAB) {
+		s->go_tab = malloc(data->d_size);
+		if (s->go_tab) {
+			memcpy(s->go_tab, data->d_buf, data->d_size);
+			s->go_tab_len = data->d_size;
+			s->go_text = text_start;
+		}
+	}
 	return 0;
 }
 
@@ -421,6 +430,7 @@ void elf_symbols_free(struct elf_symbols *s)
 {
 	free(s->syms);
 	free(s->names);
+	free(s->go_tab);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -489,7 +499,8 @@ const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 
 size_t elf_symbols_memory(const struct elf_symbols *s)
 {
-	return sizeof(*s) + s->n * sizeof(struct elf_sym) + s->names_len;
+	return sizeof(*s) + s->n * sizeof(struct elf_sym) + s->names_len +
+	       s->go_tab_len;
 }
 
 static int pread_full(int fd, void *buf, size_t len, off_t off)

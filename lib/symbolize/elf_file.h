@@ -20,6 +20,7 @@
 #define ELF_FILE_MAX_LOADS	  64u
 #define ELF_FILE_MAX_BUILD_ID	  64u
 #define ELF_FILE_MAX_GO_BUILD_ID  200u
+#define ELF_FILE_MAX_GO_TAB	  (64u << 20)
 
 struct elf_sym {
 	uint64_t addr;
@@ -50,8 +51,13 @@ struct elf_symbols {
 				     table, TLS symbols) */
 	struct tls_symbols tls;	  /* trace-correlation symbols */
 	/* Where more symbols may be (debug_info.c): */
-	bool has_symtab;	 /* a .symtab with functions was read */
-	bool has_dwarf;		 /* .debug_info and .debug_line present */
+	bool has_symtab; /* a .symtab with functions was read */
+	bool has_dwarf;	 /* .debug_info and .debug_line present */
+	/* .gopclntab kept for file and line of Go frames (at most
+	 * ELF_FILE_MAX_GO_TAB bytes), NULL if none */
+	uint8_t *go_tab;
+	size_t go_tab_len;
+	uint64_t go_text;	 /* .text address, for go_pclntab_open */
 	char debuglink[256];	 /* .gnu_debuglink file name, "" if none */
 	uint32_t debuglink_crc;	 /* its CRC-32 */
 	uint64_t debugdata_off;	 /* .gnu_debugdata (MiniDebugInfo, xz) */

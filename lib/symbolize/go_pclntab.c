@@ -215,3 +215,73 @@ bool go_pcvalue_next(struct go_pcvalue *it, uint64_t *lo, uint64_t *hi,
 	*v = it->val;
 	return true;
 }
+
+bool go_pclntab_find(const struct go_pclntab *t, uint64_t pc, uint64_t *i)
+{
+	uint64_t lo = 0, hi = t->nfunc, entry, off;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (!functab_entry(t, mid, &entry, &off))
+			return false;
+		if (entry <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	*i = lo - 1;
+	return true;
+}
+
+/* The value of the pc-value table at byte offset `field` of function i's
+ * _func at pc. */
+static bool func_value(const struct go_pclntab *t, uint64_t i, unsigned field,
+		       uint64_t pc, int64_t *v)
+{
+	uint64_t entry, end, funcoff, off, lo, hi;
+	struct go_pcvalue it;
+	int64_t val;
+
+	if (!functab_entry(t, i, &entry, &funcoff) ||
+	    !functab_entry(t, i + 1, &end, &off) || pc < entry || pc >= end ||
+	    funcoff >= t->len || !word(t, t->pcln + funcoff + field, 4, &off) ||
+	    !off || off >= t->len - t->pctab)
+		return false;
+	go_pcvalue_start(&it, t, t->pctab + off, entry, end);
+	while (go_pcvalue_next(&it, &lo, &hi, &val))
+		if (pc >= lo && pc < hi) {
+			*v = val;
+			return true;
+		}
+	return false;
+}
+
+bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
+		     const char **file, uint32_t *line)
+{
+	/* _func fields: pcfile, pcln, cuOffset */
+	unsigned base = t->version == 116 ? 4 : 0;
+	uint64_t funcoff, entry, cu, fileoff, at;
+	int64_t fileno, ln;
+	size_t n;
+
+	if (!func_value(t, i, base + 20, pc, &fileno) ||
+	    !func_value(t, i, base + 24, pc, &ln) || fileno < 0 || ln < 0 ||
+	    ln > UINT32_MAX || !functab_entry(t, i, &entry, &funcoff) ||
+	    !word(t, t->pcln + funcoff + base + 32, 4, &cu))
+		return false;
+	/* cutab holds uint32 offsets into filetab per (unit, file) */
+	if (!word(t, t->cutab + 4 * (cu + (uint64_t)fileno), 4, &fileoff) ||
+	    fileoff == UINT32_MAX || fileoff >= t->len - t->filetab)
+		return false;
+	at = t->filetab + fileoff;
+	n = strnlen((const char *)t->data + at, t->len - at);
+	if (!n || at + n >= t->len)
+		return false;
+	*file = (const char *)t->data + at;
+	*line = (uint32_t)ln;
+	return true;
+}

@@ -42,6 +42,13 @@ bool go_pclntab_func(const struct go_pclntab *t, uint64_t i, uint64_t *entry,
 		     uint64_t *end, const char **name, size_t *name_len,
 		     size_t max_name);
 
+/* The function containing pc (binary search of the function table). */
+bool go_pclntab_find(const struct go_pclntab *t, uint64_t pc, uint64_t *i);
+/* Source file and line of pc in function i (its pcfile and pcln tables,
+ * the file through the compile unit's file table). */
+bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
+		     const char **file, uint32_t *line);
+
 /* Function i's SP-delta table (pcsp): offset into the table, 0 if none. */
 bool go_pclntab_pcsp(const struct go_pclntab *t, uint64_t i, uint64_t *off);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/stack_symbolizer.h"
+#include "symbolize/go_pclntab.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -166,6 +167,24 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 	return true;
 }
 
+/* File and line of a Go pc from the file's .gopclntab. */
+static void add_go_line(const struct elf_file *file, uint64_t vaddr,
+			struct pb_frame *f)
+{
+	struct go_pclntab t;
+	const char *src;
+	uint64_t i;
+	uint32_t line;
+
+	if (go_pclntab_open(&t, file->sym.go_tab, file->sym.go_tab_len,
+			    file->sym.go_text) ||
+	    !go_pclntab_find(&t, vaddr, &i) ||
+	    !go_pclntab_line(&t, i, vaddr, &src, &line))
+		return;
+	f->function_file = src;
+	f->line = line;
+}
+
 /* File, line and inlined functions at vaddr from the file's DWARF. */
 static void add_source_lines(struct stack_symbolizer *s,
 			     const struct elf_file *file, uint64_t vaddr,
@@ -271,6 +290,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 			if (file->dwarf)
 				add_source_lines(s, file,
 						 vaddr - return_address, &f);
+			else if ((sym->flags & ELF_SYM_GO) && file->sym.go_tab)
+				add_go_line(file, vaddr - return_address, &f);
 		}
 	}
 	*function = f.function;

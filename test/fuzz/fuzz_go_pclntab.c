@@ -30,6 +30,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			if (strlen(name) != len || end <= entry)
 				__builtin_trap();
+			{
+				const char *file;
+				uint32_t line;
+				uint64_t j;
+
+				if (go_pclntab_find(&t, entry, &j) &&
+				    go_pclntab_line(&t, j, entry, &file,
+						    &line) &&
+				    !*file)
+					__builtin_trap();
+			}
 			if (!go_pclntab_pcsp(&t, i, &off) || !off)
 				continue;
 			go_pcvalue_start(&it, &t, off, entry, end);

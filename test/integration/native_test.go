@@ -409,7 +409,8 @@ func TestStrippedGo(t *testing.T) {
 		t.Fatalf("no samples for the Go workload")
 	}
 	p = steadySamples(p, time.Second)
-	frames, right, typed, withID := 0, 0, 0, 0
+	frames, right, typed, withID, withLine := 0, 0, 0, 0, 0
+	src, _ := filepath.Abs("../workloads/go_callgraph/main.go")
 	var wrong []string
 	for _, s := range p.Samples {
 		user := 0
@@ -432,6 +433,12 @@ func TestStrippedGo(t *testing.T) {
 			if f.BuildIDGo == goBuildID {
 				withID++
 			}
+			if len(f.Lines) > 0 && f.Lines[0].Filename != "" && f.Lines[0].Line > 0 {
+				withLine++
+				if strings.HasPrefix(f.Function, "main.") && f.Lines[0].Filename != src {
+					t.Errorf("%s in %q, want %s", f.Function, f.Lines[0].Filename, src)
+				}
+			}
 			if want := goSymAt(truth, addr); want != "" && f.Function == want {
 				right++
 			} else if len(wrong) < 5 {
@@ -448,6 +455,10 @@ func TestStrippedGo(t *testing.T) {
 	}
 	if float64(right) < 0.98*float64(frames) {
 		t.Errorf("%.2f%% of frames named right, want >= 98%%", 100*float64(right)/float64(frames))
+	}
+	t.Logf("%d of %d frames with file and line", withLine, frames)
+	if float64(withLine) < 0.95*float64(frames) {
+		t.Errorf("%d of %d frames carry file and line from .gopclntab, want >= 95%%", withLine, frames)
 	}
 	if typed != frames || withID != frames {
 		t.Errorf("%d of %d frames typed go, %d with build_id.go %q", typed, frames, withID, goBuildID)
