@@ -187,3 +187,44 @@ func TestConvertOTLPJSONAndTopReadsJSON(t *testing.T) {
 		t.Errorf("top --pid on JSON lacks leaf_heavy:\n%s", out)
 	}
 }
+
+// Samples taken while a thread served a trace keep it in pprof: the
+// trace_id and span_id labels carry the recording's links.
+func TestConvertPprofTraceLabels(t *testing.T) {
+	requireRoot(t)
+	w := startWaiting(t, ctxLinkedTLSDESC, 4)
+	rec := record(t, 2, 99, "--pid", itoa(w.pid))
+	raw, err := os.ReadFile(rec.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pu pprofile.ProtoUnmarshaler
+	pd, err := pu.UnmarshalProfiles(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traces := map[string]bool{}
+	links := pd.Dictionary().LinkTable()
+	for i := 1; i < links.Len(); i++ {
+		traces[links.At(i).TraceID().String()] = true
+	}
+	if len(traces) == 0 {
+		t.Fatalf("the recording has no trace links\n%s", rec.Stderr)
+	}
+	pb := filepath.Join(t.TempDir(), "profile.pb")
+	otelprofCmd(t, "convert", rec.Path, "--format", "pprof", "--output", pb)
+	tags, err := exec.Command("go", "tool", "pprof", "-tags", "-symbolize=none", pb).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -tags: %v\n%s", err, tags)
+	}
+	found := 0
+	for tr := range traces {
+		if bytes.Contains(tags, []byte(tr)) {
+			found++
+		}
+	}
+	if found == 0 || !bytes.Contains(tags, []byte("span_id")) {
+		t.Errorf("none of the recording's %d trace ids is a pprof trace_id label:\n%s", len(traces), tags)
+	}
+	t.Logf("%d of %d trace ids labelled", found, len(traces))
+}
