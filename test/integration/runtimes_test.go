@@ -302,6 +302,22 @@ var pythons = []struct {
 	{"debian-3.11", "/usr/bin/python3.11", false},
 }
 
+// frameNamed is the index of the first frame with a line (its own or an
+// inlined one, from debug info) in function name, or -1.
+func frameNamed(s Sample, name string) int {
+	for i, f := range s.Frames {
+		if f.Function == name {
+			return i
+		}
+		for _, l := range f.Lines {
+			if l.Name == name {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
 // cpythonFrame is the first cpython frame of s named name, or nil.
 func cpythonFrame(s Sample, name string) (int, *Frame) {
 	for i := range s.Frames {
@@ -380,12 +396,11 @@ func judgeCPython(t *testing.T, w *runtimeWorkload, p *Process, truth float64, p
 			nB++
 		}
 		// native frames below the Python ones, rooted as usual
-		names := s.FunctionNames()
-		ev := indexOf(names, "_PyEval_EvalFrameDefault")
+		ev := frameNamed(s, "_PyEval_EvalFrameDefault")
 		if i >= 0 && ev > i {
 			native++
 		}
-		if (thread || indexOf(names, "Py_BytesMain") >= 0) && rooted(s, pid) {
+		if (thread || frameNamed(s, "Py_BytesMain") >= 0) && rooted(s, pid) {
 			rootedN++
 		}
 		// a C extension: native frames above hash_c
