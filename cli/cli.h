@@ -9,6 +9,7 @@ struct record_args {
 	unsigned frequency;
 	int pid;
 	unsigned ringbuf_kb; /* 0: the library's default */
+	unsigned symbol_budget_mb, file_budget_mb; /* 0: the library's */
 	const char *output;
 	bool quiet;
 };

@@ -15,7 +15,9 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage:\n"
 		   "  otelprof record --duration SECONDS --frequency HZ "
-		   "--output FILE [--pid PID] [--ringbuf-kb KB] [--quiet]\n"
+		   "--output FILE [--pid PID] [--ringbuf-kb KB]\n"
+		   "      [--symbol-budget-mb MB] [--file-budget-mb MB] "
+		   "[--quiet]\n"
 		   "  otelprof top FILE [--limit N] [--pid PID]\n"
 		   "  otelprof convert FILE --format pprof|folded|otlp-json "
 		   "[--output OUT] [--pid PID]\n"
@@ -80,6 +82,14 @@ static int main_record(int argc, char **argv)
 			if (parse_uint(val, 1u << 20, &v) || !v)
 				return bad(o, val);
 			a.ringbuf_kb = (unsigned)v;
+		} else if (!strcmp(o, "--symbol-budget-mb")) {
+			if (parse_uint(val, 1u << 20, &v) || !v)
+				return bad(o, val);
+			a.symbol_budget_mb = (unsigned)v;
+		} else if (!strcmp(o, "--file-budget-mb")) {
+			if (parse_uint(val, 1u << 20, &v) || !v)
+				return bad(o, val);
+			a.file_budget_mb = (unsigned)v;
 		} else if (!strcmp(o, "--output")) {
 			a.output = val;
 		} else {

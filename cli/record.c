@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "otelprofiler.h"
+#include "output_file.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -19,27 +20,11 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static int write_file(const char *path, const uint8_t *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	if (!f)
-		return -errno;
-	if (len && fwrite(data, 1, len, f) != len) {
-		int e = -errno;
-
-		fclose(f);
-		return e ? e : -EIO;
-	}
-	if (fclose(f))
-		return -errno;
-	return 0;
-}
-
 int cmd_record(const struct record_args *a)
 {
 	struct otelprof_opts opts;
 	struct otelprof_stats st;
+	struct output_file out;
 	struct otelprof *p;
 	struct sigaction sa;
 	char err[1024];
@@ -52,15 +37,28 @@ int cmd_record(const struct record_args *a)
 	opts.frequency_hz = a->frequency;
 	opts.pid = a->pid;
 	opts.ringbuf_kb = a->ringbuf_kb;
-	e = otelprof_start(&opts, &p, err, sizeof(err));
+	opts.symbol_budget_mb = a->symbol_budget_mb;
+	opts.file_budget_mb = a->file_budget_mb;
+	/* The output first: a path we cannot write fails now, not after the
+	 * whole recording. */
+	e = output_open(&out, a->output, err, sizeof(err));
 	if (e) {
-		fprintf(stderr, "otelprof: cannot start: %s\n", err);
+		fprintf(stderr, "otelprof: %s\n", err);
 		return 1;
 	}
+	/* Before start: a signal during it must still end in a file. A
+	 * closed terminal (SIGHUP) stops the recording like Ctrl-C. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	e = otelprof_start(&opts, &p, err, sizeof(err));
+	if (e) {
+		fprintf(stderr, "otelprof: cannot start: %s\n", err);
+		output_abort(&out);
+		return 1;
+	}
 	if (!a->quiet)
 		fprintf(stderr,
 			"otelprof: recording %s at %u Hz for %u s (Ctrl-C "
@@ -93,14 +91,15 @@ int cmd_record(const struct record_args *a)
 	otelprof_stats(p, &st);
 	if (n < 0) {
 		fprintf(stderr, "otelprof: %s\n", otelprof_errmsg(p));
+		output_abort(&out);
 		otelprof_close(p);
 		return 1;
 	}
-	e = write_file(a->output, data, len);
+	e = output_commit(&out, data, len, err, sizeof(err));
 	otelprof_buffer_free(data);
 	if (e) {
 		fprintf(stderr, "otelprof: cannot write %s: %s\n", a->output,
-			strerror(-e));
+			err);
 		otelprof_close(p);
 		return 1;
 	}
@@ -142,6 +141,15 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)(st.unwind_map_bytes / 1024),
 			(unsigned long long)(st.unwind_build_ns / 1000000),
 			(unsigned long long)st.unwind_table_errors);
+	if (!a->quiet &&
+	    (st.files_refused || st.files_over_budget || st.budget_evictions))
+		fprintf(stderr,
+			"otelprof: hostile input: %llu mapped files refused "
+			"(not regular files), %llu over the per-file budget, "
+			"%llu evicted for the total budget\n",
+			(unsigned long long)st.files_refused,
+			(unsigned long long)st.files_over_budget,
+			(unsigned long long)st.budget_evictions);
 	if (!a->quiet && (st.ctx_samples || st.ctx_tls_resolved ||
 			  st.ctx_process_reads || st.ctx_process_errors))
 		fprintf(stderr,

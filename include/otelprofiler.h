@@ -42,16 +42,19 @@ enum otelprof_flags {
 	 * they carry no application cost and would dominate idle hosts. */
 	OTELPROF_F_INCLUDE_IDLE = 1u << 0,
 };
+/* Every flag this library knows; others are rejected (-EINVAL). */
+#define OTELPROF_F_ALL OTELPROF_F_INCLUDE_IDLE
 
 /*
  * Start options. Extensible in the libbpf style: `sz` must be set to
- * sizeof(struct otelprof_opts) as the caller knows it; fields the library
- * knows but the caller did not pass read as zero, and a caller passing a
- * larger struct with non-zero unknown tail bytes gets -E2BIG. Zero means
- * "default" for every field.
+ * sizeof(struct otelprof_opts) as the caller knows it; a field counts only
+ * if it lies whole inside sz (the rest read as zero), and a caller passing
+ * a larger struct with non-zero unknown tail bytes gets -E2BIG. Zero means
+ * "default" for every field; reserved fields must be zero.
  *
  * Layout (LP64): offset 0 sz, 8 frequency_hz, 12 pid, 16 host_name,
- * 24 ringbuf_kb, 28 flags, 32 max_frames. Size 40.
+ * 24 ringbuf_kb, 28 flags, 32 max_frames, 36 reserved0,
+ * 40 symbol_budget_mb, 44 file_budget_mb. Size 48.
  */
 struct otelprof_opts {
 	size_t sz;
@@ -63,7 +66,13 @@ struct otelprof_opts {
 				and frequency; rounded up to a power of two */
 	uint32_t flags;	     /* enum otelprof_flags */
 	uint32_t max_frames; /* user frames per sample; 0 = library default */
-	uint32_t reserved0;
+	uint32_t reserved0;  /* must be 0 */
+	/* Memory for everything derived from mapped files (symbols, strings,
+	 * unwind scratch), in MiB: in total (0 = 192) and per file (0 = 64,
+	 * at most the total). The least recently sampled files lose their
+	 * symbols first; a file over its own budget gets none. */
+	uint32_t symbol_budget_mb;
+	uint32_t file_budget_mb;
 };
 
 /*
@@ -148,6 +157,20 @@ struct otelprof_stats {
 	uint64_t jit_frames;
 	uint64_t jit_bad_entries;
 	uint64_t jit_files_refused;
+	/* hostile input (docs/configuration.md) */
+	uint64_t files_refused;	    /* mapped paths not opened: not a regular
+				       file (device, FIFO, socket) */
+	uint64_t files_over_budget; /* files whose symbols exceeded the
+				       per-file budget (kept without) */
+	uint64_t budget_evictions;  /* files whose symbols were dropped to
+				       stay within the total budget */
+	uint64_t budget_used_bytes; /* charged to the budget now */
+	uint64_t cpus_onlined;	    /* CPUs that came online while running
+				       and are sampled since */
+	uint64_t ctx_attrs_denied;  /* published process-context attributes
+				       dropped: their namespace is the
+				       profiler's (container.*, process.*,
+				       host.*, thread.*, k8s.*, ...) */
 };
 
 /* Opaque profiler handle. */

@@ -49,6 +49,13 @@ type Config struct {
 	RingbufKB uint32 `mapstructure:"ringbuf_kb"`
 	// MaxFrames caps the user frames per sample (0: library default).
 	MaxFrames uint32 `mapstructure:"max_frames"`
+	// SymbolBudgetMB caps the memory of everything derived from mapped
+	// files (symbols, strings, unwind scratch), MiB (0: 192). The least
+	// recently sampled files lose their symbols first.
+	SymbolBudgetMB uint32 `mapstructure:"symbol_budget_mb"`
+	// FileBudgetMB caps one file's share, MiB (0: 64); a file over it is
+	// kept without symbols.
+	FileBudgetMB uint32 `mapstructure:"file_budget_mb"`
 
 	referenceKeys `mapstructure:",squash"`
 }
@@ -152,6 +159,11 @@ func (c *Config) Validate() error {
 	if strings.IndexByte(c.LibraryPath, 0) >= 0 {
 		errs = append(errs, errors.New("library_path must not contain a NUL byte"))
 	}
+	if c.SymbolBudgetMB != 0 && c.FileBudgetMB > c.SymbolBudgetMB {
+		errs = append(errs, fmt.Errorf("file_budget_mb (%d) must not exceed symbol_budget_mb (%d)",
+			c.FileBudgetMB, c.SymbolBudgetMB))
+	}
+
 	errs = append(errs, c.referenceKeys.validate()...)
 	return errors.Join(errs...)
 }

@@ -53,6 +53,8 @@ func TestSupportedKeys(t *testing.T) {
 		"host_name":          "node-1",
 		"ringbuf_kb":         1024,
 		"max_frames":         64,
+		"symbol_budget_mb":   96,
+		"file_budget_mb":     16,
 		// Reference keys at their reference default are accepted.
 		"tracers":                 "all",
 		"probabilistic_threshold": 100,
@@ -69,7 +71,8 @@ func TestSupportedKeys(t *testing.T) {
 	}
 	if cfg.SamplesPerSecond != 99 || cfg.ReporterInterval != 2*time.Second || !cfg.SendIdleFrames ||
 		cfg.PID != os.Getpid() || cfg.HostName != "node-1" || cfg.RingbufKB != 1024 || cfg.MaxFrames != 64 ||
-		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Python.Disabled {
+		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Python.Disabled ||
+		cfg.SymbolBudgetMB != 96 || cfg.FileBudgetMB != 16 {
 		t.Fatalf("unexpected config: %+v", cfg)
 	}
 }

@@ -94,6 +94,9 @@ func (r *profilingReceiver) start() error {
 		RingbufKB:   r.cfg.RingbufKB,
 		Flags:       flags,
 		MaxFrames:   r.cfg.MaxFrames,
+
+		SymbolBudgetMB: r.cfg.SymbolBudgetMB,
+		FileBudgetMB:   r.cfg.FileBudgetMB,
 	})
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)
@@ -251,6 +254,12 @@ func (r *profilingReceiver) registerStats() error {
 		{"ctx_read_errors", "Thread contexts that could not be read", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxReadErrors }},
 		{"ctx_process_errors", "Malformed or unreadable process contexts", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxProcessErrors }},
 		{"ctx_attrs_dropped", "Thread-context attributes dropped", "{attribute}", false, func(s *otelprof.Stats) uint64 { return s.CtxAttrsDropped }},
+		{"files_refused", "Mapped paths not opened: not a regular file", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesRefused }},
+		{"files_over_budget", "Files kept without symbols: over the per-file budget", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesOverBudget }},
+		{"budget_evictions", "Files whose symbols were dropped to stay in the budget", "{file}", false, func(s *otelprof.Stats) uint64 { return s.BudgetEvictions }},
+		{"budget_used", "Memory charged to the symbol budget", "By", true, func(s *otelprof.Stats) uint64 { return s.BudgetUsedBytes }},
+		{"ctx_attrs_denied", "Published process-context attributes dropped: namespace owned by the profiler", "{attribute}", false, func(s *otelprof.Stats) uint64 { return s.CtxAttrsDenied }},
+		{"cpus_onlined", "CPUs that came online while running", "{cpu}", false, func(s *otelprof.Stats) uint64 { return s.CPUsOnlined }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

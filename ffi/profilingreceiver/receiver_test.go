@@ -76,6 +76,8 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	cfg.HostName = "node-7"
 	cfg.SendIdleFrames = true
 	cfg.MaxFrames = 64
+	cfg.SymbolBudgetMB = 32
+	cfg.FileBudgetMB = 8
 	cfg.RingbufKB = 512
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
@@ -125,7 +127,7 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	}
 
 	log := readLog(t, dir)
-	if !strings.HasPrefix(log[0], "start sz=40 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0") {
+	if !strings.HasPrefix(log[0], "start sz=48 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8") {
 		t.Errorf("opts not passed as documented: %q", log[0])
 	}
 	tail := strings.Join(log[len(log)-4:], "|")
@@ -247,7 +249,7 @@ func TestLibraryFromEnv(t *testing.T) {
 	if n := len(sink.AllProfiles()); n != 1 {
 		t.Fatalf("want the final drained payload only, got %d payloads", n)
 	}
-	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=40 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0") {
+	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=48 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0") {
 		t.Errorf("defaults not passed as zero: %v", readLog(t, dir)[0])
 	}
 }

@@ -143,6 +143,7 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 					   &st->pctx);
 		if (!err) {
 			ct->pctx_read++;
+			ct->pctx_denied += st->pctx.denied;
 		} else if (err != -EALREADY && err != -EAGAIN) {
 			ct->pctx_errors++;
 			if (start == st->hint_start) {

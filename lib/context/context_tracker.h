@@ -54,6 +54,7 @@ struct context_tracker {
 	/* counters */
 	uint64_t tls_resolved, pctx_read, pctx_errors;
 	uint64_t pctx_probed; /* contexts found by reading anonymous memory */
+	uint64_t pctx_denied; /* published attributes in owned namespaces */
 	uint64_t map_errors;
 };
 

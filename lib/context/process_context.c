@@ -81,6 +81,22 @@ static int put_attr(struct process_context *c, const char *key, size_t klen,
 	return 0;
 }
 
+bool pctx_key_observer_owned(const char *key)
+{
+	/* Namespaces the profiler (or the host-side pipeline: k8sattributes,
+	 * resourcedetection) derives from what it observes; a process can
+	 * claim anything, so its claims there are never taken. */
+	static const char *const owned[] = {
+		"container.", "process.", "host.", "thread.",
+		"k8s.",	      "cloud.",	  "os.",   "device.",
+	};
+
+	for (size_t i = 0; i < sizeof(owned) / sizeof(owned[0]); i++)
+		if (!strncmp(key, owned[i], strlen(owned[i])))
+			return true;
+	return false;
+}
+
 static int resource_attr(struct process_context *c,
 			 const Otelprof__Pctx__KeyValue *kv)
 {
@@ -89,6 +105,10 @@ static int resource_attr(struct process_context *c,
 
 	if (!kv->key || !v) {
 		c->skipped++;
+		return 0;
+	}
+	if (pctx_key_observer_owned(kv->key)) {
+		c->denied++;
 		return 0;
 	}
 	switch (v->value_case) {

@@ -9,6 +9,7 @@
 #define OTELPROF_CONTEXT_PROCESS_CONTEXT_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "context/process_memory.h"
@@ -35,6 +36,8 @@ struct process_context {
 	char **keys; /* threadlocal.attribute_key_map; NULL entries: unusable */
 	size_t nkeys;
 	unsigned skipped; /* malformed or oversized entries dropped */
+	unsigned denied;  /* resource attributes in a namespace the
+			     profiler owns (pctx_key_observer_owned) */
 };
 
 /*
@@ -58,5 +61,10 @@ int elastic_storage_read(uint64_t storage_addr, mem_read_fn rd, void *rd_ctx,
 int elastic_storage_decode(const uint8_t *buf, size_t len,
 			   struct process_context *out);
 void process_context_free(struct process_context *c);
+/* container.*, process.*, host.*, thread.*, k8s.*, cloud.*, os.*,
+ * device.*: what the profiler or the host side derives itself. A process's
+ * published value for such a key is dropped (docs/context-publishing.md,
+ * "Trust boundary"). */
+bool pctx_key_observer_owned(const char *key);
 
 #endif

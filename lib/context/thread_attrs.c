@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "context/process_context.h"
 #include "util/utf8.h"
 
 size_t thread_attrs_decode(const uint8_t *data, size_t len, char *const *keys,
@@ -27,6 +28,11 @@ size_t thread_attrs_decode(const uint8_t *data, size_t len, char *const *keys,
 		name = keys && key < nkeys ? keys[key] : NULL;
 		for (size_t k = 0; name && k < n; k++)
 			dup |= out[k].key == name;
+		/* thread.id, thread.name, cpu.*: the sample's own, which a
+		 * thread must not be able to shadow. */
+		if (name && (pctx_key_observer_owned(name) ||
+			     !strncmp(name, "cpu.", 4)))
+			name = NULL;
 		if (!name || dup || n >= max || memchr(data + off, 0, vlen) ||
 		    !utf8_valid((const char *)data + off, vlen)) {
 			(*dropped)++;

@@ -56,18 +56,34 @@ static void consider(struct tls_ctx_symbol *s, uint8_t access, uint64_t got)
 	}
 }
 
+/* What libelf reads for the scan (it keeps it until elf_end), charged to
+ * the file's account first and given back when the scan is done. */
+struct scan_charge {
+	struct mem_account *acct;
+	uint64_t bytes;
+};
+
+static bool charge(struct scan_charge *c, uint64_t n)
+{
+	if (!mem_account_charge(c->acct, n))
+		return false;
+	c->bytes += n;
+	return true;
+}
+
 /* The next section of `type` after *scn with sane entries: its data and
  * entry count, or NULL at the end. Bad sections are skipped and counted. */
 static Elf_Data *next_table(Elf *elf, Elf_Scn **scn, uint32_t type,
 			    size_t entsize, size_t max_bytes, GElf_Shdr *sh,
-			    size_t *n, unsigned *bad)
+			    size_t *n, unsigned *bad, struct scan_charge *c)
 {
 	while ((*scn = elf_nextscn(elf, *scn))) {
 		Elf_Data *d;
 
 		if (!gelf_getshdr(*scn, sh) || sh->sh_type != type)
 			continue;
-		if (sh->sh_entsize != entsize || sh->sh_size > max_bytes) {
+		if (sh->sh_entsize != entsize || sh->sh_size > max_bytes ||
+		    !charge(c, sh->sh_size)) {
 			(*bad)++;
 			continue;
 		}
@@ -83,7 +99,7 @@ static Elf_Data *next_table(Elf *elf, Elf_Scn **scn, uint32_t type,
 }
 
 static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
-			    struct tls_symbols *out)
+			    struct tls_symbols *out, struct scan_charge *c)
 {
 	Elf_Scn *scn = NULL;
 	unsigned bad = 0;
@@ -93,7 +109,7 @@ static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
 	size_t n;
 
 	while ((d = next_table(elf, &scn, SHT_RELA, sizeof(Elf64_Rela),
-			       MAX_RELA_BYTES, &sh, &n, &bad))) {
+			       MAX_RELA_BYTES, &sh, &n, &bad, c))) {
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela r;
 			size_t sym;
@@ -146,9 +162,20 @@ static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
 	return bad;
 }
 
-unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
+static unsigned scan(Elf *elf, struct tls_symbols *out, struct scan_charge *c);
+
+unsigned tls_symbols_scan(void *handle, struct tls_symbols *out,
+			  struct mem_account *acct)
 {
-	Elf *elf = handle;
+	struct scan_charge c = {acct, 0};
+	unsigned bad = scan(handle, out, &c);
+
+	mem_account_uncharge(acct, c.bytes);
+	return bad;
+}
+
+static unsigned scan(Elf *elf, struct tls_symbols *out, struct scan_charge *c)
+{
 	size_t phnum, symidx[TLS_CTX_FORMATS] = {0}, shstrndx;
 	bool have_tls = false;
 	GElf_Phdr tls = {0};
@@ -183,7 +210,17 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
 	while ((d = next_table(elf, &scn, SHT_DYNSYM, sizeof(Elf64_Sym),
-			       MAX_DYNSYM_BYTES, &sh, &n, &bad))) {
+			       MAX_DYNSYM_BYTES, &sh, &n, &bad, c))) {
+		Elf_Scn *strscn = elf_getscn(elf, sh.sh_link);
+		GElf_Shdr strsh;
+
+		/* elf_strptr reads the whole string table. */
+		if (!strscn || !gelf_getshdr(strscn, &strsh) ||
+		    strsh.sh_size > MAX_DYNSYM_BYTES ||
+		    !charge(c, strsh.sh_size)) {
+			bad++;
+			break;
+		}
 		for (size_t i = 1; i < n; i++) {
 			GElf_Sym sym;
 			const char *name;
@@ -220,7 +257,7 @@ unsigned tls_symbols_scan(void *handle, struct tls_symbols *out)
 	}
 	if (!symidx[TLS_CTX_OTEL_V1] && !symidx[TLS_CTX_ELASTIC_V1])
 		return bad;
-	bad += scan_relocs(elf, symidx, out);
+	bad += scan_relocs(elf, symidx, out, c);
 	for (int f = 0; f < TLS_CTX_FORMATS; f++) {
 		struct tls_ctx_symbol *s = &out->sym[f];
 		uint64_t off;

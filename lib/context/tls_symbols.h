@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/mem_budget.h"
+
 /* How the TLS variable's address is found at run time (x86_64). */
 enum tls_access {
 	TLS_ACCESS_NONE = 0,
@@ -53,7 +55,9 @@ struct tls_symbols {
 
 /* Scan an open libelf handle (Elf *). Never fails: a malformed file has
  * no symbols (counted by the caller as it sees fit). Returns the number
- * of malformed entries skipped. */
-unsigned tls_symbols_scan(void *elf, struct tls_symbols *out);
+ * of malformed entries skipped. What libelf reads is charged to acct
+ * (NULL: unlimited) while the scan runs. */
+unsigned tls_symbols_scan(void *elf, struct tls_symbols *out,
+			  struct mem_account *acct);
 
 #endif

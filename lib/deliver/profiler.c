@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,8 @@
 #define MAX_FREQUENCY_HZ  10000u
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
 #define FILE_LINGER_NS	  (60ull * 1000 * 1000 * 1000)
+/* CPUs coming online are sampled within this (plus the drain tick). */
+#define CPU_CHECK_NS (500ull * 1000 * 1000)
 
 struct otelprof {
 	pthread_mutex_t state_lock;
@@ -78,6 +81,7 @@ struct otelprof {
 	int64_t boot_to_unix_ns;
 	uint64_t last_sweep_ns;
 	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
+	uint64_t last_cpu_check_ns;
 	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
 
 	/* counters (state_lock) */
@@ -377,6 +381,20 @@ static void sweep_if_due(struct otelprof *p)
 	p->trim_due = true;
 }
 
+/* CPU hotplug: a uevent says at once; the online mask is looked at every
+ * CPU_CHECK_NS as well (no uevents in another network namespace). Caller
+ * holds state_lock (stop detaches under it). */
+static void watch_cpus(struct otelprof *p)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	bpf_sampler_handle_uevents(p->sampler);
+	if (now - p->last_cpu_check_ns < CPU_CHECK_NS)
+		return;
+	p->last_cpu_check_ns = now;
+	bpf_sampler_sync_cpus(p->sampler, NULL);
+}
+
 static void drain(struct otelprof *p)
 {
 	int installed;
@@ -385,6 +403,10 @@ static void drain(struct otelprof *p)
 	uint64_t t0;
 
 	pthread_mutex_lock(&p->state_lock);
+	/* Before the samples: their processing can take a while (a burst of
+	 * new processes), a CPU coming online must not wait behind it. */
+	if (!atomic_load(&p->stopping))
+		watch_cpus(p);
 	t0 = clock_ns(CLOCK_MONOTONIC);
 	process_table_begin_pass(&p->procs);
 	bpf_sampler_consume(p->sampler);
@@ -408,12 +430,12 @@ static void drain(struct otelprof *p)
 static void *drain_thread(void *arg)
 {
 	struct otelprof *p = arg;
-	struct epoll_event ev[3];
+	struct epoll_event ev[4];
 
 	while (!atomic_load(&p->stopping)) {
 		/* The BPF side wakes us only for batches (64 KiB): a short
 		 * timeout drains small amounts on quiet hosts. */
-		int n = epoll_wait(p->epoll_fd, ev, 3, 100);
+		int n = epoll_wait(p->epoll_fd, ev, 4, 100);
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -422,13 +444,37 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
+/* The end of every field of struct otelprof_opts, in order: a caller's
+ * sz counts a field only if the field lies whole inside it. */
+#define OPT_END(f)                                                             \
+	(offsetof(struct otelprof_opts, f) +                                   \
+	 sizeof(((struct otelprof_opts *)0)->f))
+static const size_t opt_ends[] = {
+	OPT_END(sz),
+	OPT_END(frequency_hz),
+	OPT_END(pid),
+	OPT_END(host_name),
+	OPT_END(ringbuf_kb),
+	OPT_END(flags),
+	OPT_END(max_frames),
+	OPT_END(reserved0),
+	OPT_END(symbol_budget_mb),
+	OPT_END(file_budget_mb),
+};
+
+/* One sample event with a full stack copy, and the ring buffer's own
+ * 8-byte record header. */
+#define MIN_RINGBUF_BYTES (sizeof(struct otelprof_sample_event) + 8)
+
 static int parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 		      struct errmsg *err)
 {
+	size_t whole = 0;
+
 	memset(o, 0, sizeof(*o));
 	if (!in)
 		return 0;
-	if (in->sz < offsetof(struct otelprof_opts, host_name))
+	if (in->sz < sizeof(in->sz))
 		return errmsg_set(err, -EINVAL,
 				  "otelprof_opts.sz is %zu: set it to "
 				  "sizeof(struct otelprof_opts)",
@@ -443,22 +489,52 @@ static int parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 						  "non-zero fields (caller is "
 						  "newer than the library)");
 	}
-	memcpy(o, in, in->sz < sizeof(*o) ? in->sz : sizeof(*o));
+	for (size_t i = 0; i < sizeof(opt_ends) / sizeof(opt_ends[0]); i++)
+		if (opt_ends[i] <= in->sz)
+			whole = opt_ends[i];
+	/* Padding after a field is copied with it; a field cut by sz is not
+	 * (half a pointer must never be used). */
+	memcpy(o, in, whole);
+	o->sz = in->sz;
+	if (o->reserved0)
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.reserved0 is %u: reserved "
+				  "fields must be zero",
+				  o->reserved0);
+	if (o->flags & ~(uint32_t)OTELPROF_F_ALL)
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.flags has unknown bits %#x",
+				  o->flags & ~(uint32_t)OTELPROF_F_ALL);
 	if (o->frequency_hz > MAX_FREQUENCY_HZ)
 		return errmsg_set(err, -EINVAL,
 				  "frequency %u Hz is out of range (1..%u)",
 				  o->frequency_hz, MAX_FREQUENCY_HZ);
 	if (o->pid < 0)
 		return errmsg_set(err, -EINVAL, "pid %d is negative", o->pid);
+	if (o->pid > 0 && kill(o->pid, 0) && errno == ESRCH)
+		return errmsg_set(err, -ESRCH, "no process with pid %d",
+				  o->pid);
 	if (o->ringbuf_kb > (1u << 20))
 		return errmsg_set(err, -EINVAL,
 				  "ringbuf_kb %u is too large (max 1048576)",
 				  o->ringbuf_kb);
+	if (o->ringbuf_kb && (uint64_t)o->ringbuf_kb * 1024 < MIN_RINGBUF_BYTES)
+		return errmsg_set(err, -EINVAL,
+				  "ringbuf_kb %u cannot hold one stack copy "
+				  "(needs at least %zu KiB)",
+				  o->ringbuf_kb,
+				  (MIN_RINGBUF_BYTES + 1023) / 1024);
 	if (o->max_frames > OTELPROF_MAX_USER_FRAMES)
 		return errmsg_set(err, -EINVAL,
 				  "max_frames %u exceeds the build's limit of "
 				  "%u",
 				  o->max_frames, OTELPROF_MAX_USER_FRAMES);
+	if (o->file_budget_mb && o->symbol_budget_mb &&
+	    o->file_budget_mb > o->symbol_budget_mb)
+		return errmsg_set(err, -EINVAL,
+				  "file_budget_mb %u exceeds symbol_budget_mb "
+				  "%u",
+				  o->file_budget_mb, o->symbol_budget_mb);
 	return 0;
 }
 
@@ -565,6 +641,8 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 				 u.nodename);
 	}
 	file_cache_init(&p->files);
+	file_cache_set_budget(&p->files, (uint64_t)o.symbol_budget_mb << 20,
+			      (uint64_t)o.file_budget_mb << 20);
 	process_table_init(&p->procs, &p->files);
 	/* Without kallsyms we still profile; kernel frames stay unnamed. */
 	if (kallsyms_load(&p->ksyms))
@@ -633,6 +711,10 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 		free_profiler(p);
 		return errmsg_set(&err, e, "epoll_ctl: %s", strerror(-e));
 	}
+	/* A CPU came online or went offline (optional). */
+	ev.data.fd = bpf_sampler_uevent_fd(p->sampler);
+	if (ev.data.fd >= 0)
+		epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	/* A finished table build: install it and replay held samples now. */
 	ev.data.fd = process_unwind_notify_fd(&p->unwinder);
 	if (epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
@@ -892,6 +974,12 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.jit_frames = p->symbolizer.jit_frames;
 	s.jit_bad_entries = p->symbolizer.jit.bad_entries;
 	s.jit_files_refused = p->symbolizer.jit.refused;
+	s.files_refused = p->procs.files_refused;
+	s.files_over_budget = p->files.over_budget;
+	s.budget_evictions = p->files.evictions;
+	s.budget_used_bytes = mem_budget_used(&p->files.budget);
+	s.ctx_attrs_denied = p->context.pctx_denied;
+	s.cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

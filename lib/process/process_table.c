@@ -12,11 +12,32 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Files mapped by a process get its last activity as their last use. */
+static void touch_in_use(void *ctx)
+{
+	struct process_table *t = ctx;
+
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		for (size_t k = 0; p && k < p->maps.n; k++) {
+			struct elf_file *f = p->maps.v[k].file;
+
+			if (f && f->last_used_ns < p->last_seen_ns)
+				f->last_used_ns = p->last_seen_ns;
+		}
+	}
+}
+
 void process_table_init(struct process_table *t, struct file_cache *files)
 {
 	memset(t, 0, sizeof(*t));
 	idxmap_init(&t->index);
 	t->files = files;
+	if (files) {
+		files->touch_in_use = touch_in_use;
+		files->touch_ctx = t;
+	}
 	snprintf(t->proc_root, sizeof(t->proc_root), "/proc");
 	t->clk_tck = sysconf(_SC_CLK_TCK);
 	if (t->clk_tck <= 0 || t->clk_tck > 1000000000)
@@ -64,6 +85,8 @@ static void process_destroy(struct process_table *t, struct process *p)
 
 void process_table_free(struct process_table *t)
 {
+	if (t->files && t->files->touch_ctx == t)
+		t->files->touch_in_use = NULL;
 	for (uint32_t i = 0; i < t->nslots; i++)
 		if (t->procs[i])
 			process_destroy(t, t->procs[i]);
@@ -623,6 +646,10 @@ struct elf_file *process_mapping_file(struct process_table *t,
 	if (m->kind != PROC_MAPPING_FILE)
 		return NULL;
 	fd = mapped_file_open((pid_t)p->pid, m);
+	if (fd == MAPPED_FILE_REFUSED) {
+		t->files_refused++;
+		return NULL;
+	}
 	if (fd < 0) {
 		t->scan_errors++;
 		return NULL;

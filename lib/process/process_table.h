@@ -103,8 +103,9 @@ struct process_table {
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	int64_t rescan_budget_ns;	      /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;
-	uint32_t held_cursor;  /* round robin over held rescans */
-	struct process *ghost; /* the last pre-exec sample's entry */
+	uint32_t held_cursor;	/* round robin over held rescans */
+	struct process *ghost;	/* the last pre-exec sample's entry */
+	uint64_t files_refused; /* mappings of non-regular files, not opened */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
 	/* Consumers (unwinder, context tracker), called in order. */

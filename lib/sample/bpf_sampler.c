@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,6 +30,10 @@ struct bpf_sampler {
 	bpf_sampler_event_fn fn;
 	void *ctx;
 	int ncpu_possible;
+	uint64_t period_ns;
+	bool detached;	  /* stopped: CPUs coming online stay unsampled */
+	int uevent_fd;	  /* kernel uevents (CPU online/offline), -1 if none */
+	uint64_t onlined; /* CPUs attached after start */
 };
 
 /*
@@ -189,6 +195,138 @@ static int explain_perm(struct errmsg *err, int e, const char *what)
 			  what, strerror(-e));
 }
 
+static int attach_cpu(struct bpf_sampler *s, int c, struct errmsg *err)
+{
+	int e;
+
+	s->pfds[c] = perf_open(s->period_ns, c);
+	if (s->pfds[c] < 0) {
+		e = -errno;
+		if (e == -EACCES || e == -EPERM)
+			return explain_perm(err, e, "perf_event_open failed");
+		return errmsg_set(err, e,
+				  "perf_event_open(cpu-clock, cpu %d) failed: "
+				  "%s",
+				  c, strerror(-e));
+	}
+	s->links[c] = bpf_program__attach_perf_event(
+		s->skel->progs.on_cpu_sample, s->pfds[c]);
+	if (!s->links[c]) {
+		e = -errno;
+		close(s->pfds[c]);
+		s->pfds[c] = -1;
+		return errmsg_set(err, e,
+				  "cannot attach BPF program to perf event on "
+				  "cpu %d: %s",
+				  c, strerror(-e));
+	}
+	return 0;
+}
+
+static void detach_cpu(struct bpf_sampler *s, int c)
+{
+	if (s->links[c]) {
+		bpf_link__destroy(s->links[c]);
+		s->links[c] = NULL;
+	}
+	if (s->pfds[c] >= 0) {
+		close(s->pfds[c]);
+		s->pfds[c] = -1;
+	}
+}
+
+/* Kernel uevents: a CPU going offline and back between two looks at the
+ * online mask leaves a perf event that no longer fires; its "online"
+ * uevent says so at once. Optional (another network namespace sees none):
+ * the periodic look at the mask still catches everything slower. */
+static int open_uevents(void)
+{
+	struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = 1};
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			NETLINK_KOBJECT_UEVENT);
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int bpf_sampler_sync_cpus(struct bpf_sampler *s, const uint8_t *reopen)
+{
+	uint8_t *mask = NULL;
+	int n, changed = 0;
+	struct errmsg quiet = {NULL, 0};
+
+	if (!s || s->detached)
+		return 0;
+	n = online_cpus(&mask);
+	if (n < 0)
+		return n;
+	for (int c = 0; c < s->ncpus; c++) {
+		bool on = c < n && mask[c];
+
+		if (on && s->pfds[c] >= 0 && reopen && reopen[c])
+			detach_cpu(s, c);
+		if (on && s->pfds[c] < 0) {
+			if (!attach_cpu(s, c, &quiet)) {
+				s->onlined++;
+				changed++;
+			}
+		} else if (!on && s->pfds[c] >= 0) {
+			detach_cpu(s, c);
+			changed++;
+		}
+	}
+	free(mask);
+	return changed;
+}
+
+int bpf_sampler_uevent_fd(struct bpf_sampler *s)
+{
+	return s ? s->uevent_fd : -1;
+}
+
+int bpf_sampler_handle_uevents(struct bpf_sampler *s)
+{
+	uint8_t *reopen;
+	char buf[8192];
+	bool cpu_event = false;
+	ssize_t r;
+	int changed;
+
+	if (!s || s->uevent_fd < 0)
+		return 0;
+	reopen = calloc((size_t)s->ncpus, 1);
+	if (!reopen)
+		return -ENOMEM;
+	/* "ACTION@DEVPATH\0KEY=VALUE\0...": only the header is needed. */
+	while ((r = recv(s->uevent_fd, buf, sizeof(buf) - 1, 0)) > 0) {
+		const char *at;
+		int cpu;
+
+		buf[r] = '\0';
+		at = strchr(buf, '@');
+		if (!at || strncmp(at + 1, "/devices/system/cpu/cpu", 23))
+			continue;
+		cpu_event = true;
+		if (!strncmp(buf, "online@", 7) &&
+		    sscanf(at + 24, "%d", &cpu) == 1 && cpu >= 0 &&
+		    cpu < s->ncpus)
+			reopen[cpu] = 1;
+	}
+	changed = cpu_event ? bpf_sampler_sync_cpus(s, reopen) : 0;
+	free(reopen);
+	return changed;
+}
+
+uint64_t bpf_sampler_cpus_onlined(struct bpf_sampler *s)
+{
+	return s ? s->onlined : 0;
+}
+
 int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		     bpf_sampler_event_fn fn, void *ctx,
 		     struct bpf_sampler **out, struct errmsg *err)
@@ -206,6 +344,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->uevent_fd = -1;
 	s->fn = fn;
 	s->ctx = ctx;
 
@@ -286,41 +425,28 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		errmsg_set(err, e, "cannot read online CPUs: %s", strerror(-e));
 		goto fail;
 	}
-	s->links = calloc((size_t)ncpu, sizeof(*s->links));
-	s->pfds = calloc((size_t)ncpu, sizeof(*s->pfds));
+	/* Every possible CPU has a slot: one offline now may come online
+	 * later (bpf_sampler_sync_cpus). */
+	s->ncpus = libbpf_num_possible_cpus();
+	if (s->ncpus < ncpu)
+		s->ncpus = ncpu;
+	s->links = calloc((size_t)s->ncpus, sizeof(*s->links));
+	s->pfds = calloc((size_t)s->ncpus, sizeof(*s->pfds));
 	if (!s->links || !s->pfds) {
 		e = -ENOMEM;
 		goto fail;
 	}
-	s->ncpus = ncpu;
-	for (int c = 0; c < ncpu; c++)
+	for (int c = 0; c < s->ncpus; c++)
 		s->pfds[c] = -1;
+	s->period_ns = 1000000000ull / cfg->frequency_hz;
 	for (int c = 0; c < ncpu; c++) {
 		if (!mask[c])
 			continue;
-		s->pfds[c] = perf_open(1000000000ull / cfg->frequency_hz, c);
-		if (s->pfds[c] < 0) {
-			e = -errno;
-			if (e == -EACCES || e == -EPERM)
-				explain_perm(err, e, "perf_event_open failed");
-			else
-				errmsg_set(err, e,
-					   "perf_event_open(cpu-clock, cpu %d) "
-					   "failed: %s",
-					   c, strerror(-e));
+		e = attach_cpu(s, c, err);
+		if (e)
 			goto fail;
-		}
-		s->links[c] = bpf_program__attach_perf_event(
-			s->skel->progs.on_cpu_sample, s->pfds[c]);
-		if (!s->links[c]) {
-			e = -errno;
-			errmsg_set(err, e,
-				   "cannot attach BPF program to perf event "
-				   "on cpu %d: %s",
-				   c, strerror(-e));
-			goto fail;
-		}
 	}
+	s->uevent_fd = open_uevents();
 	free(mask);
 	*out = s;
 	return 0;
@@ -344,16 +470,9 @@ void bpf_sampler_detach(struct bpf_sampler *s)
 {
 	if (!s)
 		return;
-	for (int c = 0; c < s->ncpus; c++) {
-		if (s->links && s->links[c]) {
-			bpf_link__destroy(s->links[c]);
-			s->links[c] = NULL;
-		}
-		if (s->pfds && s->pfds[c] >= 0) {
-			close(s->pfds[c]);
-			s->pfds[c] = -1;
-		}
-	}
+	s->detached = true;
+	for (int c = 0; c < s->ncpus && s->links && s->pfds; c++)
+		detach_cpu(s, c);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->fork_link);
@@ -412,6 +531,8 @@ void bpf_sampler_close(struct bpf_sampler *s)
 	if (!s)
 		return;
 	bpf_sampler_detach(s);
+	if (s->uevent_fd >= 0)
+		close(s->uevent_fd);
 	ring_buffer__free(s->rb);
 	profiler_bpf__destroy(s->skel);
 	free(s->links);

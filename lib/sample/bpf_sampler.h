@@ -7,6 +7,7 @@
 #ifndef OTELPROF_SAMPLE_BPF_SAMPLER_H
 #define OTELPROF_SAMPLE_BPF_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,19 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 int bpf_sampler_fd(struct bpf_sampler *s);
 /* Consume every pending event. Returns the count or a negative errno. */
 int bpf_sampler_consume(struct bpf_sampler *s);
+/*
+ * CPU hotplug: attach to CPUs that came online, drop those that went
+ * offline (reopen[c] set: reattach c even if it looks attached, its perf
+ * event died in an offline/online flap). Returns how many changed, or a
+ * negative errno. No-op after bpf_sampler_detach.
+ */
+int bpf_sampler_sync_cpus(struct bpf_sampler *s, const uint8_t *reopen);
+/* Netlink socket of kernel uevents (-1 if unavailable): readable when a
+ * device changed; bpf_sampler_handle_uevents drains it and syncs CPUs. */
+int bpf_sampler_uevent_fd(struct bpf_sampler *s);
+int bpf_sampler_handle_uevents(struct bpf_sampler *s);
+/* CPUs attached after start (came online while running). */
+uint64_t bpf_sampler_cpus_onlined(struct bpf_sampler *s);
 /* Detach the perf events and tracepoints (no new events). */
 void bpf_sampler_detach(struct bpf_sampler *s);
 /* Sum a counter (enum otelprof_counter) over CPUs. */

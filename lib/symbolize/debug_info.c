@@ -71,7 +71,7 @@ static bool take_debug_file(struct elf_symbols *s, int dfd, bool check_crc)
 	struct elf_symbols d;
 	bool ok;
 
-	if (elf_symbols_load_fd(dfd, &d))
+	if (elf_symbols_load_fd(dfd, &d, s->acct))
 		return false;
 	ok = d.n &&
 	     (s->build_id[0] ? !strcmp(d.build_id, s->build_id)
@@ -213,7 +213,7 @@ static bool minidebuginfo(struct elf_symbols *s, int fd)
 		return false;
 	}
 	free(xz);
-	if (!elf_symbols_load_mem(elf, elf_len, &d)) {
+	if (!elf_symbols_load_mem(elf, elf_len, &d, s->acct)) {
 		ok = d.n && !elf_symbols_merge(s, &d);
 		elf_symbols_free(&d);
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/elf_file.h"
+#include "symbolize/elf_guard.h"
 #include "symbolize/go_pclntab.h"
 #include "symbolize/plt_symbols.h"
 
@@ -23,23 +24,54 @@ static void to_hex(const unsigned char *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
+bool elf_symbols_charge(struct elf_symbols *s, uint64_t n)
+{
+	if (!mem_account_charge(s->acct, n)) {
+		s->over_budget = true;
+		return false;
+	}
+	s->charged += n;
+	return true;
+}
+
+void elf_symbols_uncharge(struct elf_symbols *s, uint64_t n)
+{
+	mem_account_uncharge(s->acct, n);
+	s->charged -= n;
+}
+
+/* Room for n more bytes of names (growth charged first). */
+static int names_reserve(struct elf_symbols *s, size_t *cap, size_t n)
+{
+	size_t ncap;
+	char *nb;
+
+	if (s->names_len + n + 1 > UINT32_MAX)
+		return -E2BIG;
+	if (s->names_len + n + 1 <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 4096;
+	while (ncap < s->names_len + n + 1)
+		ncap *= 2;
+	if (!elf_symbols_charge(s, ncap - *cap))
+		return -E2BIG;
+	nb = realloc(s->names, ncap);
+	if (!nb) {
+		elf_symbols_uncharge(s, ncap - *cap);
+		return -ENOMEM;
+	}
+	s->names = nb;
+	*cap = ncap;
+	return 0;
+}
+
 static int push_name(struct elf_symbols *s, size_t *cap, const char *name,
 		     size_t n, uint32_t *off)
 {
-	if (s->names_len + n + 1 > UINT32_MAX)
-		return -E2BIG;
-	if (s->names_len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		char *nb;
+	int err = names_reserve(s, cap, n);
 
-		while (ncap < s->names_len + n + 1)
-			ncap *= 2;
-		nb = realloc(s->names, ncap);
-		if (!nb)
-			return -ENOMEM;
-		s->names = nb;
-		*cap = ncap;
-	}
+	if (err)
+		return err;
 	memcpy(s->names + s->names_len, name, n);
 	s->names[s->names_len + n] = '\0';
 	*off = (uint32_t)s->names_len;
@@ -47,31 +79,57 @@ static int push_name(struct elf_symbols *s, size_t *cap, const char *name,
 	return 0;
 }
 
-static int add_sym(struct elf_symbols *s, size_t *cap, size_t *names_cap,
-		   uint64_t addr, uint64_t size, uint32_t flags,
-		   const char *name, size_t nlen)
+/* Room for one more symbol, charged before it is allocated. */
+static int grow_syms(struct elf_symbols *s, size_t *cap)
 {
-	int err;
+	size_t ncap = *cap ? *cap * 2 : 256;
+	struct elf_sym *nv;
 
+	if (s->n < *cap)
+		return 0;
 	if (s->n >= ELF_FILE_MAX_SYMBOLS)
 		return -E2BIG;
-	if (s->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct elf_sym *nv = realloc(s->syms, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->syms = nv;
-		*cap = ncap;
+	if (!elf_symbols_charge(s, (ncap - *cap) * sizeof(*nv)))
+		return -E2BIG;
+	nv = realloc(s->syms, ncap * sizeof(*nv));
+	if (!nv) {
+		elf_symbols_uncharge(s, (ncap - *cap) * sizeof(*nv));
+		return -ENOMEM;
 	}
-	err = push_name(s, names_cap, name, nlen, &s->syms[s->n].name);
+	s->syms = nv;
+	*cap = ncap;
+	return 0;
+}
+
+/* A symbol whose name is already in s->names at `name`. */
+static int add_sym_at(struct elf_symbols *s, size_t *cap, uint64_t addr,
+		      uint64_t size, uint32_t flags, uint32_t name)
+{
+	int err = grow_syms(s, cap);
+
 	if (err)
 		return err;
 	s->syms[s->n].addr = addr;
 	s->syms[s->n].size = size;
-	s->syms[s->n].flags = flags;
+	s->syms[s->n].name = name;
+	s->syms[s->n].flags = flags & 0xff;
+	s->syms[s->n].seq = (uint32_t)s->n;
 	s->n++;
 	return 0;
+}
+
+static int add_sym(struct elf_symbols *s, size_t *cap, size_t *names_cap,
+		   uint64_t addr, uint64_t size, uint32_t flags,
+		   const char *name, size_t nlen)
+{
+	uint32_t off;
+	int err = grow_syms(s, cap);
+
+	if (!err)
+		err = push_name(s, names_cap, name, nlen, &off);
+	if (err)
+		return err;
+	return add_sym_at(s, cap, addr, size, flags, off);
 }
 
 struct plt_ctx {
@@ -95,70 +153,146 @@ static int cmp_sym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int read_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
-		       struct elf_symbols *s, size_t *cap, size_t *names_cap)
+/*
+ * Append the first `len` bytes of a string table to s->names (one read,
+ * charged), NUL-terminated. *base gets where it starts.
+ */
+static int read_strtab(struct elf_symbols *s, size_t *names_cap,
+		       const struct elf_source *src, const GElf_Shdr *str,
+		       uint64_t len, uint32_t *base)
 {
-	Elf_Data *data;
-	size_t count;
+	int err;
+
+	if (len > str->sh_size)
+		len = str->sh_size;
+	err = names_reserve(s, names_cap, len);
+	if (err)
+		return err;
+	err = elf_source_read(src, str->sh_offset, s->names + s->names_len,
+			      len);
+	if (err)
+		return err == -EIO ? -ENOEXEC : err;
+	s->names[s->names_len + len] = '\0';
+	*base = (uint32_t)s->names_len;
+	s->names_len += len + 1;
+	return 0;
+}
+
+/*
+ * One symbol table, streamed through a fixed buffer (never whole in
+ * memory: a sparse file can announce 256 MiB of it). Function symbols are
+ * kept with their name offset; the string table is read afterwards, only
+ * as far as the last name used, and each name is checked there.
+ */
+static int read_symtab(Elf *elf, const struct elf_source *src,
+		       const GElf_Shdr *sh, struct elf_symbols *s, size_t *cap,
+		       size_t *names_cap)
+{
+	Elf64_Sym *chunk;
+	GElf_Shdr str;
+	Elf_Scn *strscn;
+	uint64_t count, max_name = 0;
+	size_t first = s->n, out;
+	uint32_t base = 0;
+	int err = 0;
 
 	if (sh->sh_entsize != sizeof(Elf64_Sym) ||
-	    sh->sh_size > ELF_FILE_MAX_SYMTAB_BYTES)
+	    sh->sh_size > ELF_FILE_MAX_SYMTAB_BYTES ||
+	    sh->sh_offset > src->size ||
+	    sh->sh_size > src->size - sh->sh_offset)
 		return -ENOEXEC;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf)
+	strscn = elf_getscn(elf, sh->sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &str) ||
+	    str.sh_type != SHT_STRTAB || str.sh_offset > src->size ||
+	    str.sh_size > src->size - str.sh_offset)
 		return -ENOEXEC;
-	count = data->d_size / sizeof(Elf64_Sym);
-	for (size_t i = 1; i < count; i++) {
-		GElf_Sym sym;
-		const char *name;
-		size_t nlen;
-		int err;
+	chunk = malloc(ELF_GUARD_CHUNK);
+	if (!chunk)
+		return -ENOMEM;
+	count = sh->sh_size / sizeof(Elf64_Sym);
+	for (uint64_t i = 0; i < count && !err;) {
+		uint64_t k = count - i;
 
-		if (!gelf_getsym(data, (int)i, &sym)) {
-			s->skipped_symbols++;
-			continue;
+		if (k > ELF_GUARD_CHUNK / sizeof(Elf64_Sym))
+			k = ELF_GUARD_CHUNK / sizeof(Elf64_Sym);
+		err = elf_source_read(src, sh->sh_offset + i * sizeof(*chunk),
+				      chunk, k * sizeof(*chunk));
+		if (err) {
+			err = err == -EIO ? -ENOEXEC : err;
+			break;
 		}
-		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
-			continue;
-		/* elf_strptr checks the offset against the string section. */
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name) {
-			s->skipped_symbols++;
-			continue;
+		for (uint64_t j = 0; j < k; j++, i++) {
+			const Elf64_Sym *sym = &chunk[j];
+			unsigned type = ELF64_ST_TYPE(sym->st_info);
+
+			if (!i || (type != STT_FUNC && type != STT_GNU_IFUNC))
+				continue;
+			if (sym->st_shndx == SHN_UNDEF || !sym->st_value)
+				continue;
+			if (!sym->st_name || sym->st_name >= str.sh_size) {
+				s->skipped_symbols++;
+				continue;
+			}
+			err = add_sym_at(s, cap, sym->st_value, sym->st_size, 0,
+					 sym->st_name);
+			if (err)
+				break;
+			if (sym->st_name > max_name)
+				max_name = sym->st_name;
 		}
-		nlen = strnlen(name, ELF_FILE_MAX_NAME);
-		if (!nlen || nlen == ELF_FILE_MAX_NAME) {
-			s->skipped_symbols++;
-			continue;
-		}
-		err = add_sym(s, cap, names_cap, sym.st_value, sym.st_size, 0,
-			      name, nlen);
-		if (err)
-			return err;
 	}
+	free(chunk);
+	if (!err && s->n > first)
+		err = read_strtab(s, names_cap, src, &str,
+				  max_name + ELF_FILE_MAX_NAME, &base);
+	if (err) {
+		s->n = first;
+		return err;
+	}
+	/* Names must end inside the table, within ELF_FILE_MAX_NAME. */
+	out = first;
+	for (size_t i = first; i < s->n; i++) {
+		const char *name = s->names + base + s->syms[i].name;
+		size_t room = s->names_len - (base + s->syms[i].name);
+		size_t nlen = strnlen(name, room < ELF_FILE_MAX_NAME
+						    ? room
+						    : ELF_FILE_MAX_NAME);
+
+		/* The terminator read_strtab adds ends every table: a name
+		 * running into it was not terminated in the file. */
+		if (!nlen || nlen == ELF_FILE_MAX_NAME ||
+		    base + s->syms[i].name + nlen + 1 == s->names_len) {
+			s->skipped_symbols++;
+			continue;
+		}
+		s->syms[out] = s->syms[i];
+		s->syms[out++].name += base;
+	}
+	s->n = out;
 	return 0;
 }
 
 /*
  * Go functions from .gopclntab: a stripped Go binary has no .symtab, but
  * the runtime's own table names every function. Read after the symbol
- * tables; where both name an address, the two entries merge.
+ * tables; where both name an address, the two entries merge. libelf keeps
+ * the section until elf_end: charged as scratch.
  */
 static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
 			  uint64_t text_start, struct elf_symbols *s,
-			  size_t *cap, size_t *names_cap)
+			  size_t *cap, size_t *names_cap, uint64_t *scratch)
 {
 	struct go_pclntab t;
 	Elf_Data *data;
 
 	if (sh->sh_type != SHT_PROGBITS || sh->sh_size > GO_PCLNTAB_MAX_BYTES)
 		return -ENOEXEC;
+	if (!elf_symbols_charge(s, sh->sh_size))
+		return -E2BIG;
+	*scratch += sh->sh_size;
 	data = elf_getdata(scn, NULL);
 	if (!data || !data->d_buf ||
 	    go_pclntab_open(&t, data->d_buf, data->d_size, text_start))
@@ -180,8 +314,11 @@ static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
 			return err;
 	}
 	/* Kept for source lines; without it Go frames still have names. */
-	if (data->d_size <= ELF_FILE_MAX_GO_TAB) {
+	if (data->d_size <= ELF_FILE_MAX_GO_TAB &&
+	    elf_symbols_charge(s, data->d_size)) {
 		s->go_tab = malloc(data->d_size);
+		if (!s->go_tab)
+			elf_symbols_uncharge(s, data->d_size);
 		if (s->go_tab) {
 			memcpy(s->go_tab, data->d_buf, data->d_size);
 			s->go_tab_len = data->d_size;
@@ -219,7 +356,7 @@ static void read_debuglink(Elf_Scn *scn, const GElf_Shdr *sh,
 }
 
 /* Go's build id is text ("actionID/contentID"); keep it if printable. */
-static void go_build_id(const char *p, size_t n, char *out)
+static void go_build_id(const unsigned char *p, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
 		if (p[i] < 0x21 || p[i] > 0x7e)
@@ -228,39 +365,56 @@ static void go_build_id(const char *p, size_t n, char *out)
 	out[n] = '\0';
 }
 
-static void read_build_id(Elf *elf, size_t phnum, struct elf_symbols *s)
+/* Note header and padding, by hand: the notes are read even when the
+ * section table is hostile and libelf is not opened at all. */
+static void build_ids_from_notes(const unsigned char *d, size_t len,
+				 uint64_t align, struct elf_symbols *s)
 {
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		Elf_Data *d;
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
+	uint64_t off = 0, a = align == 8 ? 8 : 4;
 
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
-		    ph.p_filesz > (1u << 20))
-			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-					 ELF_T_NHDR);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) >
-		       0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) &&
-			    nh.n_descsz > 0 &&
-			    nh.n_descsz <= ELF_FILE_MAX_BUILD_ID) {
-				to_hex((unsigned char *)d->d_buf + desc_off,
-				       nh.n_descsz, s->build_id);
-			} else if (nh.n_type == 4 /* Go build id */ &&
-				   (nh.n_namesz == 3 || nh.n_namesz == 4) &&
-				   !memcmp((char *)d->d_buf + name_off, "Go",
-					   3) &&
-				   nh.n_descsz > 0 &&
-				   nh.n_descsz <= ELF_FILE_MAX_GO_BUILD_ID) {
-				go_build_id((const char *)d->d_buf + desc_off,
-					    nh.n_descsz, s->go_build_id);
-			}
+	while (off + 12 <= len) {
+		uint32_t hdr[3];
+		uint64_t name_off, desc_off;
+
+		memcpy(hdr, d + off, sizeof(hdr));
+		name_off = off + 12;
+		desc_off = name_off + (((uint64_t)hdr[0] + a - 1) & ~(a - 1));
+		if (desc_off > len || hdr[1] > len - desc_off)
+			return;
+		if (hdr[2] == NT_GNU_BUILD_ID && hdr[0] == 4 &&
+		    !memcmp(d + name_off, "GNU", 4) && hdr[1] > 0 &&
+		    hdr[1] <= ELF_FILE_MAX_BUILD_ID) {
+			to_hex(d + desc_off, hdr[1], s->build_id);
+		} else if (hdr[2] == 4 /* Go build id */ &&
+			   (hdr[0] == 3 || hdr[0] == 4) &&
+			   !memcmp(d + name_off, "Go", 3) && hdr[1] > 0 &&
+			   hdr[1] <= ELF_FILE_MAX_GO_BUILD_ID) {
+			go_build_id(d + desc_off, hdr[1], s->go_build_id);
 		}
+		off = desc_off + (((uint64_t)hdr[1] + a - 1) & ~(a - 1));
+	}
+}
+
+static void read_build_id(const struct elf_source *src,
+			  const struct elf_guard *g, struct elf_symbols *s)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < g->phnum; i++) {
+		const Elf64_Phdr *ph = &g->ph[i];
+		unsigned char *d;
+
+		if (ph->p_type != PT_NOTE || !ph->p_filesz ||
+		    ph->p_filesz > ELF_GUARD_MAX_NOTE_BYTES ||
+		    total + ph->p_filesz > ELF_GUARD_MAX_NOTES_TOTAL)
+			continue;
+		total += ph->p_filesz;
+		d = malloc(ph->p_filesz);
+		if (!d)
+			return;
+		if (!elf_source_read(src, ph->p_offset, d, ph->p_filesz))
+			build_ids_from_notes(d, ph->p_filesz, ph->p_align, s);
+		free(d);
 	}
 }
 
@@ -286,9 +440,11 @@ static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
 	return !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB;
 }
 
-static int load_elf(Elf *elf, struct elf_symbols *s)
+static int load_sections(Elf *elf, const struct elf_source *src,
+			 struct elf_symbols *s, uint64_t *scratch)
 {
-	size_t phnum, shstrndx, cap = 0, names_cap = 0, out = 0;
+	size_t shstrndx, cap = 0, names_cap = 0, out = 0;
+	bool have_symtab = false, have_dynsym = false;
 	uint64_t text_start = 0;
 	size_t before;
 	unsigned dwarf_seen = 0;
@@ -299,23 +455,7 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    gelf_getclass(elf) != ELFCLASS64)
 		return -ENOEXEC;
-	if (elf_getphdrnum(elf, &phnum) || phnum > 4096)
-		return -ENOEXEC;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			return -ENOEXEC;
-		if (ph.p_type != PT_LOAD || s->nloads >= ELF_FILE_MAX_LOADS)
-			continue;
-		s->loads[s->nloads].offset = ph.p_offset;
-		s->loads[s->nloads].vaddr = ph.p_vaddr;
-		s->loads[s->nloads].filesz = ph.p_filesz;
-		s->loads[s->nloads].flags = ph.p_flags;
-		s->nloads++;
-	}
-	read_build_id(elf, phnum, s);
-	s->skipped_symbols += tls_symbols_scan(elf, &s->tls);
+	s->skipped_symbols += tls_symbols_scan(elf, &s->tls, s->acct);
 
 	/* Section headers are optional for the loader, so a file whose
 	 * section table is broken still loads and runs: keep loads and
@@ -326,12 +466,13 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 	}
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
+	while ((scn = elf_nextscn(elf, scn)) && !s->over_budget) {
 		GElf_Shdr sh;
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh))
 			continue;
+		/* elf_guard bounded the section-name table (4 MiB). */
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (name && !strcmp(name, ".text"))
 			text_start = sh.sh_addr;
@@ -347,15 +488,30 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 			s->debugdata_off = sh.sh_offset;
 			s->debugdata_size = sh.sh_size;
 		}
-		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+		/* One of each, as the gABI says: a second one is the same
+		 * bytes announced again. */
+		if (sh.sh_type == SHT_SYMTAB) {
+			if (have_symtab) {
+				s->skipped_symbols++;
+				continue;
+			}
+			have_symtab = true;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			if (have_dynsym) {
+				s->skipped_symbols++;
+				continue;
+			}
+			have_dynsym = true;
+		} else {
 			continue;
+		}
 		before = s->n;
-		err = read_symtab(elf, scn, &sh, s, &cap, &names_cap);
+		err = read_symtab(elf, src, &sh, s, &cap, &names_cap);
 		if (sh.sh_type == SHT_SYMTAB && s->n > before)
 			s->has_symtab = true;
 		if (err == -ENOMEM)
 			return err;
-		if (err)
+		if (err && !s->over_budget)
 			s->skipped_symbols++;
 	}
 	s->has_dwarf = dwarf_seen == 3;
@@ -366,17 +522,22 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		if (err == -ENOMEM)
 			return err;
 	}
-	if (gopclntab) {
+	if (gopclntab && !s->over_budget) {
 		GElf_Shdr sh;
 
 		err = gelf_getshdr(gopclntab, &sh)
 			      ? read_gopclntab(gopclntab, &sh, text_start, s,
-					       &cap, &names_cap)
+					       &cap, &names_cap, scratch)
 			      : -ENOEXEC;
 		if (err == -ENOMEM)
 			return err;
-		if (err)
+		if (err && !s->over_budget)
 			s->skipped_symbols++;
+	}
+	if (s->over_budget) {
+		elf_symbols_drop(s);
+		*scratch = 0; /* dropped with the rest */
+		return 0;
 	}
 	if (!s->n)
 		return 0;
@@ -392,45 +553,110 @@ static int load_elf(Elf *elf, struct elf_symbols *s)
 		s->syms[out++] = s->syms[i];
 	}
 	s->n = out;
+	if (cap > out) {
+		struct elf_sym *nv = realloc(s->syms, out * sizeof(*nv));
+
+		if (nv) {
+			s->syms = nv;
+			elf_symbols_uncharge(s, (cap - out) * sizeof(*nv));
+		}
+	}
 	return 0;
 }
 
-static int load_common(Elf *elf, struct elf_symbols *out)
+static int load_source(const struct elf_source *src, struct elf_symbols *s)
+{
+	struct elf_guard g;
+	uint64_t scratch = 0;
+	Elf *elf;
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	err = elf_guard_check(src, &g);
+	if (err < 0)
+		return err;
+	for (size_t i = 0; i < g.phnum; i++) {
+		const Elf64_Phdr *ph = &g.ph[i];
+
+		if (ph->p_type != PT_LOAD || s->nloads >= ELF_FILE_MAX_LOADS)
+			continue;
+		s->loads[s->nloads].offset = ph->p_offset;
+		s->loads[s->nloads].vaddr = ph->p_vaddr;
+		s->loads[s->nloads].filesz = ph->p_filesz;
+		s->loads[s->nloads].flags = ph->p_flags;
+		s->nloads++;
+	}
+	read_build_id(src, &g, s);
+	elf_guard_free(&g);
+	/* The section table would make libelf allocate what the file does
+	 * not contain: segments only (the file counts as malformed). */
+	if (err == ELF_GUARD_SECTIONS_HOSTILE) {
+		s->skipped_symbols++;
+		return 0;
+	}
+	/* ELF_C_READ: pread into private buffers, no mmap. elf_memory takes
+	 * a non-const pointer but does not write with ELF_C_READ. */
+	elf = src->mem ? elf_memory((char *)(uintptr_t)src->mem, src->size)
+		       : elf_begin(src->fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	err = load_sections(elf, src, s, &scratch);
+	elf_end(elf);
+	elf_symbols_uncharge(s, scratch);
+	return err;
+}
+
+static int load_common(const struct elf_source *src, struct elf_symbols *out,
+		       struct mem_account *acct)
 {
 	int err;
 
-	if (!elf)
-		return -ENOEXEC;
-	err = load_elf(elf, out);
-	elf_end(elf);
+	memset(out, 0, sizeof(*out));
+	out->acct = acct;
+	err = load_source(src, out);
 	if (err)
 		elf_symbols_free(out);
 	return err;
 }
 
-int elf_symbols_load_fd(int fd, struct elf_symbols *out)
+int elf_symbols_load_fd(int fd, struct elf_symbols *out,
+			struct mem_account *acct)
 {
-	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	return load_common(elf_begin(fd, ELF_C_READ, NULL), out);
+	struct elf_source src;
+	int err = elf_source_from_fd(fd, &src);
+
+	if (err) {
+		memset(out, 0, sizeof(*out));
+		return err;
+	}
+	return load_common(&src, out, acct);
 }
 
-int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out)
+int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out,
+			 struct mem_account *acct)
 {
-	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	/* elf_memory takes a non-const pointer but does not write with
-	 * ELF_C_READ_MMAP semantics; we pass a private copy anyway. */
-	return load_common(elf_memory((char *)buf, len), out);
+	struct elf_source src;
+
+	elf_source_from_mem(buf, len, &src);
+	return load_common(&src, out, acct);
 }
 
-void elf_symbols_free(struct elf_symbols *s)
+void elf_symbols_drop(struct elf_symbols *s)
 {
 	free(s->syms);
 	free(s->names);
 	free(s->go_tab);
+	s->syms = NULL;
+	s->names = NULL;
+	s->go_tab = NULL;
+	s->n = s->names_len = s->go_tab_len = 0;
+	elf_symbols_uncharge(s, s->charged);
+}
+
+void elf_symbols_free(struct elf_symbols *s)
+{
+	elf_symbols_drop(s);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -499,8 +725,7 @@ const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 
 size_t elf_symbols_memory(const struct elf_symbols *s)
 {
-	return sizeof(*s) + s->n * sizeof(struct elf_sym) + s->names_len +
-	       s->go_tab_len;
+	return sizeof(*s) + s->charged;
 }
 
 static int pread_full(int fd, void *buf, size_t len, off_t off)
@@ -572,6 +797,10 @@ int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 	if (src->n > ELF_FILE_MAX_SYMBOLS - dst->n ||
 	    dst->names_len + src->names_len > UINT32_MAX)
 		return -E2BIG;
+	/* What dst grows by is charged to dst's account first (src, read
+	 * with the same account, is released by its owner). */
+	if (!elf_symbols_charge(dst, src->n * sizeof(*syms) + src->names_len))
+		return -E2BIG;
 	syms = realloc(dst->syms, (dst->n + src->n) * sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
@@ -584,10 +813,11 @@ int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 	for (size_t i = 0; i < src->n; i++) {
 		syms[n + i] = src->syms[i];
 		syms[n + i].name += (uint32_t)dst->names_len;
+		syms[n + i].seq = (uint32_t)(n + i); /* after dst's on ties */
 	}
 	dst->names_len += src->names_len;
 	n += src->n;
-	/* dst's names sort first on ties (lower offsets): they win. */
+	/* dst's symbols sort first on ties (lower seq): they win. */
 	qsort(syms, n, sizeof(*syms), cmp_sym);
 	for (size_t i = 0; i < n; i++) {
 		if (out && syms[out - 1].addr == syms[i].addr) {

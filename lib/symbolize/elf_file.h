@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "context/tls_symbols.h"
+#include "util/mem_budget.h"
 
 #define ELF_FILE_MAX_SYMBOLS	  4000000u
 #define ELF_FILE_MAX_SYMTAB_BYTES (256u << 20)
@@ -25,11 +26,20 @@
 struct elf_sym {
 	uint64_t addr;
 	uint64_t size;
-	uint32_t name;	/* offset into elf_symbols.names */
-	uint32_t flags; /* ELF_SYM_* */
+	uint32_t name;	    /* offset into elf_symbols.names */
+	uint32_t flags : 8; /* ELF_SYM_* */
+	uint32_t seq : 24;  /* read order: ties in sorting (< 2^24 =
+			       ELF_FILE_MAX_SYMBOLS * 4) */
 };
 
 #define ELF_SYM_GO 1u /* a Go function (listed in .gopclntab) */
+
+/*
+ * Memory: a symbol costs its 24-byte entry; its name is an offset into the
+ * file's own string table, read once (up to the last name used), so a
+ * million symbols sharing one long name cost the name once. Everything is
+ * charged to the file's budget account before it is allocated.
+ */
 
 struct elf_load {
 	uint64_t offset, vaddr, filesz;
@@ -39,8 +49,11 @@ struct elf_load {
 struct elf_symbols {
 	struct elf_sym *syms; /* sorted by addr, unique addr */
 	size_t n;
-	char *names;
+	char *names; /* the string tables used, each NUL-terminated */
 	size_t names_len;
+	struct mem_account *acct; /* charged for everything above; NULL:
+				     unlimited */
+	uint64_t charged;	  /* bytes charged by this struct */
 	struct elf_load loads[ELF_FILE_MAX_LOADS];
 	size_t nloads;
 	char build_id[2 * ELF_FILE_MAX_BUILD_ID + 1]; /* hex, "" if none */
@@ -49,6 +62,7 @@ struct elf_symbols {
 	unsigned skipped_symbols; /* malformed entries ignored (symbols,
 				     symbol tables, a broken section
 				     table, TLS symbols) */
+	bool over_budget;	  /* symbols dropped: the budget was hit */
 	struct tls_symbols tls;	  /* trace-correlation symbols */
 	/* Where more symbols may be (debug_info.c): */
 	bool has_symtab; /* a .symtab with functions was read */
@@ -68,11 +82,21 @@ struct elf_symbols {
  * Read symbols, loads and build id from an ELF file descriptor (read with
  * pread, never mmap: a hostile process can truncate a mapped file and turn
  * an mmap read into SIGBUS). Returns 0, or -ENOEXEC for a malformed/non-ELF
- * file, or another negative errno.
+ * file, or another negative errno. Memory kept and scratch are charged to
+ * acct (NULL: unlimited); over budget, the symbols are dropped (loads and
+ * build id stay) and over_budget is set.
  */
-int elf_symbols_load_fd(int fd, struct elf_symbols *out);
+int elf_symbols_load_fd(int fd, struct elf_symbols *out,
+			struct mem_account *acct);
 /* Same from a memory image (the vDSO). */
-int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out);
+int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out,
+			 struct mem_account *acct);
+/* Charge n more bytes kept with s (released by elf_symbols_free). false:
+ * over budget, do not allocate. */
+bool elf_symbols_charge(struct elf_symbols *s, uint64_t n);
+void elf_symbols_uncharge(struct elf_symbols *s, uint64_t n);
+/* Free the symbols, keep loads and build id (eviction). */
+void elf_symbols_drop(struct elf_symbols *s);
 void elf_symbols_free(struct elf_symbols *s);
 
 /* File offset -> ELF virtual address through the PT_LOAD segments. Returns

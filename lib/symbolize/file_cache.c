@@ -19,10 +19,26 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The clock samples carry (ktime_boot_ns), for last_used_ns. */
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 void file_cache_init(struct file_cache *c)
 {
 	memset(c, 0, sizeof(*c));
 	idxmap_init(&c->index);
+	mem_budget_init(&c->budget, 0, 0);
+}
+
+void file_cache_set_budget(struct file_cache *c, uint64_t total,
+			   uint64_t per_file)
+{
+	mem_budget_init(&c->budget, total, per_file);
 }
 
 static void file_destroy(struct file_cache *c, struct elf_file *f)
@@ -33,6 +49,7 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 	elf_symbols_free(&f->sym);
 	symbol_names_free(&f->names);
 	dwarf_lines_close(f->dwarf);
+	mem_account_release(&f->acct);
 	free(f->path);
 	free(f);
 }
@@ -92,7 +109,8 @@ static int add_slot(struct file_cache *c, struct elf_file *f)
 	return 0;
 }
 
-static struct elf_file *new_file(const struct file_id *id, const char *path)
+static struct elf_file *new_file(struct file_cache *c, const struct file_id *id,
+				 const char *path)
 {
 	struct elf_file *f = calloc(1, sizeof(*f));
 	const char *slash;
@@ -101,6 +119,8 @@ static struct elf_file *new_file(const struct file_id *id, const char *path)
 		return NULL;
 	f->id = *id;
 	f->refcnt = 1;
+	mem_account_init(&f->acct, &c->budget);
+	f->last_used_ns = boot_ns();
 	symbol_names_init(&f->names);
 	f->path = strdup(path && *path ? path : "[unknown]");
 	if (!f->path) {
@@ -110,6 +130,51 @@ static struct elf_file *new_file(const struct file_id *id, const char *path)
 	slash = strrchr(f->path, '/');
 	f->basename = slash ? slash + 1 : f->path;
 	return f;
+}
+
+static void file_evict(struct file_cache *c, struct elf_file *f);
+
+/*
+ * Before a load: free the least recently sampled files until one more
+ * file could take its whole per-file budget. An idle file (no process
+ * maps it) goes whole; a mapped one keeps its entry, loads and build id
+ * and loses its symbols (its frames keep their addresses). O(files) per
+ * victim: only runs when the budget is full.
+ */
+static void make_room(struct file_cache *c)
+{
+	if (mem_budget_used(&c->budget) + c->budget.file_limit >
+		    c->budget.limit &&
+	    c->touch_in_use)
+		c->touch_in_use(c->touch_ctx);
+	while (mem_budget_used(&c->budget) + c->budget.file_limit >
+	       c->budget.limit) {
+		struct elf_file *victim = NULL;
+
+		for (uint32_t i = 0; i < c->nslots; i++) {
+			struct elf_file *f = c->files[i];
+
+			if (!f || !atomic_load(&f->acct.bytes) ||
+			    (f->evicted && f->refcnt))
+				continue;
+			if (!victim || f->last_used_ns < victim->last_used_ns)
+				victim = f;
+		}
+		if (!victim)
+			return;
+		c->evictions++;
+		if (!victim->refcnt) {
+			file_evict(c, victim);
+			continue;
+		}
+		c->memory -= elf_symbols_memory(&victim->sym);
+		elf_symbols_drop(&victim->sym);
+		/* Its demangled names are keyed by symbol index. */
+		symbol_names_free(&victim->names);
+		symbol_names_init(&victim->names);
+		c->memory += elf_symbols_memory(&victim->sym);
+		victim->evicted = true;
+	}
 }
 
 struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
@@ -143,12 +208,13 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 		f->idle_since_ns = 0;
 		return f;
 	}
-	f = new_file(&id, path);
+	f = new_file(c, &id, path);
 	if (!f) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	f->load_err = elf_symbols_load_fd(fd, &f->sym);
+	make_room(c);
+	f->load_err = elf_symbols_load_fd(fd, &f->sym, &f->acct);
 	if (f->load_err == -ENOMEM) {
 		file_destroy(NULL, f);
 		*err = -ENOMEM;
@@ -164,6 +230,8 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 		c->malformed++;
 	else
 		c->loaded++;
+	if (f->sym.over_budget)
+		c->over_budget++;
 	if (elf_htlhash_fd(fd, f->htlhash))
 		f->htlhash[0] = '\0';
 	if (add_slot(c, f)) {
@@ -214,14 +282,15 @@ struct elf_file *file_cache_get_vdso(struct file_cache *c)
 		f->idle_since_ns = 0;
 		return f;
 	}
-	f = new_file(&id, "[vdso]");
+	f = new_file(c, &id, "[vdso]");
 	if (!f)
 		return NULL;
 	size = base ? own_vdso_size(base) : 0;
 	copy = size ? malloc(size) : NULL;
 	if (copy) {
 		memcpy(copy, (const void *)(uintptr_t)base, size);
-		f->load_err = elf_symbols_load_mem(copy, size, &f->sym);
+		f->load_err =
+			elf_symbols_load_mem(copy, size, &f->sym, &f->acct);
 	} else {
 		f->load_err = -ENOENT;
 	}

@@ -16,6 +16,7 @@
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
 #include "util/idxmap.h"
+#include "util/mem_budget.h"
 
 struct file_id {
 	uint64_t dev, ino, size, mtime_ns;
@@ -30,6 +31,10 @@ struct elf_file {
 	struct elf_symbols sym;
 	struct symbol_names names; /* demangled, filled as frames need them */
 	struct dwarf_lines *dwarf; /* source lines, NULL if no DWARF */
+	struct mem_account acct;   /* what this file's data costs */
+	uint64_t last_used_ns;	   /* last sample that looked it up
+				      (CLOCK_BOOTTIME): eviction order */
+	bool evicted;		   /* symbols dropped for the global budget */
 	char htlhash[33];	   /* "" if unknown */
 	char *path;		   /* path as first seen in /proc/PID/maps */
 	const char *basename;	   /* into path */
@@ -58,10 +63,29 @@ struct file_cache {
 	struct idxmap index;
 	uint64_t loaded, malformed;
 	uint64_t memory;
+	struct mem_budget budget; /* symbols, strings, unwind scratch */
+	uint64_t evictions;	  /* files whose symbols were dropped (or
+				     idle files freed) to make room */
+	uint64_t over_budget;	  /* files whose own data exceeded the
+				     per-file budget: symbols dropped */
 	struct file_cache_hooks hooks;
+	/* Called before choosing files to evict: the owner stamps
+	 * last_used_ns of files its recently active processes map (a hot
+	 * stack is symbolized once per window, from the stack cache after
+	 * that, so per-lookup stamps alone would make it look cold). */
+	void (*touch_in_use)(void *ctx);
+	void *touch_ctx;
 };
 
 void file_cache_init(struct file_cache *c);
+/* Budget for data derived from files (0: default). Before any load. */
+void file_cache_set_budget(struct file_cache *c, uint64_t total,
+			   uint64_t per_file);
+/* A sample used f now: it is evicted after files used less recently. */
+static inline void file_cache_touch(struct elf_file *f, uint64_t now_ns)
+{
+	f->last_used_ns = now_ns;
+}
 void file_cache_free(struct file_cache *c);
 /*
  * Find or load the file open as fd (mapped at `path` by some process).

@@ -271,6 +271,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 	file = process_mapping_file(s->procs, p, m);
 	if (!file)
 		return pb_location(b, &f);
+	file_cache_touch(file, now_ns);
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
 	f.build_id_go = file->sym.go_build_id;

@@ -16,6 +16,7 @@
 
 #include "symbolize/go_pclntab.h"
 #include "unwind/unwind_internal.h"
+#include "symbolize/elf_guard.h"
 
 /*
  * Work libdw may do per file, in plain opcode bytes as priced by cfi_fde.c
@@ -765,6 +766,28 @@ static void table_init(struct unwind_table *out, struct unwind_table_stats *st)
 	elf_version(EV_CURRENT);
 }
 
+/* libelf allocates per announced section: refuse a section table that
+ * does not hold up before it sees the file (no section table is no CFI). */
+static int guard(int fd, const void *buf, size_t len)
+{
+	struct elf_source src;
+	struct elf_guard g;
+	int err;
+
+	if (fd >= 0) {
+		err = elf_source_from_fd(fd, &src);
+		if (err)
+			return err;
+	} else {
+		elf_source_from_mem(buf, len, &src);
+	}
+	err = elf_guard_check(&src, &g);
+	if (err < 0)
+		return err;
+	elf_guard_free(&g);
+	return err == ELF_GUARD_SECTIONS_HOSTILE ? -ENOEXEC : 0;
+}
+
 int unwind_table_build_fd(int fd, struct unwind_table *out,
 			  struct unwind_table_stats *st)
 {
@@ -782,6 +805,9 @@ int unwind_table_build_fd(int fd, struct unwind_table *out,
 		return -ENOEXEC;
 	if ((uint64_t)sb.st_size > UNWIND_MAX_FILE_SIZE)
 		return -EFBIG;
+	err = guard(fd, NULL, 0);
+	if (err)
+		return err;
 	/* ELF_C_READ: pread into private buffers, no mmap, so a file
 	 * truncated under us gives a read error rather than SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -807,6 +833,9 @@ int unwind_table_build_mem(const void *buf, size_t len,
 		return -EINVAL;
 	if (len > UNWIND_MAX_FILE_SIZE)
 		return -EFBIG;
+	err = guard(-1, buf, len);
+	if (err)
+		return err;
 	/* libelf takes char * but only reads a little-endian native image,
 	 * which scan_elf() insists on before any section is touched. */
 	elf = elf_memory((char *)(uintptr_t)buf, len);

@@ -13,6 +13,7 @@
  *
  * Usage: abi_soak [--duration S] [--frequency HZ] [--ringbuf-kb N]
  *                 [--pid PID] [--poll-ms MS] [--out-dir DIR] [--dump-procs 1]
+ *                 [--symbol-budget-mb N] [--file-budget-mb N]
  * --out-dir writes every poll's payload to DIR/poll-NNNNN.otlp;
  * --dump-procs lists the pids in unwind_procs in every line.
  * Lines: {"event":"started",...} {"event":"poll",...} {"event":"final",...}
@@ -75,7 +76,8 @@ static long count_dir(const char *path)
 	return strcmp(path, "/proc/self/fd") ? n : n - 1;
 }
 
-static long rss_kb(void)
+/* A line of /proc/self/status in kB: "VmRSS: %ld kB" or VmHWM (peak). */
+static long status_kb(const char *fmt)
 {
 	char line[256];
 	long kb = -1;
@@ -84,10 +86,15 @@ static long rss_kb(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+		if (sscanf(line, fmt, &kb) == 1)
 			break;
 	fclose(f);
 	return kb;
+}
+
+static long rss_kb(void)
+{
+	return status_kb("VmRSS: %ld kB");
 }
 
 #define MAX_ROW_SIZES 64
@@ -266,7 +273,13 @@ static long long bpf_counter(int id, uint32_t which)
 	X(maps_notify_held)                                                    \
 	X(rescans_asked)                                                       \
 	X(rescans_held)                                                        \
-	X(drain_max_hold_ns)
+	X(drain_max_hold_ns)                                                   \
+	X(files_refused)                                                       \
+	X(files_over_budget)                                                   \
+	X(budget_evictions)                                                    \
+	X(budget_used_bytes)                                                   \
+	X(cpus_onlined)                                                        \
+	X(ctx_attrs_denied)
 
 static void print_stats(struct otelprof *p)
 {
@@ -286,9 +299,10 @@ static void print_process(void)
 	struct bpf_objs o;
 
 	scan_bpf(&o);
-	printf(",\"rss_kb\":%ld,\"fds\":%ld,\"threads\":%ld,\"bpf_maps\":%ld,"
+	printf(",\"rss_kb\":%ld,\"hwm_kb\":%ld,\"fds\":%ld,\"threads\":%ld,"
+	       "\"bpf_maps\":%ld,"
 	       "\"bpf_progs\":%ld,\"bpf_links\":%ld,\"bpf_procs\":%ld",
-	       rss_kb(), count_dir("/proc/self/fd"),
+	       rss_kb(), status_kb("VmHWM: %ld kB"), count_dir("/proc/self/fd"),
 	       count_dir("/proc/self/task"), o.maps, o.progs, o.links,
 	       map_entries(o.procs_id, false));
 	printf(",\"rows_maps\":{");
@@ -369,6 +383,10 @@ int main(int argc, char **argv)
 			dir = v;
 		else if (!strcmp(k, "--dump-procs"))
 			dump_procs = atoi(v);
+		else if (!strcmp(k, "--symbol-budget-mb"))
+			o.symbol_budget_mb = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--file-budget-mb"))
+			o.file_budget_mb = (uint32_t)atoi(v);
 		else {
 			fprintf(stderr, "abi_soak: unknown option %s\n", k);
 			return 2;

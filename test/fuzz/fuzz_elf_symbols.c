@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!copy)
 		return 0;
 	memcpy(copy, data, size);
-	if (!elf_symbols_load_mem(copy, size, &s)) {
+	if (!elf_symbols_load_mem(copy, size, &s, NULL)) {
 		for (size_t i = 0; i < s.n; i++) {
 			const struct elf_sym *sym =
 				elf_symbols_lookup(&s, s.syms[i].addr);

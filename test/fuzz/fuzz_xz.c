@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (len > DEBUG_INFO_MAX_XZ_OUT)
 			__builtin_trap();
-		if (!elf_symbols_load_mem(out, len, &s))
+		if (!elf_symbols_load_mem(out, len, &s, NULL))
 			elf_symbols_free(&s);
 		free(out);
 	}

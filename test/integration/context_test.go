@@ -1363,3 +1363,49 @@ func TestProcessContextLateAndUpdate(t *testing.T) {
 			log: recB.Stderr, note: " [second recording, process context updated during it]"})
 	})
 }
+
+// A process in no container publishes container.id, k8s.pod.name,
+// host.name, process.executable.name and thread.name in its process
+// context (k8sattributes associates pods by container.id: it would pass
+// for another pod). What the profiler derives itself wins, and identity
+// it cannot prove is dropped: none of the claims reach the resource, the
+// legitimate service attributes do.
+func TestProcessContextCannotSpoofIdentity(t *testing.T) {
+	requireRoot(t)
+	w := startWaiting(t, ctxCase{bin: "ctx_dlopen"}, 1, "--proc-ctx", "memfd", "--proc-ctx-spoof")
+	pc := w.one(t, "process_context")
+	if pc.Resource["k8s.pod.name"] != "someone-elses-pod" {
+		t.Fatalf("the workload did not publish the spoofed keys: %v", pc.Resource)
+	}
+	rec := record(t, ctxSeconds, ctxHz, "--pid", itoa(w.pid))
+	w.stop(t)
+	procs := processesFor(decodeFile(t, rec.Path), w.pid)
+	if len(procs) == 0 {
+		t.Fatalf("no samples for pid %d\n%s", w.pid, rec.Stderr)
+	}
+	withService := 0
+	for _, p := range procs {
+		for _, k := range []string{"container.id", "k8s.pod.name", "thread.name"} {
+			if v, ok := p.Attrs[k]; ok {
+				t.Errorf("resource carries the published %s = %v", k, v)
+			}
+		}
+		if v := p.Attrs["host.name"]; v == "not-this-host" {
+			t.Errorf("resource carries the published host.name")
+		}
+		if v := p.Attrs["process.executable.name"]; v != "ctx_dlopen" {
+			t.Errorf("process.executable.name = %v, want ctx_dlopen", v)
+		}
+		if p.Attrs["service.name"] == "otelprof-ctx-test" {
+			withService++
+		}
+		for _, s := range p.Samples {
+			if s.ThreadName == "not-my-thread" {
+				t.Fatalf("a sample carries the published thread.name")
+			}
+		}
+	}
+	if withService == 0 {
+		t.Errorf("the legitimate service.name never reached a resource")
+	}
+}

@@ -65,7 +65,7 @@ static void names_match_symtab(void **state)
 	fd = open(stripped, O_RDONLY);
 	if (fd < 0)
 		fail_msg("%s missing (make workloads builds it)", stripped);
-	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s, NULL), 0);
 	close(fd);
 	assert_true(s.n > 1000);
 	assert_true(s.go_build_id[0] != '\0');

@@ -53,7 +53,7 @@ static void check_function(const struct proc_maps *maps, uint64_t pc,
 	memset(&f, 0, sizeof(f));
 	fd = open(m->path, O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(elf_symbols_load_fd(fd, &f.sym), 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &f.sym, NULL), 0);
 	close(fd);
 	assert_true(process_mapping_vaddr(m, &f, &vaddr));
 	assert_true(process_mapping_bias(m, &f, &bias));

@@ -112,7 +112,7 @@ static void elf_symbols_of_self(void **state)
 	assert_non_null(m);
 	fd = open(m->path, O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s, NULL), 0);
 	close(fd);
 	assert_true(elf_symbols_vaddr(&s, pc - m->start + m->offset, &vaddr));
 	sym = elf_symbols_lookup(&s, vaddr);
@@ -132,7 +132,7 @@ static void elf_symbols_of_libc(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s, NULL), 0);
 	close(fd);
 	assert_true(s.n > 1000);
 	for (size_t i = 0; i < s.n; i++)
@@ -175,14 +175,14 @@ static void elf_hostile_inputs(void **state)
 	(void)state;
 	/* Empty, text, random bytes. */
 	fd = tmpfile_with("", 0, path);
-	assert_int_equal(elf_symbols_load_fd(fd, &s), -ENOEXEC);
+	assert_int_equal(elf_symbols_load_fd(fd, &s, NULL), -ENOEXEC);
 	close(fd);
 	unlink(path);
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (char)(i * 7919 + 13);
 	memcpy(junk, "\177ELF\2\1\1", 7);
 	fd = tmpfile_with(junk, sizeof(junk), path);
-	assert_true(elf_symbols_load_fd(fd, &s) <= 0);
+	assert_true(elf_symbols_load_fd(fd, &s, NULL) <= 0);
 	elf_symbols_free(&s);
 	close(fd);
 	unlink(path);
@@ -198,7 +198,7 @@ static void elf_hostile_inputs(void **state)
 	for (int cut = 1; cut < 16; cut++) {
 		fd = tmpfile_with(img, (size_t)size * (size_t)cut / 16, path);
 		assert_true(fd >= 0);
-		if (!elf_symbols_load_fd(fd, &s))
+		if (!elf_symbols_load_fd(fd, &s, NULL))
 			elf_symbols_free(&s);
 		close(fd);
 		unlink(path);
@@ -217,7 +217,7 @@ static void elf_hostile_inputs(void **state)
 			copy[at] = (char)rand();
 		}
 		fd = tmpfile_with(copy, (size_t)size, path);
-		if (!elf_symbols_load_fd(fd, &s))
+		if (!elf_symbols_load_fd(fd, &s, NULL))
 			elf_symbols_free(&s);
 		close(fd);
 		unlink(path);
@@ -348,7 +348,7 @@ static void plt_stubs_named(void **state)
 
 	(void)state;
 	assert_true(fd >= 0);
-	assert_int_equal(elf_symbols_load_fd(fd, &s), 0);
+	assert_int_equal(elf_symbols_load_fd(fd, &s, NULL), 0);
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	assert_non_null(elf);

@@ -20,7 +20,7 @@ HMODES_all := symtab-wild,ehframe-hostile,ehframehdr-garbage,notes-wild,dynsym-s
 HOSTILE_OUT := $(H)/libhot.so $(H)/dlrun $(H)/elfcorrupt \
   $(patsubst %,$(H)/libhot-%.so,$(HOSTILE_MODES)) \
   $(H)/storm $(H)/storm_a $(H)/storm_b $(H)/storm_s $(H)/libstorm.so \
-  $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b
+  $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b $(H)/elfbomb $(H)/mapspin
 EXTRA_WORKLOADS += $(HOSTILE_OUT)
 
 $(H):
@@ -49,3 +49,10 @@ $(H)/pidreuse: $(HW)/pidreuse.c $(W)/hostile.mk | $(H)
 	$(WCC) $(NOFP) -o $@ $<
 $(H)/reuse_%: $(HW)/reuse_child.c $(W)/hostile.mk | $(H)
 	$(WCC) $(NOFP) -DREUSE_NAME=$* -o $@ $<
+
+# Memory bombs (elfbomb: written by the test into a temporary directory,
+# they are sparse) and a process that maps them executable (mapspin).
+$(H)/elfbomb: $(HW)/elfbomb.c $(W)/hostile.mk | $(H)
+	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+$(H)/mapspin: $(HW)/mapspin.c $(W)/hostile.mk | $(H)
+	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<

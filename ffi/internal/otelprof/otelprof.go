@@ -34,21 +34,24 @@ const (
 	MaxFrequency      = 10000
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
-	expectedOptsSize  = 40
-	expectedStatsSize = 8 + 34*8 // sz + 34 counters (include/otelprofiler.h)
+	expectedOptsSize  = 48
+	expectedStatsSize = 8 + 55*8 // sz + 55 counters (include/otelprofiler.h)
 )
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
-// host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36.
+// host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36,
+// symbol_budget_mb @40, file_budget_mb @44.
 type cOpts struct {
-	sz          uintptr
-	frequencyHz uint32
-	pid         int32
-	hostName    *byte
-	ringbufKB   uint32
-	flags       uint32
-	maxFrames   uint32
-	reserved0   uint32
+	sz             uintptr
+	frequencyHz    uint32
+	pid            int32
+	hostName       *byte
+	ringbufKB      uint32
+	flags          uint32
+	maxFrames      uint32
+	reserved0      uint32
+	symbolBudgetMB uint32
+	fileBudgetMB   uint32
 }
 
 // Stats mirrors struct otelprof_stats after its sz field.
@@ -89,6 +92,30 @@ type Stats struct {
 	CtxAttrsDropped  uint64
 	PidReuses        uint64
 	TaskEventsLost   uint64
+	// address-space changes learnt from the samples
+	MapsChangedEvents uint64
+	MapsNotifyHeld    uint64
+	RescansAsked      uint64
+	RescansHeld       uint64
+	CtxFoundByProbe   uint64
+	DrainMaxHoldNs    uint64
+	// language runtimes
+	InterpProcesses       uint64
+	InterpDebugOffsets    uint64
+	InterpUnknownVersions uint64
+	InterpSamples         uint64
+	InterpFrameErrors     uint64
+	InterpCodeErrors      uint64
+	JitFrames             uint64
+	JitBadEntries         uint64
+	JitFilesRefused       uint64
+	// hostile input
+	FilesRefused    uint64
+	FilesOverBudget uint64
+	BudgetEvictions uint64
+	BudgetUsedBytes uint64
+	CPUsOnlined     uint64
+	CtxAttrsDenied  uint64
 }
 
 type cStats struct {
@@ -102,6 +129,7 @@ var (
 	_ = [1]struct{}{}[unsafe.Sizeof(cStats{})-expectedStatsSize]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.hostName)-16]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.maxFrames)-32]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.symbolBudgetMB)-40]
 )
 
 // Options are the start options; zero values mean "library default".
@@ -112,6 +140,9 @@ type Options struct {
 	RingbufKB   uint32
 	Flags       uint32
 	MaxFrames   uint32
+	// Memory for data derived from mapped files, MiB (0: library default).
+	SymbolBudgetMB uint32
+	FileBudgetMB   uint32
 }
 
 // Library is a loaded libotelprofiler.
@@ -283,6 +314,9 @@ func (l *Library) Start(o Options) (*Profiler, error) {
 		ringbufKB:   o.RingbufKB,
 		flags:       o.Flags,
 		maxFrames:   o.MaxFrames,
+
+		symbolBudgetMB: o.SymbolBudgetMB,
+		fileBudgetMB:   o.FileBudgetMB,
 	}
 	var host []byte
 	if o.HostName != "" {

@@ -15,7 +15,7 @@
  *              [--proc-ctx memfd|anon|anon_shmem|none]
  *              [--proc-ctx-delay-ms N] [--proc-ctx-update-ms N]
  *              [--proc-ctx-on-signal] [--dlopen-on-signal]
- *              [--proc-ctx-no-prctl]
+ *              [--proc-ctx-no-prctl] [--proc-ctx-spoof]
  * --proc-ctx-no-prctl: publish without the prctl naming call (a memfd
  * publication is then known by its memfd name alone).
  * --proc-ctx-on-signal: publish the process context on the first SIGUSR1,
@@ -91,6 +91,8 @@ static atomic_int usr1_count, usr2_count;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile uint64_t sink;
 static int elastic_mode;
+/* --proc-ctx-spoof: also claim identity the profiler derives itself. */
+static int pc_spoof;
 
 /* ---- output ---- */
 static uint64_t now_ns(clockid_t clk)
@@ -501,9 +503,16 @@ static void publish_process_context(struct proc_ctx *pc, int update)
 		{"service.instance.id", instance},
 		{"deployment.environment.name", "integration"},
 		{"telemetry.sdk.language", "cpp"},
+		/* only with --proc-ctx-spoof (kept out of n otherwise) */
+		{"container.id", "0123456789abcdef0123456789abcdef0123456789"
+				 "abcdef0123456789abcdef"},
+		{"k8s.pod.name", "someone-elses-pod"},
+		{"host.name", "not-this-host"},
+		{"process.executable.name", "not-me"},
+		{"thread.name", "not-my-thread"},
 	};
 	char json[1024] = "{";
-	int n = (int)(sizeof(res) / sizeof(res[0])), e;
+	int n = (int)(sizeof(res) / sizeof(res[0])) - (pc_spoof ? 0 : 5), e;
 
 	snprintf(instance, sizeof(instance), "00000000-0000-4000-8000-%012x",
 		 (unsigned)getpid());
@@ -578,7 +587,7 @@ static void usage(void)
 			"[--proc-ctx memfd|anon|anon_shmem|none] "
 			"[--proc-ctx-delay-ms N] [--proc-ctx-update-ms N] "
 			"[--proc-ctx-on-signal] [--dlopen-on-signal] "
-			"[--proc-ctx-no-prctl]\n");
+			"[--proc-ctx-no-prctl] [--proc-ctx-spoof]\n");
 	exit(2);
 }
 
@@ -610,6 +619,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(o, "--proc-ctx-no-prctl")) {
 			pc.no_prctl = 1;
+			continue;
+		}
+		if (!strcmp(o, "--proc-ctx-spoof")) {
+			pc_spoof = 1;
 			continue;
 		}
 		if (!v)
