@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "otelprofiler.h"
@@ -87,6 +88,61 @@ static void rejects_bad_options(void **state)
 	assert_string_equal(otelprof_version(), "0.1.0");
 	otelprof_close(NULL);
 	otelprof_buffer_free(NULL);
+}
+
+/* A field counts only if it lies whole inside sz; bad bits, reserved
+ * fields, a ring buffer that cannot hold one stack copy and a pid that
+ * does not exist are refused with a message. */
+static void checks_every_field(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof *p = NULL;
+	char err[256];
+	pid_t gone;
+	int e;
+
+	(void)state;
+	/* sz = 20 cuts host_name in half: it must read as NULL (it used to
+	 * copy half a pointer and crash). */
+	memset(&o, 0, sizeof(o));
+	o.sz = 20;
+	o.frequency_hz = 99;
+	o.host_name = (const char *)(uintptr_t)0xdead00000001ull;
+	e = otelprof_start(&o, &p, err, sizeof(err));
+	assert_int_equal(e, 0);
+	otelprof_close(p);
+	p = NULL;
+
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.flags = 1u << 7;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "flags"));
+	assert_null(p);
+	o.flags = 0;
+	o.reserved0 = 1;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "reserved"));
+	o.reserved0 = 0;
+	o.ringbuf_kb = 4;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "stack copy"));
+	o.ringbuf_kb = 0;
+	o.symbol_budget_mb = 8;
+	o.file_budget_mb = 16;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "file_budget_mb"));
+	o.symbol_budget_mb = o.file_budget_mb = 0;
+	/* A pid that just exited (and was reaped) exists no more. */
+	gone = fork();
+	assert_true(gone >= 0);
+	if (!gone)
+		_exit(0);
+	assert_int_equal(waitpid(gone, NULL, 0), gone);
+	o.pid = gone;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -ESRCH);
+	assert_non_null(strstr(err, "no process"));
+	assert_null(p);
 }
 
 static void start_poll_stop_real(void **state)
@@ -343,6 +399,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rejects_bad_options),
+		cmocka_unit_test(checks_every_field),
 		cmocka_unit_test(start_poll_stop_real),
 		cmocka_unit_test(repeated_start_stop_leaks_nothing),
 		cmocka_unit_test(stop_during_poll_is_safe),
