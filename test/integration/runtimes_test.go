@@ -436,3 +436,38 @@ func judgeCPython(t *testing.T, w *runtimeWorkload, p *Process, truth float64, p
 		t.Errorf("no sample shows native code above hash_c (hashlib)")
 	}
 }
+
+// A version without a layout (3.8 here) is counted once and its samples
+// keep their native stacks.
+func TestCPythonUnknownVersion(t *testing.T) {
+	requireRoot(t)
+	bin := pyenvRoot + "/3.8.18/bin/python3"
+	requireExe(t, bin)
+	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	w := startRuntime(t, nil, bin, py, "30")
+	time.Sleep(500 * time.Millisecond)
+	pid := w.cmd.Process.Pid
+	rec := record(t, 3, 199, "--pid", itoa(pid))
+	if !strings.Contains(rec.Stderr, "(0 with their own offsets, 1 unknown versions)") {
+		t.Errorf("the unknown version is not reported once:\n%s", rec.Stderr)
+	}
+	p := decodeFile(t, rec.Path).ByPID(pid)
+	if p == nil || len(p.Samples) < 200 {
+		t.Fatalf("too few samples of pid %d", pid)
+	}
+	n := 0
+	for _, s := range p.Samples {
+		for _, f := range s.Frames {
+			if f.Type == "cpython" {
+				t.Fatalf("a cpython frame from an unknown version: %s", s)
+			}
+		}
+		if frameNamed(s, "_PyEval_EvalFrameDefault") >= 0 && rooted(s, pid) {
+			n++
+		}
+	}
+	t.Logf("%d of %d samples native and rooted", n, len(p.Samples))
+	if n < len(p.Samples)*90/100 {
+		t.Errorf("only %d of %d samples keep whole native stacks", n, len(p.Samples))
+	}
+}
