@@ -105,6 +105,16 @@ struct {
 	__type(value, struct otelprof_bpf_proc);
 } unwind_procs SEC(".maps");
 
+/* The executable mappings of processes with more than fit in their
+ * unwind_procs entry, at ranges userspace allocates. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, OTELPROF_BIG_MAPPINGS);
+	__type(key, u32);
+	__type(value, struct otelprof_bpf_mapping);
+} big_mappings SEC(".maps");
+
 #define UNWIND_READ_U64(ctx, addr, out)                                        \
 	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
 #define UNWIND_INLINE static __always_inline
@@ -144,9 +154,37 @@ static __always_inline u64 ge_u64(u64 a, u64 b)
  * multiply the paths the verifier must walk.
  */
 static __always_inline struct otelprof_bpf_mapping *
+find_big_mapping(u32 first, u32 n, u64 pc)
+{
+	u32 base = first, len = n, half, key;
+	struct otelprof_bpf_mapping *m;
+
+	if (!n)
+		return NULL;
+	for (int k = 0; k < 17; k++) {
+		if (len <= 1)
+			break;
+		half = len >> 1;
+		key = base + half;
+		m = bpf_map_lookup_elem(&big_mappings, &key);
+		if (!m)
+			return NULL;
+		base += half * (u32)ge_u64(pc, m->start);
+		len -= half;
+	}
+	m = bpf_map_lookup_elem(&big_mappings, &base);
+	if (!m || pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+static __always_inline struct otelprof_bpf_mapping *
 find_mapping(struct otelprof_bpf_proc *proc, u64 pc)
 {
 	u32 n = proc->n, base = 0, len, half, idx;
+
+	if (proc->big_n)
+		return find_big_mapping(proc->big_base, proc->big_n, pc);
 
 	if (n > OTELPROF_MAX_PROC_MAPPINGS)
 		n = OTELPROF_MAX_PROC_MAPPINGS;

@@ -37,8 +37,11 @@ typedef uint64_t u64;
 /* Row chunks in the kernel at once (ids 1..max-1): shared ones pack many
  * small files' tables, big files have their own. */
 #define OTELPROF_MAX_UNWIND_FILES 16384
-/* Executable mappings per process known to the BPF unwinder. */
+/* Executable mappings per process held in its unwind_procs entry; a
+ * process with more has all of them in the shared big_mappings array
+ * (OTELPROF_BIG_MAPPINGS entries for all such processes, 2.5 MiB). */
 #define OTELPROF_MAX_PROC_MAPPINGS 128
+#define OTELPROF_BIG_MAPPINGS	   65536
 
 enum otelprof_event_type {
 	OTELPROF_EVENT_SAMPLE = 1,
@@ -229,6 +232,11 @@ struct otelprof_bpf_proc {
 	u32 map_count;
 	u64 notify_after_ns; /* boot clock */
 	u64 notify_gap_ns;
+	/* More than OTELPROF_MAX_PROC_MAPPINGS executable mappings: all of
+	 * them are in big_mappings[big_base .. big_base + big_n) (sorted by
+	 * start) and n is 0. */
+	u32 big_base;
+	u32 big_n;
 	struct otelprof_bpf_mapping m[OTELPROF_MAX_PROC_MAPPINGS];
 };
 

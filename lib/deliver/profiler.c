@@ -677,6 +677,11 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 		bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
 		process_unwind_init(&p->unwinder, &p->procs, &p->files,
 				    files_fd, procs_fd);
+		/* Without it, processes keep their first mappings only. */
+		if (unwind_maps_set_big(
+			    &p->unwinder.maps,
+			    bpf_sampler_big_mappings_fd(p->sampler)))
+			p->unwinder.maps.big_refused++;
 		/* After the unwinder: its hook resolves the mapped files. */
 		context_tracker_init(&p->context, &p->procs,
 				     bpf_sampler_ctx_fd(p->sampler));

@@ -72,6 +72,8 @@ struct process {
 				      most (0: unknown) */
 	bool rescan_held;	   /* asked for, waiting for its budget */
 	bool loads_deferred;	   /* files left for a later slice */
+	/* Its range of the kernel's big_mappings (unwinder's; n 0: none). */
+	uint32_t big_base, big_n;
 	bool forked; /* a copy of its parent (fork event), not read from
 			/proc: a sample whose main thread has another name
 			is from after an exec and reads /proc */

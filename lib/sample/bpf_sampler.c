@@ -509,6 +509,11 @@ int bpf_sampler_interp_fd(struct bpf_sampler *s)
 	return bpf_map__fd(s->skel->maps.interp_procs);
 }
 
+int bpf_sampler_big_mappings_fd(struct bpf_sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.big_mappings);
+}
+
 int bpf_sampler_ctx_fd(struct bpf_sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.ctx_procs);

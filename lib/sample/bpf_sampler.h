@@ -54,6 +54,8 @@ uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which);
 /* fds of the unwinder's maps (unwind_files, unwind_procs). */
 void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
 			    int *procs_fd);
+/* The big_mappings array (processes with many executable mappings). */
+int bpf_sampler_big_mappings_fd(struct bpf_sampler *s);
 /* Bytes of locked memory used by the BPF maps. */
 /* The interp_procs map (per-process interpreter state locations). */
 int bpf_sampler_interp_fd(struct bpf_sampler *s);

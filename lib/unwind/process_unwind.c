@@ -158,31 +158,54 @@ static void on_file_free(void *ctx, struct elf_file *f)
 	pu->table_memory -= f->unwind.nrows * sizeof(struct unwind_row);
 }
 
+/* One mapping as the kernel unwinder sees it. */
+static void fill_mapping(struct process_unwind *pu, struct process *p,
+			 struct proc_mapping *m, struct otelprof_bpf_mapping *b)
+{
+	bool deferred;
+	struct elf_file *f =
+		process_mapping_file_sliced(pu->procs, p, m, &deferred);
+
+	memset(b, 0, sizeof(*b));
+	b->start = m->start;
+	b->end = m->end;
+	if (deferred || (f && f->unwind_pending)) {
+		b->file_id = OTELPROF_FILE_ID_PENDING;
+	} else if (f && f->unwind_slot.id &&
+		   process_mapping_bias(m, f, &b->bias)) {
+		b->file_id = f->unwind_slot.id;
+		b->nrows = f->unwind_slot.nrows;
+		b->row_base = f->unwind_slot.base;
+	}
+}
+
+/* At most this many of one process's mappings in big_mappings, so that
+ * one process cannot take all of it (its mappings beyond are unknown to
+ * the kernel: stack copies). */
+#define BIG_MAPPINGS_PER_PROCESS (OTELPROF_BIG_MAPPINGS / 4)
+
 static void on_process_maps(void *ctx, struct process *p)
 {
 	struct process_unwind *pu = ctx;
 	struct otelprof_bpf_proc proc;
+	struct otelprof_bpf_mapping *big = NULL;
+	uint32_t base = 0, n = (uint32_t)p->maps.n;
 
 	memset(&proc, 0, sizeof(proc));
-	for (size_t i = 0; i < p->maps.n && proc.n < OTELPROF_MAX_PROC_MAPPINGS;
-	     i++) {
-		struct proc_mapping *m = &p->maps.v[i];
-		struct otelprof_bpf_mapping *b = &proc.m[proc.n];
-		bool deferred;
-		struct elf_file *f =
-			process_mapping_file_sliced(pu->procs, p, m, &deferred);
-
-		b->start = m->start;
-		b->end = m->end;
-		if (deferred || (f && f->unwind_pending)) {
-			b->file_id = OTELPROF_FILE_ID_PENDING;
-		} else if (f && f->unwind_slot.id &&
-			   process_mapping_bias(m, f, &b->bias)) {
-			b->file_id = f->unwind_slot.id;
-			b->nrows = f->unwind_slot.nrows;
-			b->row_base = f->unwind_slot.base;
-		}
-		proc.n++;
+	if (n > BIG_MAPPINGS_PER_PROCESS)
+		n = BIG_MAPPINGS_PER_PROCESS;
+	if (n > OTELPROF_MAX_PROC_MAPPINGS && pu->maps.procs_fd >= 0)
+		big = unwind_maps_big_alloc(&pu->maps, n, &base);
+	if (big) {
+		/* Written before the entry points at them. */
+		for (uint32_t i = 0; i < n; i++)
+			fill_mapping(pu, p, &p->maps.v[i], &big[i]);
+		proc.big_base = base;
+		proc.big_n = n;
+	} else {
+		for (size_t i = 0;
+		     i < p->maps.n && proc.n < OTELPROF_MAX_PROC_MAPPINGS; i++)
+			fill_mapping(pu, p, &p->maps.v[i], &proc.m[proc.n++]);
 	}
 	/* When the sampler may next report a change in this process. */
 	proc.map_count = p->kernel_map_count;
@@ -190,6 +213,10 @@ static void on_process_maps(void *ctx, struct process *p)
 	proc.notify_gap_ns = p->rescan_gap_ns;
 	if (pu->maps.procs_fd >= 0)
 		unwind_maps_set_process(&pu->maps, p->pid, &proc);
+	/* The old range only once the entry no longer names it. */
+	unwind_maps_big_free(&pu->maps, p->big_base, p->big_n);
+	p->big_base = big ? base : 0;
+	p->big_n = big ? n : 0;
 }
 
 static void on_process_remove(void *ctx, struct process *p)
@@ -198,6 +225,8 @@ static void on_process_remove(void *ctx, struct process *p)
 
 	if (pu->maps.procs_fd >= 0)
 		unwind_maps_remove_process(&pu->maps, p->pid);
+	unwind_maps_big_free(&pu->maps, p->big_base, p->big_n);
+	p->big_n = 0;
 }
 
 static void *worker_main(void *arg)

@@ -15,6 +15,7 @@ void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd)
 	um->files_fd = files_fd;
 	um->procs_fd = procs_fd;
 	um->next_id = 1; /* 0 means "no table" in a mapping */
+	um->big_fd = -1;
 }
 
 static void chunk_destroy(struct unwind_chunk *c)
@@ -34,6 +35,11 @@ void unwind_maps_free(struct unwind_maps *um)
 			chunk_destroy(um->chunks[id]);
 	free(um->chunks);
 	um->chunks = NULL;
+	if (um->big)
+		munmap(um->big, OTELPROF_BIG_MAPPINGS * sizeof(*um->big));
+	um->big = NULL;
+	free(um->big_ext.free);
+	memset(&um->big_ext, 0, sizeof(um->big_ext));
 	free(um->free_ids);
 	um->free_ids = NULL;
 	um->nfree = 0;
@@ -401,6 +407,43 @@ int unwind_maps_read_row(const struct unwind_maps *um,
 		return -ENOENT;
 	*row = c->rows[slot->base + idx];
 	return 0;
+}
+
+int unwind_maps_set_big(struct unwind_maps *um, int fd)
+{
+	size_t len = OTELPROF_BIG_MAPPINGS * sizeof(*um->big);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	um->big_ext.free = malloc(sizeof(*um->big_ext.free));
+	if (!um->big_ext.free) {
+		munmap(m, len);
+		return -ENOMEM;
+	}
+	um->big_ext.free[0].off = 0;
+	um->big_ext.free[0].len = OTELPROF_BIG_MAPPINGS;
+	um->big_ext.nfree = um->big_ext.capfree = 1;
+	um->big_ext.nrows = OTELPROF_BIG_MAPPINGS;
+	um->big_fd = fd;
+	um->big = m;
+	return 0;
+}
+
+struct otelprof_bpf_mapping *unwind_maps_big_alloc(struct unwind_maps *um,
+						   uint32_t n, uint32_t *base)
+{
+	if (!um->big || !n || !extent_alloc(&um->big_ext, n, base)) {
+		um->big_refused++;
+		return NULL;
+	}
+	return um->big + *base;
+}
+
+void unwind_maps_big_free(struct unwind_maps *um, uint32_t base, uint32_t n)
+{
+	if (um->big && n)
+		extent_free(&um->big_ext, base, n);
 }
 
 int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,

@@ -48,6 +48,12 @@ struct unwind_maps {
 	uint32_t nfree;
 	uint64_t files, rows, bytes;	   /* tables loaded; rows in use */
 	uint64_t chunks_live, chunk_bytes; /* kernel memory of the chunks */
+	/* big_mappings: all executable mappings of processes with more
+	 * than fit in their unwind_procs entry; extents as in a chunk. */
+	int big_fd;
+	struct otelprof_bpf_mapping *big; /* mapped shared */
+	struct unwind_chunk big_ext;	  /* free extents (rows unused) */
+	uint64_t big_refused;		  /* did not fit: first ones only */
 	uint64_t load_errors, procs_set, procs_errors;
 	uint64_t rows_unrepresentable; /* stored as INVALID */
 };
@@ -81,6 +87,14 @@ int unwind_maps_read_row(const struct unwind_maps *um,
 			 const struct unwind_slot *slot, uint32_t idx,
 			 struct otelprof_bpf_row *row);
 void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot);
+/* Use the big_mappings array (fd of OTELPROF_BIG_MAPPINGS entries).
+ * 0 or -errno (then big processes keep their first mappings only). */
+int unwind_maps_set_big(struct unwind_maps *um, int fd);
+/* n entries of big_mappings for one process: *base, and where to write
+ * them. NULL if they do not fit. */
+struct otelprof_bpf_mapping *unwind_maps_big_alloc(struct unwind_maps *um,
+						   uint32_t n, uint32_t *base);
+void unwind_maps_big_free(struct unwind_maps *um, uint32_t base, uint32_t n);
 int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,
 			    const struct otelprof_bpf_proc *proc);
 void unwind_maps_remove_process(struct unwind_maps *um, uint32_t pid);

@@ -248,3 +248,54 @@ func TestAddressSpaceChurn(t *testing.T) {
 		})
 	}
 }
+
+// A process with 200 and with 4096 dlopen'd libraries: the kernel side
+// once kept only its first 128 executable mappings (by address, so libc and
+// ld.so, mapped first and highest, fell out): every sample became a stack
+// copy, and at 999 Hz (one copy per thread per 2 ms) half the stacks did
+// not reach main. Now all of them are known to the kernel and its samples
+// are unwound there, libc included.
+func TestManyLibrariesStillUnwindLibc(t *testing.T) {
+	requireRoot(t)
+	bin := buildDir(t)
+	dir := t.TempDir()
+	all := copyLibs(t, filepath.Join(bin, "workloads", "libtiny.so"), dir, 4096)
+	for _, n := range []int{200, 4096} {
+		t.Run(itoa(n), func(t *testing.T) {
+			w := exec.Command(filepath.Join(bin, "workloads", "many_libs"), append([]string{"12"}, all[:n]...)...)
+			var out bytes.Buffer
+			w.Stdout = &out
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = w.Process.Kill(); _ = w.Wait() }()
+			// Until every library is loaded ("loaded N").
+			deadline := time.Now().Add(20 * time.Second)
+			for !strings.Contains(out.String(), "loaded") && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !strings.Contains(out.String(), fmt.Sprintf("loaded %d", n)) {
+				t.Fatalf("many_libs: %q", out.String())
+			}
+			rec := record(t, 4, 999, "--pid", itoa(w.Process.Pid))
+			total, whole := 0, 0
+			for _, p := range processesFor(decodeFile(t, rec.Path), w.Process.Pid) {
+				for _, s := range p.Samples {
+					total++
+					if rooted(s, w.Process.Pid) && indexOf(s.FunctionNames(), "main") >= 0 {
+						whole++
+					} else if total-whole <= 3 {
+						t.Logf("not whole: %s", s)
+					}
+				}
+			}
+			t.Logf("%d libraries: %d of %d samples reach main and _start", n, whole, total)
+			if total < 500 {
+				t.Fatalf("only %d samples of the process at 999 Hz in 4 s", total)
+			}
+			if float64(whole) < 0.95*float64(total) {
+				t.Errorf("%d of %d samples whole, want >= 95%%", whole, total)
+			}
+		})
+	}
+}
