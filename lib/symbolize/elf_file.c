@@ -281,9 +281,62 @@ static int read_symtab(Elf *elf, const struct elf_source *src,
  * tables; where both name an address, the two entries merge. libelf keeps
  * the section until elf_end: charged as scratch.
  */
-static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
-			  uint64_t text_start, struct elf_symbols *s,
-			  size_t *cap, size_t *names_cap, uint64_t *scratch)
+/* The bytes of go:func.* from moduledata.gofunc to the end of its
+ * section, where Go 1.18 on keeps the inline trees. */
+static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
+			uint64_t tab_addr, struct elf_symbols *s)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *d = NULL;
+	uint64_t gofunc = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		/* Go 1.26 gives moduledata a section of its own. */
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
+		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(n, ".go.module") ||
+		     (!strcmp(n, ".noptrdata") && !d)) &&
+		    sh.sh_size <= (64u << 20))
+			d = elf_getdata(scn, NULL);
+	}
+	if (!d || !d->d_buf ||
+	    !go_moduledata_gofunc(t, tab_addr, d->d_buf, d->d_size, &gofunc))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    gofunc < sh.sh_addr || gofunc - sh.sh_addr >= sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			return;
+		s->go_func_len = sh.sh_size - (gofunc - sh.sh_addr);
+		if (s->go_func_len > ELF_FILE_MAX_GO_TAB)
+			s->go_func_len = ELF_FILE_MAX_GO_TAB;
+		if (!elf_symbols_charge(s, s->go_func_len)) {
+			s->go_func_len = 0;
+			return;
+		}
+		s->go_func = malloc(s->go_func_len);
+		if (!s->go_func) {
+			elf_symbols_uncharge(s, s->go_func_len);
+			s->go_func_len = 0;
+			return;
+		}
+		memcpy(s->go_func, (uint8_t *)d->d_buf + (gofunc - sh.sh_addr),
+		       s->go_func_len);
+		return;
+	}
+}
+
+static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
+			  const GElf_Shdr *sh, uint64_t text_start,
+			  struct elf_symbols *s, size_t *cap, size_t *names_cap,
+			  uint64_t *scratch)
 {
 	struct go_pclntab t;
 	Elf_Data *data;
@@ -323,6 +376,7 @@ static int read_gopclntab(Elf_Scn *scn, const GElf_Shdr *sh,
 			memcpy(s->go_tab, data->d_buf, data->d_size);
 			s->go_tab_len = data->d_size;
 			s->go_text = text_start;
+			read_gofunc(elf, shstrndx, &t, sh->sh_addr, s);
 		}
 	}
 	return 0;
@@ -526,8 +580,9 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 		GElf_Shdr sh;
 
 		err = gelf_getshdr(gopclntab, &sh)
-			      ? read_gopclntab(gopclntab, &sh, text_start, s,
-					       &cap, &names_cap, scratch)
+			      ? read_gopclntab(elf, shstrndx, gopclntab, &sh,
+					       text_start, s, &cap, &names_cap,
+					       scratch)
 			      : -ENOEXEC;
 		if (err == -ENOMEM)
 			return err;
@@ -647,10 +702,12 @@ void elf_symbols_drop(struct elf_symbols *s)
 	free(s->syms);
 	free(s->names);
 	free(s->go_tab);
+	free(s->go_func);
 	s->syms = NULL;
 	s->names = NULL;
 	s->go_tab = NULL;
-	s->n = s->names_len = s->go_tab_len = 0;
+	s->go_func = NULL;
+	s->n = s->names_len = s->go_tab_len = s->go_func_len = 0;
 	elf_symbols_uncharge(s, s->charged);
 }
 

@@ -71,7 +71,9 @@ struct elf_symbols {
 	 * ELF_FILE_MAX_GO_TAB bytes), NULL if none */
 	uint8_t *go_tab;
 	size_t go_tab_len;
-	uint64_t go_text;	 /* .text address, for go_pclntab_open */
+	uint64_t go_text; /* .text address, for go_pclntab_open */
+	uint8_t *go_func; /* go:func.* from moduledata.gofunc (inline trees) */
+	size_t go_func_len;
 	char debuglink[256];	 /* .gnu_debuglink file name, "" if none */
 	uint32_t debuglink_crc;	 /* its CRC-32 */
 	uint64_t debugdata_off;	 /* .gnu_debugdata (MiniDebugInfo, xz) */

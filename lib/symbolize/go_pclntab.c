@@ -285,3 +285,97 @@ bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
 	*line = (uint32_t)ln;
 	return true;
 }
+
+bool go_moduledata_gofunc(const struct go_pclntab *t, uint64_t tab_addr,
+			  const uint8_t *noptrdata, size_t len,
+			  uint64_t *gofunc)
+{
+	/* moduledata: pcHeader, funcnametab (slice) ... gofunc at 320
+	 * (Go 1.20 on, with covctrs) or 304 (1.18, 1.19). */
+	size_t at = t->version >= 120 ? 320 : 304;
+
+	if (t->version < 118 || len < at + 8)
+		return false;
+	for (size_t off = 0; off + at + 8 <= len; off += 8) {
+		if (rd(noptrdata + off, 8) != tab_addr ||
+		    rd(noptrdata + off + 8, 8) != tab_addr + t->funcname)
+			continue;
+		*gofunc = rd(noptrdata + off + at, 8);
+		return *gofunc != 0;
+	}
+	return false;
+}
+
+/* The pc-value table at pctab offset `off` of function i, at pc. */
+static bool table_value(const struct go_pclntab *t, uint64_t i, uint64_t off,
+			uint64_t pc, int64_t *v)
+{
+	uint64_t entry, end, funcoff, lo, hi;
+	struct go_pcvalue it;
+	int64_t val;
+
+	if (!off || off >= t->len - t->pctab ||
+	    !functab_entry(t, i, &entry, &funcoff) ||
+	    !functab_entry(t, i + 1, &end, &funcoff))
+		return false;
+	go_pcvalue_start(&it, t, t->pctab + off, entry, end);
+	while (go_pcvalue_next(&it, &lo, &hi, &val))
+		if (pc >= lo && pc < hi) {
+			*v = val;
+			return true;
+		}
+	return false;
+}
+
+int go_pclntab_inlined(const struct go_pclntab *t, uint64_t i, uint64_t pc,
+		       const uint8_t *gofunc, size_t gofunc_len,
+		       struct go_inlined *out, unsigned max, const char **file,
+		       uint32_t *line)
+{
+	/* _func header: 40 bytes (1.18, 1.19) or 44 (1.20 on, startLine);
+	 * npcdata at 28, nfuncdata in its last byte; then pcdata[npcdata]
+	 * and funcdata[nfuncdata] as uint32s. */
+	unsigned hdr = t->version >= 120 ? 44 : 40;
+	uint64_t entry, funcoff, fn, npcdata, nfuncdata, inl_pc, inl_tree;
+	int64_t ix;
+	int n = 0;
+
+	if (!go_pclntab_line(t, i, pc, file, line))
+		return -1;
+	if (t->version < 118 || !gofunc ||
+	    !functab_entry(t, i, &entry, &funcoff))
+		return 0;
+	fn = t->pcln + funcoff;
+	if (!word(t, fn + 28, 4, &npcdata) ||
+	    !word(t, fn + hdr - 1, 1, &nfuncdata) || npcdata <= 2 ||
+	    nfuncdata <= 3 || npcdata > 256 ||
+	    !word(t, fn + hdr + 4 * 2, 4, &inl_pc) ||
+	    !word(t, fn + hdr + 4 * npcdata + 4 * 3, 4, &inl_tree) ||
+	    inl_tree == UINT32_MAX || inl_tree >= gofunc_len)
+		return 0;
+	while (n < (int)max && table_value(t, i, inl_pc, pc, &ix) && ix >= 0) {
+		uint64_t at = inl_tree + 16 * (uint64_t)ix, nameoff, parent;
+		const char *name;
+		size_t nl;
+
+		if (at + 16 > gofunc_len)
+			break;
+		nameoff = rd(gofunc + at + 4, 4);
+		parent = rd(gofunc + at + 8, 4);
+		if (nameoff >= t->len - t->funcname)
+			break;
+		name = (const char *)t->data + t->funcname + nameoff;
+		nl = strnlen(name, t->len - t->funcname - nameoff);
+		if (!nl || t->funcname + nameoff + nl >= t->len)
+			break;
+		out[n].name = name;
+		out[n].file = *file;
+		out[n].line = *line;
+		n++;
+		/* The call site: an instruction of the caller at parentPc. */
+		pc = entry + (uint32_t)parent;
+		if (!go_pclntab_line(t, i, pc, file, line))
+			return -1;
+	}
+	return n;
+}

@@ -49,6 +49,29 @@ bool go_pclntab_find(const struct go_pclntab *t, uint64_t pc, uint64_t *i);
 bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
 		     const char **file, uint32_t *line);
 
+/*
+ * Functions inlined at pc in function i, innermost first, from the inline
+ * tree (FUNCDATA_InlTree, in go:func.* whose bytes from moduledata.gofunc
+ * on are `gofunc`, gofunc_len long; Go 1.18 on). Fills up to max entries
+ * (name, file, line of each inlined function's code) and the file and line
+ * in function i itself (the outermost call site). Returns the number
+ * filled, 0 without inlining (file and line still set), -1 on failure.
+ */
+struct go_inlined {
+	const char *name, *file;
+	uint32_t line;
+};
+int go_pclntab_inlined(const struct go_pclntab *t, uint64_t i, uint64_t pc,
+		       const uint8_t *gofunc, size_t gofunc_len,
+		       struct go_inlined *out, unsigned max, const char **file,
+		       uint32_t *line);
+/* moduledata's gofunc, found in .go.module (Go 1.26) or .noptrdata (the
+ * word that holds the table's own address, followed by its function-name
+ * table's). */
+bool go_moduledata_gofunc(const struct go_pclntab *t, uint64_t tab_addr,
+			  const uint8_t *noptrdata, size_t len,
+			  uint64_t *gofunc);
+
 /* Function i's SP-delta table (pcsp): offset into the table, 0 if none. */
 bool go_pclntab_pcsp(const struct go_pclntab *t, uint64_t i, uint64_t *off);
 

@@ -167,20 +167,33 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 	return true;
 }
 
-/* File and line of a Go pc from the file's .gopclntab. */
-static void add_go_line(const struct elf_file *file, uint64_t vaddr,
-			struct pb_frame *f)
+/* File, line and inlined functions of a Go pc from the file's
+ * .gopclntab and inline trees. */
+static void add_go_line(struct stack_symbolizer *s, const struct elf_file *file,
+			uint64_t vaddr, struct pb_frame *f)
 {
+	struct go_inlined inl[DWARF_LINES_MAX_DEPTH];
 	struct go_pclntab t;
 	const char *src;
 	uint64_t i;
 	uint32_t line;
+	int n;
 
 	if (go_pclntab_open(&t, file->sym.go_tab, file->sym.go_tab_len,
 			    file->sym.go_text) ||
-	    !go_pclntab_find(&t, vaddr, &i) ||
-	    !go_pclntab_line(&t, i, vaddr, &src, &line))
+	    !go_pclntab_find(&t, vaddr, &i))
 		return;
+	n = go_pclntab_inlined(&t, i, vaddr, file->sym.go_func,
+			       file->sym.go_func_len, inl,
+			       DWARF_LINES_MAX_DEPTH, &src, &line);
+	if (n < 0)
+		return;
+	for (int k = 0; k < n; k++) {
+		s->inl[k] = (struct pb_inline){inl[k].name, NULL, inl[k].file,
+					       inl[k].line};
+	}
+	f->inlined = s->inl;
+	f->ninlined = (uint32_t)n;
 	f->function_file = src;
 	f->line = line;
 }
@@ -292,7 +305,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 				add_source_lines(s, file,
 						 vaddr - return_address, &f);
 			else if ((sym->flags & ELF_SYM_GO) && file->sym.go_tab)
-				add_go_line(file, vaddr - return_address, &f);
+				add_go_line(s, file, vaddr - return_address,
+					    &f);
 		}
 	}
 	*function = f.function;

@@ -35,10 +35,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				uint32_t line;
 				uint64_t j;
 
+				struct go_inlined inl[4];
+				int n;
+
 				if (go_pclntab_find(&t, entry, &j) &&
 				    go_pclntab_line(&t, j, entry, &file,
 						    &line) &&
 				    !*file)
+					__builtin_trap();
+				/* the table's own bytes stand in for
+				 * go:func.* (inline trees) */
+				n = go_pclntab_inlined(&t, i, entry + 4, copy,
+						       size, inl, 4, &file,
+						       &line);
+				if (n > 4)
 					__builtin_trap();
 			}
 			if (!go_pclntab_pcsp(&t, i, &off) || !off)

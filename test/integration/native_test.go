@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -411,6 +412,9 @@ func TestStrippedGo(t *testing.T) {
 	p = steadySamples(p, time.Second)
 	frames, right, typed, withID, withLine := 0, 0, 0, 0, 0
 	src, _ := filepath.Abs("../workloads/go_callgraph/main.go")
+	mixLine := markLine(t, src, "mix")
+	leafLine := map[string]int64{"main.leafHeavy": markLine(t, src, "heavy"),
+		"main.leafMedium": markLine(t, src, "medium"), "main.leafLight": markLine(t, src, "light")}
 	var wrong []string
 	for _, s := range p.Samples {
 		user := 0
@@ -439,7 +443,7 @@ func TestStrippedGo(t *testing.T) {
 					t.Errorf("%s in %q, want %s", f.Function, f.Lines[0].Filename, src)
 				}
 			}
-			if want := goSymAt(truth, addr); want != "" && f.Function == want {
+			if want := goSymAt(truth, addr); want != "" && outerName(f) == want {
 				right++
 			} else if len(wrong) < 5 {
 				wrong = append(wrong, fmt.Sprintf("%#x: %q, want %q", f.Address, f.Function, want))
@@ -473,10 +477,23 @@ func TestStrippedGo(t *testing.T) {
 	if float64(rootedGo) < 0.98*float64(len(p.Samples)) {
 		t.Errorf("%d of %d stacks end at runtime.goexit, want >= 98%%", rootedGo, len(p.Samples))
 	}
-	// The call graph (Go names: main.leafHeavy <- main.pathHeavy ...).
+	// The call graph (Go names: main.leafHeavy <- main.pathHeavy ...),
+	// by the functions the frames are in (mix is inlined into the
+	// leaves: one Location, two Lines).
 	counts := map[string]int{}
+	inlined, leafFrames := 0, 0
 	for _, s := range p.Samples {
-		names := s.FunctionNames()
+		var names []string
+		for _, f := range s.Frames {
+			names = append(names, outerName(f))
+			if n := len(f.Lines); n > 0 && strings.HasPrefix(f.Lines[n-1].Name, "main.leaf") {
+				leafFrames++
+				if n == 2 && f.Lines[0].Name == "main.mix" && f.Lines[0].Filename == src &&
+					f.Lines[0].Line == mixLine && f.Lines[1].Line == leafLine[f.Lines[1].Name] {
+					inlined++
+				}
+			}
+		}
 		for leaf, caller := range map[string]string{"main.leafHeavy": "main.pathHeavy", "main.leafMedium": "main.pathMedium", "main.leafLight": "main.runLoop"} {
 			if i := indexOf(names, leaf); i >= 0 {
 				counts[leaf]++
@@ -485,6 +502,10 @@ func TestStrippedGo(t *testing.T) {
 				}
 			}
 		}
+	}
+	t.Logf("%d of %d leaf frames show main.mix inlined (its line, then the call line)", inlined, leafFrames)
+	if float64(inlined) < 0.95*float64(leafFrames) {
+		t.Errorf("%d of %d leaf frames show main.mix inlined, want >= 95%%", inlined, leafFrames)
 	}
 	n := float64(len(p.Samples))
 	for leaf, want := range map[string]float64{"main.leafHeavy": 50, "main.leafMedium": 33.3, "main.leafLight": 16.7} {
@@ -562,6 +583,15 @@ func TestSeparateDebugInfo(t *testing.T) {
 	}
 }
 
+// outerName: the function a frame's code is in (its last Line; the
+// others are functions inlined there).
+func outerName(f Frame) string {
+	if len(f.Lines) == 0 {
+		return ""
+	}
+	return f.Lines[len(f.Lines)-1].Name
+}
+
 // markLine: the line of "MARK:name" in a workload source.
 func markLine(t *testing.T, src, name string) int64 {
 	t.Helper()
@@ -569,8 +599,9 @@ func markLine(t *testing.T, src, name string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	re := regexp.MustCompile(`MARK:` + name + `\b`)
 	for i, l := range strings.Split(string(raw), "\n") {
-		if strings.Contains(l, "MARK:"+name+" ") {
+		if re.MatchString(l) {
 			return int64(i + 1)
 		}
 	}

@@ -22,19 +22,19 @@ var sink uint64
 // mix is small enough to be inlined into every leaf.
 func mix(x uint64, n int) uint64 {
 	for i := 0; i < n; i++ {
-		x = x*6364136223846793005 + 1442695040888963407
+		x = x*6364136223846793005 + 1442695040888963407 // MARK:mix
 	}
 	return x
 }
 
 //go:noinline
-func leafHeavy(x uint64) uint64 { return mix(x, 3*20000) }
+func leafHeavy(x uint64) uint64 { return mix(x, 3*20000) } // MARK:heavy
 
 //go:noinline
-func leafMedium(x uint64) uint64 { return mix(x, 2*20000) }
+func leafMedium(x uint64) uint64 { return mix(x, 2*20000) } // MARK:medium
 
 //go:noinline
-func leafLight(x uint64) uint64 { return mix(x, 1*20000) }
+func leafLight(x uint64) uint64 { return mix(x, 1*20000) } // MARK:light
 
 //go:noinline
 func pathHeavy(x uint64) uint64 { return leafHeavy(x) ^ 1 }
