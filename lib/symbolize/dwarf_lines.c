@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/dwarf_lines.h"
+#include "util/mem_budget.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -29,7 +30,8 @@ struct dwarf_lines {
 	bool broken;
 	bool indexed;
 	struct cu_range *ranges;
-	size_t nranges;
+	size_t nranges, ranges_cap;
+	struct mem_account *acct;
 };
 
 static int range_cmp(const void *a, const void *b)
@@ -43,7 +45,6 @@ static void index_units(struct dwarf_lines *d)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
-	size_t cap = 0;
 	uint8_t unit_type;
 	Dwarf_Half version;
 
@@ -58,15 +59,23 @@ static void index_units(struct dwarf_lines *d)
 				continue;
 			if (d->nranges >= DWARF_LINES_MAX_RANGES)
 				goto done;
-			if (d->nranges == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				void *nv = realloc(d->ranges,
-						   ncap * sizeof(*d->ranges));
+			if (d->nranges == d->ranges_cap) {
+				size_t ncap =
+					d->ranges_cap ? 2 * d->ranges_cap : 64;
+				uint64_t grow = (ncap - d->ranges_cap) *
+						sizeof(*d->ranges);
+				void *nv;
 
-				if (!nv)
+				if (!mem_account_charge(d->acct, grow))
 					goto done;
+				nv = realloc(d->ranges,
+					     ncap * sizeof(*d->ranges));
+				if (!nv) {
+					mem_account_uncharge(d->acct, grow);
+					goto done;
+				}
 				d->ranges = nv;
-				cap = ncap;
+				d->ranges_cap = ncap;
 			}
 			d->ranges[d->nranges++] = (struct cu_range){
 				lo, hi, dwarf_dieoffset(&cudie)};
@@ -147,7 +156,7 @@ static bool dwarf_usable(Elf *elf)
  * file is read into memory whole, followed by a zero guard: such a read
  * ends inside our own buffer, at worst with a garbage name, never beyond.
  */
-struct dwarf_lines *dwarf_lines_open(int fd)
+struct dwarf_lines *dwarf_lines_open(int fd, struct mem_account *acct)
 {
 	struct dwarf_lines *d;
 	struct stat st;
@@ -164,6 +173,11 @@ struct dwarf_lines *dwarf_lines_open(int fd)
 	if (!d)
 		goto fail;
 	d->size = (size_t)st.st_size;
+	if (!mem_account_charge(acct, d->size + DWARF_LINES_GUARD)) {
+		free(d);
+		goto fail;
+	}
+	d->acct = acct;
 	d->image = calloc(1, d->size + DWARF_LINES_GUARD);
 	if (!d->image)
 		goto fail_free;
@@ -183,6 +197,7 @@ fail_free:
 	if (d->elf)
 		elf_end(d->elf);
 	free(d->image);
+	mem_account_uncharge(acct, d->size + DWARF_LINES_GUARD);
 	free(d);
 fail:
 	atomic_fetch_sub(&open_files, 1);
@@ -198,6 +213,9 @@ void dwarf_lines_close(struct dwarf_lines *d)
 	elf_end(d->elf);
 	free(d->image);
 	free(d->ranges);
+	mem_account_uncharge(d->acct,
+			     d->size + DWARF_LINES_GUARD +
+				     d->ranges_cap * sizeof(*d->ranges));
 	free(d);
 	atomic_fetch_sub(&open_files, 1);
 }

@@ -36,7 +36,9 @@ struct dwarf_where {
 
 /* For the ELF file open as fd: NULL if it has no (or too large) DWARF, or
  * too many are open. Reads the file; fd is not kept. */
-struct dwarf_lines *dwarf_lines_open(int fd);
+struct mem_account;
+/* Memory (the image, the unit index) is charged to acct (may be NULL). */
+struct dwarf_lines *dwarf_lines_open(int fd, struct mem_account *acct);
 void dwarf_lines_close(struct dwarf_lines *d);
 /* 0 and *out, or -ENOENT (no line for vaddr) / -EIO (broken DWARF). */
 int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,

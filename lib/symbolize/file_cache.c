@@ -225,7 +225,7 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 	if (!f->load_err)
 		f->debug_source = debug_info_attach(&f->sym, fd, path, root_fd);
 	if (!f->load_err && f->sym.has_dwarf)
-		f->dwarf = dwarf_lines_open(fd);
+		f->dwarf = dwarf_lines_open(fd, &f->acct);
 	if (f->load_err || f->sym.skipped_symbols)
 		c->malformed++;
 	else

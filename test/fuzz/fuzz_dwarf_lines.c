@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {
-		d = dwarf_lines_open(fd);
+		d = dwarf_lines_open(fd, NULL);
 		if (d) {
 			static const uint64_t pcs[] = {0x1000, 0x1130, 0x1160,
 						       0x1200, 0x401000};
