@@ -560,8 +560,9 @@ static uint32_t ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 	return (uint32_t)pow2;
 }
 
-/* Every file with an unwind table holds a BPF map fd: allow as many as
- * the hard limit permits (Go does the same for its own processes). */
+/* fds: one per row chunk (not per file), /proc reads, perf events per
+ * CPU. Works under RLIMIT_NOFILE 256 (TestLowFileLimit); take what the
+ * hard limit permits anyway (Go does the same for its own processes). */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;

@@ -299,3 +299,51 @@ func TestManyLibrariesStillUnwindLibc(t *testing.T) {
 		})
 	}
 }
+
+// Under RLIMIT_NOFILE 256 (common in containers), with 400 distinct
+// libraries mapped on the host: one fd was kept per file table, so /proc
+// reads began to fail and processes started later lost their frames. Now
+// tables live in a few shared chunks (one fd each): a process started
+// after the libraries still comes back whole.
+func TestLowFileLimit(t *testing.T) {
+	requireRoot(t)
+	bin := buildDir(t)
+	libs := copyLibs(t, filepath.Join(bin, "workloads", "libtiny.so"), t.TempDir(), 400)
+	mapper := exec.Command(filepath.Join(bin, "workloads", "many_libs"), append([]string{"10"}, libs...)...)
+	mapper.Stdout = &bytes.Buffer{}
+	if err := mapper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = mapper.Process.Kill(); _ = mapper.Wait() }()
+	out := filepath.Join(t.TempDir(), "profile.otlp")
+	rec := exec.Command("prlimit", "--nofile=256:256", filepath.Join(bin, "otelprof"), "record",
+		"--duration", "6", "--frequency", "299", "--output", out)
+	var stderr bytes.Buffer
+	rec.Stderr = &stderr
+	if err := rec.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond) // the 400 libraries are loaded by now
+	late := exec.Command(filepath.Join(bin, "workloads", "callgraph_nofp"), "3")
+	late.Stdout = &bytes.Buffer{}
+	if err := late.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Wait(); err != nil {
+		t.Fatalf("otelprof under RLIMIT_NOFILE 256: %v\n%s", err, stderr.String())
+	}
+	t.Logf("%s", strings.TrimSpace(stderr.String()))
+	total, whole := 0, 0
+	for _, p := range processesFor(decodeFile(t, out), late.Process.Pid) {
+		for _, s := range p.Samples {
+			total++
+			if rooted(s, late.Process.Pid) && indexOf(s.FunctionNames(), "main") >= 0 {
+				whole++
+			}
+		}
+	}
+	t.Logf("process started after 400 libraries: %d of %d samples whole", whole, total)
+	if total < 50 || float64(whole) < 0.95*float64(total) {
+		t.Errorf("%d of %d samples whole, want >= 95%% of at least 50", whole, total)
+	}
+}
