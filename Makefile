@@ -311,8 +311,10 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols cfi context jit demangle go_pclntab xz cpython top dwarf_lines
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy
 FUZZ_SECONDS ?= 300
+# fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
+FUZZ_FILE_MAX_LEN ?= 4194304
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
@@ -320,6 +322,12 @@ FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
 FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/symbolize/elf_guard.c lib/context/tls_symbols.c lib/util/mem_budget.c \
   lib/symbolize/go_pclntab.c lib/symbolize/plt_symbols.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
+# The file path (memfd, sparse and large files): symbols and unwind tables.
+FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
+FUZZ_SRCS_utf8 := lib/util/utf8.c
+# The stack-copy unwinder needs the process and file model around it.
+FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/%,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
+  $(GEN)/process_context.pb-c.c -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c lib/symbolize/elf_guard.c
 FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
@@ -344,7 +352,8 @@ fuzz: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/corpus/.made
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
 	  mkdir -p $(BUILD)/fuzz/work/$$t test/fuzz/regressions/$$t; \
-	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+	  maxlen=65536; [ $$t = elf_file ] && maxlen=$(FUZZ_FILE_MAX_LEN); \
+	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=$$maxlen -timeout=10 \
 	    -rss_limit_mb=2048 -artifact_prefix=test/fuzz/regressions/$$t/ \
 	    $(BUILD)/fuzz/work/$$t $(BUILD)/fuzz/corpus/$$t test/fuzz/regressions/$$t; \
 	done

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -24,6 +24,10 @@ find /usr/bin /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -size -48k 2>/dev/nu
 		fi
 	done
 true
+# UTF-8: valid text, a truncated sequence, an overlong form, a surrogate.
+printf 'h\xc3\xa9llo \xe2\x82\xac' > "$out/utf8/valid"
+printf 'ab\xe2\x82' > "$out/utf8/truncated"
+printf '\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80' > "$out/utf8/invalid"
 # Process context: a ProcessContext payload (service.name, service.version,
 # threadlocal.attribute_key_map), the same behind an OTEL_CTX header at
 # 0x10000 with its payload at 0x10020, and an Elastic v1 storage block.
@@ -37,7 +41,7 @@ printf '\x04\x00\x05/pay!\x02\x0242' > "$out/context/attrs"
 # jitdump with one JIT_CODE_LOAD and one JIT_CODE_MOVE (first byte odd).
 printf '\x40%s\n%s\n%s\n' "7f0000001000 40 JS:*hot_a /tmp/x.js:1:15" \
 	"7f0000002000 2e4 py::hot_b:/tmp/x.py" "1234 10 LazyCompile:~run node:internal/main:3" > "$out/jit/perf-map"
-le32() { printf "\\x%02x\\x%02x\\x%02x\\x%02x" $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
+le32() { printf '\\x%02x\\x%02x\\x%02x\\x%02x' $(($1 & 255)) $(($1 >> 8 & 255)) $(($1 >> 16 & 255)) $(($1 >> 24 & 255)); }
 le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
 {
 	printf '\x41'
@@ -48,6 +52,17 @@ le64() { le32 $(($1 & 0xffffffff)); le32 $(($1 >> 32)); }
 	# JIT_CODE_MOVE: id, size, time, pid, tid, vma, old, new, code_size, index
 	printf "$(le32 1)$(le32 64)$(le64 0)$(le32 1)$(le32 1)$(le64 12288)$(le64 4096)$(le64 12288)$(le64 64)$(le64 0)"
 } > "$out/jit/jitdump"
+# fuzz_elf_file: the same ELF files as u64 apparent size || bytes; and the
+# stack-copy unwinder: registers in the file mapping, two rows (CFA = sp +
+# 8), a stack whose return address leads into the no-CFI mapping.
+for f in "$out"/elf_symbols/*; do
+	{ printf "$(le64 "$(stat -c %s "$f")")"; cat "$f"; } > "$out/elf_file/$(basename "$f")"
+done
+{
+	printf "$(le64 16)$(le64 $((0x7ffc0000)))$(le64 $((0x7ffc0100)))\\x02\\x00"
+	printf "$(le32 0)$(le32 8)\\x00\\x00\\x01\\x00$(le32 256)$(le32 8)\\x00\\x00\\x01\\x00"
+	printf "$(le64 $((0x400050)))$(le64 $((0x7f0000000010)))$(le64 0)$(le64 0)"
+} > "$out/unwind_copy/seed"
 # Mangled C++ names (libstdc++'s exports) and Rust names of both schemes.
 nm -D --defined-only /usr/lib/x86_64-linux-gnu/libstdc++.so.6 2>/dev/null | awk '$3 ~ /^_Z/ {print $3}' |
 	head -300 | split -l 1 - "$out/demangle/cxx-" || true
