@@ -29,6 +29,7 @@ void interp_process_free(struct interp_process *ip)
 	}
 	free(ip->codes);
 	idxmap_free(&ip->index);
+	mem_account_release(&ip->account);
 	free(ip);
 }
 
@@ -105,12 +106,18 @@ static unsigned minor_from_path(const char *path)
 	return (unsigned)(q[0] - '0');
 }
 
-static struct interp_process *state(struct process *p)
+static struct interp_process *state(struct interp_tracker *it,
+				    struct process *p)
 {
 	if (!p->interp) {
 		p->interp = calloc(1, sizeof(*p->interp));
-		if (p->interp)
+		if (p->interp) {
 			idxmap_init(&p->interp->index);
+			mem_account_init(&p->interp->account,
+					 it->procs->files
+						 ? &it->procs->files->budget
+						 : NULL);
+		}
 	}
 	return p->interp;
 }
@@ -156,7 +163,7 @@ static void on_maps(void *ctx, struct process *p)
 		}
 		if (!minor)
 			minor = minor_from_path(m->path);
-		ip = state(p);
+		ip = state(it, p);
 		if (!ip)
 			return;
 		l = cpython_layout_find(minor);
@@ -325,6 +332,7 @@ static void clear_cache(struct interp_process *ip)
 	ip->ncodes = 0;
 	ip->bytes = 0;
 	idxmap_clear(&ip->index);
+	mem_account_release(&ip->account);
 }
 
 static void resolve(struct interp_tracker *it, struct process *p,
@@ -334,6 +342,9 @@ static void resolve(struct interp_tracker *it, struct process *p,
 	free(c->name);
 	free(c->file);
 	free(c->table);
+	mem_account_uncharge(&ip->account, c->bytes);
+	ip->bytes -= c->bytes;
+	c->bytes = 0;
 	c->name = c->file = NULL;
 	c->table = NULL;
 	c->table_len = 0;
@@ -348,9 +359,24 @@ static void resolve(struct interp_tracker *it, struct process *p,
 	c->ok = c->name != NULL;
 	if (!c->ok || !c->file || !c->table)
 		it->read_errors++;
-	ip->bytes += sizeof(*c) + c->table_len +
-		     (c->name ? strlen(c->name) : 0) +
-		     (c->file ? strlen(c->file) : 0);
+	c->bytes = (uint32_t)(sizeof(*c) + c->table_len +
+			      (c->name ? strlen(c->name) : 0) +
+			      (c->file ? strlen(c->file) : 0));
+	if (!mem_account_charge(&ip->account, c->bytes)) {
+		/* Over the budget: keep nothing of it (the frame is left
+		 * out) and look again at the next recheck. */
+		it->over_budget++;
+		free(c->name);
+		free(c->file);
+		free(c->table);
+		c->name = c->file = NULL;
+		c->table = NULL;
+		c->table_len = 0;
+		c->bytes = 0;
+		c->ok = false;
+		return;
+	}
+	ip->bytes += c->bytes;
 }
 
 static struct cpython_code *code_entry(struct interp_tracker *it,

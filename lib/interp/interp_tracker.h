@@ -33,7 +33,8 @@ struct cpython_code {
 	uint32_t table_len;
 	int32_t first_line;
 	uint64_t checked_ns;
-	bool ok; /* a readable code object */
+	uint32_t bytes; /* charged for it */
+	bool ok;	/* a readable code object */
 };
 
 struct interp_process {
@@ -45,7 +46,9 @@ struct interp_process {
 					not checked) */
 	bool in_kernel;
 	bool unknown_reported;
-	/* code object cache */
+	/* code object cache, charged to the global budget for data read
+	 * from other processes */
+	struct mem_account account;
 	struct idxmap index;
 	struct cpython_code *codes;
 	uint32_t ncodes, cap;
@@ -61,6 +64,7 @@ struct interp_tracker {
 	uint64_t debug_offsets;	   /* ... whose offsets it published */
 	uint64_t unknown_versions; /* once per process */
 	uint64_t read_errors;	   /* code objects or strings unreadable */
+	uint64_t over_budget;	   /* code objects not kept: memory budget */
 	uint64_t map_errors;
 };
 

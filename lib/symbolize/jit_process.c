@@ -19,6 +19,7 @@ void jit_process_free(struct jit_process *j)
 		return;
 	jit_symbols_free(&j->map.syms);
 	jit_symbols_free(&j->dump.syms);
+	mem_account_release(&j->account);
 	free(j);
 }
 
@@ -211,7 +212,7 @@ static const char *find(struct jit_process *j, uint64_t pc)
 const char *jit_process_lookup(struct jit_process **jp, const char *proc_root,
 			       uint32_t pid, const struct proc_maps *maps,
 			       uint64_t pc, uint64_t now_ns,
-			       struct jit_stats *st)
+			       struct mem_budget *budget, struct jit_stats *st)
 {
 	struct jit_process *j = *jp;
 	const char *name;
@@ -222,6 +223,9 @@ const char *jit_process_lookup(struct jit_process **jp, const char *proc_root,
 			return NULL;
 		jit_symbols_init(&j->map.syms, JIT_PROCESS_BUDGET / 2);
 		jit_symbols_init(&j->dump.syms, JIT_PROCESS_BUDGET / 2);
+		mem_account_init(&j->account, budget);
+		j->map.syms.account = &j->account;
+		j->dump.syms.account = &j->account;
 		*jp = j;
 	}
 	name = find(j, pc);

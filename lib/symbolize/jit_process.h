@@ -32,7 +32,9 @@ struct jit_source {
 };
 
 struct jit_process {
-	uint32_t nspid; /* 0 until known */
+	struct mem_account account; /* both files' entries, charged to the
+				       global budget for file-derived data */
+	uint32_t nspid;		    /* 0 until known */
 	uint64_t next_refresh_ns;
 	struct jit_source map, dump;
 };
@@ -45,13 +47,14 @@ struct jit_stats {
 
 void jit_process_free(struct jit_process *j);
 /* The name of pc in process pid, whose executable mappings are maps, or
- * NULL. Reads the files (once per JIT_REFRESH_NS) when pc has no name
+ * NULL. What is kept is charged to budget (NULL: only the per-process
+ * limit). Reads the files (once per JIT_REFRESH_NS) when pc has no name
  * yet. proc_root is "/proc" (tests point it elsewhere). *jp is created on
  * first use. The string lives until the next call for this process. */
 const char *jit_process_lookup(struct jit_process **jp, const char *proc_root,
 			       uint32_t pid, const struct proc_maps *maps,
 			       uint64_t pc, uint64_t now_ns,
-			       struct jit_stats *st);
+			       struct mem_budget *budget, struct jit_stats *st);
 /* The pid a process has in its own (innermost) pid namespace, from the
  * text of /proc/PID/status ("NSpid:" line, last field); 0 if absent. */
 uint32_t proc_status_parse_nspid(const char *text, size_t len);

@@ -27,6 +27,8 @@ void jit_symbols_init(struct jit_symbols *s, size_t budget)
 
 void jit_symbols_free(struct jit_symbols *s)
 {
+	if (s->account)
+		mem_account_uncharge(s->account, jit_symbols_memory(s));
 	free(s->v);
 	free(s->names);
 	memset(s, 0, sizeof(*s));
@@ -35,9 +37,17 @@ void jit_symbols_free(struct jit_symbols *s)
 void jit_symbols_clear(struct jit_symbols *s)
 {
 	size_t budget = s->budget;
+	struct mem_account *account = s->account;
 
 	jit_symbols_free(s);
 	jit_symbols_init(s, budget);
+	s->account = account;
+}
+
+/* Growing an array from old to new bytes: within the global budget? */
+static bool charge(struct jit_symbols *s, size_t old, size_t new_bytes)
+{
+	return !s->account || mem_account_charge(s->account, new_bytes - old);
 }
 
 size_t jit_symbols_memory(const struct jit_symbols *s)
@@ -53,11 +63,18 @@ static bool reserve(struct jit_symbols *s, size_t extra)
 		struct jit_sym *nv;
 
 		if (ncap > UINT32_MAX / 2 ||
-		    (size_t)ncap * sizeof(*nv) + s->names_cap > s->budget)
+		    (size_t)ncap * sizeof(*nv) + s->names_cap > s->budget ||
+		    !charge(s, (size_t)s->cap * sizeof(*nv),
+			    (size_t)ncap * sizeof(*nv)))
 			return false;
 		nv = realloc(s->v, (size_t)ncap * sizeof(*nv));
-		if (!nv)
+		if (!nv) {
+			if (s->account)
+				mem_account_uncharge(s->account,
+						     (size_t)(ncap - s->cap) *
+							     sizeof(*nv));
 			return false;
+		}
 		s->v = nv;
 		s->cap = ncap;
 	}
@@ -68,11 +85,16 @@ static bool reserve(struct jit_symbols *s, size_t extra)
 		while (ncap < s->names_len + extra)
 			ncap *= 2;
 		if (ncap > UINT32_MAX ||
-		    (size_t)s->cap * sizeof(*s->v) + ncap > s->budget)
+		    (size_t)s->cap * sizeof(*s->v) + ncap > s->budget ||
+		    !charge(s, s->names_cap, ncap))
 			return false;
 		nn = realloc(s->names, ncap);
-		if (!nn)
+		if (!nn) {
+			if (s->account)
+				mem_account_uncharge(s->account,
+						     ncap - s->names_cap);
 			return false;
+		}
 		s->names = nn;
 		s->names_cap = ncap;
 	}

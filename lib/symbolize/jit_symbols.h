@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/mem_budget.h"
+
 /* Longest perf map line and jitdump name kept; longer ones are skipped. */
 #define JIT_NAME_MAX 4096u
 /* The perf map tool's own convention: jitdump magic "JiTD". */
@@ -33,9 +35,11 @@ struct jit_symbols {
 	size_t names_len, names_cap;
 	bool sorted;
 	uint32_t next_seq;
-	size_t budget;	      /* bytes allowed for v + names */
-	uint64_t bad;	      /* lines/records skipped as malformed */
-	uint64_t over_budget; /* entries dropped for the budget */
+	size_t budget;		     /* bytes allowed for v + names */
+	struct mem_account *account; /* charged with what is held (the
+					global budget); NULL: none */
+	uint64_t bad;		     /* lines/records skipped as malformed */
+	uint64_t over_budget;	     /* entries dropped for the budget */
 	/* incremental parser state */
 	bool skip_line;	  /* perf map: inside an over-long line */
 	bool header_seen; /* jitdump */

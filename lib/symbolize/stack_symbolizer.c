@@ -154,7 +154,7 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 		return false;
 	name = jit_process_lookup(&p->jit, s->procs->proc_root, p->pid,
 				  &p->maps, pc - return_address, now_ns,
-				  &s->jit);
+				  &s->procs->files->budget, &s->jit);
 	if (!name)
 		return false;
 	jit_name_split(name, s->jit_name, &fn);

@@ -86,6 +86,27 @@ static void perf_map_long_line_and_budget(void **state)
 	assert_true(s.over_budget > 0);
 	jit_symbols_free(&s);
 	free(big);
+	/* the global budget for file-derived data caps it too, and gets
+	 * back what was charged */
+	{
+		struct mem_budget b;
+		struct mem_account a;
+
+		mem_budget_init(&b, 40 << 10, 40 << 10);
+		mem_account_init(&a, &b);
+		jit_symbols_init(&s, 1 << 20);
+		s.account = &a;
+		for (int i = 0; i < 100000; i++) {
+			int l = snprintf(line, sizeof(line), "%x 1 name%d\n",
+					 0x100000 + i, i);
+			perf_map_feed(&s, line, (size_t)l, false);
+		}
+		assert_true(s.over_budget > 0);
+		assert_true(mem_budget_used(&b) <= 40 << 10);
+		assert_int_equal(mem_budget_used(&b), jit_symbols_memory(&s));
+		jit_symbols_free(&s);
+		assert_int_equal(mem_budget_used(&b), 0);
+	}
 }
 
 /* jitdump records, little-endian as written on x86_64 */
@@ -265,16 +286,17 @@ static void process_files(void **state)
 	mk("7/root/tmp");
 	write_file("7/status", "Name:\tnode\nNSpid:\t7\t3\n");
 	write_file("7/root/tmp/perf-3.map", "1000 10 JS:*f /a.js:1:1\n");
-	n = jit_process_lookup(&j, root, 7, NULL, 0x1004, 1, &st);
+	n = jit_process_lookup(&j, root, 7, NULL, 0x1004, 1, NULL, &st);
 	assert_non_null(n);
 	assert_string_equal(n, "JS:*f /a.js:1:1");
 	assert_int_equal(j->nspid, 3);
 	/* a miss looks again only after JIT_REFRESH_NS */
 	write_file("7/root/tmp/perf-3.map",
 		   "1000 10 JS:*f /a.js:1:1\n2000 10 g\n");
-	assert_null(jit_process_lookup(&j, root, 7, NULL, 0x2004, 2, &st));
+	assert_null(
+		jit_process_lookup(&j, root, 7, NULL, 0x2004, 2, NULL, &st));
 	n = jit_process_lookup(&j, root, 7, NULL, 0x2004, 2 + JIT_REFRESH_NS,
-			       &st);
+			       NULL, &st);
 	assert_non_null(n);
 	assert_string_equal(n, "g");
 	/* replaced by a FIFO: refused without blocking, names kept */
@@ -282,7 +304,7 @@ static void process_files(void **state)
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkfifo(path, 0644), 0);
 	assert_null(jit_process_lookup(&j, root, 7, NULL, 0x9000,
-				       10 * JIT_REFRESH_NS, &st));
+				       10 * JIT_REFRESH_NS, NULL, &st));
 	assert_int_equal(st.refused, 1);
 	/* a symlink out of the root is not followed */
 	assert_int_equal(unlink(path), 0);
@@ -295,7 +317,7 @@ static void process_files(void **state)
 		assert_int_equal(symlink(target, path), 0);
 	}
 	assert_null(jit_process_lookup(&j, root, 7, NULL, 0x9004,
-				       20 * JIT_REFRESH_NS, &st));
+				       20 * JIT_REFRESH_NS, NULL, &st));
 	assert_int_equal(st.refused, 2);
 	assert_true(jit_process_memory(j) > 0);
 	jit_process_free(j);
