@@ -333,7 +333,7 @@ FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/sy
 FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
 FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c lib/util/mem_budget.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
-FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c
+FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c
 FUZZ_SRCS_cpython := lib/interp/cpython_layout.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson

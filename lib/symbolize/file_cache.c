@@ -122,6 +122,7 @@ static struct elf_file *new_file(struct file_cache *c, const struct file_id *id,
 	mem_account_init(&f->acct, &c->budget);
 	f->last_used_ns = boot_ns();
 	symbol_names_init(&f->names);
+	f->names.acct = &f->acct;
 	f->path = strdup(path && *path ? path : "[unknown]");
 	if (!f->path) {
 		free(f);
@@ -172,6 +173,7 @@ static void make_room(struct file_cache *c)
 		/* Its demangled names are keyed by symbol index. */
 		symbol_names_free(&victim->names);
 		symbol_names_init(&victim->names);
+		victim->names.acct = &victim->acct;
 		c->memory += elf_symbols_memory(&victim->sym);
 		victim->evicted = true;
 	}

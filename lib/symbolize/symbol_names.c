@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/symbol_names.h"
+#include "util/mem_budget.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@ void symbol_names_init(struct symbol_names *c)
 
 void symbol_names_free(struct symbol_names *c)
 {
+	mem_account_uncharge(c->acct, c->charged);
 	idxmap_free(&c->index);
 	free(c->entries);
 	free(c->arena);
@@ -40,13 +42,38 @@ static const char *entry_name(const struct symbol_names *c, uint32_t idx,
 
 /* Remember id -> name (NULL: not mangled). False when over the bound or
  * out of memory: the caller still has the name. */
+static bool remember_charged(struct symbol_names *c, uint64_t h, uint32_t id,
+			     const char *name, size_t len);
+
+/* Charged first for the most this insert can grow by (entries and arena
+ * doubling, the index doubling), then the difference is given back. */
 static bool remember(struct symbol_names *c, uint64_t h, uint32_t id,
 		     const char *name, size_t len)
 {
+	size_t before = symbol_names_memory(c), after;
+	uint64_t most =
+		(uint64_t)(c->cap ? c->cap : 64) * sizeof(*c->entries) +
+		(c->arena_cap > len + 1 ? c->arena_cap : 2 * (len + 1) + 4096) +
+		idxmap_memory(&c->index) + 4096;
+	bool ok;
+
+	if (before + len + 64 > SYMBOL_NAMES_MAX_BYTES ||
+	    !mem_account_charge(c->acct, most))
+		return false;
+	ok = remember_charged(c, h, id, name, len);
+	after = symbol_names_memory(c);
+	if (after - before > most) /* cannot happen; stay honest anyway */
+		most = after - before;
+	mem_account_uncharge(c->acct, most - (after - before));
+	c->charged += after - before;
+	return ok;
+}
+
+static bool remember_charged(struct symbol_names *c, uint64_t h, uint32_t id,
+			     const char *name, size_t len)
+{
 	size_t need = name ? len + 1 : 0;
 
-	if (symbol_names_memory(c) + need + 64 > SYMBOL_NAMES_MAX_BYTES)
-		return false;
 	if (c->n == c->cap) {
 		uint32_t ncap = c->cap ? 2 * c->cap : 64;
 		void *nv = realloc(c->entries, ncap * sizeof(*c->entries));

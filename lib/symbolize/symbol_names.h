@@ -14,6 +14,8 @@
 #include "symbolize/demangle.h"
 #include "util/idxmap.h"
 
+struct mem_account;
+
 #define SYMBOL_NAMES_MAX_BYTES (2u << 20) /* per file */
 
 struct symbol_names {
@@ -25,7 +27,9 @@ struct symbol_names {
 	uint32_t n, cap;
 	char *arena;
 	size_t arena_len, arena_cap;
-	uint64_t uncached; /* lookups past the bound */
+	uint64_t uncached;	  /* lookups past the bound */
+	struct mem_account *acct; /* charged for what is kept; may be NULL */
+	uint64_t charged;
 };
 
 void symbol_names_init(struct symbol_names *c);
