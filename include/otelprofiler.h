@@ -171,6 +171,11 @@ struct otelprof_stats {
 				       dropped: their namespace is the
 				       profiler's (container.*, process.*,
 				       host.*, thread.*, k8s.*, ...) */
+	/* Unwind tables the kernel did not take, by reason: the process
+	 * that first mapped the file had its share (64 MiB of rows), or
+	 * the host's (256 MiB) was full. Such files use frame pointers. */
+	uint64_t unwind_refused_process;
+	uint64_t unwind_refused_host;
 };
 
 /* Opaque profiler handle. */

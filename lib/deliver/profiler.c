@@ -969,6 +969,8 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.rescans_held = p->procs.rescans_held;
 	s.ctx_found_by_probe = p->context.pctx_probed;
 	s.drain_max_hold_ns = p->drain_max_hold_ns;
+	s.unwind_refused_process = p->unwinder.refused_process;
+	s.unwind_refused_host = p->unwinder.refused_host;
 	s.interp_processes = p->interp.found;
 	s.interp_debug_offsets = p->interp.debug_offsets;
 	s.interp_unknown_versions = p->interp.unknown_versions;

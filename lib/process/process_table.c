@@ -662,8 +662,10 @@ struct elf_file *process_mapping_file(struct process_table *t,
 		snprintf(root, sizeof(root), "%s/%u/root", t->proc_root,
 			 p->pid);
 		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		t->loading_for = p; /* charged for the file's table */
 		m->file = file_cache_get_fd_root(t->files, fd, m->path, root_fd,
 						 &err);
+		t->loading_for = NULL;
 		if (root_fd >= 0)
 			close(root_fd);
 	}

@@ -72,6 +72,7 @@ struct process {
 				      most (0: unknown) */
 	bool rescan_held;	   /* asked for, waiting for its budget */
 	bool loads_deferred;	   /* files left for a later slice */
+	uint64_t unwind_rows;	   /* kernel rows loaded on its behalf */
 	/* Its range of the kernel's big_mappings (unwinder's; n 0: none). */
 	uint32_t big_base, big_n;
 	bool forked; /* a copy of its parent (fork event), not read from
@@ -98,10 +99,11 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t scan_errors;
-	uint64_t pid_reuses;	 /* entries replaced by a new process */
-	uint64_t forks_copied;	 /* children known from their parent */
-	uint64_t slice_end_ns;	 /* CLOCK_MONOTONIC end of this pass's slice */
-	uint64_t loads_deferred; /* file loads left for a later pass */
+	uint64_t pid_reuses;   /* entries replaced by a new process */
+	uint64_t forks_copied; /* children known from their parent */
+	uint64_t slice_end_ns; /* CLOCK_MONOTONIC end of this pass's slice */
+	struct process *loading_for; /* while a file is loaded for it */
+	uint64_t loads_deferred;     /* file loads left for a later pass */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	int64_t rescan_budget_ns;	      /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;

@@ -35,12 +35,23 @@ struct unwind_job {
 	struct unwind_table table;
 	struct unwind_table_stats st;
 	struct prebuilt_array array;
+	uint32_t owner_pid; /* the process the file was loaded for */
+	uint64_t owner_serial;
 	struct unwind_job *next;
 };
 
+/* The process a table is charged to, if it is still there. */
+static struct process *owner_of(struct process_unwind *pu, uint32_t pid,
+				uint64_t serial)
+{
+	struct process *p = pid ? process_table_find(pu->procs, pid) : NULL;
+
+	return p && p->serial == serial ? p : NULL;
+}
+
 static void install_table(struct process_unwind *pu, struct elf_file *f,
 			  int err, const struct unwind_table_stats *st,
-			  struct prebuilt_array *pre);
+			  struct prebuilt_array *pre, struct process *owner);
 
 static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 			 size_t len)
@@ -62,6 +73,12 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 				file_cache_ref(f);
 				f->unwind_pending = true;
 				j->array.fd = -1;
+				if (pu->procs->loading_for) {
+					j->owner_pid =
+						pu->procs->loading_for->pid;
+					j->owner_serial =
+						pu->procs->loading_for->serial;
+				}
 				pthread_mutex_lock(&pu->qlock);
 				/* First come, first built. */
 				if (pu->todo_tail)
@@ -81,13 +98,32 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
 		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
 	pu->build_ns += mono_ns() - t0;
-	install_table(pu, f, err, &st, NULL);
+	install_table(pu, f, err, &st, NULL, pu->procs->loading_for);
 }
 
 /* f->unwind holds the built table (if !err): load it into the kernel. */
+/* May the kernel take nrows more rows for owner (NULL: no process)? The
+ * refusal is counted by reason; the file then unwinds by frame
+ * pointers. */
+static bool within_budget(struct process_unwind *pu, struct process *owner,
+			  uint64_t nrows)
+{
+	if (pu->maps.rows + nrows > UNWIND_HOST_MAX_ROWS) {
+		pu->refused_host++;
+		return false;
+	}
+	if (owner && owner->unwind_rows + nrows > UNWIND_PROCESS_MAX_ROWS) {
+		pu->refused_process++;
+		return false;
+	}
+	if (owner)
+		owner->unwind_rows += nrows;
+	return true;
+}
+
 static void install_table(struct process_unwind *pu, struct elf_file *f,
 			  int err, const struct unwind_table_stats *stp,
-			  struct prebuilt_array *pre)
+			  struct prebuilt_array *pre, struct process *owner)
 {
 	struct unwind_table_stats st = *stp;
 
@@ -114,6 +150,18 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 			f->path, f->unwind.nrows,
 			(unsigned long long)st.fdes_total,
 			(unsigned long long)st.fdes_skipped, st.flags);
+	if (pu->maps.files_fd >= 0 &&
+	    !within_budget(pu, owner,
+			   pre && pre->fd >= 0 ? pre->nrows
+					       : f->unwind.nrows)) {
+		if (pre && pre->fd >= 0)
+			close(pre->fd);
+		if (pre)
+			pre->fd = -1;
+		f->unwind_err = -EDQUOT;
+		unwind_table_free(&f->unwind);
+		return;
+	}
 	if (pu->maps.files_fd >= 0) {
 		if (pre && (pre->err || pre->fd >= 0)) {
 			pu->maps.rows_unrepresentable += pre->unrepresentable;
@@ -333,7 +381,8 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 		f->unwind = j->table;
 		f->unwind_pending = false;
 		pu->build_ns += j->ns;
-		install_table(pu, f, j->err, &j->st, &j->array);
+		install_table(pu, f, j->err, &j->st, &j->array,
+			      owner_of(pu, j->owner_pid, j->owner_serial));
 		/* Every process mapping this file learns its table. */
 		for (uint32_t i = 0; i < pu->procs->nslots; i++) {
 			struct process *p = pu->procs->procs[i];

@@ -23,6 +23,14 @@
  * where their process is known the moment its first sample arrives. */
 #define UNWIND_ASYNC_MIN_FILE_BYTES (256u << 10)
 
+/* Fair shares of the kernel's unwind rows (8 bytes each): a process may
+ * have tables of at most UNWIND_PROCESS_MAX_ROWS rows loaded on its behalf
+ * (files it was the first to map; 64 MiB), the host at most
+ * UNWIND_HOST_MAX_ROWS (256 MiB). Beyond, files unwind by frame pointers
+ * and the refusal is counted. */
+#define UNWIND_PROCESS_MAX_ROWS (8ull << 20)
+#define UNWIND_HOST_MAX_ROWS	(32ull << 20)
+
 struct unwind_job;
 
 struct process_unwind {
@@ -40,6 +48,7 @@ struct process_unwind {
 	struct unwind_job *todo, *todo_tail, *done;
 	int notify_fd; /* eventfd: a build finished (drain thread polls it) */
 	uint64_t async_builds;
+	uint64_t refused_process, refused_host; /* budgets, see above */
 };
 
 /* Installs the file_cache and process_table hooks. With files_fd and
