@@ -555,7 +555,7 @@ func TestSeparateDebugInfo(t *testing.T) {
 			}
 		}
 		t.Logf("%s: %d samples, %d of %d frames of the binary named", bins[i], len(p.Samples), named, frames)
-		if frames < 300 || float64(named) < 0.95*float64(frames) {
+		if frames < 100 || float64(named) < 0.95*float64(frames) {
 			t.Errorf("%s: %d of %d frames named, want >= 95%%", bins[i], named, frames)
 		}
 		callGraphShares(t, bins[i], p, c.Process.Pid, 5)
