@@ -447,12 +447,13 @@ func TestCPythonUnknownVersion(t *testing.T) {
 	w := startRuntime(t, nil, bin, py, "30")
 	time.Sleep(500 * time.Millisecond)
 	pid := w.cmd.Process.Pid
-	rec := record(t, 3, 199, "--pid", itoa(pid))
+	rec := record(t, 6, 199, "--pid", itoa(pid))
 	if !strings.Contains(rec.Stderr, "(0 with their own offsets, 1 unknown versions)") {
 		t.Errorf("the unknown version is not reported once:\n%s", rec.Stderr)
 	}
 	p := decodeFile(t, rec.Path).ByPID(pid)
-	if p == nil || len(p.Samples) < 200 {
+	// 100: a tenth of a CPU on a loaded machine is enough for the shape
+	if p == nil || len(p.Samples) < 100 {
 		t.Fatalf("too few samples of pid %d", pid)
 	}
 	n := 0
