@@ -15,7 +15,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage:\n"
 		   "  otelprof record --duration SECONDS --frequency HZ "
-		   "--output FILE [--pid PID] [--ringbuf-kb KB]\n"
+		   "--output FILE [--pid PID] [--ringbuf-kb KB] [--btf FILE]\n"
 		   "      [--symbol-budget-mb MB] [--file-budget-mb MB] "
 		   "[--quiet]\n"
 		   "  otelprof top FILE [--limit N] [--pid PID]\n"
@@ -92,6 +92,8 @@ static int main_record(int argc, char **argv)
 			a.file_budget_mb = (unsigned)v;
 		} else if (!strcmp(o, "--output")) {
 			a.output = val;
+		} else if (!strcmp(o, "--btf")) {
+			a.btf = val;
 		} else {
 			fprintf(stderr, "otelprof: unknown option %s\n", o);
 			usage(stderr);

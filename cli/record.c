@@ -39,6 +39,7 @@ int cmd_record(const struct record_args *a)
 	opts.ringbuf_kb = a->ringbuf_kb;
 	opts.symbol_budget_mb = a->symbol_budget_mb;
 	opts.file_budget_mb = a->file_budget_mb;
+	opts.btf_path = a->btf;
 	/* The output first: a path we cannot write fails now, not after the
 	 * whole recording. */
 	e = output_open(&out, a->output, err, sizeof(err));
@@ -58,6 +59,27 @@ int cmd_record(const struct record_args *a)
 		fprintf(stderr, "otelprof: cannot start: %s\n", err);
 		output_abort(&out);
 		return 1;
+	}
+	memset(&st, 0, sizeof(st));
+	st.sz = sizeof(st);
+	if (!a->quiet && !otelprof_stats(p, &st) && st.kernel_fallbacks) {
+		if (st.kernel_fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP)
+			fprintf(stderr,
+				"otelprof: kernel without bpf_loop (5.17): "
+				"user "
+				"stacks walked by chained programs (more BPF "
+				"time per sample), at most %llu frames\n",
+				(unsigned long long)st.max_frames);
+		if (st.kernel_fallbacks & OTELPROF_FALLBACK_NO_TASK_PT_REGS)
+			fprintf(stderr,
+				"otelprof: kernel without bpf_task_pt_regs "
+				"(5.15): user registers read from the kernel "
+				"stack\n");
+		if (st.kernel_fallbacks & OTELPROF_FALLBACK_PREALLOC_MAPS)
+			fprintf(stderr,
+				"otelprof: kernel before 6.1: BPF hash maps "
+				"preallocated (8 MiB each at most; fewer "
+				"processes unwound in the kernel)\n");
 	}
 	if (!a->quiet)
 		fprintf(stderr,

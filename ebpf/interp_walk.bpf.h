@@ -4,7 +4,9 @@
  * the sampled thread's interpreter frames (CPython now) into the sample,
  * so userspace can put them where the evaluation loop ran. Every read is
  * of process memory and may fail: the walk then stops, keeping what it
- * has (counted). Loops are bounded; no helper newer than 5.10.
+ * has (counted). Loops are bounded: bpf_loop where the kernel has it,
+ * a plain bounded loop in the programs for older kernels (see
+ * OTELPROF_BOUNDED_LOOP in kernel_compat.bpf.h).
  */
 #ifndef OTELPROF_INTERP_WALK_BPF_H
 #define OTELPROF_INTERP_WALK_BPF_H
@@ -84,7 +86,7 @@ cpython_thread_state(const struct otelprof_interp_proc *ip)
 
 /* One interpreter frame per call: copy {code, instruction}, step to the
  * previous frame. */
-static long interp_frame_step(u32 k, void *data)
+static __always_inline long interp_frame_step(u32 k, void *data)
 {
 	u32 zero = 0;
 	struct otelprof_sample_event *e =
@@ -130,8 +132,11 @@ static long interp_frame_step(u32 k, void *data)
 	return 0;
 }
 
+OTELPROF_BOUNDED_LOOP(interp_walk, interp_frame_step)
+
+/* have_loop: the calling program may use bpf_loop (5.17). */
 static __always_inline void walk_interp(struct otelprof_sample_event *e,
-					u32 tgid)
+					u32 tgid, const bool have_loop)
 {
 	const struct otelprof_interp_proc *ip =
 		bpf_map_lookup_elem(&interp_procs, &tgid);
@@ -155,7 +160,11 @@ static __always_inline void walk_interp(struct otelprof_sample_event *e,
 	s->frame = frame;
 	s->n = e->n_user;
 	s->got = 0;
-	bpf_loop(OTELPROF_MAX_INTERP_FRAMES, interp_frame_step, NULL, 0);
+	if (have_loop)
+		interp_walk_loop(OTELPROF_MAX_INTERP_FRAMES, NULL);
+	else
+		OTELPROF_BOUNDED(interp_frame_step, OTELPROF_MAX_INTERP_FRAMES,
+				 NULL);
 	if (s->n > OTELPROF_USTACK_WORDS)
 		return;
 	e->n_user = s->n;

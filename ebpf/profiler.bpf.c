@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profiler_types.h"
+#include "kernel_compat.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -66,8 +67,8 @@ static __always_inline void count(u32 which)
 /* The current process's identity beside its pid (see profiler_types.h). */
 static __always_inline u64 current_start_ns(void)
 {
-	return BPF_CORE_READ((struct task_struct *)bpf_get_current_task(),
-			     group_leader, start_boottime);
+	return task_start_boottime(BPF_CORE_READ(
+		(struct task_struct *)bpf_get_current_task(), group_leader));
 }
 
 #include "thread_context.bpf.h"
@@ -131,7 +132,9 @@ struct unwinder_state {
 	u32 n;
 	u32 error;
 	u32 flags;
-	u32 fp_frame; /* the current frame came from a frame-pointer step */
+	u32 fp_frame;  /* the current frame came from a frame-pointer step */
+	u32 map_count; /* the process's mapping count at the sample */
+	u32 pad;
 	struct otelprof_bpf_proc proc;
 };
 
@@ -230,9 +233,9 @@ static __always_inline struct otelprof_bpf_row *find_row(void *rows, u32 first,
 	return row;
 }
 
-static long unwind_frame(u32 i, void *data)
+static __always_inline long unwind_frame(u32 iter, void *data)
 {
-	u32 zero = 0;
+	u32 zero = 0, i;
 	struct otelprof_sample_event *e =
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
@@ -247,7 +250,9 @@ static long unwind_frame(u32 i, void *data)
 		st->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
 		return 1;
 	}
-	e->ustack[st->n & (OTELPROF_USTACK_WORDS - 1)] =
+	/* The frame's index: the walk may span several programs. */
+	i = st->n;
+	e->ustack[i & (OTELPROF_USTACK_WORDS - 1)] =
 		st->r.pc | (st->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
 	st->n++;
 	st->fp_frame = 0;
@@ -309,6 +314,8 @@ static long unwind_frame(u32 i, void *data)
 		return 1;
 	}
 }
+
+OTELPROF_BOUNDED_LOOP(unwind_walk, unwind_frame)
 
 /* When each thread last got a stack copy: copies are 8 KiB, and while
  * userspace loads a new process's tables a burst of them would flood the
@@ -407,43 +414,52 @@ static __always_inline void check_map_count(struct otelprof_bpf_proc *proc,
 			current_start_ns(), NULL, map_count, 0);
 }
 
-static __always_inline void unwind_user(struct otelprof_sample_event *e,
-					u32 tgid, u32 tid, u32 map_count)
+/* Set up the walk of the user stack: returns the state, or NULL if the
+ * process's tables are not in the kernel (a stack copy then). */
+static __always_inline struct unwinder_state *
+unwind_prepare(struct otelprof_sample_event *e, u32 map_count)
 {
+	u32 tgid = e->hdr.pid, zero = 0, n;
 	struct otelprof_bpf_proc *proc =
 		bpf_map_lookup_elem(&unwind_procs, &tgid);
-	u32 zero = 0;
 	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	u64 size;
 
-	if (!e->user_ip || !st)
+	if (!e->user_ip || !st || !proc)
+		return NULL;
+	check_map_count(proc, map_count, tgid, e->hdr.tid,
+			e->hdr.ktime_boot_ns);
+	/* One copy of the mappings per sample, read by every step; only the
+	 * entries in use. */
+	n = proc->n;
+	if (n > OTELPROF_MAX_PROC_MAPPINGS)
+		n = OTELPROF_MAX_PROC_MAPPINGS;
+	size = offsetof(struct otelprof_bpf_proc, m) +
+	       (u64)n * sizeof(struct otelprof_bpf_mapping);
+	if (size > sizeof(st->proc))
+		size = sizeof(st->proc);
+	if (bpf_probe_read_kernel(&st->proc, size, proc))
+		return NULL;
+	st->r.pc = e->user_ip;
+	st->r.sp = e->user_sp;
+	st->r.fp = e->user_bp;
+	st->n = 0;
+	st->error = 0;
+	st->flags = 0;
+	st->fp_frame = 0;
+	st->map_count = map_count;
+	return st;
+}
+
+/* After the walk (st NULL: there was none): the frames, or a stack copy. */
+static __always_inline void unwind_finish(struct otelprof_sample_event *e,
+					  struct unwinder_state *st)
+{
+	u32 tgid = e->hdr.pid, tid = e->hdr.tid;
+
+	if (!e->user_ip)
 		return;
-	if (proc)
-		check_map_count(proc, map_count, tgid, tid,
-				e->hdr.ktime_boot_ns);
-	if (proc) {
-		/* One copy of the mappings per sample, read by every step;
-		 * only the entries in use. */
-		u32 n = proc->n;
-		u64 size;
-
-		if (n > OTELPROF_MAX_PROC_MAPPINGS)
-			n = OTELPROF_MAX_PROC_MAPPINGS;
-		size = offsetof(struct otelprof_bpf_proc, m) +
-		       (u64)n * sizeof(struct otelprof_bpf_mapping);
-		if (size > sizeof(st->proc))
-			size = sizeof(st->proc);
-		if (bpf_probe_read_kernel(&st->proc, size, proc))
-			proc = NULL;
-	}
-	if (proc) {
-		st->r.pc = e->user_ip;
-		st->r.sp = e->user_sp;
-		st->r.fp = e->user_bp;
-		st->n = 0;
-		st->error = 0;
-		st->flags = 0;
-		st->fp_frame = 0;
-		bpf_loop(OTELPROF_MAX_USER_FRAMES + 1, unwind_frame, NULL, 0);
+	if (st) {
 		if (st->error != OTELPROF_CNT_UNWIND_NO_MAPPING &&
 		    st->error != OTELPROF_CNT_UNWIND_PENDING) {
 			e->n_user = st->n;
@@ -460,7 +476,10 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 		/* A pc in no mapping userspace told us about. Within the
 		 * process's notify gap: keep the frames unwound so far. */
 		if (st->error == OTELPROF_CNT_UNWIND_NO_MAPPING) {
-			if (!notify_due(proc, e->hdr.ktime_boot_ns)) {
+			struct otelprof_bpf_proc *proc =
+				bpf_map_lookup_elem(&unwind_procs, &tgid);
+
+			if (proc && !notify_due(proc, e->hdr.ktime_boot_ns)) {
 				e->n_user = st->n;
 				e->unwind_error = st->error;
 				count(st->error);
@@ -468,7 +487,8 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 			}
 			/* The copy makes userspace rescan: it sees this
 			 * count. */
-			proc->map_count = map_count;
+			if (proc)
+				proc->map_count = st->map_count;
 		}
 	}
 	/* Not known yet, or code mapped since userspace last looked: ship
@@ -498,27 +518,30 @@ static __always_inline void unwind_user(struct otelprof_sample_event *e,
 	count(OTELPROF_CNT_STACK_COPIES);
 }
 
-SEC("perf_event")
-int on_cpu_sample(struct bpf_perf_event_data *ctx)
+/* The part of a sample before the user stack walk: header, comm, kernel
+ * stack, user registers. Returns the event (NULL: drop the sample) and the
+ * process's mapping count in *map_count. */
+static __always_inline struct otelprof_sample_event *
+sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
 	struct otelprof_sample_event *e;
 	struct task_struct *task;
+	struct mm_struct *mm;
 	struct pt_regs *uregs;
 	long n;
-	u64 size;
 
 	if (tgid == 0 && !include_idle) {
 		count(OTELPROF_CNT_IDLE);
-		return 0;
+		return NULL;
 	}
 	if (target_tgid && tgid != target_tgid)
-		return 0;
+		return NULL;
 
 	e = bpf_map_lookup_elem(&sample_scratch, &zero);
 	if (!e)
-		return 0;
+		return NULL;
 
 	e->hdr.type = OTELPROF_EVENT_SAMPLE;
 	e->hdr.pid = tgid;
@@ -544,32 +567,44 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	e->n_kernel = n / sizeof(u64);
 
 	task = (struct task_struct *)bpf_get_current_task();
-	if (!BPF_CORE_READ(task, mm)) {
+	mm = BPF_CORE_READ(task, mm);
+	if (!mm) {
 		/* Kernel thread: nothing to unwind in user space. */
 		e->flags |= OTELPROF_SAMPLE_F_KTHREAD;
-	} else {
-		/* Interrupted in user mode: the perf regs are the user's
-		 * (read as whole context fields, which the verifier
-		 * rewrites); in the kernel: the registers saved at entry. */
-		u64 cs = *(volatile u64 *)&ctx->regs.cs;
-
-		if ((cs & 3) == 3) {
-			e->user_ip = *(volatile u64 *)&ctx->regs.ip;
-			e->user_sp = *(volatile u64 *)&ctx->regs.sp;
-			e->user_bp = *(volatile u64 *)&ctx->regs.bp;
-		} else {
-			uregs = (struct pt_regs *)bpf_task_pt_regs(
-				bpf_get_current_task_btf());
-			e->user_ip = BPF_CORE_READ(uregs, ip);
-			e->user_sp = BPF_CORE_READ(uregs, sp);
-			e->user_bp = BPF_CORE_READ(uregs, bp);
-		}
-		unwind_user(e, tgid, tid,
-			    (u32)BPF_CORE_READ(task, mm, map_count));
-		walk_interp(e, tgid);
-		read_thread_ctx(e, tgid);
+		return e;
 	}
+	*map_count = (u32)KREAD_INT(mm, map_count);
+	/* Interrupted in user mode: the perf regs are the user's; in the
+	 * kernel: the registers saved at entry. */
+	if ((PERF_CTX_REG(ctx, cs) & 3) == 3) {
+		e->user_ip = PERF_CTX_REG(ctx, ip);
+		e->user_sp = PERF_CTX_REG(ctx, sp);
+		e->user_bp = PERF_CTX_REG(ctx, bp);
+	} else {
+		uregs = task_user_regs();
+		if (uregs) {
+			e->user_ip = KREAD_INT(uregs, ip);
+			e->user_sp = KREAD_INT(uregs, sp);
+			e->user_bp = KREAD_INT(uregs, bp);
+		}
+	}
+	return e;
+}
 
+/* After the walk: the frames (or a stack copy), interpreter frames, the
+ * thread's context, and out to the ring buffer. have_loop: the program
+ * may call bpf_loop (see OTELPROF_BOUNDED_LOOP). */
+static __always_inline int sample_end(struct otelprof_sample_event *e,
+				      struct unwinder_state *st,
+				      const bool have_loop)
+{
+	u64 size;
+
+	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
+		unwind_finish(e, st);
+		walk_interp(e, e->hdr.pid, have_loop);
+		read_thread_ctx(e, e->hdr.pid);
+	}
 	size = offsetof(struct otelprof_sample_event, ustack) +
 	       (u64)e->n_user * sizeof(u64) +
 	       (((u64)e->ctx.attrs_size + 7) & ~7ull);
@@ -586,6 +621,82 @@ int on_cpu_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* Kernels with bpf_loop (5.17+): the whole walk in one loop. */
+SEC("perf_event")
+int on_cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	u32 map_count = 0;
+	struct otelprof_sample_event *e = sample_begin(ctx, &map_count);
+	struct unwinder_state *st = NULL;
+
+	if (!e)
+		return 0;
+	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
+		st = unwind_prepare(e, map_count);
+		if (st)
+			unwind_walk_loop(OTELPROF_MAX_USER_FRAMES + 1, NULL);
+	}
+	return sample_end(e, st, true);
+}
+
+/*
+ * Kernels without bpf_loop: the walk runs OTELPROF_WALK_CHUNK frames per
+ * program and continues by tail call into the same program (the state is
+ * in unwind_scratch); a chain has at most OTELPROF_WALK_TAIL_CALLS.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} walk_progs SEC(".maps");
+
+static __always_inline int walk_continue(struct bpf_perf_event_data *ctx,
+					 struct otelprof_sample_event *e,
+					 struct unwinder_state *st)
+{
+	u32 zero = 0;
+
+	bpf_tail_call(ctx, &walk_progs, zero);
+	/* Out of tail calls (or none installed): what we have is cut. */
+	st->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+	return sample_end(e, st, false);
+}
+
+SEC("perf_event")
+int on_cpu_sample_chained(struct bpf_perf_event_data *ctx)
+{
+	u32 map_count = 0;
+	struct otelprof_sample_event *e = sample_begin(ctx, &map_count);
+	struct unwinder_state *st;
+
+	if (!e)
+		return 0;
+	if (e->flags & OTELPROF_SAMPLE_F_KTHREAD)
+		return sample_end(e, NULL, false);
+	st = unwind_prepare(e, map_count);
+	if (!st)
+		return sample_end(e, NULL, false);
+	return walk_continue(ctx, e, st);
+}
+
+SEC("perf_event")
+int on_cpu_sample_walk(struct bpf_perf_event_data *ctx)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+
+	if (!e || !st)
+		return 0;
+	count(OTELPROF_CNT_WALK_CHAINED);
+	if (OTELPROF_BOUNDED(unwind_frame, OTELPROF_WALK_CHUNK, NULL) <
+	    OTELPROF_WALK_CHUNK)
+		return sample_end(e, st, false);
+	return walk_continue(ctx, e, st);
+}
+
 /* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm
  * *bprm) */
 SEC("raw_tp/sched_process_exec")
@@ -594,9 +705,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid,
 {
 	u32 tgid = BPF_CORE_READ(p, tgid), tid = BPF_CORE_READ(p, pid);
 
-	return emit_task_event(OTELPROF_EVENT_EXEC, tgid, tid,
-			       BPF_CORE_READ(p, group_leader, start_boottime),
-			       BPF_CORE_READ(bprm, filename), 0, 0);
+	return emit_task_event(
+		OTELPROF_EVENT_EXEC, tgid, tid,
+		task_start_boottime(BPF_CORE_READ(p, group_leader)),
+		BPF_CORE_READ(bprm, filename), 0, 0);
 }
 
 /*
@@ -614,7 +726,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	if (tgid != tid)
 		return 0;
 	return emit_task_event(OTELPROF_EVENT_FORK, tgid, tid,
-			       BPF_CORE_READ(child, start_boottime), NULL,
+			       task_start_boottime(child), NULL,
 			       BPF_CORE_READ(parent, tgid), 0);
 }
 
@@ -630,5 +742,5 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	 * pid before userspace catches up must not be read with them. */
 	bpf_map_delete_elem(&ctx_procs, &tgid);
 	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid,
-			       BPF_CORE_READ(p, start_boottime), NULL, 0, 0);
+			       task_start_boottime(p), NULL, 0, 0);
 }

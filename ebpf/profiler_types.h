@@ -26,6 +26,14 @@ typedef uint64_t u64;
  */
 #define OTELPROF_MAX_USER_FRAMES 512
 /*
+ * Kernels without bpf_loop (< 5.17) walk OTELPROF_WALK_CHUNK frames per
+ * program and chain programs by tail call; a chain has at most
+ * OTELPROF_WALK_TAIL_CALLS of them (the kernel's MAX_TAIL_CALL_CNT), so
+ * their frame limit is the product.
+ */
+#define OTELPROF_WALK_CHUNK	 16
+#define OTELPROF_WALK_TAIL_CALLS 32
+/*
  * A sample of a process whose tables are not in the kernel yet (it started
  * since userspace last looked) carries a copy of the top of its user stack
  * instead of frames; userspace unwinds it with the same step code once it
@@ -79,6 +87,9 @@ enum otelprof_counter {
 					the process's notify gap holds it */
 	OTELPROF_CNT_INTERP_SAMPLES, /* samples with interpreter frames */
 	OTELPROF_CNT_INTERP_ERR,     /* interpreter frame unreadable */
+	OTELPROF_CNT_WALK_CHAINED,   /* walk programs run (kernels without
+					bpf_loop: one per OTELPROF_WALK_CHUNK
+					frames) */
 	OTELPROF_CNT_MAX,
 };
 

@@ -20,7 +20,8 @@ struct {
 /* The thread pointer of the current task (what %fs points at). */
 static __always_inline u64 thread_pointer(void)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	/* Not bpf_get_current_task_btf (5.11): a CO-RE read works on 5.10. */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 #if defined(__TARGET_ARCH_x86)
 	return BPF_CORE_READ(task, thread.fsbase);

@@ -54,7 +54,7 @@ enum otelprof_flags {
  *
  * Layout (LP64): offset 0 sz, 8 frequency_hz, 12 pid, 16 host_name,
  * 24 ringbuf_kb, 28 flags, 32 max_frames, 36 reserved0,
- * 40 symbol_budget_mb, 44 file_budget_mb. Size 48.
+ * 40 symbol_budget_mb, 44 file_budget_mb, 48 btf_path. Size 56.
  */
 struct otelprof_opts {
 	size_t sz;
@@ -73,6 +73,32 @@ struct otelprof_opts {
 	 * symbols first; a file over its own budget gets none. */
 	uint32_t symbol_budget_mb;
 	uint32_t file_budget_mb;
+	/* BTF of the running kernel, for kernels without
+	 * /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): a file such
+	 * as BTFHub publishes. NULL = the kernel's own. Read at start only. */
+	const char *btf_path;
+};
+
+/*
+ * Bits of otelprof_stats.kernel_fallbacks: what the running kernel lacks
+ * and what the profiler does instead (docs/kernels.md). The environment
+ * variable OTELPROF_KERNEL_FALLBACK ("all", or a comma list of "bpf_loop",
+ * "task_pt_regs", "prealloc") forces them on a newer kernel, to measure their
+ * cost.
+ */
+enum otelprof_kernel_fallback {
+	/* No bpf_loop (< 5.17): the user stack is walked 16 frames per
+	 * program, programs chained by tail call (costs more per sample;
+	 * at most 512 frames). */
+	OTELPROF_FALLBACK_NO_BPF_LOOP = 1u << 0,
+	/* No bpf_task_pt_regs (< 5.15): the user registers of a sample
+	 * taken in the kernel are read from the top of its kernel stack. */
+	OTELPROF_FALLBACK_NO_TASK_PT_REGS = 1u << 1,
+	/* perf_event programs cannot use hash maps allocated on use
+	 * (< 6.1): they are allocated up front, 8 MiB each at most, which
+	 * caps the processes with unwind tables in the kernel near 2000 (the
+	 * others are unwound from stack copies, in userspace). */
+	OTELPROF_FALLBACK_PREALLOC_MAPS = 1u << 2,
 };
 
 /*
@@ -176,6 +202,13 @@ struct otelprof_stats {
 	 * the host's (256 MiB) was full. Such files use frame pointers. */
 	uint64_t unwind_refused_process;
 	uint64_t unwind_refused_host;
+	/* kernel support (docs/kernels.md) */
+	uint64_t kernel_fallbacks; /* enum otelprof_kernel_fallback bits in
+				      use on this kernel */
+	uint64_t max_frames;	   /* user frames per sample at most, after
+				      the kernel's limits */
+	uint64_t walk_programs;	   /* chained stack-walk programs run
+				      (OTELPROF_FALLBACK_NO_BPF_LOOP) */
 };
 
 /* Opaque profiler handle. */

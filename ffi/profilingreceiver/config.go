@@ -56,6 +56,9 @@ type Config struct {
 	// FileBudgetMB caps one file's share, MiB (0: 64); a file over it is
 	// kept without symbols.
 	FileBudgetMB uint32 `mapstructure:"file_budget_mb"`
+	// BTFPath is a BTF file of the running kernel (e.g. from BTFHub), for
+	// kernels without /sys/kernel/btf/vmlinux (otelprof_opts.btf_path).
+	BTFPath string `mapstructure:"btf_path"`
 
 	referenceKeys `mapstructure:",squash"`
 }

@@ -97,6 +97,7 @@ func (r *profilingReceiver) start() error {
 
 		SymbolBudgetMB: r.cfg.SymbolBudgetMB,
 		FileBudgetMB:   r.cfg.FileBudgetMB,
+		BTFPath:        r.cfg.BTFPath,
 	})
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)
@@ -108,6 +109,15 @@ func (r *profilingReceiver) start() error {
 		zap.Int("samples_per_second", r.cfg.SamplesPerSecond),
 		zap.Int("pid", r.cfg.PID),
 		zap.Duration("reporter_interval", r.cfg.ReporterInterval))
+	// What this kernel lacks and what the library does instead
+	// (docs/kernels.md): visible at start-up, never a silent difference.
+	if st, err := prof.Stats(); err == nil && st.KernelFallbacks != 0 {
+		r.set.Logger.Warn("libotelprofiler runs kernel fallbacks (docs/kernels.md)",
+			zap.Bool("no_bpf_loop", st.KernelFallbacks&otelprof.FallbackNoBPFLoop != 0),
+			zap.Bool("no_task_pt_regs", st.KernelFallbacks&otelprof.FallbackNoTaskPtRegs != 0),
+			zap.Bool("preallocated_maps", st.KernelFallbacks&otelprof.FallbackPreallocMaps != 0),
+			zap.Uint64("max_frames", st.MaxFrames))
+	}
 
 	if err := r.registerStats(); err != nil {
 		// Telemetry is best effort: never fail the pipeline for it.

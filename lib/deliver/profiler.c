@@ -666,6 +666,7 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 	cfg.max_user_frames =
 		o.max_frames ? o.max_frames : OTELPROF_MAX_USER_FRAMES;
 	p->max_user_frames = cfg.max_user_frames;
+	cfg.btf_path = o.btf_path;
 	cfg.ringbuf_bytes = ringbuf_bytes(o.ringbuf_kb, p->frequency_hz, ncpu);
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, &err);
 	if (e) {
@@ -988,6 +989,14 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.budget_used_bytes = mem_budget_used(&p->files.budget);
 	s.ctx_attrs_denied = p->context.pctx_denied;
 	s.cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);
+	{
+		uint32_t frames;
+
+		s.kernel_fallbacks = bpf_sampler_fallbacks(p->sampler, &frames);
+		s.max_frames = frames;
+	}
+	s.walk_programs =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_WALK_CHAINED);
 	pthread_mutex_unlock(&p->state_lock);
 	pthread_mutex_unlock(&p->poll_lock);
 	n = st->sz < sizeof(s) ? st->sz : sizeof(s);

@@ -14,8 +14,11 @@
 #include <string.h>
 #include <linux/netlink.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/bpf.h>
 
 #include "process/proc_maps.h"
 #include "profiler.skel.h"
@@ -34,6 +37,8 @@ struct bpf_sampler {
 	bool detached;	  /* stopped: CPUs coming online stay unsampled */
 	int uevent_fd;	  /* kernel uevents (CPU online/offline), -1 if none */
 	uint64_t onlined; /* CPUs attached after start */
+	uint32_t fallbacks;	  /* enum otelprof_kernel_fallback */
+	uint32_t max_user_frames; /* what the loaded walk can take */
 };
 
 /*
@@ -101,6 +106,133 @@ static const char *verdict(char *log)
 		if (*c == '\n' || *c == '\t')
 			*c = ' ';
 	return start;
+}
+
+/*
+ * What the running kernel has, from libbpf's probes (each loads a tiny
+ * program calling the helper). OTELPROF_KERNEL_FALLBACK forces the
+ * fallbacks on a kernel that does not need them, so that their cost can
+ * be measured (make bench): "all", or a comma list of "bpf_loop",
+ * "task_pt_regs", "prealloc".
+ */
+static bool forced(const char *what)
+{
+	const char *env = getenv("OTELPROF_KERNEL_FALLBACK");
+	size_t n = strlen(what);
+
+	if (!env)
+		return false;
+	if (!strcmp(env, "all"))
+		return true;
+	for (const char *p = env; (p = strstr(p, what)); p += n)
+		if ((p == env || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+			return true;
+	return false;
+}
+
+static bool have_helper(enum bpf_func_id id, const char *name)
+{
+	return !forced(name) &&
+	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
+}
+
+/*
+ * Whether a perf_event program may use a hash map allocated on use
+ * (BPF_F_NO_PREALLOC): 6.1 and later. libbpf has no probe for this one,
+ * so load the smallest such program: one lookup in such a map.
+ */
+static bool have_no_prealloc_in_perf_event(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
+	struct bpf_insn insns[8];
+	int map_fd, prog_fd;
+
+	if (forced("prealloc"))
+		return false;
+	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 4, 8, 1, &mopts);
+	if (map_fd < 0)
+		return false;
+	memset(insns, 0, sizeof(insns));
+	/* *(u32 *)(r10 - 4) = 0; r2 = r10 - 4 */
+	insns[0] = (struct bpf_insn){BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0,
+				     -4, 0};
+	insns[1] = (struct bpf_insn){BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2,
+				     BPF_REG_10, 0, 0};
+	insns[2] = (struct bpf_insn){BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0,
+				     0, -4};
+	/* r1 = map (two instructions); call bpf_map_lookup_elem */
+	insns[3] = (struct bpf_insn){BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1,
+				     BPF_PSEUDO_MAP_FD, 0, map_fd};
+	insns[5] = (struct bpf_insn){BPF_JMP | BPF_CALL, 0, 0, 0,
+				     BPF_FUNC_map_lookup_elem};
+	/* return 0 */
+	insns[6] = (struct bpf_insn){BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0,
+				     0, 0};
+	insns[7] = (struct bpf_insn){BPF_JMP | BPF_EXIT, 0, 0, 0, 0};
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_PERF_EVENT, NULL, "GPL", insns, 8,
+				NULL);
+	close(map_fd);
+	if (prog_fd < 0)
+		return false;
+	close(prog_fd);
+	return true;
+}
+
+/* Hash maps allocated up front hold at most this much each. */
+#define PREALLOC_MAP_BYTES (8u << 20)
+
+/* Kernels before 6.1 want every hash map of a perf_event program
+ * preallocated: allocate them up front, each capped in size. */
+static void preallocate_maps(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, obj)
+	{
+		uint32_t flags = bpf_map__map_flags(m), max, cap;
+
+		if (!(flags & BPF_F_NO_PREALLOC) ||
+		    bpf_map__type(m) != BPF_MAP_TYPE_HASH)
+			continue;
+		bpf_map__set_map_flags(m, flags & ~BPF_F_NO_PREALLOC);
+		max = bpf_map__max_entries(m);
+		cap = PREALLOC_MAP_BYTES /
+		      (bpf_map__value_size(m) + bpf_map__key_size(m) + 64);
+		if (max > cap)
+			bpf_map__set_max_entries(m, cap);
+	}
+}
+
+static uint32_t probe_fallbacks(void)
+{
+	uint32_t f = 0;
+
+	if (!have_no_prealloc_in_perf_event())
+		f |= OTELPROF_FALLBACK_PREALLOC_MAPS;
+	if (!have_helper(BPF_FUNC_loop, "bpf_loop"))
+		f |= OTELPROF_FALLBACK_NO_BPF_LOOP;
+	if (!have_helper(BPF_FUNC_task_pt_regs, "task_pt_regs"))
+		f |= OTELPROF_FALLBACK_NO_TASK_PT_REGS;
+	return f;
+}
+
+/* The BTF file given for the kernel: a regular, readable file. */
+static int check_btf_file(const char *path, struct errmsg *err)
+{
+	struct stat sb;
+	int e;
+
+	if (stat(path, &sb))
+		e = -errno;
+	else if (!S_ISREG(sb.st_mode))
+		e = -EINVAL;
+	else
+		e = access(path, R_OK) ? -errno : 0;
+	if (e)
+		return errmsg_set(err, e,
+				  "btf_path %s: not a readable file (%s)", path,
+				  strerror(-e));
+	return 0;
 }
 
 static int on_ring_event(void *ctx, void *data, size_t size)
@@ -210,7 +342,10 @@ static int attach_cpu(struct bpf_sampler *s, int c, struct errmsg *err)
 				  c, strerror(-e));
 	}
 	s->links[c] = bpf_program__attach_perf_event(
-		s->skel->progs.on_cpu_sample, s->pfds[c]);
+		(s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP)
+			? s->skel->progs.on_cpu_sample_chained
+			: s->skel->progs.on_cpu_sample,
+		s->pfds[c]);
 	if (!s->links[c]) {
 		e = -errno;
 		close(s->pfds[c]);
@@ -332,15 +467,27 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		     struct bpf_sampler **out, struct errmsg *err)
 {
 	struct bpf_sampler *s;
+	const char *btf_path = NULL;
 	libbpf_print_fn_t old;
 	uint8_t *mask = NULL;
 	int e, ncpu;
 
 	*out = NULL;
-	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		return errmsg_set(err, -ENOTSUP,
-				  "kernel has no BTF (/sys/kernel/btf/vmlinux "
-				  "missing): needs CONFIG_DEBUG_INFO_BTF=y");
+	if (cfg->btf_path && *cfg->btf_path) {
+		e = check_btf_file(cfg->btf_path, err);
+		if (e)
+			return e;
+		btf_path = cfg->btf_path;
+	} else if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		return errmsg_set(
+			err, -ENOTSUP,
+			"kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
+			"give a BTF file of this kernel (e.g. from BTFHub) "
+			"with "
+			"the btf_path option (otelprof record --btf FILE, "
+			"receiver key btf_path), or use a kernel built with "
+			"CONFIG_DEBUG_INFO_BTF=y");
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -352,7 +499,12 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	log_len = 0;
 	log_tail[0] = '\0';
 	old = libbpf_set_print(capture_print);
-	s->skel = profiler_bpf__open();
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, oo,
+			    .btf_custom_path = btf_path);
+
+		s->skel = profiler_bpf__open_opts(&oo);
+	}
 	if (!s->skel) {
 		e = -errno;
 		libbpf_set_print(old);
@@ -362,7 +514,30 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	}
 	s->skel->rodata->target_tgid = cfg->target_tgid;
 	s->skel->rodata->include_idle = cfg->include_idle ? 1 : 0;
-	s->skel->rodata->max_user_frames = cfg->max_user_frames;
+	/* One object for every kernel: pick the programs and paths this one
+	 * supports (docs/kernels.md). */
+	s->fallbacks = probe_fallbacks();
+	/* Helpers taking BTF pointers need the kernel's own BTF. */
+	if (btf_path)
+		s->fallbacks |= OTELPROF_FALLBACK_NO_TASK_PT_REGS;
+	s->max_user_frames = cfg->max_user_frames;
+	if (s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP) {
+		bpf_program__set_autoload(s->skel->progs.on_cpu_sample, false);
+		if (s->max_user_frames >
+		    OTELPROF_WALK_CHUNK * OTELPROF_WALK_TAIL_CALLS)
+			s->max_user_frames =
+				OTELPROF_WALK_CHUNK * OTELPROF_WALK_TAIL_CALLS;
+	} else {
+		bpf_program__set_autoload(s->skel->progs.on_cpu_sample_chained,
+					  false);
+		bpf_program__set_autoload(s->skel->progs.on_cpu_sample_walk,
+					  false);
+	}
+	if (s->fallbacks & OTELPROF_FALLBACK_PREALLOC_MAPS)
+		preallocate_maps(s->skel->obj);
+	s->skel->rodata->have_task_pt_regs =
+		!(s->fallbacks & OTELPROF_FALLBACK_NO_TASK_PT_REGS);
+	s->skel->rodata->max_user_frames = s->max_user_frames;
 	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
 	e = profiler_bpf__load(s->skel);
 	libbpf_set_print(old);
@@ -378,6 +553,18 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		goto fail;
 	}
 	pthread_mutex_unlock(&log_lock);
+	if (s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP) {
+		uint32_t key = 0;
+		int fd = bpf_program__fd(s->skel->progs.on_cpu_sample_walk);
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.walk_progs),
+					&key, &fd, BPF_ANY)) {
+			e = -errno;
+			errmsg_set(err, e, "cannot chain the stack walk: %s",
+				   strerror(-e));
+			goto fail;
+		}
+	}
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
 				 on_ring_event, s, NULL);
@@ -496,6 +683,12 @@ uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which)
 			sum += vals[i];
 	free(vals);
 	return sum;
+}
+
+uint32_t bpf_sampler_fallbacks(struct bpf_sampler *s, uint32_t *max_user_frames)
+{
+	*max_user_frames = s ? s->max_user_frames : 0;
+	return s ? s->fallbacks : 0;
 }
 
 void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd, int *procs_fd)

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "otelprofiler.h"
 #include "profiler_types.h"
 #include "util/errmsg.h"
 
@@ -20,6 +21,7 @@ struct bpf_sampler_config {
 	uint32_t ringbuf_bytes; /* power of two, >= page size */
 	uint32_t max_user_frames;
 	int include_idle;
+	const char *btf_path; /* kernel BTF file; NULL: /sys/kernel/btf */
 };
 
 /* Called for every record; return non-zero to stop consuming. */
@@ -51,6 +53,10 @@ uint64_t bpf_sampler_cpus_onlined(struct bpf_sampler *s);
 void bpf_sampler_detach(struct bpf_sampler *s);
 /* Sum a counter (enum otelprof_counter) over CPUs. */
 uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which);
+/* What the kernel lacks (enum otelprof_kernel_fallback) and the user
+ * frames the loaded walk takes at most. */
+uint32_t bpf_sampler_fallbacks(struct bpf_sampler *s,
+			       uint32_t *max_user_frames);
 /* fds of the unwinder's maps (unwind_files, unwind_procs). */
 void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
 			    int *procs_fd);

@@ -148,7 +148,7 @@ done
 # entering it costs with cold caches on this machine.
 bpf_per_run() { # hz, pid filter ("" for all): prints ns per run
 	local t0 c0 t1 c1 rp
-	"$B/otelprof" record --quiet --duration 7 --frequency "$1" ${2:+--pid "$2"} --output "$TMP/d.otlp" &
+	env ${FALLBACK:+OTELPROF_KERNEL_FALLBACK=$FALLBACK} "$B/otelprof" record --quiet --duration 7 --frequency "$1" ${2:+--pid "$2"} --output "$TMP/d.otlp" &
 	rp=$!
 	nap 2; read -r t0 c0 < <(sample_prog_stats)
 	nap 4; read -r t1 c1 < <(sample_prog_stats)
@@ -182,6 +182,25 @@ for wl in "deep_recursion 8 50" "python 8 50"; do
 	nap 0.3
 	row "BPF time per sample: ${wl%% *} ${wl##* } frames, 99 Hz" "$(bpf_per_run 99 "")"
 	kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
+done
+# The paths of older kernels (docs/kernels.md), forced here: the same
+# workloads, default and fallback one after the other in this run; an
+# emulated old kernel's timings would mean nothing.
+for wl in "callgraph_nofp 8" "deep_recursion 8 150"; do
+	for f in "" all; do
+		wp=()
+		# shellcheck disable=SC2086
+		for _ in $(seq "$NCPU"); do "$W"/$wl > /dev/null & wp+=($!); done
+		nap 0.3
+		FALLBACK=$f
+		res=$(bpf_per_run 99 "")
+		FALLBACK=
+		kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
+		if [ -z "$f" ]; then def=${res%% *}; else
+			row "BPF time per sample, kernel fallbacks forced: ${wl%% *} ${wl##* } frames, 99 Hz" \
+				"$res with OTELPROF_KERNEL_FALLBACK=all, $def ns default: ratio $(awk -v a="${res%% *}" -v b="$def" 'BEGIN { printf "%.2f", b ? a / b : 0 }')"
+		fi
+	done
 done
 sleep 30 & sp=$!
 busy 8; nap 0.3

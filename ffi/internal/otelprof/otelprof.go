@@ -34,13 +34,20 @@ const (
 	MaxFrequency      = 10000
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
-	expectedOptsSize  = 48
-	expectedStatsSize = 8 + 55*8 // sz + 55 counters (include/otelprofiler.h)
+	expectedOptsSize  = 56
+	expectedStatsSize = 8 + 60*8 // sz + 60 counters (include/otelprofiler.h)
+)
+
+// Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
+const (
+	FallbackNoBPFLoop    = 1 << 0
+	FallbackNoTaskPtRegs = 1 << 1
+	FallbackPreallocMaps = 1 << 2
 )
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
 // host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36,
-// symbol_budget_mb @40, file_budget_mb @44.
+// symbol_budget_mb @40, file_budget_mb @44, btf_path @48.
 type cOpts struct {
 	sz             uintptr
 	frequencyHz    uint32
@@ -52,6 +59,7 @@ type cOpts struct {
 	reserved0      uint32
 	symbolBudgetMB uint32
 	fileBudgetMB   uint32
+	btfPath        *byte
 }
 
 // Stats mirrors struct otelprof_stats after its sz field.
@@ -116,6 +124,13 @@ type Stats struct {
 	BudgetUsedBytes uint64
 	CPUsOnlined     uint64
 	CtxAttrsDenied  uint64
+	// unwind rows refused (per process, host-wide shares)
+	UnwindRefusedProcess uint64
+	UnwindRefusedHost    uint64
+	// kernel support (docs/kernels.md)
+	KernelFallbacks uint64
+	MaxFrames       uint64
+	WalkPrograms    uint64
 }
 
 type cStats struct {
@@ -130,6 +145,7 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.hostName)-16]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.maxFrames)-32]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.symbolBudgetMB)-40]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.btfPath)-48]
 )
 
 // Options are the start options; zero values mean "library default".
@@ -143,6 +159,8 @@ type Options struct {
 	// Memory for data derived from mapped files, MiB (0: library default).
 	SymbolBudgetMB uint32
 	FileBudgetMB   uint32
+	// Kernel BTF file for kernels without /sys/kernel/btf/vmlinux.
+	BTFPath string
 }
 
 // Library is a loaded libotelprofiler.
@@ -326,10 +344,19 @@ func (l *Library) Start(o Options) (*Profiler, error) {
 		}
 		opts.hostName = &host[0]
 	}
+	var btf []byte
+	if o.BTFPath != "" {
+		var err error
+		if btf, err = cString(o.BTFPath); err != nil {
+			return nil, fmt.Errorf("btf path: %w", err)
+		}
+		opts.btfPath = &btf[0]
+	}
 	errbuf := make([]byte, errbufLen)
 	var h uintptr
 	rc := l.start(opts, &h, &errbuf[0], uintptr(len(errbuf)))
 	runtime.KeepAlive(opts)
+	runtime.KeepAlive(btf)
 	runtime.KeepAlive(host)
 	runtime.KeepAlive(errbuf)
 	if rc < 0 || h == 0 {
