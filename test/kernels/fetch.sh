@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Fetch Debian's cloud kernels for the kernel matrix through the machine's
+# own apt, from other suites of the same Debian archive, into a cache:
+#   fetch.sh CACHE_DIR VERSION...   (VERSION: 5.10 6.1 6.12)
+# Leaves CACHE_DIR/VERSION/vmlinuz (and .../release: the kernel release).
+# A separate sources list, lists folder and package cache: the machine's
+# own apt state is never touched.
+set -euo pipefail
+cache=$1
+shift
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+
+suite_of() {
+	case $1 in
+	5.10) echo bullseye ;;
+	6.1) echo bookworm ;;
+	6.12) echo trixie ;;
+	*) echo "fetch.sh: unknown kernel $1 (known: 5.10 6.1 6.12)" >&2; return 1 ;;
+	esac
+}
+
+# The archive the machine's apt already uses (deb822 or one-line format).
+archive=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+	grep -E '^(URIs:|deb )' | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -n1 | tr -d ' ' || true)
+archive=${archive:-http://deb.debian.org/debian}
+archive=${archive%/}
+
+for v in "$@"; do
+	suite=$(suite_of "$v")
+	dir=$cache/$v
+	[ -s "$dir/vmlinuz" ] && [ -s "$dir/release" ] && continue
+	apt=$cache/apt-$suite
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $suite main" >"$apt/sources.list"
+	opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives"
+		-o Acquire::Languages=none -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+	echo "kernels: fetching the $suite cloud kernel ($v) from $archive"
+	apt-get -qq "${opts[@]}" update
+	# The metapackage names the current image package.
+	pkg=$(apt-cache "${opts[@]}" depends linux-image-cloud-amd64 |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-cloud-amd64\)$/\1/p' | head -n1)
+	if [ -z "$pkg" ]; then
+		echo "fetch.sh: no cloud kernel image package in $suite" >&2
+		exit 1
+	fi
+	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/x"
+	(cd "$dir.tmp" && apt-get -qq "${opts[@]}" download "$pkg")
+	dpkg-deb -x "$dir.tmp"/*.deb "$dir.tmp/x"
+	release=${pkg#linux-image-}
+	case $release in
+	*unsigned) release=${release%-unsigned} ;;
+	esac
+	vmlinuz=$(ls "$dir.tmp"/x/boot/vmlinuz-* | head -n1)
+	case $(basename "$vmlinuz") in
+	vmlinuz-$v.*) ;;
+	*) echo "fetch.sh: $pkg is not a $v kernel: $vmlinuz" >&2; exit 1 ;;
+	esac
+	cp "$vmlinuz" "$dir.tmp/vmlinuz"
+	basename "$vmlinuz" | sed 's/^vmlinuz-//' >"$dir.tmp/release"
+	rm -rf "$dir.tmp/x" "$dir.tmp"/*.deb
+	rm -rf "$dir" && mv "$dir.tmp" "$dir" && rm -rf "$apt"
+	echo "kernels: $v = $(cat "$dir/release")"
+done
