@@ -130,10 +130,9 @@ static bool forced(const char *what)
 	return false;
 }
 
-static bool have_helper(enum bpf_func_id id, const char *name)
+static bool probe_helper(enum bpf_func_id id)
 {
-	return !forced(name) &&
-	       libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, id, NULL) == 1;
 }
 
 /*
@@ -141,14 +140,12 @@ static bool have_helper(enum bpf_func_id id, const char *name)
  * (BPF_F_NO_PREALLOC): 6.1 and later. libbpf has no probe for this one,
  * so load the smallest such program: one lookup in such a map.
  */
-static bool have_no_prealloc_in_perf_event(void)
+static bool probe_no_prealloc_in_perf_event(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts, .map_flags = BPF_F_NO_PREALLOC);
 	struct bpf_insn insns[8];
 	int map_fd, prog_fd;
 
-	if (forced("prealloc"))
-		return false;
 	map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, 4, 8, 1, &mopts);
 	if (map_fd < 0)
 		return false;
@@ -203,15 +200,31 @@ static void preallocate_maps(struct bpf_object *obj)
 	}
 }
 
+/* The kernel does not change under a process: probe once. */
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+static uint32_t probed;
+
+static void probe_kernel(void)
+{
+	if (!probe_no_prealloc_in_perf_event())
+		probed |= OTELPROF_FALLBACK_PREALLOC_MAPS;
+	if (!probe_helper(BPF_FUNC_loop))
+		probed |= OTELPROF_FALLBACK_NO_BPF_LOOP;
+	if (!probe_helper(BPF_FUNC_task_pt_regs))
+		probed |= OTELPROF_FALLBACK_NO_TASK_PT_REGS;
+}
+
 static uint32_t probe_fallbacks(void)
 {
-	uint32_t f = 0;
+	uint32_t f;
 
-	if (!have_no_prealloc_in_perf_event())
+	pthread_once(&probe_once, probe_kernel);
+	f = probed;
+	if (forced("prealloc"))
 		f |= OTELPROF_FALLBACK_PREALLOC_MAPS;
-	if (!have_helper(BPF_FUNC_loop, "bpf_loop"))
+	if (forced("bpf_loop"))
 		f |= OTELPROF_FALLBACK_NO_BPF_LOOP;
-	if (!have_helper(BPF_FUNC_task_pt_regs, "task_pt_regs"))
+	if (forced("task_pt_regs"))
 		f |= OTELPROF_FALLBACK_NO_TASK_PT_REGS;
 	return f;
 }
@@ -509,7 +522,14 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		e = -errno;
 		libbpf_set_print(old);
 		pthread_mutex_unlock(&log_lock);
-		errmsg_set(err, e, "cannot open BPF object: %s", strerror(-e));
+		if (btf_path)
+			errmsg_set(err, e,
+				   "cannot open BPF object with btf_path %s "
+				   "(not the BTF of this kernel?): %s",
+				   btf_path, strerror(-e));
+		else
+			errmsg_set(err, e, "cannot open BPF object: %s",
+				   strerror(-e));
 		goto fail;
 	}
 	s->skel->rodata->target_tgid = cfg->target_tgid;
@@ -545,10 +565,12 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		if ((e == -EPERM || e == -EACCES) && !have_bpf_caps())
 			explain_perm(err, e, "loading BPF programs failed");
 		else
-			errmsg_set(
-				err, e,
-				"loading BPF programs failed: %s: verifier: %s",
-				strerror(-e), verdict(log_tail));
+			errmsg_set(err, e,
+				   "loading BPF programs failed%s%s: %s: "
+				   "verifier: %s",
+				   btf_path ? " with btf_path " : "",
+				   btf_path ? btf_path : "", strerror(-e),
+				   verdict(log_tail));
 		pthread_mutex_unlock(&log_lock);
 		goto fail;
 	}

@@ -32,14 +32,25 @@ cpu_ns() {
 }
 exec 9<> <(:) # never readable: `read -t X -u 9` sleeps without a process
 nap() { read -r -t "$1" -u 9 || true; }
-bpf_runtime() { # total run_time_ns of our BPF programs (while loaded)
-	bpftool prog show 2>/dev/null | awk '/name (on_cpu_sample|on_exec|on_exit)/ {
-		for (i = 1; i <= NF; i++) if ($i == "run_time_ns") s += $(i + 1) } END { print s + 0 }'
-}
-sample_prog_stats() { # "run_time_ns run_cnt" of on_cpu_sample (while loaded)
-	bpftool prog show 2>/dev/null | awk '/name on_cpu_sample/ {
-		for (i = 1; i <= NF; i++) { if ($i == "run_time_ns") t += $(i + 1); if ($i == "run_cnt") c += $(i + 1) } }
+# BPF programs of process $1, from its fds' fdinfo (run_time_ns and
+# run_cnt with kernel.bpf_stats_enabled): only that recorder's programs,
+# never those of another profiler on the host; tail-called programs run
+# inside their caller's accounting. $2: prog_type to count (7: perf_event;
+# empty: all). Prints "run_time_ns run_cnt".
+prog_stats() {
+	cat /proc/"$1"/fdinfo/* 2>/dev/null | awk -v want="$2" '
+		/^pos:/ { sel = 0; id = "" }
+		/^prog_type:/ { sel = (want == "" || $2 == want) }
+		/^prog_id:/ { id = $2; if (seen[id]++) sel = 0 }
+		/^run_time_ns:/ && sel { t += $2 }
+		/^run_cnt:/ && sel { c += $2 }
 		END { print t + 0, c + 0 }'
+}
+bpf_runtime() { # total run_time_ns of the BPF programs of recorder $1
+	prog_stats "$1" "" | awk '{ print $1 }'
+}
+sample_prog_stats() { # "run_time_ns run_cnt" of recorder $1's sampler
+	prog_stats "$1" 7
 }
 samples_of() { # samples of pid $2 in OTLP file $1
 	"$B/otelprof" top "$1" --pid "$2" --limit 1 | awk 'NR == 1 { print $1 }'
@@ -75,10 +86,10 @@ measure() { # pid: STEADY_NS (CPU of the process), BPF_NS (our programs, per
 	CPU_NS=0; cpu_ns "$p"
 	# bpftool is a new program for the profiler to learn (tables of its
 	# libraries): run it before the window opens, not inside it.
-	nap 2.5; b0=$(bpf_runtime); nap 0.5
+	nap 2.5; b0=$(bpf_runtime "$p"); nap 0.5
 	cpu_ns "$p"; c0=$CPU_NS
 	nap "$steady_s"
-	cpu_ns "$p"; STEADY_NS=$((CPU_NS - c0)); B1=$(bpf_runtime)
+	cpu_ns "$p"; STEADY_NS=$((CPU_NS - c0)); B1=$(bpf_runtime "$p")
 	BPF_NS=$(( (B1 - b0) * steady_ms / (steady_ms + 500) ))
 	while kill -0 "$p" 2>/dev/null; do cpu_ns "$p"; WHOLE_NS=$CPU_NS; nap 0.05; done
 }
@@ -150,8 +161,8 @@ bpf_per_run() { # hz, pid filter ("" for all): prints ns per run
 	local t0 c0 t1 c1 rp
 	env ${FALLBACK:+OTELPROF_KERNEL_FALLBACK=$FALLBACK} "$B/otelprof" record --quiet --duration 7 --frequency "$1" ${2:+--pid "$2"} --output "$TMP/d.otlp" &
 	rp=$!
-	nap 2; read -r t0 c0 < <(sample_prog_stats)
-	nap 4; read -r t1 c1 < <(sample_prog_stats)
+	nap 2; read -r t0 c0 < <(sample_prog_stats "$rp")
+	nap 4; read -r t1 c1 < <(sample_prog_stats "$rp")
 	wait "$rp"
 	echo "$(( (t1 - t0) / (c1 - c0 > 0 ? c1 - c0 : 1) )) ns ($((c1 - c0)) runs)"
 }

@@ -501,8 +501,33 @@ func TestStartWithoutBTF(t *testing.T) {
 	}
 	_, stderr, code := run(bin, "record", "--duration", "1", "--output", filepath.Join(t.TempDir(), "x.otlp"))
 	t.Logf("otelprof without BTF: exit %d: %s", code, strings.TrimSpace(stderr))
-	if code != 1 || !strings.Contains(stderr, "kernel has no BTF") || !strings.Contains(stderr, "CONFIG_DEBUG_INFO_BTF") {
-		t.Errorf("want exit 1 and a message naming BTF, got exit %d: %q", code, stderr)
+	if code != 1 || !strings.Contains(stderr, "kernel has no BTF") || !strings.Contains(stderr, "CONFIG_DEBUG_INFO_BTF") ||
+		!strings.Contains(stderr, "--btf") || !strings.Contains(stderr, "btf_path") {
+		t.Errorf("want exit 1 and a message naming BTF and the option that gives it (--btf, btf_path), got exit %d: %q", code, stderr)
+	}
+	// With a BTF file of the kernel (what BTFHub publishes for kernels
+	// built without it: here a copy of the kernel's own), it records.
+	btf := filepath.Join(t.TempDir(), "vmlinux.btf")
+	if raw, err := os.ReadFile("/sys/kernel/btf/vmlinux"); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(btf, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "btf.otlp")
+	_, stderr, code = run(bin, "record", "--duration", "2", "--frequency", "99", "--btf", btf, "--output", out)
+	t.Logf("otelprof --btf FILE without kernel BTF: exit %d: %s", code, strings.TrimSpace(stderr))
+	if code != 0 {
+		t.Errorf("otelprof record --btf %s failed without /sys/kernel/btf: exit %d: %s", btf, code, stderr)
+	} else if d := decodeFile(t, out); d.TotalSamples() == 0 {
+		t.Errorf("no samples recorded with --btf")
+	}
+	if _, stderr, code = run(bin, "record", "--duration", "1", "--btf", "/proc/self/status", "--output", out); code != 1 ||
+		!strings.Contains(stderr, "btf_path") {
+		t.Errorf("--btf of a non-BTF file: exit %d: %q, want exit 1 naming btf_path", code, stderr)
+	}
+	if _, stderr, code = run(bin, "record", "--duration", "1", "--btf", "/dev/zero", "--output", out); code != 1 ||
+		!strings.Contains(stderr, "not a readable file") {
+		t.Errorf("--btf of a device: exit %d: %q, want exit 1 (only regular files)", code, stderr)
 	}
 	if strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("error is not one line: %q", stderr)

@@ -174,6 +174,15 @@ func bootGuest(t *testing.T, cache, kernel string) (guestResult, string) {
 // summary line.
 func runKernel(t *testing.T, cache, kernel string) string {
 	g, console := bootGuest(t, cache, kernel)
+	// What the guest sent stays for a look after the run.
+	keep := filepath.Join(cache, "results", kernel)
+	_ = os.RemoveAll(keep)
+	if err := os.MkdirAll(keep, 0o755); err == nil {
+		for name, b := range g {
+			_ = os.WriteFile(filepath.Join(keep, filepath.Base(name)), b, 0o644)
+		}
+		_ = os.WriteFile(filepath.Join(keep, "console"), []byte(console), 0o644)
+	}
 	uname := g.str("uname")
 	if !strings.HasPrefix(uname, kernel+".") {
 		t.Fatalf("guest runs %q, want %s.*", uname, kernel)
@@ -198,20 +207,25 @@ func runKernel(t *testing.T, cache, kernel string) string {
 	}
 	// judged: the samples of pid taken from the judged start on.
 	// (By name too: a pid sampled between fork and exec also has a
-	// resource under the shell's name.)
+	// resource under the shell's name; every resource of that process.)
 	judged := func(pid int, exe string) *Process {
-		p := d.ByPIDName(pid, exe)
-		if p == nil {
-			return nil
-		}
-		q := *p
-		q.Samples = nil
-		for _, s := range p.Samples {
-			if s.TimeNs >= from*1e9 {
-				q.Samples = append(q.Samples, s)
+		var q *Process
+		for _, p := range d.Processes {
+			if v, ok := p.Attrs["process.pid"].(int64); !ok || int(v) != pid || p.Attrs["process.executable.name"] != exe {
+				continue
+			}
+			if q == nil {
+				c := *p
+				c.Samples = nil
+				q = &c
+			}
+			for _, s := range p.Samples {
+				if s.TimeNs >= from*1e9 {
+					q.Samples = append(q.Samples, s)
+				}
 			}
 		}
-		return &q
+		return q
 	}
 
 	// Whole-host: the no-frame-pointer call graph, in proportion, rooted.

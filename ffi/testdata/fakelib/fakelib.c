@@ -112,12 +112,16 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 		return -EINVAL;
 	*out = NULL;
 	if (opts)
-		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u flags=%u max_frames=%u reserved=%u symbol_budget_mb=%u file_budget_mb=%u",
+		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u flags=%u max_frames=%u reserved=%u symbol_budget_mb=%u file_budget_mb=%u btf=%s",
 			 opts->sz, opts->frequency_hz, opts->pid,
 			 opts->host_name ? opts->host_name : "(null)",
 			 opts->ringbuf_kb, opts->flags, opts->max_frames,
 			 opts->reserved0, opts->symbol_budget_mb,
-			 opts->file_budget_mb);
+			 opts->file_budget_mb,
+			 opts->sz > offsetof(struct otelprof_opts, btf_path) &&
+					 opts->btf_path
+				 ? opts->btf_path
+				 : "(null)");
 	else
 		fake_log("start opts=NULL");
 	err = read_file("start_error", &n);
