@@ -460,6 +460,7 @@ static const size_t opt_ends[] = {
 	OPT_END(reserved0),
 	OPT_END(symbol_budget_mb),
 	OPT_END(file_budget_mb),
+	OPT_END(btf_path),
 };
 
 /* One sample event with a full stack copy, and the ring buffer's own
