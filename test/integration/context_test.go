@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,11 +42,18 @@ const (
 	ctxMaxWarmup = 2 * time.Second
 	// Late publications and updates of the process context.
 	ctxPickup = 3 * time.Second
-	// Judged samples each context thread must have, and each thread
-	// without context: the test cannot pass on a handful.
+	// Samples judged for the whole resource (all threads).
 	ctxMinSamples = 100
-	ctxMinNone    = 10
-	ctxShare      = 0.99
+	// Each thread gets >= ctxDelivered of the samples its own CPU time
+	// while sampling was on calls for (schedstat x Hz): a loaded host
+	// starves the workload, never the count of what it ran. And judged
+	// samples each context thread must have in and out of context, each
+	// thread without context in all: the test cannot pass on a handful.
+	ctxDelivered = 0.80
+	ctxMinInCtx  = 20
+	ctxMinNone   = 3
+	ctxMinNoCtx  = 20
+	ctxShare     = 0.99
 )
 
 // ctxEvent is one line of a context workload's stdout.
@@ -861,9 +869,11 @@ type ctxJudge struct {
 	maxWarmup time.Duration
 	log       string // otelprof's stderr, for failures
 	note      string // context for failures
-	// Judged samples each thread needs (0: ctxMinSamples); a shorter
-	// recording (the kernel matrix's emulated guests) asks for fewer.
+	// Judged samples each thread needs where its CPU time is not known
+	// (the kernel matrix's emulated guests; 0: judge by cpu).
 	minSamples int
+	// CPU seconds of each thread while the profiler sampled (schedstat)
+	cpu map[int64]float64
 }
 
 func short(s string) string {
@@ -984,9 +994,9 @@ func judgeThreadContext(t *testing.T, w *ctxWorkload, procs []*Process, j ctxJud
 			time.Duration(cutoff-base), j.maxWarmup, j.note)
 	}
 
-	minSamples, minNone, minKind := ctxMinSamples, ctxMinNone, 5
+	minSamples, minNone, minNoCtx, minKind := ctxMinInCtx, ctxMinNone, ctxMinNoCtx, 5
 	if j.minSamples > 0 {
-		minSamples, minNone, minKind = j.minSamples, max(j.minSamples/10, 1), max(j.minSamples/20, 1)
+		minSamples, minNone, minNoCtx, minKind = j.minSamples, max(j.minSamples/10, 1), j.minSamples, max(j.minSamples/20, 1)
 	}
 	tally := map[int64]*threadTally{}
 	var others, othersLinked int
@@ -1061,6 +1071,35 @@ func judgeThreadContext(t *testing.T, w *ctxWorkload, procs []*Process, j ctxJud
 	}
 	t.Logf("pid %d: %d samples, whole context %v after it became readable; correct samples by kind of interval: %v",
 		w.pid, len(samples), time.Duration(max(cutoff, base)-base), kinds)
+	// Every sample of a thread against what its CPU time calls for:
+	// samples lost between the kernel and the file would show here.
+	perThread := map[int64]int{}
+	for _, s := range samples {
+		perThread[s.ThreadID]++
+	}
+	judged := func(tid int64, name string) {
+		cpu, ok := j.cpu[tid]
+		if !ok && j.cpu == nil && j.minSamples > 0 {
+			return // judged by count alone
+		}
+		if !ok {
+			t.Errorf("thread %d (%s): its CPU time while sampling was not measured", tid, name)
+			return
+		}
+		want := cpu * ctxHz
+		t.Logf("thread %d %s: %d samples for %.2f s of CPU x %d Hz = %.0f (%.0f%%)",
+			tid, name, perThread[tid], cpu, ctxHz, want, 100*float64(perThread[tid])/math.Max(want, 1))
+		if float64(perThread[tid]) < ctxDelivered*want {
+			t.Errorf("thread %d (%s): %d samples, want >= %.0f%% of its %.2f s of CPU x %d Hz = %.0f%s",
+				tid, name, perThread[tid], 100*ctxDelivered, cpu, ctxHz, want, j.note)
+		}
+	}
+	for tid, th := range withCtx {
+		judged(tid, th.Name)
+	}
+	for tid, th := range without {
+		judged(tid, th.Name)
+	}
 	for tid, th := range withCtx {
 		tt := tally[tid]
 		if tt == nil {
@@ -1082,7 +1121,7 @@ func judgeThreadContext(t *testing.T, w *ctxWorkload, procs []*Process, j ctxJud
 	}
 	for tid, th := range without {
 		tt := tally[tid]
-		if tt == nil || tt.judged < minSamples {
+		if tt == nil || tt.judged < minNoCtx {
 			t.Errorf("thread %d (%s, never has context): too few samples (%v)", tid, th.Name, tt)
 			continue
 		}
@@ -1152,7 +1191,7 @@ func judgeResource(t *testing.T, procs []*Process, want map[string]string, from 
 func runPublished(t *testing.T, c ctxCase) {
 	requireRoot(t)
 	w := startWaiting(t, c, 4)
-	rec := record(t, ctxSeconds, ctxHz, "--pid", itoa(w.pid))
+	rec, _, cpu := recordSignalling(t, w, ctxSeconds, 0, 0)
 	w.stop(t)
 	lib := w.one(t, "library")
 	if lib.Variant != c.variant {
@@ -1180,7 +1219,7 @@ func runPublished(t *testing.T, c ctxCase) {
 	first := samplesOf(procs)[0].TimeNs
 	judgeResource(t, procs, want, first+uint64(ctxMaxWarmup), "discovery")
 	judgeThreadContext(t, w, procs, ctxJudge{keyMap: keyMap, wantTLS: c.wantTLS, maxWarmup: ctxMaxWarmup,
-		log: rec.Stderr, note: " [" + c.name + "]"})
+		log: rec.Stderr, note: " [" + c.name + "]", cpu: cpu})
 }
 
 // TLSDESC library linked at start-up: static TLS, TLSDESC descriptor.
@@ -1239,7 +1278,7 @@ func TestProcessContextMemfd(t *testing.T) {
 func TestProcessContextMemfdLateWithoutPrctl(t *testing.T) {
 	requireRoot(t)
 	w := startWaiting(t, ctxCase{bin: "ctx_dlopen"}, 1, "--proc-ctx", "memfd", "--proc-ctx-on-signal", "--proc-ctx-no-prctl")
-	rec, start := recordSignalling(t, w, ctxSeconds, 4*time.Second, syscall.SIGUSR1)
+	rec, start, _ := recordSignalling(t, w, ctxSeconds, 4*time.Second, syscall.SIGUSR1)
 	w.stop(t)
 	pc := w.one(t, "process_context")
 	if pc.UnixNs <= start {
@@ -1253,19 +1292,62 @@ func TestProcessContextMemfdLateWithoutPrctl(t *testing.T) {
 }
 
 // recordSignalling records pid w and sends sig to it `after` into the
-// recording, so that what the signal triggers surely happens while the
-// profiler runs. It returns the recording and when it started (unix ns).
-func recordSignalling(t *testing.T, w *ctxWorkload, seconds int, after time.Duration, sig syscall.Signal) (recording, uint64) {
+// recording (none if sig is 0), so that what the signal triggers surely
+// happens while the profiler runs. It returns the recording, when it
+// started (unix ns) and each thread's CPU seconds while it sampled.
+func recordSignalling(t *testing.T, w *ctxWorkload, seconds int, after time.Duration, sig syscall.Signal) (recording, uint64, map[int64]float64) {
 	t.Helper()
 	var started uint64
+	var mu sync.Mutex
+	var cpu0, cpu1 map[int64]float64
 	rec := recordWith(t, func() {
 		started = uint64(time.Now().UnixNano())
-		time.AfterFunc(after, func() { _ = w.cmd.Process.Signal(sig) })
+		c := threadCPU(w.pid)
+		mu.Lock()
+		cpu0 = c
+		mu.Unlock()
+		if sig != 0 {
+			time.AfterFunc(after, func() { _ = w.cmd.Process.Signal(sig) })
+		}
+		// the end of sampling, not of writing the file
+		time.AfterFunc(time.Duration(seconds)*time.Second, func() {
+			c := threadCPU(w.pid)
+			mu.Lock()
+			cpu1 = c
+			mu.Unlock()
+		})
 	}, seconds, ctxHz, "--pid", itoa(w.pid))
 	if started == 0 {
 		t.Fatalf("otelprof never said it was recording:\n%s", rec.Stderr)
 	}
-	return rec, started
+	mu.Lock()
+	defer mu.Unlock()
+	if cpu1 == nil {
+		cpu1 = threadCPU(w.pid)
+	}
+	cpu := map[int64]float64{}
+	for tid, c := range cpu1 {
+		cpu[tid] = c - cpu0[tid]
+	}
+	return rec, started, cpu
+}
+
+// threadCPU is the CPU seconds of each thread of pid so far (schedstat).
+func threadCPU(pid int) map[int64]float64 {
+	out := map[int64]float64{}
+	dirs, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, d := range dirs {
+		tid, err := strconv.ParseInt(filepath.Base(filepath.Dir(d)), 10, 64)
+		raw, err2 := os.ReadFile(d)
+		if err != nil || err2 != nil {
+			continue
+		}
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			ns, _ := strconv.ParseFloat(f[0], 64)
+			out[tid] = ns / 1e9
+		}
+	}
+	return out
 }
 
 // startWaiting starts a context workload and waits until its threads run.
@@ -1283,7 +1365,7 @@ func startWaiting(t *testing.T, c ctxCase, threads int, extra ...string) *ctxWor
 func TestThreadContextDlopenWhileRecording(t *testing.T) {
 	requireRoot(t)
 	w := startWaiting(t, ctxDlopenTLSDESC, 1, "--dlopen-on-signal")
-	rec, started := recordSignalling(t, w, ctxSeconds+2, 1500*time.Millisecond, syscall.SIGUSR2)
+	rec, started, cpu := recordSignalling(t, w, ctxSeconds+2, 1500*time.Millisecond, syscall.SIGUSR2)
 	w.stop(t)
 	lib := w.one(t, "library")
 	if lib.UnixNs <= started {
@@ -1292,7 +1374,7 @@ func TestThreadContextDlopenWhileRecording(t *testing.T) {
 	pc := w.one(t, "process_context")
 	procs := processesFor(decodeFile(t, rec.Path), w.pid)
 	judgeThreadContext(t, w, procs, ctxJudge{keyMap: pc.KeyMap, wantTLS: "static", from: lib.UnixNs,
-		maxWarmup: ctxMaxWarmup, log: rec.Stderr, note: " [dlopen 1.5 s into the recording]"})
+		maxWarmup: ctxMaxWarmup, log: rec.Stderr, note: " [dlopen 1.5 s into the recording]", cpu: cpu})
 }
 
 // Anonymous process-context mappings, published after the profiler
@@ -1305,7 +1387,7 @@ func TestProcessContextAnon(t *testing.T) {
 	for _, kind := range []string{"anon", "anon_shmem"} {
 		t.Run(kind, func(t *testing.T) {
 			w := startWaiting(t, ctxDlopenTLSDESC, 4, "--proc-ctx", kind, "--proc-ctx-on-signal")
-			rec, started := recordSignalling(t, w, ctxSeconds+2, 1500*time.Millisecond, syscall.SIGUSR1)
+			rec, started, cpu := recordSignalling(t, w, ctxSeconds+2, 1500*time.Millisecond, syscall.SIGUSR1)
 			w.stop(t)
 			pc := w.one(t, "process_context")
 			if pc.UnixNs <= started {
@@ -1323,7 +1405,7 @@ func TestProcessContextAnon(t *testing.T) {
 			}
 			judgeResource(t, procs, pc.Resource, pc.UnixNs+uint64(ctxPickup), "publication + "+ctxPickup.String()+note)
 			judgeThreadContext(t, w, procs, ctxJudge{keyMap: pc.KeyMap, wantTLS: "static", from: pc.UnixNs,
-				maxWarmup: ctxPickup, log: rec.Stderr, note: note})
+				maxWarmup: ctxPickup, log: rec.Stderr, note: note, cpu: cpu})
 		})
 	}
 }
@@ -1334,9 +1416,9 @@ func TestProcessContextAnon(t *testing.T) {
 func TestProcessContextLateAndUpdate(t *testing.T) {
 	requireRoot(t)
 	w := startWaiting(t, ctxDlopenTLSDESC, 4, "--proc-ctx-on-signal")
-	recA, startA := recordSignalling(t, w, ctxSeconds, 1500*time.Millisecond, syscall.SIGUSR1)
+	recA, startA, cpuA := recordSignalling(t, w, ctxSeconds, 1500*time.Millisecond, syscall.SIGUSR1)
 	endA := uint64(time.Now().UnixNano())
-	recB, startB := recordSignalling(t, w, 10, 1500*time.Millisecond, syscall.SIGUSR1)
+	recB, startB, cpuB := recordSignalling(t, w, 10, 1500*time.Millisecond, syscall.SIGUSR1)
 	w.stop(t)
 	pcs := w.all("process_context")
 	if len(pcs) != 2 || pcs[0].Update || !pcs[1].Update {
@@ -1358,7 +1440,7 @@ func TestProcessContextLateAndUpdate(t *testing.T) {
 		}
 		judgeResource(t, procs, pub.Resource, pub.UnixNs+uint64(ctxPickup), "publication + "+ctxPickup.String())
 		judgeThreadContext(t, w, procs, ctxJudge{keyMap: pub.KeyMap, wantTLS: "static", from: pub.UnixNs,
-			maxWarmup: ctxPickup, log: recA.Stderr, note: " [process context published 1.5 s into the recording]"})
+			maxWarmup: ctxPickup, log: recA.Stderr, note: " [process context published 1.5 s into the recording]", cpu: cpuA})
 	})
 	t.Run("update", func(t *testing.T) {
 		procs := processesFor(decodeFile(t, recB.Path), w.pid)
@@ -1367,7 +1449,7 @@ func TestProcessContextLateAndUpdate(t *testing.T) {
 		}
 		judgeResource(t, procs, upd.Resource, upd.UnixNs+uint64(ctxPickup), "update + "+ctxPickup.String())
 		judgeThreadContext(t, w, procs, ctxJudge{keyMap: upd.KeyMap, wantTLS: "static", maxWarmup: ctxMaxWarmup,
-			log: recB.Stderr, note: " [second recording, process context updated during it]"})
+			log: recB.Stderr, note: " [second recording, process context updated during it]", cpu: cpuB})
 	})
 }
 
