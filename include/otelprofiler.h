@@ -209,6 +209,8 @@ struct otelprof_stats {
 				      the kernel's limits */
 	uint64_t walk_programs;	   /* chained stack-walk programs run
 				      (OTELPROF_FALLBACK_NO_BPF_LOOP) */
+	uint64_t samples_dropped_at_stop; /* still in the ring buffer when
+					     stop's deadline (800 ms) came */
 };
 
 /* Opaque profiler handle. */

@@ -81,6 +81,8 @@ struct otelprof {
 	int64_t boot_to_unix_ns;
 	uint64_t last_sweep_ns;
 	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
+	bool discarding;	    /* stop's deadline passed: count only */
+	uint64_t dropped_at_stop;   /* samples still buffered then */
 	uint64_t last_cpu_check_ns;
 	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
 
@@ -260,6 +262,12 @@ static int on_event(void *ctx, const void *data, size_t size)
 
 	if (size < sizeof(*h))
 		return 0;
+	if (p->discarding) {
+		/* Past stop's deadline: counted, not resolved. */
+		if (h->type == OTELPROF_EVENT_SAMPLE)
+			p->dropped_at_stop++;
+		return 0;
+	}
 	switch (h->type) {
 	case OTELPROF_EVENT_SAMPLE: {
 		const struct otelprof_sample_event *e = data;
@@ -872,7 +880,13 @@ OTELPROF_API int otelprof_stop(struct otelprof *p)
 	/* What the kernel still holds belongs to the next poll, as much of
 	 * it as can be read by the deadline. */
 	p->procs.slice_end_ns = deadline;
-	bpf_sampler_consume(p->sampler);
+	if (bpf_sampler_consume(p->sampler) < 0) {
+		/* The deadline came first: skip the rest, counted (cheap). */
+		p->procs.slice_end_ns = 0;
+		p->discarding = true;
+		bpf_sampler_consume(p->sampler);
+		p->discarding = false;
+	}
 	/* Held samples: give running table builds until the deadline. */
 	while (p->parked && process_unwind_busy(&p->unwinder) &&
 	       clock_ns(CLOCK_MONOTONIC) + 20 * 1000 * 1000 < deadline) {
@@ -973,6 +987,7 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	s.drain_max_hold_ns = p->drain_max_hold_ns;
 	s.unwind_refused_process = p->unwinder.refused_process;
 	s.unwind_refused_host = p->unwinder.refused_host;
+	s.samples_dropped_at_stop = p->dropped_at_stop;
 	s.interp_processes = p->interp.found;
 	s.interp_debug_offsets = p->interp.debug_offsets;
 	s.interp_unknown_versions = p->interp.unknown_versions;

@@ -299,6 +299,7 @@ static void *worker_main(void *arg)
 		/* Only the job's own memory is touched here (and a new kernel
 		 * array, which nothing else refers to yet). */
 		t0 = mono_ns();
+		j->st.cancel = &pu->cancel_builds;
 		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
 		/* Big tables get their own kernel array, made and filled
 		 * here; smaller ones are packed into a shared chunk by the
@@ -435,6 +436,9 @@ void process_unwind_stop_worker(struct process_unwind *pu)
 {
 	if (!pu->worker_started)
 		return;
+	/* A build in progress (seconds for a big or hostile file) stops at
+	 * its next FDE: close must not wait for it. */
+	atomic_store(&pu->cancel_builds, true);
 	pthread_mutex_lock(&pu->qlock);
 	pu->worker_stop = true;
 	pthread_cond_signal(&pu->qcond);

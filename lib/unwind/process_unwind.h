@@ -9,6 +9,7 @@
 #define OTELPROF_UNWIND_PROCESS_UNWIND_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -43,6 +44,7 @@ struct process_unwind {
 	/* background builds: jobs in, results out, both under qlock */
 	pthread_t worker;
 	bool worker_started, worker_stop;
+	atomic_bool cancel_builds; /* closing: a build in progress stops */
 	pthread_mutex_t qlock;
 	pthread_cond_t qcond;
 	struct unwind_job *todo, *todo_tail, *done;

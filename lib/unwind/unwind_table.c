@@ -356,6 +356,11 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 		uint64_t plo, phi;
 		bool used = false, bad = false;
 
+		if (st->cancel && atomic_load(st->cancel)) {
+			free(f);
+			return -ECANCELED;
+		}
+
 		if (pos >= f[i].hi) {
 			st->fdes_overlapping++;
 			continue;

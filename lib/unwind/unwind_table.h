@@ -11,6 +11,7 @@
 #define OTELPROF_UNWIND_TABLE_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "unwind_types.h"
@@ -51,6 +52,9 @@ struct unwind_table_stats {
 	uint64_t rows_stop;	   /* of which UNWIND_CFA_STOP */
 	uint32_t flags;		   /* enum unwind_stats_flags */
 	uint32_t max_fde_insns;	   /* largest CFA program seen (bytes) */
+	/* In: if set, the build checks it between FDEs and returns
+	 * -ECANCELED once it is true (a profiler being closed). */
+	const atomic_bool *cancel;
 };
 
 struct unwind_table {

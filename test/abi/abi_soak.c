@@ -279,7 +279,10 @@ static long long bpf_counter(int id, uint32_t which)
 	X(budget_evictions)                                                    \
 	X(budget_used_bytes)                                                   \
 	X(cpus_onlined)                                                        \
-	X(ctx_attrs_denied)
+	X(ctx_attrs_denied)                                                    \
+	X(unwind_refused_process)                                              \
+	X(unwind_refused_host)                                                 \
+	X(samples_dropped_at_stop)
 
 static void print_stats(struct otelprof *p)
 {
