@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -61,6 +62,55 @@ type recording struct {
 func record(t *testing.T, seconds, hz int, extra ...string) recording {
 	t.Helper()
 	return recordWith(t, nil, seconds, hz, extra...)
+}
+
+// recordCPU records (whole host) and returns the CPU seconds pid ran while
+// sampling was on: from otelprof's "recording" line to `seconds` later,
+// not to when the file is written (the final drain and encode, seconds
+// under ASan on a loaded host, sample nothing).
+func recordCPU(t *testing.T, pid, seconds, hz int, extra ...string) (float64, recording) {
+	t.Helper()
+	cpu, rec := recordCPUs(t, []int{pid}, seconds, hz, extra...)
+	return cpu[pid], rec
+}
+
+// recordCPUs is recordCPU for several processes.
+func recordCPUs(t *testing.T, pids []int, seconds, hz int, extra ...string) (map[int]float64, recording) {
+	t.Helper()
+	var mu sync.Mutex
+	cpu0, cpu1 := map[int]float64{}, map[int]float64{}
+	ended := false
+	snap := func(into map[int]float64) {
+		for _, pid := range pids {
+			c := cpuSecondsOf(t, pid)
+			mu.Lock()
+			into[pid] = c
+			mu.Unlock()
+		}
+	}
+	rec := recordWith(t, func() {
+		snap(cpu0)
+		time.AfterFunc(time.Duration(seconds)*time.Second, func() {
+			snap(cpu1)
+			mu.Lock()
+			ended = true
+			mu.Unlock()
+		})
+	}, seconds, hz, extra...)
+	after := map[int]float64{}
+	snap(after)
+	mu.Lock()
+	defer mu.Unlock()
+	out := map[int]float64{}
+	for _, pid := range pids {
+		end := after[pid]
+		if ended {
+			end = cpu1[pid]
+		}
+		out[pid] = end - cpu0[pid]
+		t.Logf("pid %d: %.2f s of CPU while sampling, %.2f s more until the file was written", pid, out[pid], after[pid]-end)
+	}
+	return out, rec
 }
 
 // recordWith calls onStart once sampling has started (otelprof prints its

@@ -174,10 +174,9 @@ func TestCorruptedLibraries(t *testing.T) {
 	dlrun := hostileBin(t, "dlrun")
 	healthyID := gnuBuildID(t, hostileBin(t, "libhot.so"))
 	type running struct {
-		v    variant
-		lib  string
-		cmd  *exec.Cmd
-		cpu0 float64
+		v   variant
+		lib string
+		cmd *exec.Cmd
 	}
 	var procs []*running
 	for _, v := range variants {
@@ -213,11 +212,11 @@ func TestCorruptedLibraries(t *testing.T) {
 	t.Cleanup(func() { _ = odd.Process.Kill(); _ = odd.Wait() })
 	healthy := startWorkload(t, "callgraph_nofp", itoa(seconds+6))
 	time.Sleep(300 * time.Millisecond)
-	rec := recordWith(t, func() {
-		for _, r := range procs {
-			r.cpu0 = cpuSeconds(t, r.cmd.Process.Pid)
-		}
-	}, seconds, hz)
+	pids := []int{healthy.Process.Pid}
+	for _, r := range procs {
+		pids = append(pids, r.cmd.Process.Pid)
+	}
+	cpus, rec := recordCPUs(t, pids, seconds, hz)
 	t.Logf("%s", strings.TrimSpace(rec.Stderr))
 	d := decodeFile(t, rec.Path)
 	// The start-up burst (stack copies of every new process while its
@@ -232,7 +231,7 @@ func TestCorruptedLibraries(t *testing.T) {
 
 	for _, r := range procs {
 		pid := r.cmd.Process.Pid
-		cpu := cpuSeconds(t, pid) - r.cpu0
+		cpu := cpus[pid]
 		p := d.ByPID(pid)
 		if p == nil {
 			t.Errorf("%s: no samples for pid %d", r.v.mode, pid)
@@ -296,9 +295,15 @@ func TestCorruptedLibraries(t *testing.T) {
 
 	// The healthy workload beside them: whole stacks.
 	p := d.ByPID(healthy.Process.Pid)
-	if p == nil || len(p.Samples) < 100 {
-		t.Fatalf("healthy workload: too few samples: %v", p)
+	hcpu := cpus[healthy.Process.Pid]
+	if p == nil || float64(len(p.Samples)) < 0.5*kept*hcpu*hz || len(p.Samples) < 20 {
+		n := 0
+		if p != nil {
+			n = len(p.Samples)
+		}
+		t.Fatalf("healthy workload: %d samples for %.2f s of CPU at %d Hz (%.0f%% of all samples kept)", n, hcpu, hz, 100*kept)
 	}
+	t.Logf("healthy workload: %d samples for %.2f s of CPU at %d Hz", len(p.Samples), hcpu, hz)
 	if share := rootedShare(t, p, healthy.Process.Pid); share < 0.99 {
 		t.Errorf("healthy workload: only %.2f%% rooted at _start, want >= 99%%", 100*share)
 	}

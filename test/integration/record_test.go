@@ -54,9 +54,7 @@ func TestRecordKnownCallGraph(t *testing.T) {
 	const seconds, hz = 6, 199
 	wl := startWorkload(t, "callgraph_fp", "12")
 	time.Sleep(300 * time.Millisecond)
-	var cpu0 float64
-	rec := recordWith(t, func() { cpu0 = cpuSeconds(t, wl.Process.Pid) }, seconds, hz)
-	cpu := cpuSeconds(t, wl.Process.Pid) - cpu0
+	cpu, rec := recordCPU(t, wl.Process.Pid, seconds, hz)
 	d := decodeFile(t, rec.Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil {
@@ -70,7 +68,7 @@ func TestRecordKnownCallGraph(t *testing.T) {
 	byCPU := cpu * hz
 	t.Logf("%d samples; seconds x Hz = %d; workload CPU %.2f s x Hz = %.0f", len(p.Samples), expected, cpu, byCPU)
 	if float64(len(p.Samples)) < 0.80*math.Min(float64(expected), byCPU) {
-		t.Errorf("got %d samples for the workload, want >= 80%% of min(%d, %.0f)", len(p.Samples), expected, byCPU)
+		t.Errorf("got %d samples for the workload, want >= 80%% of min(%d, %.0f)\n%s", len(p.Samples), expected, byCPU, rec.Stderr)
 	}
 	if len(p.Samples) > expected*110/100 {
 		t.Errorf("got %d samples for a single-threaded workload, more than %d x 1.1", len(p.Samples), expected)
