@@ -144,8 +144,12 @@ func TestRecordOutputFullDisk(t *testing.T) {
 	if err := os.WriteFile(old, []byte("previous"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A busy workload makes the profile far larger than the 8 KiB disk
+	// whatever else the host runs (an idle host gives a few hundred bytes).
+	busy := startWorkload(t, "callgraph_nofp", "10")
+	pid := itoa(busy.Process.Pid)
 	for _, out := range []string{filepath.Join(dir, "new.otlp"), old} {
-		code, stderr := runRecord(t, nil, "--duration", "2", "--frequency", "499", "--output", out)
+		code, stderr := runRecord(t, nil, "--duration", "2", "--frequency", "499", "--pid", pid, "--output", out)
 		if code != 1 || !strings.Contains(stderr, "No space left") {
 			t.Errorf("%s: exit %d, want 1 with ENOSPC\n%s", out, code, stderr)
 		}
