@@ -27,6 +27,8 @@ static void put(const char *s, size_t n, void *opaque)
 	k->len += n;
 }
 
+#define DEMANGLE_MAX_V0_NESTING 16
+
 size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 {
 	/* Parameters and cv-qualifiers, as perf and gdb print them. The
@@ -39,6 +41,16 @@ size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 	if (n > DEMANGLE_MAX_INPUT || n < 3 || raw[0] != '_' ||
 	    (raw[1] != 'Z' && raw[1] != 'R'))
 		return 0;
+	/* libiberty's Rust v0 demangler takes time exponential in nested
+	 * fn types and back-references ('F', 'B'): a 118-byte hostile name
+	 * ran for minutes. Names with many of them stay raw. */
+	if (raw[1] == 'R') {
+		size_t fb = 0;
+		for (size_t i = 2; i < n; i++)
+			fb += raw[i] == 'F' || raw[i] == 'B';
+		if (fb > DEMANGLE_MAX_V0_NESTING)
+			return 0;
+	}
 	/* Rust first: its legacy names are valid Itanium names too (the
 	 * C++ demangler would keep the ::h<hash> and the $..$ escapes). */
 	ok = rust_demangle_callback(raw, opts, put, &k);
