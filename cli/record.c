@@ -72,9 +72,12 @@ int cmd_record(const struct record_args *a)
 				(unsigned long long)st.max_frames);
 		if (st.kernel_fallbacks & OTELPROF_FALLBACK_NO_TASK_PT_REGS)
 			fprintf(stderr,
-				"otelprof: kernel without bpf_task_pt_regs "
-				"(5.15): user registers read from the kernel "
-				"stack\n");
+				"otelprof: %s: user registers read from the "
+				"kernel stack\n",
+				a->btf ? "BTF from --btf (bpf_task_pt_regs "
+					 "needs the kernel's own)"
+				       : "kernel without bpf_task_pt_regs "
+					 "(5.15)");
 		if (st.kernel_fallbacks & OTELPROF_FALLBACK_PREALLOC_MAPS)
 			fprintf(stderr,
 				"otelprof: kernel before 6.1: BPF hash maps "

@@ -518,13 +518,35 @@ func TestStartWithoutBTF(t *testing.T) {
 	} else if err := os.WriteFile(btf, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A known workload runs meanwhile: an idle host gives no samples at
+	// all, which would say nothing about the --btf path.
 	out := filepath.Join(t.TempDir(), "btf.otlp")
+	busy := startWorkload(t, "callgraph_nofp", "8")
 	_, stderr, code = run(bin, "record", "--duration", "2", "--frequency", "99", "--btf", btf, "--output", out)
 	t.Logf("otelprof --btf FILE without kernel BTF: exit %d: %s", code, strings.TrimSpace(stderr))
 	if code != 0 {
 		t.Errorf("otelprof record --btf %s failed without /sys/kernel/btf: exit %d: %s", btf, code, stderr)
-	} else if d := decodeFile(t, out); d.TotalSamples() == 0 {
-		t.Errorf("no samples recorded with --btf")
+	} else if p := decodeFile(t, out).ByPID(busy.Process.Pid); p == nil || len(p.Samples) == 0 {
+		t.Errorf("no samples of the running workload (pid %d) with --btf", busy.Process.Pid)
+	} else {
+		// Its stacks are unwound (user registers come from the kernel
+		// stack on this path): most reach main.
+		rooted := 0
+		for _, smp := range p.Samples {
+			for _, f := range smp.Frames {
+				if f.Function == "main" {
+					rooted++
+					break
+				}
+			}
+		}
+		t.Logf("--btf: %d samples of the workload, %d reach main", len(p.Samples), rooted)
+		if rooted*10 < len(p.Samples)*9 {
+			t.Errorf("--btf: only %d of %d workload stacks reach main", rooted, len(p.Samples))
+		}
+	}
+	if !strings.Contains(stderr, "BTF from --btf") {
+		t.Errorf("--btf: start-up line does not say why registers come from the kernel stack: %q", stderr)
 	}
 	if _, stderr, code = run(bin, "record", "--duration", "1", "--btf", "/proc/self/status", "--output", out); code != 1 ||
 		!strings.Contains(stderr, "btf_path") {
