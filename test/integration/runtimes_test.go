@@ -104,7 +104,6 @@ func (w *runtimeWorkload) shareA(t *testing.T, from, to time.Time) float64 {
 	return 100 * a / (a + b)
 }
 
-
 // lineOf is the 1-based line of the first line of file starting with prefix.
 func lineOf(t *testing.T, file, prefix string) int64 {
 	t.Helper()
