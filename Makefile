@@ -200,7 +200,7 @@ test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak
 # boots under qemu (TCG) on Debian's cloud kernels, fetched through apt
 # from the other suites of the machine's Debian archive and cached in
 # $(BUILD)/kernels. One kernel: make test-kernels KERNELS=5.10
-KERNELS ?= 5.10 6.1 6.12
+KERNELS ?= 5.10 6.1 6.12 6.12-rt
 KERNEL_CACHE := $(abspath $(BUILD))/kernels
 test-kernels: all workloads
 	bash test/kernels/fetch.sh $(KERNEL_CACHE) $(KERNELS)

@@ -196,9 +196,14 @@ func runKernel(t *testing.T, cache, kernel string) string {
 		}
 		_ = os.WriteFile(filepath.Join(keep, "console"), []byte(console), 0o644)
 	}
+	// "6.12-rt" is the PREEMPT_RT build of 6.12 (release 6.12.N+...-rt-amd64).
 	uname := g.str("uname")
-	if !strings.HasPrefix(uname, kernel+".") {
-		t.Fatalf("guest runs %q, want %s.*", uname, kernel)
+	base, rt := strings.CutSuffix(kernel, "-rt")
+	if !strings.HasPrefix(uname, base+".") || rt != strings.Contains(uname, "-rt") {
+		t.Fatalf("guest runs %q, want %s", uname, kernel)
+	}
+	if rt && g.str("realtime") != "1" {
+		t.Fatalf("guest %q is not a PREEMPT_RT kernel (/sys/kernel/realtime %q)", uname, g.str("realtime"))
 	}
 	recLog := g.str("record.err")
 	if rc := g.str("record.rc"); rc != "0" {
@@ -316,10 +321,24 @@ func runKernel(t *testing.T, cache, kernel string) string {
 				withK++
 			}
 		}
-		t.Logf("syscalls_fp: %d samples, %d with kernel frames, %d in write, %d unnamed kernel frames", len(p.Samples), withK, write, unnamed)
-		if withK < len(p.Samples)/2 || write == 0 || unnamed > 0 {
-			t.Errorf("syscalls_fp: %d of %d samples with kernel frames, %d in __x64_sys_write, %d unnamed kernel frames",
-				withK, len(p.Samples), write, unnamed)
+		// The truth for the share in the kernel: the kernel's own
+		// user/system time split of the process over the judged span.
+		ticks := func(name string) (float64, float64) {
+			var u, s float64
+			if _, err := fmt.Sscan(g.str(name), &u, &s); err != nil {
+				t.Fatalf("guest sent no %s: %v", name, err)
+			}
+			return u, s
+		}
+		u0, s0 := ticks("syscalls.ticks.before")
+		u1, s1 := ticks("syscalls.ticks.after")
+		sysShare := (s1 - s0) / (u1 - u0 + s1 - s0)
+		share := float64(withK) / float64(len(p.Samples))
+		t.Logf("syscalls_fp: %d samples, %d with kernel frames (%.0f%%; system time %.0f%%), %d in write, %d unnamed kernel frames",
+			len(p.Samples), withK, 100*share, 100*sysShare, write, unnamed)
+		if math.IsNaN(sysShare) || math.Abs(share-sysShare) > 0.15 || write == 0 || unnamed > 0 {
+			t.Errorf("syscalls_fp: %d of %d samples with kernel frames (%.0f%%, want the system-time share %.0f%% +- 15), %d in __x64_sys_write, %d unnamed kernel frames",
+				withK, len(p.Samples), 100*share, 100*sysShare, write, unnamed)
 		}
 		notes = append(notes, fmt.Sprintf("kernel frames %d/%d", withK, len(p.Samples)))
 	}

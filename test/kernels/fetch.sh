@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch Debian's cloud kernels for the kernel matrix through the machine's
 # own apt, from other suites of the same Debian archive, into a cache:
-#   fetch.sh CACHE_DIR VERSION...   (VERSION: 5.10 6.1 6.12)
+#   fetch.sh CACHE_DIR VERSION...   (VERSION: 5.10 6.1 6.12, or 6.12-rt for
+#   the PREEMPT_RT kernel of that suite)
 # Leaves CACHE_DIR/VERSION/vmlinuz (and .../release: the kernel release).
 # A separate sources list, lists folder and package cache: the machine's
 # own apt state is never touched.
@@ -12,11 +13,11 @@ mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
 
 suite_of() {
-	case $1 in
+	case ${1%-rt} in
 	5.10) echo bullseye ;;
 	6.1) echo bookworm ;;
 	6.12) echo trixie ;;
-	*) echo "fetch.sh: unknown kernel $1 (known: 5.10 6.1 6.12)" >&2; return 1 ;;
+	*) echo "fetch.sh: unknown kernel $1 (known: 5.10 6.1 6.12, each also as VERSION-rt)" >&2; return 1 ;;
 	esac
 }
 
@@ -28,6 +29,9 @@ archive=${archive%/}
 
 for v in "$@"; do
 	suite=$(suite_of "$v")
+	# Cloud images are small; PREEMPT_RT exists only as the generic -rt image.
+	flavour=cloud
+	case $v in *-rt) flavour=rt ;; esac
 	dir=$cache/$v
 	[ -s "$dir/vmlinuz" ] && [ -s "$dir/release" ] && continue
 	apt=$cache/apt-$suite
@@ -36,13 +40,13 @@ for v in "$@"; do
 	opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives"
 		-o Acquire::Languages=none -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-	echo "kernels: fetching the $suite cloud kernel ($v) from $archive"
+	echo "kernels: fetching the $suite $flavour kernel ($v) from $archive"
 	apt-get -qq "${opts[@]}" update
 	# The metapackage names the current image package.
-	pkg=$(apt-cache "${opts[@]}" depends linux-image-cloud-amd64 |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-cloud-amd64\)$/\1/p' | head -n1)
+	pkg=$(apt-cache "${opts[@]}" depends linux-image-$flavour-amd64 |
+		sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour-amd64\(-unsigned\)\?\)\$/\1/p" | head -n1)
 	if [ -z "$pkg" ]; then
-		echo "fetch.sh: no cloud kernel image package in $suite" >&2
+		echo "fetch.sh: no $flavour kernel image package in $suite" >&2
 		exit 1
 	fi
 	rm -rf "$dir.tmp" && mkdir -p "$dir.tmp/x"
@@ -54,7 +58,7 @@ for v in "$@"; do
 	esac
 	vmlinuz=$(ls "$dir.tmp"/x/boot/vmlinuz-* | head -n1)
 	case $(basename "$vmlinuz") in
-	vmlinuz-$v.*) ;;
+	vmlinuz-${v%-rt}.*) ;;
 	*) echo "fetch.sh: $pkg is not a $v kernel: $vmlinuz" >&2; exit 1 ;;
 	esac
 	cp "$vmlinuz" "$dir.tmp/vmlinuz"

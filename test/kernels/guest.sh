@@ -34,6 +34,8 @@ WARMUP=${WARMUP:-10}
 HZ=${HZ:-99}
 W=$BUILD/workloads
 uname -r >$out/uname
+# 1 on a PREEMPT_RT kernel.
+cat /sys/kernel/realtime >$out/realtime 2>/dev/null || echo 0 >$out/realtime
 cat /proc/cpuinfo | grep -c ^processor >$out/ncpu
 [ -e /sys/kernel/btf/vmlinux ] && echo yes >$out/btf
 
@@ -46,6 +48,12 @@ stat_all() {
 		done
 		echo "$w $ns"
 	done >$out/stat.$1
+	# The kernel's own user/system split of the syscall workload (clock
+	# ticks, fields 14 and 15): the truth for its kernel-frame share.
+	when=$1
+	read -r line </proc/$(cat $out/syscalls.pid)/stat
+	set -- ${line##*\)}
+	echo "${12} ${13}" >$out/syscalls.ticks.$when
 }
 
 log "recording ${SECONDS_REC} s at ${HZ} Hz on $(uname -r)"
