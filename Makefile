@@ -42,7 +42,7 @@ LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(
 CLI_SRCS := $(shell find cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
-WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' | sort)
+WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
 .PHONY: all deps lib cli bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
@@ -56,7 +56,7 @@ all: deps lib cli
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
-            libjansson-dev qemu-system-x86 busybox-static
+            libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -165,6 +165,8 @@ $(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $
 $(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
 # Reads the Go workloads (stripped and not).
 $(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
+# Runs FibHash under each JDK.
+$(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
 test-unit: deps $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
@@ -325,7 +327,7 @@ bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_tab
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -349,6 +351,7 @@ FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c lib/util/mem_budget.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c
 FUZZ_SRCS_cpython := lib/interp/cpython_layout.c
+FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))

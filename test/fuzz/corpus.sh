@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -98,3 +98,22 @@ if command -v clang >/dev/null; then
 	clang -O2 -gdwarf-4 -o "$out/dwarf_lines/g4" "$out/dwarf_lines/src.c" 2>/dev/null || true
 	rm -f "$out/dwarf_lines/src.c"
 fi
+# HotSpot VMStructs: a memory image at 0x10000 whose first 15 words are
+# libjvm's exported variables (as fuzz_hotspot.c reads it), with one field,
+# one type and one constant in tables of libjvm's strides.
+python3 - "$out/hotspot/tables" <<'PY'
+import struct, sys
+B = 0x10000
+m = bytearray(0x2000)
+def q(off, v): m[off:off+8] = struct.pack('<Q', v)
+strs = [0x1800]
+def s(t):
+    at = strs[0]; m[at:at+len(t)+1] = t.encode() + b'\0'; strs[0] += len(t) + 1; return B + at
+for i, v in enumerate([B+0x200, 0, 8, 24, 32, 40, 48, B+0x400, 0, 40, 48, B+0x600, 0, 8, 16]):
+    q(8*i, v)
+q(0x200, s('CodeBlob')); q(0x208, s('_frame_size')); q(0x220, 0x1c)
+q(0x230, s('CodeCache')); q(0x238, s('_heaps')); m[0x248] = 1; q(0x258, B+0x1000)
+q(0x400, s('HeapBlock')); q(0x428, 16)
+q(0x600, s('ConstMethod::_has_linenumber_table')); q(0x608, 1)
+open(sys.argv[1], 'wb').write(m)
+PY

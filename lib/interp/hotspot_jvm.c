@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/hotspot_jvm.h"
+
+#include <errno.h>
+#include <string.h>
+
+static int rd(struct hotspot_jvm *j, uint64_t addr, void *buf, size_t len)
+{
+	return j->read(j->ctx, addr, buf, len) ? -EIO : 0;
+}
+
+static int rd64(struct hotspot_jvm *j, uint64_t addr, uint64_t *v)
+{
+	*v = 0;
+	return rd(j, addr, v, 8);
+}
+
+static int rd32(struct hotspot_jvm *j, uint64_t addr, uint32_t *v)
+{
+	*v = 0;
+	return rd(j, addr, v, 4);
+}
+
+static int rd16(struct hotspot_jvm *j, uint64_t addr, uint16_t *v)
+{
+	*v = 0;
+	return rd(j, addr, v, 2);
+}
+
+int hotspot_jvm_heaps(struct hotspot_jvm *j)
+{
+	const struct hotspot_layout *l = &j->l;
+	uint64_t arr, data;
+	uint32_t len;
+
+	j->nheaps = 0;
+	if (rd64(j, l->code_heaps, &arr) || !arr ||
+	    rd32(j, arr + l->array_len, &len) ||
+	    rd64(j, arr + l->array_data, &data))
+		return -EIO;
+	if (len > HS_MAX_HEAPS)
+		len = HS_MAX_HEAPS;
+	for (uint32_t i = 0; i < len; i++) {
+		struct hotspot_heap *h = &j->heaps[j->nheaps];
+		uint64_t heap;
+		uint32_t log2;
+
+		if (rd64(j, data + 8 * i, &heap) || !heap ||
+		    rd64(j, heap + l->heap_memory + l->vspace_low, &h->low) ||
+		    rd64(j, heap + l->heap_memory + l->vspace_high, &h->high) ||
+		    rd64(j, heap + l->heap_segmap + l->vspace_low,
+			 &h->segmap) ||
+		    rd32(j, heap + l->heap_log2_segment, &log2))
+			continue;
+		/* segments of 16 B to 64 KiB; a heap below 2 GiB */
+		if (log2 < 4 || log2 > 16 || h->high <= h->low ||
+		    h->high - h->low > (2ull << 30) || !h->segmap)
+			continue;
+		h->log2_segment = log2;
+		j->nheaps++;
+	}
+	return j->nheaps ? 0 : -EIO;
+}
+
+int hotspot_jvm_open(struct hotspot_jvm *j, const struct hotspot_syms *syms,
+		     mem_read_fn read, void *ctx, const char **missing)
+{
+	uint64_t q, buf;
+	uint32_t limit;
+	int err;
+
+	memset(j, 0, sizeof(*j));
+	j->read = read;
+	j->ctx = ctx;
+	*missing = NULL;
+	err = hotspot_vmstructs_read(syms, read, ctx, &j->l);
+	if (err)
+		return err;
+	*missing = hotspot_layout_missing(&j->l);
+	if (*missing || !j->l.code_heaps)
+		return -ENOTSUP;
+	/* the interpreter: one StubQueue, fixed after start-up */
+	if (rd64(j, j->l.interp_code, &q) || !q ||
+	    rd64(j, q + j->l.stubq_buffer, &buf) ||
+	    rd32(j, q + j->l.stubq_limit, &limit) || !buf ||
+	    limit > (64u << 20))
+		return -EIO;
+	j->interp_low = buf;
+	j->interp_high = buf + limit;
+	return hotspot_jvm_heaps(j);
+}
+
+static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
+		       struct hotspot_blob *b)
+{
+	const struct hotspot_layout *l = &j->l;
+	uint32_t size, fs;
+
+	memset(b, 0, sizeof(*b));
+	b->addr = addr;
+	if (rd32(j, addr + l->blob_size, &size) ||
+	    rd32(j, addr + l->blob_frame_size, &fs))
+		return -EIO;
+	if (l->blob_code_begin != HS_NONE) { /* 17: pointers */
+		if (rd64(j, addr + l->blob_code_begin, &b->code_begin) ||
+		    rd64(j, addr + l->blob_code_end, &b->code_end))
+			return -EIO;
+	} else { /* 21+: offsets from the blob */
+		uint32_t co, dof;
+
+		if (rd32(j, addr + l->blob_code_offset, &co) ||
+		    rd32(j, addr + l->blob_data_offset, &dof))
+			return -EIO;
+		b->code_begin = addr + co;
+		b->code_end = addr + dof;
+	}
+	if (b->code_begin < addr || b->code_end < b->code_begin ||
+	    b->code_end > addr + size || (int32_t)fs < 0 || fs > (1u << 16))
+		return -EINVAL;
+	b->frame_size = (int32_t)fs;
+	if (l->blob_kind != HS_NONE && j->l.kind_nmethod >= 0) {
+		uint8_t kind = 0;
+
+		if (rd(j, addr + l->blob_kind, &kind, 1))
+			return -EIO;
+		b->nmethod = kind == j->l.kind_nmethod;
+	} else if (l->blob_name != HS_NONE) {
+		/* 17: a compiled method's blob is named "nmethod" */
+		uint64_t np;
+		char name[8] = {0};
+
+		if (rd64(j, addr + l->blob_name, &np) ||
+		    rd(j, np, name, sizeof(name)))
+			return -EIO;
+		b->nmethod = !memcmp(name, "nmethod", 8);
+	}
+	if (b->nmethod && rd64(j, addr + l->nm_method, &b->method))
+		return -EIO;
+	return 0;
+}
+
+int hotspot_blob_read(struct hotspot_jvm *j, uint64_t addr,
+		      struct hotspot_blob *b)
+{
+	return blob_fields(j, addr, b);
+}
+
+int hotspot_blob_at(struct hotspot_jvm *j, uint64_t pc, struct hotspot_blob *b)
+{
+	for (uint32_t i = 0; i < j->nheaps; i++) {
+		const struct hotspot_heap *h = &j->heaps[i];
+		uint64_t seg;
+		uint8_t v;
+		int err;
+
+		if (pc < h->low || pc >= h->high)
+			continue;
+		seg = (pc - h->low) >> h->log2_segment;
+		/* 0xff: free; else steps back to the block's first
+		 * segment (0) */
+		for (uint32_t k = 0;; k++) {
+			if (k == HS_MAX_HOPS || rd(j, h->segmap + seg, &v, 1))
+				return -EIO;
+			if (v == 0xff)
+				return -ENOENT;
+			if (!v)
+				break;
+			if (v > seg)
+				return -EIO;
+			seg -= v;
+		}
+		err = blob_fields(j,
+				  h->low + (seg << h->log2_segment) +
+					  j->l.heap_block_size,
+				  b);
+		if (err)
+			return err;
+		return pc >= b->addr && pc < b->code_end + 64 ? 0 : -ENOENT;
+	}
+	return -ENOENT;
+}
+
+/* A Symbol's text: 0 or -errno. */
+static int read_symbol(struct hotspot_jvm *j, uint64_t sym, char *out)
+{
+	uint16_t len;
+
+	out[0] = '\0';
+	if (!sym || rd16(j, sym + j->l.symbol_length, &len))
+		return -EIO;
+	if (len >= HS_SYMBOL_MAX)
+		return -EINVAL;
+	if (rd(j, sym + j->l.symbol_body, out, len))
+		return -EIO;
+	out[len] = '\0';
+	if (memchr(out, '\0', len))
+		return -EINVAL;
+	return 0;
+}
+
+/* The Symbol at constant pool index idx. */
+static int cp_symbol(struct hotspot_jvm *j, uint64_t cp, uint32_t cplen,
+		     uint16_t idx, char *out)
+{
+	uint64_t sym;
+
+	out[0] = '\0';
+	if (!idx || idx >= cplen ||
+	    rd64(j, cp + j->l.cpool_size + 8ull * idx, &sym))
+		return -EINVAL;
+	return read_symbol(j, sym, out);
+}
+
+int hotspot_method_read(struct hotspot_jvm *j, uint64_t method,
+			struct hotspot_method *m)
+{
+	const struct hotspot_layout *l = &j->l;
+	uint64_t cm, cp, klass, kname;
+	uint16_t ni, si, sf = 0, cs = 0;
+	uint32_t cplen = 0, flags = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (!method || rd64(j, method + l->method_const, &cm) || !cm ||
+	    rd64(j, cm + l->cmethod_constants, &cp) || !cp ||
+	    rd16(j, cm + l->cmethod_name_index, &ni) ||
+	    rd16(j, cm + l->cmethod_sig_index, &si) ||
+	    rd64(j, cp + l->cpool_holder, &klass) || !klass ||
+	    rd64(j, klass + l->klass_name, &kname))
+		return -EIO;
+	if (l->cpool_length != HS_NONE && rd32(j, cp + l->cpool_length, &cplen))
+		return -EIO;
+	if (cplen > 65536)
+		return -EINVAL;
+	if (read_symbol(j, kname, m->klass) ||
+	    cp_symbol(j, cp, cplen, ni, m->name) ||
+	    cp_symbol(j, cp, cplen, si, m->signature))
+		return -EINVAL;
+	if (l->cpool_source_file != HS_NONE &&
+	    !rd16(j, cp + l->cpool_source_file, &sf) && sf)
+		cp_symbol(j, cp, cplen, sf, m->source);
+	m->const_method = cm;
+	if (l->cmethod_code_size != HS_NONE &&
+	    !rd16(j, cm + l->cmethod_code_size, &cs))
+		m->code_size = cs;
+	if (l->cmethod_flags != HS_NONE && l->has_linenumber_table > 0 &&
+	    !rd32(j, cm + l->cmethod_flags, &flags) &&
+	    (flags & (uint32_t)l->has_linenumber_table))
+		m->linetable = cm + l->cmethod_size + cs;
+	return 0;
+}
+
+/* One signed number of a compressed stream: 17's Pack200-style
+ * CompressedStream or 21+'s UNSIGNED5 (byte 0 excluded), both with 6-bit
+ * continuation digits and zigzag signs. false at the end of t. */
+static bool read_signed(const uint8_t *t, uint32_t len, uint32_t *pos,
+			bool unsigned5, int32_t *out)
+{
+	const uint32_t x = unsigned5 ? 1 : 0, lo = unsigned5 ? 191 : 192;
+	uint32_t sum = 0, b;
+
+	for (uint32_t i = 0; i < 5; i++) {
+		if (*pos >= len)
+			return false;
+		b = t[(*pos)++];
+		if (b < x)
+			return false;
+		sum += (b - x) << (6 * i);
+		if (b - x < lo || i == 4)
+			break;
+	}
+	*out = (int32_t)((sum >> 1) ^ -(sum & 1));
+	return true;
+}
+
+uint32_t hotspot_linetable_line(const uint8_t *t, uint32_t len, bool unsigned5,
+				uint32_t bci)
+{
+	uint32_t pos = 0, line = 0, best = 0;
+	int64_t cur_bci = 0, cur_line = 0;
+
+	while (pos < len) {
+		uint8_t b = t[pos++];
+		int32_t db, dl;
+
+		if (!b)
+			break; /* end of the table */
+		if (b != 0xff) {
+			db = b >> 3;
+			dl = b & 7;
+		} else if (!read_signed(t, len, &pos, unsigned5, &db) ||
+			   !read_signed(t, len, &pos, unsigned5, &dl)) {
+			break;
+		}
+		cur_bci += db;
+		cur_line += dl;
+		if (cur_bci < 0 || cur_bci > 65535 || cur_line < 0 ||
+		    cur_line > (1 << 24))
+			break;
+		if ((uint64_t)cur_bci <= bci) {
+			line = (uint32_t)cur_line;
+			best = 1;
+		} else if (best) {
+			break; /* entries are in bci order */
+		}
+	}
+	return line;
+}
+
+uint32_t hotspot_method_line(struct hotspot_jvm *j,
+			     const struct hotspot_method *m, uint32_t bci)
+{
+	uint8_t t[512];
+
+	/* a line table of a method is a few bytes per line: 512 cover
+	 * methods of ~100 lines; longer tables stay unread past it */
+	if (!m->linetable)
+		return 0;
+	for (uint32_t n = sizeof(t); n >= 16; n /= 2)
+		if (!rd(j, m->linetable, t, n))
+			return hotspot_linetable_line(t, n, j->l.unsigned5,
+						      bci);
+	return 0;
+}
+
+int hotspot_each_blob(struct hotspot_jvm *j, uint32_t max, hotspot_blob_fn fn,
+		      void *arg)
+{
+	uint32_t seen = 0;
+
+	for (uint32_t i = 0; i < j->nheaps; i++) {
+		const struct hotspot_heap *h = &j->heaps[i];
+		uint64_t seg = 0, nseg = (h->high - h->low) >> h->log2_segment;
+
+		while (seg < nseg && seen < max) {
+			uint64_t blk = h->low + (seg << h->log2_segment),
+				 len = 0;
+			struct hotspot_blob b;
+			uint8_t used = 1; /* unknown: blob_fields checks it */
+
+			if (rd(j, blk, &len, j->l.heap_block_size < 16 ? 4 : 8))
+				return -EIO;
+			if (j->l.heap_block_size < 16)
+				len &= 0xffffffff;
+			if (j->l.heap_block_used != HS_NONE)
+				rd(j, blk + j->l.heap_block_used, &used, 1);
+			if (!len)
+				return -EIO;
+			if (used &&
+			    !blob_fields(j, blk + j->l.heap_block_size, &b) &&
+			    fn)
+				fn(arg, &b);
+			seen++;
+			seg += len;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One JVM's code cache and methods, read from its memory with the layout
+ * its VMStructs gave: which code blob a pc is in (the code heaps' segment
+ * maps), whether it is a compiled method and of which Method, and a
+ * Method's class, name, signature, source file and line at a bci. Every
+ * read is bounded and may fail; nothing read is trusted further than it
+ * checks out (a blob must contain the pc, a name must be a Symbol of
+ * sane length).
+ */
+#ifndef OTELPROF_INTERP_HOTSPOT_JVM_H
+#define OTELPROF_INTERP_HOTSPOT_JVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interp/hotspot_vmstructs.h"
+
+#define HS_MAX_HEAPS	 8
+#define HS_SYMBOL_MAX	 1024 /* longest class/method/signature kept */
+#define HS_MAX_HOPS	 256  /* segment map steps back to a blob start */
+#define HS_LINETABLE_MAX 65536
+
+struct hotspot_heap {
+	uint64_t low, high; /* code */
+	uint64_t segmap;    /* one byte per segment */
+	uint32_t log2_segment;
+};
+
+struct hotspot_jvm {
+	struct hotspot_layout l;
+	mem_read_fn read;
+	void *ctx;
+	struct hotspot_heap heaps[HS_MAX_HEAPS];
+	uint32_t nheaps;
+	uint64_t interp_low, interp_high; /* the template interpreter */
+};
+
+/* Read the layout, code heaps and interpreter bounds. 0 or -errno;
+ * -ENOTSUP if the JVM's tables lack what we need (*missing names it). */
+int hotspot_jvm_open(struct hotspot_jvm *j, const struct hotspot_syms *syms,
+		     mem_read_fn read, void *ctx, const char **missing);
+
+/* Re-read the code heaps' bounds (they grow). */
+int hotspot_jvm_heaps(struct hotspot_jvm *j);
+
+struct hotspot_blob {
+	uint64_t addr; /* the CodeBlob */
+	uint64_t code_begin, code_end;
+	int32_t frame_size; /* words */
+	bool nmethod;
+	uint64_t method; /* nmethod: its Method* */
+};
+
+/* The blob containing pc; 0, -ENOENT (not in the code cache or a free
+ * block), -EIO. */
+int hotspot_blob_at(struct hotspot_jvm *j, uint64_t pc, struct hotspot_blob *b);
+/* The blob at addr (a CodeBlob's address), checked to be one. */
+int hotspot_blob_read(struct hotspot_jvm *j, uint64_t addr,
+		      struct hotspot_blob *b);
+
+struct hotspot_method {
+	char klass[HS_SYMBOL_MAX]; /* java/lang/String */
+	char name[HS_SYMBOL_MAX];
+	char signature[HS_SYMBOL_MAX]; /* (I)J */
+	char source[HS_SYMBOL_MAX];    /* String.java, or "" */
+	uint64_t const_method;
+	uint64_t linetable; /* 0: none */
+	uint16_t code_size;
+};
+
+/* 0, or -EIO / -EINVAL (not a readable Method). */
+int hotspot_method_read(struct hotspot_jvm *j, uint64_t method,
+			struct hotspot_method *m);
+
+/* The line of bci in m's line number table (0: unknown). */
+uint32_t hotspot_method_line(struct hotspot_jvm *j,
+			     const struct hotspot_method *m, uint32_t bci);
+
+/* Decode a compressed line number table (bytes of the process) for bci:
+ * the line of the last entry at or before it. Exposed for the fuzzer. */
+uint32_t hotspot_linetable_line(const uint8_t *t, uint32_t len, bool unsigned5,
+				uint32_t bci);
+
+/* Every nmethod in the code heaps (tests). Stops after max blobs. */
+typedef void (*hotspot_blob_fn)(void *arg, const struct hotspot_blob *b);
+int hotspot_each_blob(struct hotspot_jvm *j, uint32_t max, hotspot_blob_fn fn,
+		      void *arg);
+
+#endif
