@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The drain thread: waits on epoll (the ring buffer, table builds that
+ * finished, CPU hotplug, stop), and in each pass, under state_lock,
+ * consumes events and dispatches them: samples to the sample pipeline
+ * (sample_pipeline.c), exec/exit/fork/maps-changed to the process table.
+ * Then the pass's follow-ups, in order: file loads left from the last
+ * slice, finished table builds, held samples, held rescans, context
+ * re-reads, sweeps.
+ */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "agent/options.h"
+
+uint64_t agent_clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int64_t agent_boot_to_unix_offset(void)
+{
+	return (int64_t)(agent_clock_ns(CLOCK_REALTIME) -
+			 agent_clock_ns(CLOCK_BOOTTIME));
+}
+
+/* A sample event whose counts and sizes hold together. */
+static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
+{
+	size_t need = offsetof(struct otelprof_sample_event, ustack);
+
+	return size >= need && e->n_kernel <= OTELPROF_MAX_KERNEL_FRAMES &&
+	       e->n_user <= OTELPROF_USTACK_WORDS &&
+	       e->n_interp <= OTELPROF_MAX_INTERP_FRAMES &&
+	       e->n_user >= 2 * e->n_interp &&
+	       ((e->flags & OTELPROF_SAMPLE_F_STACK_COPY) ||
+		e->n_user - 2 * e->n_interp <= OTELPROF_MAX_USER_FRAMES) &&
+	       e->ctx.attrs_size <= OTELPROF_CTX_ATTRS_MAX &&
+	       size >= need + e->n_user * sizeof(uint64_t) +
+			       ((e->ctx.attrs_size + 7u) & ~7u);
+}
+
+/* Ring buffer callback; runs with state_lock held. */
+static int on_event(void *ctx, const void *data, size_t size)
+{
+	struct otelprof *p = ctx;
+	const struct otelprof_event_header *h = data;
+
+	if (size < sizeof(*h))
+		return 0;
+	if (p->discarding) {
+		/* Past stop's deadline: counted, not resolved. */
+		if (h->type == OTELPROF_EVENT_SAMPLE)
+			p->dropped_at_stop++;
+		return 0;
+	}
+	switch (h->type) {
+	case OTELPROF_EVENT_SAMPLE:
+		if (!sample_event_ok(data, size))
+			return 0;
+		p->samples_received++;
+		agent_handle_sample(p, data, size, true);
+		break;
+	case OTELPROF_EVENT_EXEC: {
+		const struct otelprof_task_event *t = data;
+		struct process *proc;
+
+		if (size < sizeof(*t))
+			return 0;
+		process_table_exec(&p->procs, h->pid);
+		/* Read /proc now, while the new image surely exists: a short
+		 * process may be gone by its first sample. */
+		proc = process_table_get(&p->procs, h->pid, NULL,
+					 h->proc_start_ns, h->ktime_boot_ns);
+		if (proc) {
+			process_set_exec_path(proc, t->filename,
+					      sizeof(t->filename));
+		}
+		break;
+	}
+	case OTELPROF_EVENT_MAPS_CHANGED: {
+		const struct otelprof_task_event *t = data;
+		struct process *proc;
+
+		if (size < sizeof(*t))
+			return 0;
+		/* A library was mapped or unmapped, or a context published:
+		 * look again, as the process's budget allows. */
+		proc = process_table_find(&p->procs, h->pid);
+		if (proc)
+			process_table_rescan_asked(&p->procs, proc,
+						   (uint32_t)t->addr);
+		else
+			process_table_get(&p->procs, h->pid, NULL,
+					  h->proc_start_ns, h->ktime_boot_ns);
+		break;
+	}
+	case OTELPROF_EVENT_FORK: {
+		const struct otelprof_task_event *t = data;
+
+		if (size < sizeof(*t))
+			return 0;
+		process_table_fork(&p->procs, (uint32_t)t->addr, h->pid,
+				   h->proc_start_ns, h->ktime_boot_ns);
+		break;
+	}
+	case OTELPROF_EVENT_EXIT:
+		process_table_exit(&p->procs, h->pid, h->proc_start_ns,
+				   h->ktime_boot_ns);
+		break;
+	default:
+		break;
+	}
+	/* The pass's slice is spent: the rest waits for the next pass (this
+	 * record is consumed), so a poll never waits long for the lock. */
+	if (p->procs.slice_end_ns &&
+	    agent_clock_ns(CLOCK_MONOTONIC) > p->procs.slice_end_ns)
+		return -EAGAIN;
+	return 0;
+}
+
+/* One pass of the drain thread. */
+static void drain(struct otelprof *p)
+{
+	int installed;
+	bool trim;
+	uint64_t t0;
+
+	pthread_mutex_lock(&p->state_lock);
+	/* Before the samples: their processing can take a while (a burst of
+	 * new processes), a CPU coming online must not wait behind it. */
+	if (!atomic_load(&p->stopping))
+		agent_watch_cpus(p);
+	t0 = agent_clock_ns(CLOCK_MONOTONIC);
+	process_table_begin_pass(&p->procs);
+	bpf_sampler_consume(p->sampler);
+	process_table_resume_loads(&p->procs);
+	installed = process_unwind_finish_builds(&p->unwinder);
+	agent_replay_parked(p, installed > 0, false);
+	process_table_run_held(&p->procs);
+	context_tracker_tick(&p->context, agent_clock_ns(CLOCK_BOOTTIME));
+	agent_sweep_if_due(p);
+	trim = p->trim_due;
+	p->trim_due = false;
+	t0 = agent_clock_ns(CLOCK_MONOTONIC) - t0;
+	if (t0 > p->drain_max_hold_ns)
+		p->drain_max_hold_ns = t0;
+	pthread_mutex_unlock(&p->state_lock);
+	/* Freed process and file state goes back to the kernel. */
+	if (trim)
+		malloc_trim(0);
+}
+
+static void *drain_thread(void *arg)
+{
+	struct otelprof *p = arg;
+	struct epoll_event ev[4];
+
+	while (!atomic_load(&p->stopping)) {
+		/* The BPF side wakes us only for batches (64 KiB): a short
+		 * timeout drains small amounts on quiet hosts. */
+		int n = epoll_wait(p->epoll_fd, ev, 4, 100);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		drain(p);
+	}
+	return NULL;
+}
+
+/* fds: one per row chunk (not per file), /proc reads, perf events per
+ * CPU. Works under RLIMIT_NOFILE 256 (TestLowFileLimit); take what the
+ * hard limit permits anyway (Go does the same for its own processes). */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+void agent_free(struct otelprof *p)
+{
+	/* The kernel maps go with the sampler: no per-entry cleanup. */
+	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
+	process_table_clear_hooks(&p->procs);
+	context_tracker_free(&p->context);
+	interp_tracker_free(&p->interp);
+	bpf_sampler_close(p->sampler);
+	process_unwind_stop_worker(&p->unwinder);
+	agent_free_parked(p);
+	unwind_maps_free(&p->unwinder.maps);
+	stack_symbolizer_free(&p->symbolizer);
+	pb_free(&p->windows[0]);
+	pb_free(&p->windows[1]);
+	process_table_free(&p->procs);
+	file_cache_free(&p->files);
+	kallsyms_free(&p->ksyms);
+	if (p->epoll_fd >= 0)
+		close(p->epoll_fd);
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	pthread_mutex_destroy(&p->state_lock);
+	pthread_mutex_destroy(&p->poll_lock);
+	free(p);
+}
+
+/* The stages, in the order they depend on each other. */
+static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
+			struct errmsg *err)
+{
+	struct bpf_sampler_config cfg;
+	uint8_t *mask = NULL;
+	int e, ncpu, files_fd, procs_fd;
+
+	file_cache_init(&p->files);
+	file_cache_set_budget(&p->files, (uint64_t)o->symbol_budget_mb << 20,
+			      (uint64_t)o->file_budget_mb << 20);
+	process_table_init(&p->procs, &p->files);
+	/* Without kallsyms we still profile; kernel frames stay unnamed. */
+	if (kallsyms_load(&p->ksyms))
+		memset(&p->ksyms, 0, sizeof(p->ksyms));
+	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs);
+	if (pb_init(&p->windows[0]) || pb_init(&p->windows[1]))
+		return errmsg_set(err, -ENOMEM, "out of memory");
+	p->boot_to_unix_ns = agent_boot_to_unix_offset();
+	p->window_start_unix_ns = agent_clock_ns(CLOCK_REALTIME);
+	raise_fd_limit();
+
+	ncpu = online_cpus(&mask);
+	free(mask);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.frequency_hz = p->frequency_hz;
+	cfg.target_tgid = (uint32_t)o->pid;
+	cfg.include_idle = !!(o->flags & OTELPROF_F_INCLUDE_IDLE);
+	cfg.max_user_frames =
+		o->max_frames ? o->max_frames : OTELPROF_MAX_USER_FRAMES;
+	p->max_user_frames = cfg.max_user_frames;
+	cfg.btf_path = o->btf_path;
+	cfg.ringbuf_bytes =
+		agent_ringbuf_bytes(o->ringbuf_kb, p->frequency_hz, ncpu);
+	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, err);
+	if (e)
+		return e;
+	bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
+	process_unwind_init(&p->unwinder, &p->procs, &p->files, files_fd,
+			    procs_fd);
+	/* Without it, processes keep their first mappings only. */
+	if (unwind_maps_set_big(&p->unwinder.maps,
+				bpf_sampler_big_mappings_fd(p->sampler)))
+		p->unwinder.maps.big_refused++;
+	/* After the unwinder: its hook resolves the mapped files. */
+	context_tracker_init(&p->context, &p->procs,
+			     bpf_sampler_ctx_fd(p->sampler));
+	interp_tracker_init(&p->interp, &p->procs,
+			    bpf_sampler_interp_fd(p->sampler));
+	p->symbolizer.interp = &p->interp;
+	e = process_unwind_start_worker(&p->unwinder);
+	if (e)
+		return errmsg_set(err, e, "cannot start thread: %s",
+				  strerror(-e));
+	return 0;
+}
+
+static int watch_fd(struct otelprof *p, int fd, struct errmsg *err)
+{
+	struct epoll_event ev;
+	int e;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = fd;
+	if (!epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
+		return 0;
+	e = -errno;
+	return errmsg_set(err, e, "epoll_ctl: %s", strerror(-e));
+}
+
+/* What the drain thread waits on. */
+static int start_epoll(struct otelprof *p, struct errmsg *err)
+{
+	int e, fd;
+
+	p->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	p->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (p->wake_fd < 0 || p->epoll_fd < 0) {
+		e = -errno;
+		return errmsg_set(err, e, "eventfd/epoll: %s", strerror(-e));
+	}
+	e = watch_fd(p, bpf_sampler_fd(p->sampler), err);
+	if (!e)
+		e = watch_fd(p, p->wake_fd, err);
+	if (e)
+		return e;
+	/* A CPU came online or went offline (optional). */
+	fd = bpf_sampler_uevent_fd(p->sampler);
+	if (fd >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+
+		epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
+	}
+	/* A finished table build: install it and replay held samples now. */
+	return watch_fd(p, process_unwind_notify_fd(&p->unwinder), err);
+}
+
+int agent_start(const struct otelprof_opts *o, struct otelprof **out,
+		struct errmsg *err)
+{
+	struct otelprof *p;
+	int e;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return errmsg_set(err, -ENOMEM, "out of memory");
+	p->wake_fd = p->epoll_fd = -1;
+	pthread_mutex_init(&p->state_lock, NULL);
+	pthread_mutex_init(&p->poll_lock, NULL);
+	p->frequency_hz = o->frequency_hz ? o->frequency_hz
+					  : OTELPROF_DEFAULT_FREQUENCY_HZ;
+	if (o->host_name && *o->host_name) {
+		snprintf(p->host_name, sizeof(p->host_name), "%s",
+			 o->host_name);
+	} else {
+		struct utsname u;
+
+		if (!uname(&u))
+			snprintf(p->host_name, sizeof(p->host_name), "%s",
+				 u.nodename);
+	}
+	e = start_stages(p, o, err);
+	if (!e)
+		e = start_epoll(p, err);
+	if (!e) {
+		e = pthread_create(&p->thread, NULL, drain_thread, p);
+		if (e)
+			e = errmsg_set(err, -e, "cannot start thread: %s",
+				       strerror(e));
+	}
+	if (e) {
+		agent_free(p);
+		return e;
+	}
+	p->thread_started = true;
+	*out = p;
+	return 0;
+}
+
+/* otelprof_stop returns within this, whatever the host does (docs/abi.md):
+ * the drain thread gets STOP_JOIN_NS to finish its pass; what the ring
+ * buffer still holds is read until the deadline, held samples wait for
+ * running table builds until then too. */
+#define STOP_BUDGET_NS (800ull * 1000 * 1000)
+#define STOP_JOIN_NS   (400ull * 1000 * 1000)
+
+/* Join the drain thread, waiting at most ns. */
+static bool join_within(pthread_t t, uint64_t ns)
+{
+	struct timespec abs;
+	uint64_t at = agent_clock_ns(CLOCK_REALTIME) + ns;
+
+	abs.tv_sec = (time_t)(at / 1000000000ull);
+	abs.tv_nsec = (long)(at % 1000000000ull);
+	return pthread_timedjoin_np(t, NULL, &abs) == 0;
+}
+
+/* Caller holds poll_lock; p is not stopped yet. */
+int agent_stop(struct otelprof *p)
+{
+	uint64_t one = 1, deadline;
+
+	deadline = agent_clock_ns(CLOCK_MONOTONIC) + STOP_BUDGET_NS;
+	atomic_store(&p->stopping, true);
+	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
+		/* eventfd write only fails on overflow: the thread is
+		 * already woken. */
+	}
+	if (p->thread_started && !join_within(p->thread, STOP_JOIN_NS)) {
+		/* Its pass is stuck in one slow operation (a file a process
+		 * controls): stop sampling without the state lock (the
+		 * thread never touches the perf links) and leave the rest to
+		 * it; the next poll waits for it, close joins it. */
+		bpf_sampler_detach(p->sampler);
+		p->stopped = true;
+		snprintf(p->errbuf, sizeof(p->errbuf),
+			 "stop: the drain thread is still busy; what it holds "
+			 "comes with the next poll");
+		return 0;
+	}
+	p->thread_started = false;
+	pthread_mutex_lock(&p->state_lock);
+	bpf_sampler_detach(p->sampler);
+	/* What the kernel still holds belongs to the next poll, as much of
+	 * it as can be read by the deadline. */
+	p->procs.slice_end_ns = deadline;
+	if (bpf_sampler_consume(p->sampler) < 0) {
+		/* The deadline came first: skip the rest, counted (cheap). */
+		p->procs.slice_end_ns = 0;
+		p->discarding = true;
+		bpf_sampler_consume(p->sampler);
+		p->discarding = false;
+	}
+	/* Held samples: give running table builds until the deadline. */
+	while (p->parked && process_unwind_busy(&p->unwinder) &&
+	       agent_clock_ns(CLOCK_MONOTONIC) + 20 * 1000 * 1000 < deadline) {
+		struct timespec ms20 = {0, 20 * 1000 * 1000};
+
+		pthread_mutex_unlock(&p->state_lock);
+		nanosleep(&ms20, NULL);
+		pthread_mutex_lock(&p->state_lock);
+		process_unwind_finish_builds(&p->unwinder);
+	}
+	process_unwind_finish_builds(&p->unwinder);
+	agent_replay_parked(p, true, true);
+	p->procs.slice_end_ns = 0;
+	p->stopped = true;
+	pthread_mutex_unlock(&p->state_lock);
+	return 0;
+}

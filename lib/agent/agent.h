@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The agent: every stage of the pipeline, the drain thread that feeds it
+ * from the BPF ring buffer, and the two windows samples are added to.
+ * `struct otelprof` (the public handle of include/otelprofiler.h) is the
+ * agent; lib/api.c only checks arguments and calls in here.
+ *
+ * Locking: `state_lock` guards everything the drain thread touches (process
+ * table, files, current builder). `poll_lock` serializes poll/stop/stats so
+ * that stop during poll is safe; encoding happens under poll_lock only, so
+ * draining goes on while a window is being encoded.
+ */
+#ifndef OTELPROF_AGENT_AGENT_H
+#define OTELPROF_AGENT_AGENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "otelprofiler.h"
+#include "context/context_tracker.h"
+#include "encode/profile_builder.h"
+#include "interp/interp_tracker.h"
+#include "process/process_table.h"
+#include "sample/bpf_sampler.h"
+#include "symbolize/file_cache.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/stack_symbolizer.h"
+#include "unwind/process_unwind.h"
+#include "util/errmsg.h"
+
+struct parked_sample;
+
+struct otelprof {
+	pthread_mutex_t state_lock;
+	pthread_mutex_t poll_lock;
+	pthread_t thread;
+	bool thread_started;
+	int wake_fd; /* eventfd: tells the drain thread to exit */
+	int epoll_fd;
+	atomic_bool stopping;
+	bool stopped;
+	bool handed_out; /* a poll has returned a payload */
+
+	uint32_t frequency_hz;
+	uint32_t max_user_frames;
+	char host_name[256];
+	struct bpf_sampler *sampler;
+	struct kallsyms ksyms;
+	struct file_cache files;
+	struct process_table procs;
+	struct stack_symbolizer symbolizer;
+	struct process_unwind unwinder;
+	struct context_tracker context;
+	struct interp_tracker interp;
+	uint64_t ctx_attrs_dropped;
+	struct parked_sample *parked, *parked_tail;
+	uint32_t nparked;
+	uint64_t samples_parked;
+	/* copy-unwinder output, then the sample's interpreter frames */
+	uint64_t frames[OTELPROF_MAX_USER_FRAMES +
+			2 * OTELPROF_MAX_INTERP_FRAMES];
+	struct profile_builder windows[2];
+	int cur; /* index of the window being filled */
+	uint64_t window_start_unix_ns;
+	int64_t boot_to_unix_ns;
+	uint64_t last_sweep_ns;
+	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
+	bool discarding;	    /* stop's deadline passed: count only */
+	uint64_t dropped_at_stop;   /* samples still buffered then */
+	uint64_t last_cpu_check_ns;
+	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
+
+	/* counters (state_lock) */
+	uint64_t samples_received, samples_encoded, polls, bytes_encoded;
+	uint64_t add_errors;
+
+	char errbuf[1024];
+};
+
+uint64_t agent_clock_ns(clockid_t c);
+/* CLOCK_REALTIME - CLOCK_BOOTTIME: sample times are boot clock. */
+int64_t agent_boot_to_unix_offset(void);
+
+/* agent.c: set every stage up and start the drain thread (o validated by
+ * agent_parse_opts); stop it, reading what the kernel still holds; free. */
+int agent_start(const struct otelprof_opts *o, struct otelprof **out,
+		struct errmsg *err);
+int agent_stop(struct otelprof *p);
+void agent_free(struct otelprof *p);
+
+/* sample_pipeline.c: one sample event, from the ring buffer to the
+ * current window. may_park: a sample whose tables are still being built
+ * may be held (parked_samples.c) instead of resolved with a cut stack.
+ * Caller holds state_lock. */
+void agent_handle_sample(struct otelprof *p,
+			 const struct otelprof_sample_event *e, size_t size,
+			 bool may_park);
+
+/* parked_samples.c: hold a sample (false: not held, resolve it now);
+ * replay held ones once a table was installed or they waited too long
+ * (force: all, as they are); free them. Caller holds state_lock. */
+bool agent_park(struct otelprof *p, const void *data, size_t size);
+void agent_replay_parked(struct otelprof *p, bool installed, bool force);
+void agent_free_parked(struct otelprof *p);
+
+/* sweeps.c: the periodic work of the drain thread. Caller holds
+ * state_lock. */
+void agent_sweep_if_due(struct otelprof *p);
+void agent_watch_cpus(struct otelprof *p);
+
+/* stats.c: every module's counters, for otelprof_stats. Caller holds
+ * both locks. */
+void agent_stats(struct otelprof *p, struct otelprof_stats *s);
+
+#endif

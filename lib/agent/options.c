@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+/* Validation of the caller's options (docs/abi.md: sz-versioned). */
+#include "agent/options.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+
+/* The end of every field of struct otelprof_opts, in order: a caller's
+ * sz counts a field only if the field lies whole inside it. */
+#define OPT_END(f)                                                             \
+	(offsetof(struct otelprof_opts, f) +                                   \
+	 sizeof(((struct otelprof_opts *)0)->f))
+static const size_t opt_ends[] = {
+	OPT_END(sz),
+	OPT_END(frequency_hz),
+	OPT_END(pid),
+	OPT_END(host_name),
+	OPT_END(ringbuf_kb),
+	OPT_END(flags),
+	OPT_END(max_frames),
+	OPT_END(reserved0),
+	OPT_END(symbol_budget_mb),
+	OPT_END(file_budget_mb),
+	OPT_END(btf_path),
+};
+
+/* One sample event with a full stack copy, and the ring buffer's own
+ * 8-byte record header. */
+#define MIN_RINGBUF_BYTES (sizeof(struct otelprof_sample_event) + 8)
+
+int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
+		     struct errmsg *err)
+{
+	size_t whole = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (!in)
+		return 0;
+	if (in->sz < sizeof(in->sz))
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.sz is %zu: set it to "
+				  "sizeof(struct otelprof_opts)",
+				  in->sz);
+	if (in->sz > sizeof(*o)) {
+		const unsigned char *tail = (const unsigned char *)in;
+
+		for (size_t i = sizeof(*o); i < in->sz; i++)
+			if (tail[i])
+				return errmsg_set(err, -E2BIG,
+						  "otelprof_opts has unknown "
+						  "non-zero fields (caller is "
+						  "newer than the library)");
+	}
+	for (size_t i = 0; i < sizeof(opt_ends) / sizeof(opt_ends[0]); i++)
+		if (opt_ends[i] <= in->sz)
+			whole = opt_ends[i];
+	/* Padding after a field is copied with it; a field cut by sz is not
+	 * (half a pointer must never be used). */
+	memcpy(o, in, whole);
+	o->sz = in->sz;
+	if (o->reserved0)
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.reserved0 is %u: reserved "
+				  "fields must be zero",
+				  o->reserved0);
+	if (o->flags & ~(uint32_t)OTELPROF_F_ALL)
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.flags has unknown bits %#x",
+				  o->flags & ~(uint32_t)OTELPROF_F_ALL);
+	if (o->frequency_hz > AGENT_MAX_FREQUENCY_HZ)
+		return errmsg_set(err, -EINVAL,
+				  "frequency %u Hz is out of range (1..%u)",
+				  o->frequency_hz, AGENT_MAX_FREQUENCY_HZ);
+	if (o->pid < 0)
+		return errmsg_set(err, -EINVAL, "pid %d is negative", o->pid);
+	if (o->pid > 0 && kill(o->pid, 0) && errno == ESRCH)
+		return errmsg_set(err, -ESRCH, "no process with pid %d",
+				  o->pid);
+	if (o->ringbuf_kb > (1u << 20))
+		return errmsg_set(err, -EINVAL,
+				  "ringbuf_kb %u is too large (max 1048576)",
+				  o->ringbuf_kb);
+	if (o->ringbuf_kb && (uint64_t)o->ringbuf_kb * 1024 < MIN_RINGBUF_BYTES)
+		return errmsg_set(err, -EINVAL,
+				  "ringbuf_kb %u cannot hold one stack copy "
+				  "(needs at least %zu KiB)",
+				  o->ringbuf_kb,
+				  (MIN_RINGBUF_BYTES + 1023) / 1024);
+	if (o->max_frames > OTELPROF_MAX_USER_FRAMES)
+		return errmsg_set(err, -EINVAL,
+				  "max_frames %u exceeds the build's limit of "
+				  "%u",
+				  o->max_frames, OTELPROF_MAX_USER_FRAMES);
+	if (o->file_budget_mb && o->symbol_budget_mb &&
+	    o->file_budget_mb > o->symbol_budget_mb)
+		return errmsg_set(err, -EINVAL,
+				  "file_budget_mb %u exceeds symbol_budget_mb "
+				  "%u",
+				  o->file_budget_mb, o->symbol_budget_mb);
+	return 0;
+}
+
+uint32_t agent_ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
+{
+	uint64_t want, pow2 = 4096;
+
+	if (kb) {
+		want = (uint64_t)kb * 1024;
+	} else {
+		/* Two seconds of samples at 2 KiB from every CPU, at least
+		 * 2 MiB: stack copies of new processes are 8 KiB each and
+		 * come in bursts (exec storms, start-up). */
+		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 *
+		       2;
+		if (want < 2u << 20)
+			want = 2u << 20;
+		if (want > 64u << 20)
+			want = 64u << 20;
+	}
+	while (pow2 < want)
+		pow2 <<= 1;
+	return (uint32_t)pow2;
+}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * Stack-copy samples held, in order, while a table they need is built on
+ * the unwinder's worker: resolved once it is installed, or as they are
+ * after MAX_PARK_NS.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+
+struct parked_sample {
+	struct parked_sample *next;
+	uint64_t since_ns;
+	size_t size;
+	unsigned char data[];
+};
+
+#define MAX_PARKED  1024			/* 8 MiB of copies */
+#define MAX_PARK_NS (5ull * 1000 * 1000 * 1000) /* then unwind as is */
+
+bool agent_park(struct otelprof *p, const void *data, size_t size)
+{
+	struct parked_sample *ps;
+
+	if (p->nparked >= MAX_PARKED || atomic_load(&p->stopping))
+		return false;
+	ps = malloc(sizeof(*ps) + size);
+	if (!ps)
+		return false;
+	ps->next = NULL;
+	ps->since_ns = agent_clock_ns(CLOCK_MONOTONIC);
+	ps->size = size;
+	memcpy(ps->data, data, size);
+	if (p->parked_tail)
+		p->parked_tail->next = ps;
+	else
+		p->parked = ps;
+	p->parked_tail = ps;
+	p->nparked++;
+	p->samples_parked++;
+	return true;
+}
+
+/* All of them once a table was installed (those still waiting park
+ * again), or those held too long. force: everything, as is. */
+void agent_replay_parked(struct otelprof *p, bool installed, bool force)
+{
+	struct parked_sample *ps = p->parked;
+	uint64_t now = agent_clock_ns(CLOCK_MONOTONIC);
+
+	if (!ps || (!installed && !force && now - ps->since_ns < MAX_PARK_NS))
+		return;
+	p->parked = p->parked_tail = NULL;
+	p->nparked = 0;
+	while (ps) {
+		struct parked_sample *next = ps->next;
+		bool may_park = !force && now - ps->since_ns < MAX_PARK_NS;
+
+		if (!may_park || !agent_park(p, ps->data, ps->size))
+			agent_handle_sample(p, (const void *)ps->data, ps->size,
+					    false);
+		else
+			p->samples_parked--; /* counted once */
+		free(ps);
+		ps = next;
+	}
+}
+
+void agent_free_parked(struct otelprof *p)
+{
+	while (p->parked) {
+		struct parked_sample *next = p->parked->next;
+
+		free(p->parked);
+		p->parked = next;
+	}
+	p->parked_tail = NULL;
+	p->nparked = 0;
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The path of one sample, top to bottom: agent_handle_sample calls each
+ * stage once, in this order.
+ *
+ *   1. event -> process      process_table_get_sample (lib/process/)
+ *   2. user stack            unwound by BPF already, or unwound here from
+ *                            the stack copy (lib/unwind/process_unwind.c);
+ *                            held while its tables are being built
+ *   3. resource              the process's OTLP resource (lib/encode/)
+ *   4. frames -> stack       stack_symbolize (lib/symbolize/): kernel,
+ *                            native, JIT and interpreter frames
+ *   5. thread context        trace link and attributes (lib/context/)
+ *   6. profile builder       pb_add_sample (lib/encode/profile_builder.c)
+ *
+ * lib/deliver/window.c encodes the window at the next poll. Every sample
+ * the builder could not take is counted in add_errors.
+ */
+#include <string.h>
+
+#include "agent/agent.h"
+#include "context/thread_attrs.h"
+
+/* Stage 3: the resource of proc, with what its process context publishes. */
+static int sample_resource(struct otelprof *p, struct profile_builder *b,
+			   const struct process *proc, uint32_t *res)
+{
+	struct pb_attr_in published[PCTX_MAX_ATTRS];
+	const struct process_context *pc = context_of(proc);
+	struct pb_resource_info ri;
+
+	memset(&ri, 0, sizeof(ri));
+	ri.key = proc->serial;
+	ri.pid = proc->pid;
+	ri.exe_name = *proc->exe_name ? proc->exe_name : proc->comm;
+	ri.exe_path = proc->exe_path;
+	ri.container_id = proc->container_id;
+	ri.host_name = p->host_name;
+	for (size_t i = 0; pc && i < pc->nattrs && i < PCTX_MAX_ATTRS; i++) {
+		published[i].key = pc->attrs[i].key;
+		published[i].str = pc->attrs[i].str;
+		published[i].i = pc->attrs[i].i;
+		ri.nextra = i + 1;
+	}
+	ri.extra = published;
+	ri.extra_gen = pc ? pc->published_at_ns : 0;
+	return pb_resource(b, &ri, res);
+}
+
+/* Stage 5: the sample's thread context: a Link for its trace/span, and
+ * its attributes named through the process context's key map. */
+static void sample_context(struct otelprof *p, struct profile_builder *b,
+			   const struct process *proc,
+			   const struct otelprof_sample_event *e, int32_t *link,
+			   int32_t *extra, uint32_t *nextra)
+{
+	static const uint8_t zero[16];
+	const struct process_context *pc = context_of(proc);
+	struct thread_attr attrs[PB_MAX_CTX_ATTRS];
+	size_t n;
+
+	if (memcmp(e->ctx.trace_id, zero, 16)) {
+		*link = pb_link(b, e->ctx.trace_id, e->ctx.span_id);
+		if (*link < 0) {
+			*link = 0;
+			p->add_errors++;
+		}
+	}
+	n = thread_attrs_decode((const uint8_t *)e->ustack + e->n_user * 8,
+				e->ctx.attrs_size, pc ? pc->keys : NULL,
+				pc ? pc->nkeys : 0, attrs, PB_MAX_CTX_ATTRS,
+				&p->ctx_attrs_dropped);
+	for (size_t i = 0; i < n; i++) {
+		int32_t r = pb_attr_string(b, attrs[i].key, attrs[i].value);
+
+		if (r <= 0)
+			p->add_errors++;
+		else
+			extra[(*nextra)++] = r;
+	}
+}
+
+void agent_handle_sample(struct otelprof *p,
+			 const struct otelprof_sample_event *e, size_t size,
+			 bool may_park)
+{
+	struct profile_builder *b = &p->windows[p->cur];
+	uint64_t now = e->hdr.ktime_boot_ns;
+	bool copy = e->flags & OTELPROF_SAMPLE_F_STACK_COPY;
+	uint32_t ninterp =
+		e->interp_kind == OTELPROF_INTERP_CPYTHON ? e->n_interp : 0;
+	const uint64_t *user = e->ustack;
+	uint32_t nuser = e->n_user, res;
+	int32_t stack, link = 0, extra[PB_MAX_CTX_ATTRS];
+	uint32_t nextra = 0;
+	char comm[OTELPROF_COMM_LEN + 1];
+	struct process *proc;
+
+	/* 1. event -> process (read from /proc on first sight). */
+	memcpy(comm, e->comm, OTELPROF_COMM_LEN);
+	comm[OTELPROF_COMM_LEN] = '\0';
+	proc = process_table_get_sample(&p->procs, e->hdr.pid, e->hdr.tid, comm,
+					e->hdr.proc_start_ns, now);
+	if (!proc) {
+		p->add_errors++;
+		return;
+	}
+
+	/* 2. user stack: a stack copy is unwound here; the interpreter
+	 * frames BPF read follow the native ones. */
+	if (copy) {
+		uint32_t flags;
+
+		nuser = process_unwind_copy(&p->unwinder, proc, e, p->frames,
+					    p->max_user_frames, &flags, now);
+		/* A big file's table is being built: hold the sample rather
+		 * than emit a cut stack. */
+		if ((flags & OTELPROF_SAMPLE_F_PENDING) && may_park &&
+		    agent_park(p, e, size))
+			return;
+	}
+
+	/* 3. resource. */
+	if (sample_resource(p, b, proc, &res)) {
+		p->add_errors++;
+		return;
+	}
+
+	/* 4. frames -> one interned stack. */
+	if (copy) {
+		memcpy(p->frames + nuser, e->ustack + e->n_user - 2 * ninterp,
+		       2 * ninterp * sizeof(uint64_t));
+		user = p->frames;
+		nuser += 2 * ninterp;
+	}
+	stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack, e->n_kernel,
+				user, nuser, ninterp, now);
+
+	/* 5. thread context. */
+	if (e->ctx.format != OTELPROF_CTX_NONE)
+		sample_context(p, b, proc, e, &link, extra, &nextra);
+
+	/* 6. into the window. */
+	if (stack < 0 ||
+	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, link,
+			  extra, nextra,
+			  e->hdr.ktime_boot_ns + (uint64_t)p->boot_to_unix_ns))
+		p->add_errors++;
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+/* otelprof_stats: the counters of every stage, in one struct. */
+#include "agent/agent.h"
+
+void agent_stats(struct otelprof *p, struct otelprof_stats *s)
+{
+	s->samples_received = p->samples_received;
+	s->samples_lost = bpf_sampler_counter(p->sampler, OTELPROF_CNT_LOST);
+	s->samples_idle = bpf_sampler_counter(p->sampler, OTELPROF_CNT_IDLE);
+	s->samples_encoded = p->samples_encoded;
+	s->kernel_stack_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_KSTACK_ERR);
+	s->user_stack_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_USTACK_ERR);
+	s->proc_scan_errors = p->procs.scan_errors;
+	s->files_malformed = p->files.malformed;
+	s->files_loaded = p->files.loaded;
+	s->processes_tracked = process_table_count(&p->procs);
+	s->symbol_memory_bytes = p->files.memory + kallsyms_memory(&p->ksyms);
+	s->polls = p->polls;
+	s->bytes_encoded = p->bytes_encoded;
+	s->unwind_complete =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_COMPLETE);
+	s->unwind_truncated =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_TRUNCATED);
+	s->unwind_err_rule =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_RULE);
+	s->unwind_err_read =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_READ);
+	s->unwind_err_loop =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_LOOP);
+	s->unwind_no_mapping =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_NO_MAPPING);
+	s->stack_copies =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_STACK_COPIES);
+	s->unwind_files = p->unwinder.maps.files;
+	s->unwind_rows = p->unwinder.maps.rows;
+	s->unwind_map_bytes = p->unwinder.maps.bytes;
+	s->unwind_table_errors =
+		p->unwinder.table_errors + p->unwinder.maps.load_errors;
+	s->unwind_build_ns = p->unwinder.build_ns;
+	s->unwind_pending =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING);
+	s->ctx_samples = bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_READ);
+	s->ctx_read_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_ERR);
+	s->ctx_tls_resolved = p->context.tls_resolved;
+	s->ctx_process_reads = p->context.pctx_read;
+	s->ctx_process_errors = p->context.pctx_errors + p->context.map_errors;
+	s->ctx_attrs_dropped = p->ctx_attrs_dropped;
+	s->pid_reuses = p->procs.pid_reuses;
+	s->task_events_lost =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
+	s->maps_changed_events =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_MAPS_CHANGED);
+	s->maps_notify_held =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_NOTIFY_HELD);
+	s->rescans_asked = p->procs.rescans_asked;
+	s->rescans_held = p->procs.rescans_held;
+	s->ctx_found_by_probe = p->context.pctx_probed;
+	s->drain_max_hold_ns = p->drain_max_hold_ns;
+	s->unwind_refused_process = p->unwinder.refused_process;
+	s->unwind_refused_host = p->unwinder.refused_host;
+	s->samples_dropped_at_stop = p->dropped_at_stop;
+	s->interp_processes = p->interp.found;
+	s->interp_debug_offsets = p->interp.debug_offsets;
+	s->interp_unknown_versions = p->interp.unknown_versions;
+	s->interp_samples =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_SAMPLES);
+	s->interp_frame_errors =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR);
+	s->interp_code_errors = p->interp.read_errors;
+	s->jit_frames = p->symbolizer.jit_frames;
+	s->jit_bad_entries = p->symbolizer.jit.bad_entries;
+	s->jit_files_refused = p->symbolizer.jit.refused;
+	s->files_refused = p->procs.files_refused;
+	s->files_over_budget = p->files.over_budget;
+	s->budget_evictions = p->files.evictions;
+	s->budget_used_bytes = mem_budget_used(&p->files.budget);
+	s->ctx_attrs_denied = p->context.pctx_denied;
+	s->cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);
+	{
+		uint32_t frames;
+
+		s->kernel_fallbacks =
+			bpf_sampler_fallbacks(p->sampler, &frames);
+		s->max_frames = frames;
+	}
+	s->walk_programs =
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_WALK_CHAINED);
+}
