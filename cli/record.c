@@ -166,6 +166,12 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)(st.unwind_map_bytes / 1024),
 			(unsigned long long)(st.unwind_build_ns / 1000000),
 			(unsigned long long)st.unwind_table_errors);
+	if (!a->quiet && st.add_errors)
+		fprintf(stderr,
+			"otelprof: %llu samples, links or context attributes "
+			"could not be added to the profile (out of memory or "
+			"a table full)\n",
+			(unsigned long long)st.add_errors);
 	if (!a->quiet &&
 	    (st.files_refused || st.files_over_budget || st.budget_evictions))
 		fprintf(stderr,

@@ -211,6 +211,10 @@ struct otelprof_stats {
 				      (OTELPROF_FALLBACK_NO_BPF_LOOP) */
 	uint64_t samples_dropped_at_stop; /* still in the ring buffer when
 					     stop's deadline (800 ms) came */
+	uint64_t add_errors; /* samples, or their trace links and context
+				attributes, the profile could not take (out
+				of memory, a table full): lost, or kept
+				without that part */
 };
 
 /* Opaque profiler handle. */

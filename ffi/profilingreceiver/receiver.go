@@ -270,6 +270,8 @@ func (r *profilingReceiver) registerStats() error {
 		{"budget_used", "Memory charged to the symbol budget", "By", true, func(s *otelprof.Stats) uint64 { return s.BudgetUsedBytes }},
 		{"ctx_attrs_denied", "Published process-context attributes dropped: namespace owned by the profiler", "{attribute}", false, func(s *otelprof.Stats) uint64 { return s.CtxAttrsDenied }},
 		{"cpus_onlined", "CPUs that came online while running", "{cpu}", false, func(s *otelprof.Stats) uint64 { return s.CPUsOnlined }},
+		{"samples_dropped_at_stop", "Samples still in the ring buffer when stop's deadline came", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesDroppedAtStop }},
+		{"add_errors", "Samples, links or context attributes the profile could not take (out of memory, a table full)", "{error}", false, func(s *otelprof.Stats) uint64 { return s.AddErrors }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

@@ -64,14 +64,14 @@ static int on_event(void *ctx, const void *data, size_t size)
 	if (p->discarding) {
 		/* Past stop's deadline: counted, not resolved. */
 		if (h->type == OTELPROF_EVENT_SAMPLE)
-			p->dropped_at_stop++;
+			p->counters.dropped_at_stop++;
 		return 0;
 	}
 	switch (h->type) {
 	case OTELPROF_EVENT_SAMPLE:
 		if (!sample_event_ok(data, size))
 			return 0;
-		p->samples_received++;
+		p->counters.samples_received++;
 		agent_handle_sample(p, data, size, true);
 		break;
 	case OTELPROF_EVENT_EXEC: {
@@ -156,8 +156,8 @@ static void drain(struct otelprof *p)
 	trim = p->trim_due;
 	p->trim_due = false;
 	t0 = agent_clock_ns(CLOCK_MONOTONIC) - t0;
-	if (t0 > p->drain_max_hold_ns)
-		p->drain_max_hold_ns = t0;
+	if (t0 > p->counters.drain_max_hold_ns)
+		p->counters.drain_max_hold_ns = t0;
 	pthread_mutex_unlock(&p->state_lock);
 	/* Freed process and file state goes back to the kernel. */
 	if (trim)

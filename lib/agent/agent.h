@@ -34,6 +34,17 @@
 
 struct parked_sample;
 
+/* What the agent itself counts; the stages keep their own. */
+struct agent_counters {
+	uint64_t samples_received; /* well-formed sample events */
+	uint64_t samples_encoded, polls, bytes_encoded; /* handed out */
+	uint64_t add_errors;	    /* samples, links, context attributes the
+				       window could not take */
+	uint64_t ctx_attrs_dropped; /* thread-context attributes dropped */
+	uint64_t dropped_at_stop;   /* still buffered at stop's deadline */
+	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
+};
+
 struct otelprof {
 	pthread_mutex_t state_lock;
 	pthread_mutex_t poll_lock;
@@ -56,10 +67,8 @@ struct otelprof {
 	struct process_unwind unwinder;
 	struct context_tracker context;
 	struct interp_tracker interp;
-	uint64_t ctx_attrs_dropped;
 	struct parked_sample *parked, *parked_tail;
 	uint32_t nparked;
-	uint64_t samples_parked;
 	/* copy-unwinder output, then the sample's interpreter frames */
 	uint64_t frames[OTELPROF_MAX_USER_FRAMES +
 			2 * OTELPROF_MAX_INTERP_FRAMES];
@@ -68,15 +77,11 @@ struct otelprof {
 	uint64_t window_start_unix_ns;
 	int64_t boot_to_unix_ns;
 	uint64_t last_sweep_ns;
-	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
-	bool discarding;	    /* stop's deadline passed: count only */
-	uint64_t dropped_at_stop;   /* samples still buffered then */
+	bool discarding; /* stop's deadline passed: count only */
 	uint64_t last_cpu_check_ns;
 	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
 
-	/* counters (state_lock) */
-	uint64_t samples_received, samples_encoded, polls, bytes_encoded;
-	uint64_t add_errors;
+	struct agent_counters counters; /* state_lock */
 
 	char errbuf[1024];
 };

@@ -38,7 +38,6 @@ bool agent_park(struct otelprof *p, const void *data, size_t size)
 		p->parked = ps;
 	p->parked_tail = ps;
 	p->nparked++;
-	p->samples_parked++;
 	return true;
 }
 
@@ -60,8 +59,6 @@ void agent_replay_parked(struct otelprof *p, bool installed, bool force)
 		if (!may_park || !agent_park(p, ps->data, ps->size))
 			agent_handle_sample(p, (const void *)ps->data, ps->size,
 					    false);
-		else
-			p->samples_parked--; /* counted once */
 		free(ps);
 		ps = next;
 	}

@@ -63,18 +63,18 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 		*link = pb_link(b, e->ctx.trace_id, e->ctx.span_id);
 		if (*link < 0) {
 			*link = 0;
-			p->add_errors++;
+			p->counters.add_errors++;
 		}
 	}
 	n = thread_attrs_decode((const uint8_t *)e->ustack + e->n_user * 8,
 				e->ctx.attrs_size, pc ? pc->keys : NULL,
 				pc ? pc->nkeys : 0, attrs, PB_MAX_CTX_ATTRS,
-				&p->ctx_attrs_dropped);
+				&p->counters.ctx_attrs_dropped);
 	for (size_t i = 0; i < n; i++) {
 		int32_t r = pb_attr_string(b, attrs[i].key, attrs[i].value);
 
 		if (r <= 0)
-			p->add_errors++;
+			p->counters.add_errors++;
 		else
 			extra[(*nextra)++] = r;
 	}
@@ -102,7 +102,7 @@ void agent_handle_sample(struct otelprof *p,
 	proc = process_table_get_sample(&p->procs, e->hdr.pid, e->hdr.tid, comm,
 					e->hdr.proc_start_ns, now);
 	if (!proc) {
-		p->add_errors++;
+		p->counters.add_errors++;
 		return;
 	}
 
@@ -122,7 +122,7 @@ void agent_handle_sample(struct otelprof *p,
 
 	/* 3. resource. */
 	if (sample_resource(p, b, proc, &res)) {
-		p->add_errors++;
+		p->counters.add_errors++;
 		return;
 	}
 
@@ -145,5 +145,5 @@ void agent_handle_sample(struct otelprof *p,
 	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, link,
 			  extra, nextra,
 			  e->hdr.ktime_boot_ns + (uint64_t)p->boot_to_unix_ns))
-		p->add_errors++;
+		p->counters.add_errors++;
 }

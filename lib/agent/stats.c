@@ -4,10 +4,10 @@
 
 void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 {
-	s->samples_received = p->samples_received;
+	s->samples_received = p->counters.samples_received;
 	s->samples_lost = bpf_sampler_counter(p->sampler, OTELPROF_CNT_LOST);
 	s->samples_idle = bpf_sampler_counter(p->sampler, OTELPROF_CNT_IDLE);
-	s->samples_encoded = p->samples_encoded;
+	s->samples_encoded = p->counters.samples_encoded;
 	s->kernel_stack_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_KSTACK_ERR);
 	s->user_stack_errors =
@@ -17,8 +17,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_loaded = p->files.loaded;
 	s->processes_tracked = process_table_count(&p->procs);
 	s->symbol_memory_bytes = p->files.memory + kallsyms_memory(&p->ksyms);
-	s->polls = p->polls;
-	s->bytes_encoded = p->bytes_encoded;
+	s->polls = p->counters.polls;
+	s->bytes_encoded = p->counters.bytes_encoded;
 	s->unwind_complete =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_COMPLETE);
 	s->unwind_truncated =
@@ -47,7 +47,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->ctx_tls_resolved = p->context.tls_resolved;
 	s->ctx_process_reads = p->context.pctx_read;
 	s->ctx_process_errors = p->context.pctx_errors + p->context.map_errors;
-	s->ctx_attrs_dropped = p->ctx_attrs_dropped;
+	s->ctx_attrs_dropped = p->counters.ctx_attrs_dropped;
 	s->pid_reuses = p->procs.pid_reuses;
 	s->task_events_lost =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
@@ -58,10 +58,11 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->rescans_asked = p->procs.rescans_asked;
 	s->rescans_held = p->procs.rescans_held;
 	s->ctx_found_by_probe = p->context.pctx_probed;
-	s->drain_max_hold_ns = p->drain_max_hold_ns;
+	s->drain_max_hold_ns = p->counters.drain_max_hold_ns;
 	s->unwind_refused_process = p->unwinder.refused_process;
 	s->unwind_refused_host = p->unwinder.refused_host;
-	s->samples_dropped_at_stop = p->dropped_at_stop;
+	s->samples_dropped_at_stop = p->counters.dropped_at_stop;
+	s->add_errors = p->counters.add_errors;
 	s->interp_processes = p->interp.found;
 	s->interp_debug_offsets = p->interp.debug_offsets;
 	s->interp_unknown_versions = p->interp.unknown_versions;

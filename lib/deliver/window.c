@@ -58,9 +58,9 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 		goto out;
 	}
 	pthread_mutex_lock(&p->state_lock);
-	p->samples_encoded += samples;
-	p->bytes_encoded += *size;
-	p->polls++;
+	p->counters.samples_encoded += samples;
+	p->counters.bytes_encoded += *size;
+	p->counters.polls++;
 	p->handed_out = true;
 	pthread_mutex_unlock(&p->state_lock);
 	e = samples > INT32_MAX ? INT32_MAX : (int)samples;

@@ -282,7 +282,8 @@ static long long bpf_counter(int id, uint32_t which)
 	X(ctx_attrs_denied)                                                    \
 	X(unwind_refused_process)                                              \
 	X(unwind_refused_host)                                                 \
-	X(samples_dropped_at_stop)
+	X(samples_dropped_at_stop)                                             \
+	X(add_errors)
 
 static void print_stats(struct otelprof *p)
 {

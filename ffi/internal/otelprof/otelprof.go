@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 56
-	expectedStatsSize = 8 + 60*8 // sz + 60 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 62*8 // sz + 62 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -131,6 +131,9 @@ type Stats struct {
 	KernelFallbacks uint64
 	MaxFrames       uint64
 	WalkPrograms    uint64
+	// losses at stop and in the profile builder
+	SamplesDroppedAtStop uint64
+	AddErrors            uint64
 }
 
 type cStats struct {
