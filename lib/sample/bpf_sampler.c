@@ -42,51 +42,14 @@ struct bpf_sampler {
 };
 
 /*
- * libbpf reports the verifier log through its global print callback. We
- * capture the tail of it during our own load so that the human message can
- * carry the verifier's complaint. libbpf's callback is process-global, so
- * loads are serialized.
+ * The verifier log of a failed load, for the human message: libbpf writes
+ * it into this object's own buffer (kernel_log_buf), so a library loaded
+ * into someone else's process leaves libbpf's process-wide print callback
+ * alone. Its size is libbpf's own: before Linux 6.4 a log that does not fit
+ * fails the load with -ENOSPC before the verdict, which comes last. Only
+ * touched on a failed load (libbpf then retries with the log on).
  */
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-static char log_tail[2048];
-static size_t log_len;
-
-static int capture_print(enum libbpf_print_level level, const char *fmt,
-			 va_list ap)
-{
-	/* The verifier log arrives as one message; its verdict is at the
-	 * end, so format it whole (under log_lock) and keep the tail. */
-	char *line = NULL;
-	const char *src;
-	int n;
-
-	if (level == LIBBPF_DEBUG)
-		return 0;
-	n = vasprintf(&line, fmt, ap);
-	if (n <= 0 || !line)
-		return 0;
-	if (getenv("OTELPROF_DEBUG_BPF_LOG"))
-		fputs(line, stderr);
-	src = line;
-	if ((size_t)n >= sizeof(log_tail)) {
-		src = line + n - (sizeof(log_tail) - 1);
-		n = sizeof(log_tail) - 1;
-	}
-	/* Keep the last bytes: the verifier's verdict comes last. */
-	if (log_len + (size_t)n >= sizeof(log_tail)) {
-		size_t drop = log_len + (size_t)n - (sizeof(log_tail) - 1);
-
-		if (drop > log_len)
-			drop = log_len;
-		memmove(log_tail, log_tail + drop, log_len - drop);
-		log_len -= drop;
-	}
-	memcpy(log_tail + log_len, src, (size_t)n);
-	log_len += (size_t)n;
-	log_tail[log_len] = '\0';
-	free(line);
-	return 0;
-}
+#define VERIFIER_LOG_BYTES (16u << 20)
 
 /* The verifier's verdict: the lines just before "processed N insns". */
 static const char *verdict(char *log)
@@ -481,7 +444,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 {
 	struct bpf_sampler *s;
 	const char *btf_path = NULL;
-	libbpf_print_fn_t old;
+	char *log = NULL;
 	uint8_t *mask = NULL;
 	int e, ncpu;
 
@@ -508,20 +471,21 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s->fn = fn;
 	s->ctx = ctx;
 
-	pthread_mutex_lock(&log_lock);
-	log_len = 0;
-	log_tail[0] = '\0';
-	old = libbpf_set_print(capture_print);
+	log = malloc(VERIFIER_LOG_BYTES);
+	if (!log) {
+		free(s);
+		return -ENOMEM;
+	}
+	log[0] = '\0';
 	{
 		LIBBPF_OPTS(bpf_object_open_opts, oo,
-			    .btf_custom_path = btf_path);
+			    .btf_custom_path = btf_path, .kernel_log_buf = log,
+			    .kernel_log_size = VERIFIER_LOG_BYTES);
 
 		s->skel = profiler_bpf__open_opts(&oo);
 	}
 	if (!s->skel) {
 		e = -errno;
-		libbpf_set_print(old);
-		pthread_mutex_unlock(&log_lock);
 		if (btf_path)
 			errmsg_set(err, e,
 				   "cannot open BPF object with btf_path %s "
@@ -560,8 +524,9 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s->skel->rodata->max_user_frames = s->max_user_frames;
 	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
 	e = profiler_bpf__load(s->skel);
-	libbpf_set_print(old);
 	if (e) {
+		if (getenv("OTELPROF_DEBUG_BPF_LOG"))
+			fputs(log, stderr);
 		if ((e == -EPERM || e == -EACCES) && !have_bpf_caps())
 			explain_perm(err, e, "loading BPF programs failed");
 		else
@@ -570,11 +535,11 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 				   "verifier: %s",
 				   btf_path ? " with btf_path " : "",
 				   btf_path ? btf_path : "", strerror(-e),
-				   verdict(log_tail));
-		pthread_mutex_unlock(&log_lock);
+				   verdict(log));
 		goto fail;
 	}
-	pthread_mutex_unlock(&log_lock);
+	free(log);
+	log = NULL;
 	if (s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP) {
 		uint32_t key = 0;
 		int fd = bpf_program__fd(s->skel->progs.on_cpu_sample_walk);
@@ -661,6 +626,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	return 0;
 fail:
 	free(mask);
+	free(log);
 	bpf_sampler_close(s);
 	return e;
 }
@@ -732,18 +698,6 @@ int bpf_sampler_big_mappings_fd(struct bpf_sampler *s)
 int bpf_sampler_ctx_fd(struct bpf_sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.ctx_procs);
-}
-
-uint64_t bpf_sampler_map_memory(struct bpf_sampler *s)
-{
-	int n = libbpf_num_possible_cpus();
-
-	if (!s || !s->skel)
-		return 0;
-	return (uint64_t)bpf_map__max_entries(s->skel->maps.events) +
-	       (uint64_t)(n > 0 ? n : 1) *
-		       (sizeof(struct otelprof_sample_event) +
-			OTELPROF_CNT_MAX * sizeof(uint64_t));
 }
 
 void bpf_sampler_close(struct bpf_sampler *s)

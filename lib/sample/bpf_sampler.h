@@ -67,7 +67,6 @@ int bpf_sampler_big_mappings_fd(struct bpf_sampler *s);
 int bpf_sampler_interp_fd(struct bpf_sampler *s);
 /* The ctx_procs map (per-process context TLS locations). */
 int bpf_sampler_ctx_fd(struct bpf_sampler *s);
-uint64_t bpf_sampler_map_memory(struct bpf_sampler *s);
 void bpf_sampler_close(struct bpf_sampler *s);
 
 /* Online CPUs as a bitmap over [0, n); returns n or a negative errno. */

@@ -340,8 +340,3 @@ void file_cache_sweep(struct file_cache *c, uint64_t max_idle_ns)
 			file_evict(c, f);
 	}
 }
-
-uint32_t file_cache_count(const struct file_cache *c)
-{
-	return (uint32_t)c->index.len;
-}

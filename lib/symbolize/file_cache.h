@@ -109,6 +109,5 @@ void file_cache_ref(struct elf_file *f);
 void file_cache_put(struct file_cache *c, struct elf_file *f);
 /* Free files unreferenced for longer than max_idle_ns. */
 void file_cache_sweep(struct file_cache *c, uint64_t max_idle_ns);
-uint32_t file_cache_count(const struct file_cache *c);
 
 #endif
