@@ -605,6 +605,8 @@ struct elf_file *process_mapping_file_sliced(struct process_table *t,
 					     struct proc_mapping *m,
 					     bool *deferred)
 {
+	struct elf_file *f;
+
 	*deferred = false;
 	if (!m->file_tried && m->kind == PROC_MAPPING_FILE && t->slice_end_ns &&
 	    clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns) {
@@ -614,7 +616,35 @@ struct elf_file *process_mapping_file_sliced(struct process_table *t,
 		p->loads_deferred = true;
 		return NULL;
 	}
-	return process_mapping_file(t, p, m);
+	f = process_mapping_file(t, p, m);
+	/* Not taken by a full loader: as good as deferred. */
+	*deferred = !m->file_tried;
+	return f;
+}
+
+int process_table_finish_loads(struct process_table *t)
+{
+	int n = t->files ? file_cache_finish_loads(t->files) : 0;
+
+	if (n <= 0)
+		return n;
+	/* Every process mapping one of them learns its symbols (the
+	 * context and interpreter trackers look for theirs, the unwinder
+	 * pushes the mapping again). */
+	for (uint32_t i = 0; i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		for (size_t k = 0; p && k < p->maps.n; k++) {
+			struct elf_file *f = p->maps.v[k].file;
+
+			if (f && f->just_loaded) {
+				call_on_maps(t, p);
+				break;
+			}
+		}
+	}
+	file_cache_clear_just_loaded(t->files);
+	return n;
 }
 
 void process_table_resume_loads(struct process_table *t)
@@ -666,6 +696,20 @@ struct elf_file *process_mapping_file(struct process_table *t,
 		m->file = file_cache_get_fd_root(t->files, fd, m->path, root_fd,
 						 &err);
 		t->loading_for = NULL;
+		struct elf_file *f = m->file;
+
+		if (f && f->loading && !f->owner_serial) {
+			/* Read on the loader: charged when it is done. */
+			f->owner_pid = p->pid;
+			f->owner_serial = p->serial;
+		}
+		if (err == -EAGAIN) {
+			/* The loader's queue is full: again later. */
+			m->file_tried = 0;
+			if (!p->loads_deferred)
+				t->loads_deferred++;
+			p->loads_deferred = true;
+		}
 		if (root_fd >= 0)
 			close(root_fd);
 	}

@@ -179,7 +179,13 @@ struct elf_file *process_mapping_file_sliced(struct process_table *t,
 					     struct process *p,
 					     struct proc_mapping *m,
 					     bool *deferred);
-/* Resolve (lazily) the ELF file behind mapping m of p; may be NULL. */
+/* Take the files read on the loader thread (file_cache_start_loader)
+ * into their entries and tell the consumers of every process that maps
+ * one. Returns how many files. */
+int process_table_finish_loads(struct process_table *t);
+/* Resolve (lazily) the ELF file behind mapping m of p; may be NULL (also
+ * while the loader's queue is full: p is then marked for
+ * process_table_resume_loads). A file still being read has `loading`. */
 struct elf_file *process_mapping_file(struct process_table *t,
 				      struct process *p,
 				      struct proc_mapping *m);

@@ -33,6 +33,7 @@ void file_cache_init(struct file_cache *c)
 	memset(c, 0, sizeof(*c));
 	idxmap_init(&c->index);
 	mem_budget_init(&c->budget, 0, 0);
+	file_loader_init(&c->loader);
 }
 
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
@@ -56,6 +57,7 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 
 void file_cache_free(struct file_cache *c)
 {
+	file_cache_stop_loader(c);
 	for (uint32_t i = 0; i < c->nslots; i++)
 		if (c->files[i])
 			file_destroy(c, c->files[i]);
@@ -135,6 +137,24 @@ static struct elf_file *new_file(struct file_cache *c, const struct file_id *id,
 
 static void file_evict(struct file_cache *c, struct elf_file *f);
 
+/* A load's result into its entry. */
+static void take_result(struct file_cache *c, struct elf_file *f,
+			struct file_load_result *r)
+{
+	f->load_err = r->load_err;
+	f->debug_source = r->debug_source;
+	f->sym = r->sym;
+	f->dwarf = r->dwarf;
+	memcpy(f->htlhash, r->htlhash, sizeof(f->htlhash));
+	if (f->load_err || f->sym.skipped_symbols)
+		c->malformed++;
+	else
+		c->loaded++;
+	if (f->sym.over_budget)
+		c->over_budget++;
+	c->memory += elf_symbols_memory(&f->sym);
+}
+
 /*
  * Before a load: free the least recently sampled files until one more
  * file could take its whole per-file budget. An idle file (no process
@@ -155,7 +175,9 @@ static void make_room(struct file_cache *c)
 		for (uint32_t i = 0; i < c->nslots; i++) {
 			struct elf_file *f = c->files[i];
 
-			if (!f || !atomic_load(&f->acct.bytes) ||
+			/* A file being read is charged as it goes: its
+			 * symbols are not in the entry yet. */
+			if (!f || f->loading || !atomic_load(&f->acct.bytes) ||
 			    (f->evicted && f->refcnt))
 				continue;
 			if (!victim || f->last_used_ns < victim->last_used_ns)
@@ -216,35 +238,135 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 		return NULL;
 	}
 	make_room(c);
-	f->load_err = elf_symbols_load_fd(fd, &f->sym, &f->acct);
-	if (f->load_err == -ENOMEM) {
-		file_destroy(NULL, f);
-		*err = -ENOMEM;
-		return NULL;
+	if (c->loader.started && id.size >= FILE_LOADER_MIN_BYTES) {
+		int e = file_loader_submit(&c->loader, f, &f->acct, fd, path,
+					   root_fd);
+
+		if (e == -EAGAIN) {
+			c->loads_retried++;
+			file_destroy(NULL, f);
+			*err = -EAGAIN;
+			return NULL;
+		}
+		if (!e) {
+			/* Published at once: a second mapping of it waits
+			 * for the same load. */
+			c->loads_async++;
+			f->loading = true;
+			f->unwind_pending = true; /* no table before symbols */
+			f->refcnt++;		  /* the job's reference */
+			if (add_slot(c, f)) {
+				/* The job still refers to f: it stays,
+				 * unpublished, until the load is taken. */
+				f->refcnt--;
+				*err = -ENOMEM;
+				return NULL;
+			}
+			return f;
+		}
+		/* Out of memory for the job: read it here. */
 	}
-	/* Malformed in whole (not an ELF we can read) or in part (broken
-	 * section table or symbol entries: what was readable is kept). */
-	if (!f->load_err)
-		f->debug_source = debug_info_attach(&f->sym, fd, path, root_fd);
-	if (!f->load_err && f->sym.has_dwarf)
-		f->dwarf = dwarf_lines_open(fd, &f->acct);
-	if (f->load_err || f->sym.skipped_symbols)
-		c->malformed++;
-	else
-		c->loaded++;
-	if (f->sym.over_budget)
-		c->over_budget++;
-	if (elf_htlhash_fd(fd, f->htlhash))
-		f->htlhash[0] = '\0';
-	if (add_slot(c, f)) {
-		file_destroy(NULL, f);
-		*err = -ENOMEM;
-		return NULL;
+	{
+		struct file_load_result r;
+
+		file_load_run(&r, fd, path, root_fd, &f->acct, NULL);
+		if (r.load_err == -ENOMEM) {
+			elf_symbols_free(&r.sym);
+			file_destroy(NULL, f);
+			*err = -ENOMEM;
+			return NULL;
+		}
+		if (add_slot(c, f)) {
+			elf_symbols_free(&r.sym);
+			dwarf_lines_close(r.dwarf);
+			file_destroy(NULL, f);
+			*err = -ENOMEM;
+			return NULL;
+		}
+		take_result(c, f, &r);
 	}
 	if (c->hooks.on_load)
 		c->hooks.on_load(c->hooks.ctx, f, fd, NULL, 0);
-	c->memory += elf_symbols_memory(&f->sym);
 	return f;
+}
+
+int file_cache_start_loader(struct file_cache *c, int notify_fd)
+{
+	return file_loader_start(&c->loader, notify_fd);
+}
+
+int file_cache_finish_loads(struct file_cache *c)
+{
+	struct file_load_job *j = file_loader_take_done(&c->loader);
+	int n = 0;
+
+	while (j) {
+		struct file_load_job *next = j->next;
+		struct elf_file *f = j->file;
+
+		if (f->slot >= c->nslots || c->files[f->slot] != f) {
+			/* Never published (add_slot failed): no hooks. */
+			elf_symbols_free(&j->r.sym);
+			dwarf_lines_close(j->r.dwarf);
+			file_destroy(NULL, f);
+			file_loader_job_free(j);
+			j = next;
+			continue;
+		}
+		if (j->r.load_err == -ENOMEM) {
+			/* Kept as an entry without symbols (counted): it is
+			 * mapped, and a retry would fail the same way. */
+			elf_symbols_free(&j->r.sym);
+			memset(&j->r.sym, 0, sizeof(j->r.sym));
+		}
+		take_result(c, f, &j->r);
+		f->loading = false;
+		f->unwind_pending = false;
+		f->just_loaded = true;
+		if (c->hooks.on_load)
+			c->hooks.on_load(c->hooks.ctx, f, j->fd, NULL, 0);
+		file_cache_put(c, f);
+		file_loader_job_free(j);
+		j = next;
+		n++;
+	}
+	return n;
+}
+
+void file_cache_clear_just_loaded(struct file_cache *c)
+{
+	for (uint32_t i = 0; i < c->nslots; i++)
+		if (c->files[i])
+			c->files[i]->just_loaded = false;
+}
+
+bool file_cache_loads_busy(struct file_cache *c)
+{
+	return file_loader_busy(&c->loader);
+}
+
+void file_cache_stop_loader(struct file_cache *c)
+{
+	struct file_load_job *j = file_loader_stop(&c->loader);
+
+	while (j) {
+		struct file_load_job *next = j->next;
+		struct elf_file *f = j->file;
+
+		/* Unfinished or not taken: the entry stays without
+		 * symbols and without a table. */
+		elf_symbols_free(&j->r.sym);
+		dwarf_lines_close(j->r.dwarf);
+		f->load_err = -ECANCELED;
+		f->loading = false;
+		f->unwind_pending = false;
+		if (f->slot >= c->nslots || c->files[f->slot] != f)
+			file_destroy(NULL, f); /* never published */
+		else
+			file_cache_put(c, f);
+		file_loader_job_free(j);
+		j = next;
+	}
 }
 
 /* The vDSO's size comes from our own [vdso] line in /proc/self/maps. */

@@ -12,6 +12,7 @@
 
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/elf_file.h"
+#include "symbolize/file_loader.h"
 #include "symbolize/symbol_names.h"
 #include "unwind/unwind_maps.h"
 #include "unwind/unwind_table.h"
@@ -44,8 +45,15 @@ struct elf_file {
 				   while for the next exec of the same file */
 	struct unwind_slot unwind_slot; /* where the kernel has the rows
 					   (id 0: not in the kernel) */
-	bool unwind_pending; /* table being built in the background */
+	bool unwind_pending; /* table being built in the background (or the
+				file still being read: no table yet) */
 	int unwind_err;
+	bool loading;	  /* read on the loader thread: no symbols yet */
+	bool just_loaded; /* finished by the last file_cache_finish_loads */
+	/* The process it was read for (charged for its table), set by the
+	 * process table while loading. */
+	uint32_t owner_pid;
+	uint64_t owner_serial;
 };
 
 /* Called when a file is first loaded (fd, or mem/len for the vDSO) and
@@ -69,6 +77,10 @@ struct file_cache {
 	uint64_t over_budget;	  /* files whose own data exceeded the
 				     per-file budget: symbols dropped */
 	struct file_cache_hooks hooks;
+	/* Big files are read off the drain thread (file_loader.h). */
+	struct file_loader loader;
+	uint64_t loads_async;	/* files read on the loader thread */
+	uint64_t loads_retried; /* its queue was full: tried again later */
 	/* Called before choosing files to evict: the owner stamps
 	 * last_used_ns of files its recently active processes map (a hot
 	 * stack is symbolized once per window, from the stack cache after
@@ -101,6 +113,24 @@ struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
 struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 					const char *path, int root_fd,
 					int *err);
+/*
+ * With the loader started, a file of FILE_LOADER_MIN_BYTES or more is read
+ * on its thread: file_cache_get_fd* returns its entry at once with
+ * `loading` (and `unwind_pending`) set and no symbols; -EAGAIN (no entry)
+ * when the loader's queue is full, to be tried again later.
+ * notify_fd (not owned) is written to when a load finished. 0 or -errno.
+ */
+int file_cache_start_loader(struct file_cache *c, int notify_fd);
+/* Take the finished loads into their entries (and run the on_load hook).
+ * Each gets just_loaded set until file_cache_clear_just_loaded. Returns
+ * how many. */
+int file_cache_finish_loads(struct file_cache *c);
+void file_cache_clear_just_loaded(struct file_cache *c);
+/* Loads queued, running or not yet taken. */
+bool file_cache_loads_busy(struct file_cache *c);
+/* Stop the loader; unfinished loads leave their entries without symbols.
+ * Before the hooks' owners go away. */
+void file_cache_stop_loader(struct file_cache *c);
 /* The vDSO image, loaded from our own process (same kernel, same vDSO). */
 struct elf_file *file_cache_get_vdso(struct file_cache *c);
 void file_cache_ref(struct elf_file *f);

@@ -61,6 +61,12 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	uint64_t t0 = mono_ns();
 	struct stat sb;
 	int err;
+	/* Read inline for the process being loaded, or on the loader for
+	 * the one it noted. */
+	struct process *owner =
+		pu->procs->loading_for
+			? pu->procs->loading_for
+			: owner_of(pu, f->owner_pid, f->owner_serial);
 
 	if (fd >= 0 && pu->worker_started && !fstat(fd, &sb) &&
 	    sb.st_size >= UNWIND_ASYNC_MIN_FILE_BYTES) {
@@ -73,11 +79,9 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 				file_cache_ref(f);
 				f->unwind_pending = true;
 				j->array.fd = -1;
-				if (pu->procs->loading_for) {
-					j->owner_pid =
-						pu->procs->loading_for->pid;
-					j->owner_serial =
-						pu->procs->loading_for->serial;
+				if (owner) {
+					j->owner_pid = owner->pid;
+					j->owner_serial = owner->serial;
 				}
 				pthread_mutex_lock(&pu->qlock);
 				/* First come, first built. */
@@ -98,7 +102,7 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
 		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
 	pu->build_ns += mono_ns() - t0;
-	install_table(pu, f, err, &st, NULL, pu->procs->loading_for);
+	install_table(pu, f, err, &st, NULL, owner);
 }
 
 /* f->unwind holds the built table (if !err): load it into the kernel. */
@@ -354,6 +358,13 @@ int process_unwind_start_worker(struct process_unwind *pu)
 		return -e;
 	}
 	pu->worker_started = true;
+	/* Big files' symbols are read in the background too; a finished
+	 * read wakes the drain thread the same way. */
+	e = file_cache_start_loader(pu->files, pu->notify_fd);
+	if (e) {
+		process_unwind_stop_worker(pu);
+		return e;
+	}
 	return 0;
 }
 
@@ -364,6 +375,8 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 
 	if (!pu->worker_started)
 		return 0;
+	/* Files read since: their tables are built (or queued) now. */
+	process_table_finish_loads(pu->procs);
 	pthread_mutex_lock(&pu->qlock);
 	j = pu->done;
 	pu->done = NULL;
@@ -412,7 +425,7 @@ bool process_unwind_busy(struct process_unwind *pu)
 	pthread_mutex_lock(&pu->qlock);
 	busy = pu->todo || pu->done;
 	pthread_mutex_unlock(&pu->qlock);
-	return busy;
+	return busy || file_cache_loads_busy(pu->files);
 }
 
 static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
@@ -436,6 +449,7 @@ void process_unwind_stop_worker(struct process_unwind *pu)
 {
 	if (!pu->worker_started)
 		return;
+	file_cache_stop_loader(pu->files);
 	/* A build in progress (seconds for a big or hostile file) stops at
 	 * its next FDE: close must not wait for it. */
 	atomic_store(&pu->cancel_builds, true);

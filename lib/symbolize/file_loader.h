@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reads what we keep of a file (symbols, debug info, DWARF index, htlhash)
+ * on a worker thread, so that the drain thread never waits for a big file
+ * (librustc_driver's symbols: ~250 ms; libLLVM: ~100 ms) with the state
+ * lock held. The queue is bounded; the drain thread never waits on the
+ * worker: a file that does not fit is tried again later.
+ */
+#ifndef OTELPROF_SYMBOLIZE_FILE_LOADER_H
+#define OTELPROF_SYMBOLIZE_FILE_LOADER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolize/dwarf_lines.h"
+#include "symbolize/elf_file.h"
+#include "util/mem_budget.h"
+
+/* Files at least this big are read on the worker (smaller ones take well
+ * under a millisecond: inline, known at once). */
+#define FILE_LOADER_MIN_BYTES (256u << 10)
+/* Loads queued or running at most (each holds two fds). */
+#define FILE_LOADER_MAX_JOBS 64u
+
+/* What a load yields (the same inline and on the worker). */
+struct file_load_result {
+	int load_err;	  /* 0, or why symbols are missing */
+	int debug_source; /* enum debug_info_source */
+	struct elf_symbols sym;
+	struct dwarf_lines *dwarf;
+	char htlhash[33];
+};
+
+/* Read the file open as fd (mapped at path; debug files looked up inside
+ * root_fd first, -1: none), charging acct. cancel (may be NULL): stop
+ * between steps. */
+void file_load_run(struct file_load_result *r, int fd, const char *path,
+		   int root_fd, struct mem_account *acct,
+		   const atomic_bool *cancel);
+
+struct file_load_job {
+	void *file; /* the owner's entry, referenced until finished */
+	struct mem_account *acct;
+	int fd, root_fd;
+	char *path;
+	uint64_t ns; /* worker time */
+	struct file_load_result r;
+	struct file_load_job *next;
+};
+
+struct file_loader {
+	pthread_t thread;
+	bool started, stop;
+	atomic_bool cancel;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct file_load_job *todo, *todo_tail, *done;
+	uint32_t jobs; /* queued, running or done, not yet taken */
+	int notify_fd; /* written when a load finished; -1: none */
+	uint64_t submitted, queue_full;
+};
+
+void file_loader_init(struct file_loader *l);
+/* Start the worker; notify_fd (not owned, may be -1) is written to when a
+ * load finished. 0 or -errno. */
+int file_loader_start(struct file_loader *l, int notify_fd);
+/* Queue a load of fd (dup'ed; root_fd too) for file, charging acct.
+ * 0, -EAGAIN if the queue is full (counted), -ENOMEM, -ENODEV if not
+ * started. */
+int file_loader_submit(struct file_loader *l, void *file,
+		       struct mem_account *acct, int fd, const char *path,
+		       int root_fd);
+/* The finished loads (a list through next; the caller frees each with
+ * file_loader_job_free after taking r). */
+struct file_load_job *file_loader_take_done(struct file_loader *l);
+void file_loader_job_free(struct file_load_job *j);
+/* Loads queued, running or finished but not taken. */
+bool file_loader_busy(struct file_loader *l);
+/* Stop the worker (a load in progress ends at its next step) and return
+ * every job not taken (finished or not), for the owner to release. */
+struct file_load_job *file_loader_stop(struct file_loader *l);
+
+#endif
