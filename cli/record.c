@@ -197,10 +197,11 @@ int cmd_record(const struct record_args *a)
 	if (!a->quiet && (st.interp_processes || st.interp_unknown_versions ||
 			  st.jit_frames || st.jit_files_refused))
 		fprintf(stderr,
-			"otelprof: runtimes: %llu Python processes (%llu with "
-			"their own offsets, %llu unknown versions), %llu "
-			"samples with Python frames, %llu unreadable frames, "
-			"%llu unreadable code objects; %llu JIT frames named, "
+			"otelprof: runtimes: %llu Python or Java processes "
+			"(%llu with their own offsets, %llu unknown versions), "
+			"%llu samples with Python or Java frames, %llu "
+			"unreadable frames, %llu unreadable code objects or "
+			"methods; %llu JIT frames named, "
 			"%llu bad JIT map entries, %llu JIT files refused\n",
 			(unsigned long long)st.interp_processes,
 			(unsigned long long)st.interp_debug_offsets,

@@ -120,6 +120,7 @@ struct {
 	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
 #define UNWIND_INLINE static __always_inline
 #include "unwind_step.h"
+#include "hotspot_walk.bpf.h"
 
 /*
  * Unwinder state lives in a per-CPU map, not on the stack: values loaded
@@ -260,6 +261,13 @@ static __always_inline long unwind_frame(u32 iter, void *data)
 	 * the calling function: look up the call instruction instead. */
 	lookup_pc = i ? st->r.pc - 1 : st->r.pc;
 	m = find_mapping(&st->proc, lookup_pc);
+	if (!m) {
+		/* A JVM commits its code cache as it grows: code there is
+		 * the JVM's before userspace has seen the new mapping. */
+		res = hotspot_step(e, &st->r, i, lookup_pc);
+		if (res != JVM_NOT_JAVA)
+			goto stepped;
+	}
 	if (!m || m->file_id == OTELPROF_FILE_ID_PENDING) {
 		/* Code the kernel does not know (mapped since userspace last
 		 * looked, or its table is still being built): the caller
@@ -269,10 +277,14 @@ static __always_inline long unwind_frame(u32 iter, void *data)
 		return 1;
 	}
 	if (!m->file_id) {
-		/* Code without CFI (JIT, or a file without tables): its
-		 * frame pointer chain is the best we have. */
-		res = unwind_step_fp(NULL, &st->r);
-		st->fp_frame = 1;
+		/* Code without CFI: a JVM's code cache by the JVM's frame
+		 * layout; other JIT code, or a file without tables, by its
+		 * frame pointer chain, the best we have. */
+		res = hotspot_step(e, &st->r, i, lookup_pc);
+		if (res == JVM_NOT_JAVA) {
+			res = unwind_step_fp(NULL, &st->r);
+			st->fp_frame = 1;
+		}
 	} else {
 		void *rows = bpf_map_lookup_elem(&unwind_files, &m->file_id);
 		u64 vaddr = lookup_pc - m->bias;
@@ -297,6 +309,7 @@ static __always_inline long unwind_frame(u32 iter, void *data)
 					  OTELPROF_ROW_FP_OFFSET(row), &st->r);
 		}
 	}
+stepped:
 	switch (res) {
 	case UNWIND_STEP_OK:
 		return 0;
@@ -603,6 +616,7 @@ static __always_inline int sample_end(struct otelprof_sample_event *e,
 	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
 		unwind_finish(e, st);
 		walk_interp(e, e->hdr.pid, have_loop);
+		hotspot_finish(e);
 		read_thread_ctx(e, e->hdr.pid);
 	}
 	size = offsetof(struct otelprof_sample_event, ustack) +

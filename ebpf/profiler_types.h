@@ -263,6 +263,7 @@ struct otelprof_bpf_proc {
 enum otelprof_interp_kind {
 	OTELPROF_INTERP_NONE = 0,
 	OTELPROF_INTERP_CPYTHON = 1,
+	OTELPROF_INTERP_HOTSPOT = 2, /* frames: otelprof_jvm_proc below */
 };
 
 /* How a CPython version marks the frames one evaluation-loop call runs. */
@@ -297,6 +298,45 @@ struct otelprof_interp_proc {
 /* In an interpreter frame's code word: the outermost frame of its
  * evaluation-loop call (the native eval frame below it ran it). */
 #define OTELPROF_INTERP_F_LAST (1ull << 63)
+
+/*
+ * A HotSpot JVM, for the walk through its code cache (userspace reads it
+ * from the JVM's VMStructs). A pc in the interpreter's code is an
+ * interpreted frame (rbp-based, its Method and bcp in the frame); a pc
+ * in another blob of a code heap is compiled code (or a stub) whose
+ * frame is frame_size words; the blob is found from the heap's segment
+ * map.
+ */
+#define OTELPROF_JVM_HEAPS 4
+struct otelprof_jvm_heap {
+	u64 low, high; /* reserved code range */
+	u64 segmap;    /* one byte per segment */
+	u32 log2_segment;
+	u32 pad;
+};
+
+struct otelprof_jvm_proc {
+	u64 interp_low, interp_high;
+	struct otelprof_jvm_heap heaps[OTELPROF_JVM_HEAPS];
+	u32 nheaps;
+	u16 blob_offset;    /* sizeof(HeapBlock): blob = block + this */
+	u16 frame_size_off; /* CodeBlob::_frame_size (int, words) */
+	s8 interp_method;   /* interpreter frame slots, words from rbp */
+	s8 interp_bcp;
+	s8 interp_sender_sp;
+	u8 pad[5];
+};
+
+/*
+ * JVM frames follow the native ones as n_interp pairs {word0, word1}
+ * (interp_kind OTELPROF_INTERP_HOTSPOT), in walk order. word0: the native
+ * frame's index << OTELPROF_JVM_INDEX_SHIFT | a pointer; with
+ * OTELPROF_JVM_F_INTERP an interpreted frame (Method*, word1 = bcp), else
+ * compiled code (CodeBlob*, word1 = pc).
+ */
+#define OTELPROF_JVM_F_INTERP	 (1ull << 63)
+#define OTELPROF_JVM_INDEX_SHIFT 48
+#define OTELPROF_JVM_PTR_MASK	 ((1ull << OTELPROF_JVM_INDEX_SHIFT) - 1)
 
 #define OTELPROF_FILENAME_LEN 256
 

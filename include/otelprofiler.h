@@ -168,11 +168,12 @@ struct otelprof_stats {
 					state lock in one pass (what a poll
 					could wait) */
 	/* Language runtimes (docs/runtimes.md). Interpreters: processes whose
-	 * CPython was found (of them, with offsets it published itself), once
-	 * per process with a version we have no layout for, samples that
-	 * carried interpreter frames, frames the kernel could not read, code
-	 * objects that could not be read; JIT: frames named from perf maps
-	 * or jitdump, their malformed lines/records and files refused (not
+	 * CPython or HotSpot JVM was found (of them, with offsets it published
+	 * itself), once per process with a version or JVM layout we cannot
+	 * use, samples that carried interpreter or Java frames, frames the
+	 * kernel could not read, code objects or methods that could not be
+	 * read (or compiled code gone by then); JIT: frames named from perf
+	 * maps or jitdump, their malformed lines/records and files refused (not
 	 * regular, a symlink, unreadable). */
 	uint64_t interp_processes;
 	uint64_t interp_debug_offsets;

@@ -270,6 +270,9 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	interp_tracker_init(&p->interp, &p->procs,
 			    bpf_sampler_interp_fd(p->sampler));
 	p->symbolizer.interp = &p->interp;
+	hotspot_tracker_init(&p->jvm, &p->procs,
+			     bpf_sampler_jvm_fd(p->sampler));
+	p->symbolizer.jvm = &p->jvm;
 	e = process_unwind_start_worker(&p->unwinder);
 	if (e)
 		return errmsg_set(err, e, "cannot start thread: %s",

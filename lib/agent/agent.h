@@ -23,6 +23,7 @@
 #include "otelprofiler.h"
 #include "context/context_tracker.h"
 #include "encode/profile_builder.h"
+#include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
 #include "process/process_table.h"
 #include "sample/bpf_sampler.h"
@@ -67,6 +68,7 @@ struct otelprof {
 	struct process_unwind unwinder;
 	struct context_tracker context;
 	struct interp_tracker interp;
+	struct hotspot_tracker jvm;
 	struct parked_sample *parked, *parked_tail;
 	uint32_t nparked;
 	/* copy-unwinder output, then the sample's interpreter frames */

@@ -88,7 +88,10 @@ void agent_handle_sample(struct otelprof *p,
 	uint64_t now = e->hdr.ktime_boot_ns;
 	bool copy = e->flags & OTELPROF_SAMPLE_F_STACK_COPY;
 	uint32_t ninterp =
-		e->interp_kind == OTELPROF_INTERP_CPYTHON ? e->n_interp : 0;
+		e->interp_kind == OTELPROF_INTERP_CPYTHON ||
+				e->interp_kind == OTELPROF_INTERP_HOTSPOT
+			? e->n_interp
+			: 0;
 	const uint64_t *user = e->ustack;
 	uint32_t nuser = e->n_user, res;
 	int32_t stack, link = 0, extra[PB_MAX_CTX_ATTRS];
@@ -134,7 +137,7 @@ void agent_handle_sample(struct otelprof *p,
 		nuser += 2 * ninterp;
 	}
 	stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack, e->n_kernel,
-				user, nuser, ninterp, now);
+				user, nuser, ninterp, e->interp_kind, now);
 
 	/* 5. thread context. */
 	if (e->ctx.format != OTELPROF_CTX_NONE)

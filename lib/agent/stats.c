@@ -63,14 +63,17 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->unwind_refused_host = p->unwinder.refused_host;
 	s->samples_dropped_at_stop = p->counters.dropped_at_stop;
 	s->add_errors = p->counters.add_errors;
-	s->interp_processes = p->interp.found;
+	/* JVMs count as interpreters here */
+	s->interp_processes = p->interp.found + p->jvm.found;
 	s->interp_debug_offsets = p->interp.debug_offsets;
-	s->interp_unknown_versions = p->interp.unknown_versions;
+	s->interp_unknown_versions =
+		p->interp.unknown_versions + p->jvm.unknown;
 	s->interp_samples =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_SAMPLES);
 	s->interp_frame_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR);
-	s->interp_code_errors = p->interp.read_errors;
+	s->interp_code_errors = p->interp.read_errors + p->jvm.read_errors +
+				p->jvm.stale_frames;
 	s->jit_frames = p->symbolizer.jit_frames;
 	s->jit_bad_entries = p->symbolizer.jit.bad_entries;
 	s->jit_files_refused = p->symbolizer.jit.refused;

@@ -326,6 +326,7 @@ int pb_reset(struct profile_builder *b)
 			[PB_FRAME_V8JS] = "v8js",
 			[PB_FRAME_CPYTHON] = "cpython",
 			[PB_FRAME_GO] = "go",
+			[PB_FRAME_JVM] = "jvm",
 		};
 
 		for (int i = 0; i < PB_FRAME_KINDS; i++) {

@@ -20,6 +20,7 @@ enum pb_frame_kind {
 	PB_FRAME_V8JS = 2,    /* JavaScript compiled by V8 (Node) */
 	PB_FRAME_CPYTHON = 3, /* a Python function run by CPython */
 	PB_FRAME_GO = 4,      /* Go code (named from .gopclntab) */
+	PB_FRAME_JVM = 5,     /* Java run by HotSpot */
 	PB_FRAME_KINDS
 };
 

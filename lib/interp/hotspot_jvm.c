@@ -118,6 +118,8 @@ static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
 	    b->code_end > addr + size || (int32_t)fs < 0 || fs > (1u << 16))
 		return -EINVAL;
 	b->frame_size = (int32_t)fs;
+	if (l->blob_name != HS_NONE && rd64(j, addr + l->blob_name, &b->name))
+		return -EIO;
 	if (l->blob_kind != HS_NONE && j->l.kind_nmethod >= 0) {
 		uint8_t kind = 0;
 
@@ -125,14 +127,14 @@ static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
 			return -EIO;
 		b->nmethod = kind == j->l.kind_nmethod;
 	} else if (l->blob_name != HS_NONE) {
-		/* 17: a compiled method's blob is named "nmethod" */
-		uint64_t np;
-		char name[8] = {0};
+		/* 17: a compiled method's blob is named "nmethod", a
+		 * native method's wrapper "native nmethod" */
+		char name[16] = {0};
 
-		if (rd64(j, addr + l->blob_name, &np) ||
-		    rd(j, np, name, sizeof(name)))
+		if (rd(j, b->name, name, sizeof(name) - 1))
 			return -EIO;
-		b->nmethod = !memcmp(name, "nmethod", 8);
+		b->nmethod = !strcmp(name, "nmethod") ||
+			     !strcmp(name, "native nmethod");
 	}
 	if (b->nmethod && rd64(j, addr + l->nm_method, &b->method))
 		return -EIO;
@@ -309,14 +311,20 @@ uint32_t hotspot_linetable_line(const uint8_t *t, uint32_t len, bool unsigned5,
 uint32_t hotspot_method_line(struct hotspot_jvm *j,
 			     const struct hotspot_method *m, uint32_t bci)
 {
+	return hotspot_line_at(j, m->linetable, bci);
+}
+
+uint32_t hotspot_line_at(struct hotspot_jvm *j, uint64_t linetable,
+			 uint32_t bci)
+{
 	uint8_t t[512];
 
 	/* a line table of a method is a few bytes per line: 512 cover
 	 * methods of ~100 lines; longer tables stay unread past it */
-	if (!m->linetable)
+	if (!linetable)
 		return 0;
 	for (uint32_t n = sizeof(t); n >= 16; n /= 2)
-		if (!rd(j, m->linetable, t, n))
+		if (!rd(j, linetable, t, n))
 			return hotspot_linetable_line(t, n, j->l.unsigned5,
 						      bci);
 	return 0;

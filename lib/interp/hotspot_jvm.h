@@ -50,6 +50,7 @@ struct hotspot_blob {
 	int32_t frame_size; /* words */
 	bool nmethod;
 	uint64_t method; /* nmethod: its Method* */
+	uint64_t name;	 /* char *: "nmethod", "StubRoutines (2)", ... */
 };
 
 /* The blob containing pc; 0, -ENOENT (not in the code cache or a free
@@ -76,6 +77,10 @@ int hotspot_method_read(struct hotspot_jvm *j, uint64_t method,
 /* The line of bci in m's line number table (0: unknown). */
 uint32_t hotspot_method_line(struct hotspot_jvm *j,
 			     const struct hotspot_method *m, uint32_t bci);
+
+/* The same from the table's address. */
+uint32_t hotspot_line_at(struct hotspot_jvm *j, uint64_t linetable,
+			 uint32_t bci);
 
 /* Decode a compressed line number table (bytes of the process) for bci:
  * the line of the last entry at or before it. Exposed for the fuzzer. */

@@ -351,6 +351,8 @@ static const struct want wants[] = {
 	INT("CodeBlobKind::Nmethod", kind_nmethod),
 	INT("frame::interpreter_frame_method_offset", frame_interp_method),
 	INT("frame::interpreter_frame_bcp_offset", frame_interp_bcp),
+	INT("frame::interpreter_frame_sender_sp_offset",
+	    frame_interp_sender_sp),
 };
 
 struct pick {

@@ -84,7 +84,8 @@ struct hotspot_layout {
 	bool unsigned5;		      /* 21+: streams in UNSIGNED5 */
 	int32_t frame_interp_method;  /* interpreter frame: words from rbp */
 	int32_t frame_interp_bcp;
-	uint32_t entries; /* struct entries read */
+	int32_t frame_interp_sender_sp; /* 0: not published */
+	uint32_t entries;		/* struct entries read */
 };
 
 /* Addresses, in the process, of hotspot_sym_names (0: absent). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process/process_table.h"
 #include "process/mapped_file.h"
+#include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
 #include "symbolize/jit_process.h"
 
@@ -79,6 +80,7 @@ static void process_destroy(struct process_table *t, struct process *p)
 	release_maps(t, p);
 	jit_process_free(p->jit);
 	interp_process_free(p->interp);
+	hotspot_process_free(p->jvm);
 	free(p->exe_path);
 	free(p);
 }

@@ -40,6 +40,7 @@
 struct process_ctx_state;
 struct jit_process;
 struct interp_process;
+struct hotspot_process;
 
 struct process {
 	uint32_t pid;
@@ -80,6 +81,8 @@ struct process {
 			is from after an exec and reads /proc */
 	struct interp_process *interp; /* its interpreter (CPython), owned
 					  by interp/interp_tracker.c */
+	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
+					  interp/hotspot_tracker.c */
 };
 
 #define PROCESS_TABLE_MAX_HOOKS 4

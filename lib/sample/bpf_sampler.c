@@ -690,6 +690,11 @@ int bpf_sampler_interp_fd(struct bpf_sampler *s)
 	return bpf_map__fd(s->skel->maps.interp_procs);
 }
 
+int bpf_sampler_jvm_fd(struct bpf_sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.jvm_procs);
+}
+
 int bpf_sampler_big_mappings_fd(struct bpf_sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.big_mappings);

@@ -65,6 +65,8 @@ int bpf_sampler_big_mappings_fd(struct bpf_sampler *s);
 /* Bytes of locked memory used by the BPF maps. */
 /* The interp_procs map (per-process interpreter state locations). */
 int bpf_sampler_interp_fd(struct bpf_sampler *s);
+/* jvm_procs: per process, a JVM's code cache. */
+int bpf_sampler_jvm_fd(struct bpf_sampler *s);
 /* The ctx_procs map (per-process context TLS locations). */
 int bpf_sampler_ctx_fd(struct bpf_sampler *s);
 void bpf_sampler_close(struct bpf_sampler *s);

@@ -350,10 +350,48 @@ static int put_interp_frames(struct stack_symbolizer *s,
 	return 0;
 }
 
+/* The Java frame for native frame i, if the next pair names it; -ENOENT:
+ * none (or it cannot be named: the native frame stays). */
+static int32_t java_location(struct stack_symbolizer *s,
+			     struct profile_builder *b, struct process *p,
+			     const uint64_t *pairs, uint32_t npairs,
+			     uint32_t *next, uint32_t i, uint64_t now_ns)
+{
+	struct hotspot_frame_info fi;
+	struct pb_frame f;
+	uint64_t w0, w1;
+
+	for (;;) {
+		uint64_t at;
+
+		if (*next >= npairs)
+			return -ENOENT;
+		w0 = pairs[2 * *next];
+		w1 = pairs[2 * *next + 1];
+		at = (w0 & ~OTELPROF_JVM_F_INTERP) >> OTELPROF_JVM_INDEX_SHIFT;
+		if (at > i)
+			return -ENOENT;
+		if (at == i)
+			break;
+		(*next)++; /* out of order: not believed */
+	}
+	(*next)++;
+	if (!s->jvm || !hotspot_frame(s->jvm, p, w0, w1, now_ns, &fi))
+		return -ENOENT;
+	memset(&f, 0, sizeof(f));
+	f.kind = PB_FRAME_JVM;
+	f.function = fi.name;
+	f.function_system = fi.system;
+	f.function_file = fi.file;
+	f.line = fi.line;
+	s->interp_frames++;
+	return pb_location(b, &f);
+}
+
 int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 			struct process *p, const uint64_t *kstack, uint32_t nk,
 			const uint64_t *ustack, uint32_t nu, uint32_t n_interp,
-			uint64_t now_ns)
+			uint32_t interp_kind, uint64_t now_ns)
 {
 	int32_t locs[MAX_FRAMES];
 	struct raw_stack e = {kstack, ustack, nk, nu};
@@ -383,13 +421,31 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 	}
 	for (uint32_t i = 0; i < native; i++) {
 		const char *fn;
-		int32_t l = user_location(s, b, p, ustack[i], n > 0, &rescanned,
-					  &jit_unnamed, &fn, now_ns);
+		int32_t l;
+
+		if (interp_kind == OTELPROF_INTERP_HOTSPOT) {
+			/* Java frames name the native frame they are (a
+			 * stack with them is not cached: code moves) */
+			l = java_location(s, b, p, py, n_interp, &next_py, i,
+					  now_ns);
+			if (l == -ENOENT)
+				goto native_frame;
+			if (l < 0)
+				return l;
+			jit_unnamed = true;
+			if (n < MAX_FRAMES)
+				locs[n++] = l;
+			continue;
+		}
+	native_frame:
+		l = user_location(s, b, p, ustack[i], n > 0, &rescanned,
+				  &jit_unnamed, &fn, now_ns);
 
 		if (l < 0)
 			return l;
 		/* The evaluation loop ran the Python frames above it. */
 		if (next_py < n_interp && fn &&
+		    interp_kind != OTELPROF_INTERP_HOTSPOT &&
 		    !strcmp(fn, CPY_EVAL_FUNCTION)) {
 			err = put_interp_frames(s, b, p, py, n_interp, &next_py,
 						false, locs, &n, now_ns);
@@ -399,7 +455,7 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 		if (n < MAX_FRAMES)
 			locs[n++] = l;
 	}
-	if (next_py < n_interp) {
+	if (next_py < n_interp && interp_kind != OTELPROF_INTERP_HOTSPOT) {
 		/* The native walk ended before their evaluation loops. */
 		s->interp_unspliced++;
 		err = put_interp_frames(s, b, p, py, n_interp, &next_py, true,

@@ -14,6 +14,7 @@
 #include "encode/profile_builder.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
+#include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
 #include "symbolize/jit_process.h"
 #include "symbolize/demangle.h"
@@ -35,6 +36,7 @@ struct stack_symbolizer {
 	uint64_t jit_frames;	   /* frames named from JIT symbol files */
 	struct jit_stats jit;
 	struct interp_tracker *interp;	 /* NULL: no interpreter frames */
+	struct hotspot_tracker *jvm;	 /* NULL: no Java frames */
 	uint64_t interp_frames;		 /* interpreter frames emitted */
 	uint64_t interp_unspliced;	 /* ... not below an eval frame */
 	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
@@ -54,11 +56,12 @@ void stack_symbolizer_reset(struct stack_symbolizer *s);
 /* Stack index in b for a sample of process p: its kernel frames and the
  * user frames (pcs, leaf first) unwound for it, of which the last
  * 2 * n_interp words are interpreter frames {code, instruction}, put
- * above the interpreter's evaluation-loop frames that ran them. Negative
- * errno on error. */
+ * above the interpreter's evaluation-loop frames that ran them; for
+ * interp_kind OTELPROF_INTERP_HOTSPOT they are Java frames, each naming
+ * the native frame it replaces. Negative errno on error. */
 int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 			struct process *p, const uint64_t *kstack, uint32_t nk,
 			const uint64_t *ustack, uint32_t nu, uint32_t n_interp,
-			uint64_t now_ns);
+			uint32_t interp_kind, uint64_t now_ns);
 
 #endif

@@ -1,6 +1,7 @@
-// A fib thread and a SHA hashing thread doing a known split of CPU work:
-// the profiler's Java frames are judged against each thread's own CPU
-// time. Usage: java FibHash SECONDS
+// A fib thread and a SHA hashing thread: fib runs all the time, hash two
+// thirds of it (4 ms of work, 2 ms asleep), a 60/40 split of their CPU
+// time; the profiler's Java frames are judged against each thread's own
+// CPU time. Usage: java FibHash SECONDS
 import java.security.MessageDigest;
 
 public class FibHash {
@@ -21,9 +22,11 @@ public class FibHash {
         MessageDigest sha = MessageDigest.getInstance("SHA-256");
         byte[] buf = new byte[4096];
         while (System.nanoTime() < untilNs) {
-            for (int i = 0; i < 64; i++)
+            long burst = System.nanoTime() + 4_000_000;
+            while (System.nanoTime() < burst)
                 buf = digest(sha, buf);
             sink += buf[0];
+            Thread.sleep(2);
         }
     }
 

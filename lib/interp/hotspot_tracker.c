@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "interp/hotspot_tracker.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "process/mapped_file.h"
+#include "symbolize/elf_file.h"
+
+void hotspot_process_free(struct hotspot_process *hp)
+{
+	if (!hp)
+		return;
+	for (uint32_t i = 0; i < hp->n; i++) {
+		free(hp->v[i].name);
+		free(hp->v[i].system);
+		free(hp->v[i].file);
+	}
+	free(hp->v);
+	idxmap_free(&hp->index);
+	mem_account_release(&hp->account);
+	free(hp);
+}
+
+static struct hotspot_process *state(struct hotspot_tracker *t,
+				     struct process *p)
+{
+	if (!p->jvm) {
+		p->jvm = calloc(1, sizeof(*p->jvm));
+		if (p->jvm) {
+			p->jvm->pid = p->pid;
+			idxmap_init(&p->jvm->index);
+			mem_account_init(&p->jvm->account,
+					 t->procs->files
+						 ? &t->procs->files->budget
+						 : NULL);
+		}
+	}
+	return p->jvm;
+}
+
+/* What the kernel walker needs, from what we read. */
+static void kernel_view(const struct hotspot_jvm *j,
+			struct otelprof_jvm_proc *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->interp_low = j->interp_low;
+	v->interp_high = j->interp_high;
+	for (uint32_t i = 0; i < j->nheaps && i < OTELPROF_JVM_HEAPS; i++) {
+		v->heaps[i].low = j->heaps[i].low;
+		v->heaps[i].high = j->heaps[i].high;
+		v->heaps[i].segmap = j->heaps[i].segmap;
+		v->heaps[i].log2_segment = j->heaps[i].log2_segment;
+		v->nheaps = i + 1;
+	}
+	v->blob_offset = (uint16_t)j->l.heap_block_size;
+	v->frame_size_off = (uint16_t)j->l.blob_frame_size;
+	v->interp_method = (int8_t)j->l.frame_interp_method;
+	v->interp_bcp = (int8_t)j->l.frame_interp_bcp;
+	v->interp_sender_sp = -1; /* frame::interpreter_frame_sender_sp */
+	if (j->l.frame_interp_sender_sp < 0)
+		v->interp_sender_sp = (int8_t)j->l.frame_interp_sender_sp;
+}
+
+static bool is_libjvm(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b && !strcmp(b + 1, "libjvm.so");
+}
+
+static void try_open(struct hotspot_tracker *t, struct process *p,
+		     struct hotspot_process *hp, struct proc_mapping *m)
+{
+	struct hotspot_syms syms;
+	struct otelprof_jvm_proc v;
+	const char *missing = NULL;
+	struct elf_file *f;
+	uint64_t bias;
+	int fd, err;
+
+	f = process_mapping_file(t->procs, p, m);
+	if (!f || !process_mapping_bias(m, f, &bias))
+		return;
+	fd = mapped_file_open((pid_t)p->pid, m);
+	if (fd < 0)
+		return;
+	err = hotspot_syms_from_file(fd, bias, &syms);
+	close(fd);
+	if (err) {
+		hp->reported = true; /* a libjvm without VMStructs */
+		t->unknown++;
+		return;
+	}
+	err = hotspot_jvm_open(&hp->jvm, &syms, t->read_mem, &hp->pid,
+			       &missing);
+	if (err) {
+		/* A JVM still starting has its tables half filled: try
+		 * again at its next rescan, then report it once. */
+		if (++hp->tries < HS_OPEN_TRIES && !missing)
+			return;
+		hp->reported = true;
+		t->unknown++;
+		if (getenv("OTELPROF_DEBUG"))
+			fprintf(stderr,
+				"otelprof: pid %u: JVM layout not usable "
+				"(%s, %d); native frames only\n",
+				p->pid, missing ? missing : "tables", err);
+		return;
+	}
+	hp->ready = true;
+	t->found++;
+	kernel_view(&hp->jvm, &v);
+	if (t->map_fd >= 0) {
+		if (bpf_map_update_elem(t->map_fd, &p->pid, &v, BPF_ANY))
+			t->map_errors++;
+		else
+			hp->in_kernel = true;
+	}
+}
+
+static void on_maps(void *ctx, struct process *p)
+{
+	struct hotspot_tracker *t = ctx;
+
+	if (p->jvm && (p->jvm->ready || p->jvm->reported))
+		return; /* a code cache does not move */
+	for (size_t i = 0; i < p->maps.n; i++) {
+		struct proc_mapping *m = &p->maps.v[i];
+		struct hotspot_process *hp;
+
+		if (m->kind != PROC_MAPPING_FILE || !m->path ||
+		    !is_libjvm(m->path))
+			continue;
+		hp = state(t, p);
+		if (hp)
+			try_open(t, p, hp, m);
+		return;
+	}
+}
+
+static void on_remove(void *ctx, struct process *p)
+{
+	struct hotspot_tracker *t = ctx;
+
+	if (p->jvm && p->jvm->in_kernel && t->map_fd >= 0)
+		bpf_map_delete_elem(t->map_fd, &p->pid);
+}
+
+int hotspot_tracker_init(struct hotspot_tracker *t, struct process_table *procs,
+			 int map_fd)
+{
+	struct process_table_hooks h = {t, on_maps, on_remove};
+
+	memset(t, 0, sizeof(*t));
+	t->procs = procs;
+	t->map_fd = map_fd;
+	t->read_mem = process_memory_read;
+	return process_table_add_hooks(procs, &h);
+}
+
+/* ---- methods ---- */
+
+static bool method_eq(const void *ctx, uint32_t idx)
+{
+	const void *const *c = ctx;
+	const struct hotspot_process *hp = c[0];
+
+	return hp->v[idx].method == *(const uint64_t *)c[1];
+}
+
+static char *join(const char *klass, const char *name, const char *sig)
+{
+	size_t n = strlen(klass) + strlen(name) + strlen(sig) + 2;
+	char *s = malloc(n), *q;
+
+	if (!s)
+		return NULL;
+	snprintf(s, n, "%s.%s%s", klass, name, sig);
+	for (q = s; *q && q < s + strlen(klass); q++)
+		if (*q == '/')
+			*q = '.'; /* java/lang/String -> java.lang.String */
+	return s;
+}
+
+static void resolve(struct hotspot_tracker *t, struct hotspot_process *hp,
+		    struct hotspot_method_entry *e, uint64_t now)
+{
+	static struct hotspot_method m; /* 4 KiB: not on the stack */
+
+	free(e->name);
+	free(e->system);
+	free(e->file);
+	e->name = e->system = e->file = NULL;
+	mem_account_uncharge(&hp->account, e->bytes);
+	hp->bytes -= e->bytes;
+	e->bytes = 0;
+	e->checked_ns = now;
+	e->ok = false;
+	if (hotspot_method_read(&hp->jvm, e->method, &m)) {
+		t->read_errors++;
+		return;
+	}
+	e->const_method = m.const_method;
+	e->linetable = m.linetable;
+	e->code_base = m.const_method + hp->jvm.l.cmethod_size;
+	e->name = join(m.klass, m.name, "");
+	e->system = join(m.klass, m.name, m.signature);
+	e->file = m.source[0] ? strdup(m.source) : NULL;
+	if (!e->name || !e->system)
+		return;
+	e->bytes = (uint32_t)(sizeof(*e) + 2 * strlen(e->system) +
+			      (e->file ? strlen(e->file) : 0));
+	if (!mem_account_charge(&hp->account, e->bytes)) {
+		e->bytes = 0;
+		return;
+	}
+	hp->bytes += e->bytes;
+	e->ok = true;
+}
+
+static struct hotspot_method_entry *method_entry(struct hotspot_tracker *t,
+						 struct hotspot_process *hp,
+						 uint64_t method, uint64_t now)
+{
+	const void *ctx[2] = {hp, &method};
+	struct hotspot_method_entry *e;
+	uint32_t idx;
+
+	if (idxmap_find(&hp->index, hash_u64(method), method_eq, ctx, &idx)) {
+		uint64_t cm = 0;
+
+		e = &hp->v[idx];
+		if (now - e->checked_ns < HS_RECHECK_NS)
+			return e->ok ? e : NULL;
+		/* Still the same method? (freed with its class, reused) */
+		if (t->read_mem(&hp->pid, method + hp->jvm.l.method_const, &cm,
+				8) ||
+		    cm != e->const_method) {
+			resolve(t, hp, e, now);
+			return e->ok ? e : NULL;
+		}
+		e->checked_ns = now;
+		return e->ok ? e : NULL;
+	}
+	if (hp->bytes > HS_CACHE_BUDGET) {
+		for (uint32_t i = 0; i < hp->n; i++) {
+			free(hp->v[i].name);
+			free(hp->v[i].system);
+			free(hp->v[i].file);
+		}
+		hp->n = 0;
+		hp->bytes = 0;
+		idxmap_clear(&hp->index);
+		mem_account_release(&hp->account);
+	}
+	if (hp->n == hp->cap) {
+		uint32_t ncap = hp->cap ? hp->cap * 2 : 64;
+		struct hotspot_method_entry *nv =
+			realloc(hp->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		hp->v = nv;
+		hp->cap = ncap;
+	}
+	e = &hp->v[hp->n];
+	memset(e, 0, sizeof(*e));
+	e->method = method;
+	if (idxmap_insert(&hp->index, hash_u64(method), hp->n))
+		return NULL;
+	hp->n++;
+	resolve(t, hp, e, now);
+	return e->ok ? e : NULL;
+}
+
+bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
+		   uint64_t word1, uint64_t now_ns,
+		   struct hotspot_frame_info *out)
+{
+	struct hotspot_process *hp = p->jvm;
+	uint64_t ptr = word0 & OTELPROF_JVM_PTR_MASK, method;
+	struct hotspot_method_entry *e;
+	uint32_t line = 0;
+
+	if (!hp || !hp->ready || !ptr)
+		return false;
+	if (word0 & OTELPROF_JVM_F_INTERP) {
+		method = ptr;
+	} else {
+		/* The blob must still be a compiled method holding this
+		 * pc: code is freed and its memory reused. */
+		struct hotspot_blob b;
+
+		if (hotspot_blob_read(&hp->jvm, ptr, &b) ||
+		    word1 < b.code_begin || word1 >= b.code_end) {
+			t->stale_frames++;
+			return false;
+		}
+		if (!b.nmethod) {
+			/* A stub: named by its blob */
+			char name[64];
+
+			if (!b.name ||
+			    t->read_mem(&hp->pid, b.name, name, sizeof(name)) ||
+			    !memchr(name, '\0', sizeof(name)))
+				return false;
+			snprintf(hp->stub, sizeof(hp->stub), "[%s]", name);
+			out->name = out->system = hp->stub;
+			out->file = NULL;
+			out->line = 0;
+			return true;
+		}
+		method = b.method;
+	}
+	e = method_entry(t, hp, method, now_ns);
+	if (!e)
+		return false;
+	if ((word0 & OTELPROF_JVM_F_INTERP) && word1 >= e->code_base &&
+	    word1 - e->code_base < 65536 && e->linetable)
+		line = hotspot_line_at(&hp->jvm, e->linetable,
+				       (uint32_t)(word1 - e->code_base));
+	out->name = e->name;
+	out->system = e->system;
+	out->file = e->file;
+	out->line = line;
+	return true;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * HotSpot JVMs in processes: finds libjvm in a process's mappings, reads
+ * the JVM's layout from its VMStructs (hotspot_vmstructs.h), tells the
+ * BPF walker where its code cache is (jvm_procs), and names the Java
+ * frames BPF reports: Method -> class, name, signature, source file,
+ * line at the bci; cached per Method and checked again (methods are
+ * freed with their classes, code blobs are freed and reused).
+ */
+#ifndef OTELPROF_INTERP_HOTSPOT_TRACKER_H
+#define OTELPROF_INTERP_HOTSPOT_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context/process_memory.h"
+#include "interp/hotspot_jvm.h"
+#include "process/process_table.h"
+#include "util/idxmap.h"
+#include "util/mem_budget.h"
+
+#define HS_CACHE_BUDGET (4u << 20) /* per process */
+#define HS_RECHECK_NS	(1000ull * 1000 * 1000)
+/* Tries to read a starting JVM's tables (they are filled during its
+ * start-up) before it is reported as unknown. */
+#define HS_OPEN_TRIES 20
+
+struct hotspot_method_entry {
+	uint64_t method, const_method;
+	uint64_t checked_ns;
+	char *name;   /* java.lang.String.hashCode */
+	char *system; /* ... with the signature */
+	char *file;   /* String.java, or NULL */
+	uint64_t linetable, code_base;
+	uint32_t bytes;
+	bool ok;
+};
+
+struct hotspot_process {
+	struct hotspot_jvm jvm;
+	uint32_t pid; /* read context */
+	bool ready, reported, in_kernel;
+	uint32_t tries;
+	struct mem_account account;
+	struct idxmap index;
+	struct hotspot_method_entry *v;
+	uint32_t n, cap;
+	size_t bytes;
+	char stub[72]; /* the last stub's name */
+};
+
+struct hotspot_tracker {
+	struct process_table *procs;
+	int map_fd; /* jvm_procs; -1: userspace only (tests) */
+	mem_read_fn read_mem;
+	uint64_t found;	       /* JVMs walked in the kernel */
+	uint64_t unknown;      /* JVMs whose tables we could not use */
+	uint64_t read_errors;  /* methods or blobs unreadable */
+	uint64_t stale_frames; /* a compiled frame whose blob no longer
+				  holds its pc: left out */
+	uint64_t map_errors;
+};
+
+int hotspot_tracker_init(struct hotspot_tracker *t, struct process_table *procs,
+			 int map_fd);
+void hotspot_process_free(struct hotspot_process *hp);
+
+struct hotspot_frame_info {
+	const char *name, *system, *file;
+	uint32_t line;
+};
+
+/* The Java frame of pair {word0, word1} (OTELPROF_JVM_* encoding) of
+ * process p; false if it cannot be named (left out). Strings live until
+ * the next call for p. */
+bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
+		   uint64_t word1, uint64_t now_ns,
+		   struct hotspot_frame_info *out);
+
+#endif

@@ -1,0 +1,208 @@
+// Java (HotSpot) without JVM flags: the kernel walks compiled and
+// interpreted Java frames by the JVM's own layout (its VMStructs) and
+// userspace names their methods. FibHash runs a fib thread and a SHA-256
+// thread (about 60/40 of their CPU time); each is judged by its own CPU
+// time (schedstat per thread).
+package integration
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var jdks = []struct{ name, java string }{
+	{"17", "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"},
+	{"25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"},
+}
+
+// javaFrame is the index of the first jvm frame named name, or -1.
+func javaFrame(s Sample, name string) (int, *Frame) {
+	for i := range s.Frames {
+		if s.Frames[i].Type == "jvm" && s.Frames[i].Function == name {
+			return i, &s.Frames[i]
+		}
+	}
+	return -1, nil
+}
+
+// threadsNamed waits until pid has threads with these names (comm) and
+// returns their tids.
+func threadsNamed(t *testing.T, pid int, names ...string) map[string]int64 {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		out := map[string]int64{}
+		dirs, _ := filepath.Glob("/proc/" + itoa(pid) + "/task/*/comm")
+		for _, d := range dirs {
+			raw, err := os.ReadFile(d)
+			if err != nil {
+				continue
+			}
+			comm := strings.TrimSpace(string(raw))
+			for _, n := range names {
+				if comm == n {
+					var tid int64
+					for _, c := range filepath.Base(filepath.Dir(d)) {
+						tid = tid*10 + int64(c-'0')
+					}
+					out[n] = tid
+				}
+			}
+		}
+		if len(out) == len(names) {
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("pid %d has no threads %v", pid, names)
+	return nil
+}
+
+func TestJavaFrames(t *testing.T) {
+	requireRoot(t)
+	src, _ := filepath.Abs("../workloads/java/FibHash.java")
+	fibLine := lineOf(t, src, "    static long fib(")
+	digestLine := lineOf(t, src, "    static byte[] digest(")
+	classes := filepath.Join(buildDir(t), "workloads", "java")
+	for _, j := range jdks {
+		j := j
+		t.Run(j.name, func(t *testing.T) {
+			requireExe(t, j.java)
+			cmd := exec.Command(j.java, "-cp", classes, "FibHash", "60")
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+			pid := cmd.Process.Pid
+			tids := threadsNamed(t, pid, "fib", "hash")
+			time.Sleep(1500 * time.Millisecond) // the JIT compiles them first
+			var cpu0, cpu1 map[int64]float64
+			const hz, maxSeconds = 499, 40
+			var from time.Time
+			rec := recordUntil(t, func() { from = time.Now(); cpu0 = threadCPU(pid) }, func() {
+				// ~4 s of their CPU: ~2000 samples
+				for time.Since(from) < (maxSeconds-2)*time.Second {
+					c := threadCPU(pid)
+					if c[tids["fib"]]+c[tids["hash"]]-cpu0[tids["fib"]]-cpu0[tids["hash"]] > 4 {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				cpu1 = threadCPU(pid)
+			}, maxSeconds, hz)
+			d := decodeFile(t, rec.Path)
+			p := d.ByPID(pid)
+			if p == nil {
+				t.Fatalf("no samples of pid %d\n%s", pid, rec.Stderr)
+			}
+			fibCPU := cpu1[tids["fib"]] - cpu0[tids["fib"]]
+			hashCPU := cpu1[tids["hash"]] - cpu0[tids["hash"]]
+			judgeJava(t, p, tids["fib"], tids["hash"], 100*fibCPU/(fibCPU+hashCPU),
+				src, fibLine, digestLine)
+		})
+	}
+}
+
+func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
+	src string, fibLine, digestLine int64) {
+	t.Helper()
+	// The process is found at its first sample and libjvm's big table
+	// is built then: until both are in the kernel (a few hundred ms on
+	// a loaded machine) stacks are native only. Judged: samples from 1 s
+	// after the first on; the proportions over all of them.
+	first := uint64(math.MaxUint64)
+	for _, s := range p.Samples {
+		if s.TimeNs < first {
+			first = s.TimeNs
+		}
+	}
+	var nFib, nHash, steady, withJava, fibNamed, digestNamed, fibSteady, hashSteady, run, native int
+	var bad []string
+	for _, s := range p.Samples {
+		if s.ThreadID != fibTid && s.ThreadID != hashTid {
+			continue
+		}
+		if s.ThreadID == fibTid {
+			nFib++
+		} else {
+			nHash++
+		}
+		if s.TimeNs < first+1e9 {
+			continue
+		}
+		steady++
+		java := false
+		for _, f := range s.Frames {
+			if f.Type == "jvm" {
+				java = true
+			}
+		}
+		if java {
+			withJava++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+		if s.ThreadID == fibTid {
+			fibSteady++
+			if _, f := javaFrame(s, "FibHash.fib"); f != nil {
+				fibNamed++
+				l := f.Lines[0]
+				if l.Filename != "FibHash.java" || l.SystemName != "FibHash.fib(I)J" ||
+					(l.Line != 0 && (l.Line <= fibLine || l.Line > fibLine+4)) {
+					t.Fatalf("fib frame %+v, want FibHash.java, FibHash.fib(I)J, a line in its body (%d)", l, fibLine)
+				}
+			}
+		} else {
+			hashSteady++
+			if _, f := javaFrame(s, "FibHash.digest"); f != nil {
+				digestNamed++
+				l := f.Lines[0]
+				if l.Filename != "FibHash.java" || (l.Line != 0 && (l.Line <= digestLine || l.Line > digestLine+5)) {
+					t.Fatalf("digest frame %+v, want FibHash.java and a line in its body (%d)", l, digestLine)
+				}
+			}
+		}
+		// run() of the thread's Runnable, and below it the JVM's own
+		// native thread start
+		r, _ := javaFrame(s, "java.lang.Thread.run")
+		ts := frameNamed(s, "thread_native_entry(Thread*)")
+		if r >= 0 {
+			run++
+			if ts > r && frameNamed(s, "start_thread") > ts {
+				native++
+			}
+		}
+	}
+	if steady < 500 {
+		t.Fatalf("only %d samples of the fib and hash threads", steady)
+	}
+	got := 100 * float64(nFib) / float64(nFib+nHash)
+	t.Logf("%d samples (%d steady): %.1f%% with Java frames; fib %.1f%% (truth %.1f%%); fib named %d/%d, digest %d/%d; run() %.1f%%, native start below %.1f%%",
+		nFib+nHash, steady, 100*float64(withJava)/float64(steady), got, truth,
+		fibNamed, fibSteady, digestNamed, hashSteady,
+		100*float64(run)/float64(steady), 100*float64(native)/float64(steady))
+	if float64(withJava) < 0.95*float64(steady) {
+		t.Errorf("%d of %d samples have Java frames, want >= 95%%; e.g.\n%s", withJava, steady, strings.Join(bad, "\n"))
+	}
+	if math.Abs(got-truth) > 3 {
+		t.Errorf("fib: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
+	}
+	if float64(fibNamed) < 0.95*float64(fibSteady) {
+		t.Errorf("only %d of %d fib-thread samples name FibHash.fib", fibNamed, fibSteady)
+	}
+	if float64(digestNamed) < 0.90*float64(hashSteady) {
+		t.Errorf("only %d of %d hash-thread samples name FibHash.digest", digestNamed, hashSteady)
+	}
+	if float64(run) < 0.95*float64(steady) {
+		t.Errorf("only %d of %d samples reach java.lang.Thread.run", run, steady)
+	}
+	if float64(native) < 0.95*float64(steady) {
+		t.Errorf("only %d of %d samples have the JVM's native thread start below run()", native, steady)
+	}
+}
