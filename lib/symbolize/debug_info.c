@@ -73,6 +73,8 @@ static bool take_debug_file(struct elf_symbols *s, int dfd, bool check_crc)
 
 	if (elf_symbols_load_fd(dfd, &d, s->acct))
 		return false;
+	if (d.over_budget) /* counted as the file's */
+		s->over_budget = true;
 	ok = d.n &&
 	     (s->build_id[0] ? !strcmp(d.build_id, s->build_id)
 			     : check_crc && crc_matches(dfd, s->debuglink_crc));
@@ -133,13 +135,20 @@ static bool by_debuglink(struct elf_symbols *s, const char *path, int root_fd)
 	return try_path(s, root_fd, p, true);
 }
 
+/* liblzma is given this much memory first; a stream that needs more
+ * (its dictionary) stops with LZMA_MEMLIMIT_ERROR, the need is charged
+ * and decoding goes on under the raised limit. */
+#define XZ_FIRST_MEMLIMIT (64u << 10)
+
 int debug_info_unxz(const uint8_t *in, size_t len, uint8_t **out,
-		    size_t *out_len)
+		    size_t *out_len, struct mem_account *acct)
 {
 	lzma_stream z = LZMA_STREAM_INIT;
 	size_t cap = len * 4 < (1u << 20) ? (1u << 20) : len * 4;
+	uint64_t dec_charged = XZ_FIRST_MEMLIMIT;
 	uint8_t *buf;
 	lzma_ret r;
+	int err = 0;
 
 	*out = NULL;
 	*out_len = 0;
@@ -147,11 +156,16 @@ int debug_info_unxz(const uint8_t *in, size_t len, uint8_t **out,
 		return -E2BIG;
 	if (cap > DEBUG_INFO_MAX_XZ_OUT)
 		cap = DEBUG_INFO_MAX_XZ_OUT;
-	if (lzma_stream_decoder(&z, DEBUG_INFO_XZ_MEMLIMIT, 0) != LZMA_OK)
+	if (!mem_account_charge(acct, dec_charged + cap))
+		return -EDQUOT;
+	if (lzma_stream_decoder(&z, XZ_FIRST_MEMLIMIT, 0) != LZMA_OK) {
+		mem_account_uncharge(acct, dec_charged + cap);
 		return -ENOMEM;
+	}
 	buf = malloc(cap);
 	if (!buf) {
 		lzma_end(&z);
+		mem_account_uncharge(acct, dec_charged + cap);
 		return -ENOMEM;
 	}
 	z.next_in = in;
@@ -162,14 +176,35 @@ int debug_info_unxz(const uint8_t *in, size_t len, uint8_t **out,
 		r = lzma_code(&z, LZMA_FINISH);
 		if (r == LZMA_STREAM_END)
 			break;
+		if (r == LZMA_MEMLIMIT_ERROR) {
+			uint64_t need = lzma_memusage(&z);
+
+			if (need <= dec_charged ||
+			    need > DEBUG_INFO_XZ_MEMLIMIT)
+				break;
+			if (!mem_account_charge(acct, need - dec_charged)) {
+				err = -EDQUOT;
+				break;
+			}
+			dec_charged = need;
+			if (lzma_memlimit_set(&z, need) != LZMA_OK)
+				break;
+			continue;
+		}
 		if (r == LZMA_OK && !z.avail_out &&
 		    cap < DEBUG_INFO_MAX_XZ_OUT) {
 			size_t ncap = cap * 2 > DEBUG_INFO_MAX_XZ_OUT
 					      ? DEBUG_INFO_MAX_XZ_OUT
 					      : cap * 2;
-			uint8_t *nb = realloc(buf, ncap);
+			uint8_t *nb;
 
+			if (!mem_account_charge(acct, ncap - cap)) {
+				err = -EDQUOT;
+				break;
+			}
+			nb = realloc(buf, ncap);
 			if (!nb) {
+				mem_account_uncharge(acct, ncap - cap);
 				r = LZMA_MEM_ERROR;
 				break;
 			}
@@ -183,13 +218,29 @@ int debug_info_unxz(const uint8_t *in, size_t len, uint8_t **out,
 	}
 	*out_len = cap - z.avail_out;
 	lzma_end(&z);
+	mem_account_uncharge(acct, dec_charged);
 	if (r != LZMA_STREAM_END) {
 		free(buf);
+		mem_account_uncharge(acct, cap);
 		*out_len = 0;
+		if (err)
+			return err;
 		return r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR
 			       ? -ENOMEM
 			       : -EBADMSG;
 	}
+	/* Keep (and charge) only what the stream held. */
+	if (*out_len && *out_len < cap) {
+		uint8_t *nb = realloc(buf, *out_len);
+
+		if (nb) {
+			buf = nb;
+			mem_account_uncharge(acct, cap - *out_len);
+			cap = *out_len;
+		}
+	}
+	if (cap != *out_len) /* kept at cap: charge what is given back */
+		mem_account_uncharge(acct, cap - *out_len);
 	*out = buf;
 	return 0;
 }
@@ -200,24 +251,39 @@ static bool minidebuginfo(struct elf_symbols *s, int fd)
 	uint8_t *xz, *elf;
 	size_t elf_len;
 	bool ok = false;
+	int err;
 
 	if (!s->debugdata_size || s->debugdata_size > DEBUG_INFO_MAX_XZ_IN)
 		return false;
-	xz = malloc(s->debugdata_size);
-	if (!xz)
-		return false;
-	if (pread(fd, xz, s->debugdata_size, (off_t)s->debugdata_off) !=
-		    (ssize_t)s->debugdata_size ||
-	    debug_info_unxz(xz, s->debugdata_size, &elf, &elf_len)) {
-		free(xz);
+	if (!mem_account_charge(s->acct, s->debugdata_size)) {
+		s->over_budget = true;
 		return false;
 	}
+	xz = malloc(s->debugdata_size);
+	if (!xz) {
+		mem_account_uncharge(s->acct, s->debugdata_size);
+		return false;
+	}
+	err = pread(fd, xz, s->debugdata_size, (off_t)s->debugdata_off) ==
+			      (ssize_t)s->debugdata_size
+		      ? debug_info_unxz(xz, s->debugdata_size, &elf, &elf_len,
+					s->acct)
+		      : -EIO;
 	free(xz);
+	mem_account_uncharge(s->acct, s->debugdata_size);
+	if (err) {
+		if (err == -EDQUOT)
+			s->over_budget = true;
+		return false;
+	}
 	if (!elf_symbols_load_mem(elf, elf_len, &d, s->acct)) {
 		ok = d.n && !elf_symbols_merge(s, &d);
+		if (d.over_budget)
+			s->over_budget = true;
 		elf_symbols_free(&d);
 	}
 	free(elf);
+	mem_account_uncharge(s->acct, elf_len);
 	return ok;
 }
 

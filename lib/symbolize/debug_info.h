@@ -36,8 +36,12 @@ int debug_info_attach(struct elf_symbols *s, int fd, const char *path,
 		      int root_fd);
 
 /* Decompress an xz stream of at most DEBUG_INFO_MAX_XZ_IN bytes into a
- * malloc'd buffer of at most DEBUG_INFO_MAX_XZ_OUT. 0 or negative errno. */
+ * malloc'd buffer of at most DEBUG_INFO_MAX_XZ_OUT. liblzma's memory and
+ * the output are charged to acct (NULL: unlimited) as they grow; on
+ * success *out_len bytes stay charged until the caller frees *out and
+ * gives them back. 0, -EDQUOT (over budget: an xz bomb, or a file whose
+ * budget its symbols took) or another negative errno. */
 int debug_info_unxz(const uint8_t *in, size_t len, uint8_t **out,
-		    size_t *out_len);
+		    size_t *out_len, struct mem_account *acct);
 
 #endif

@@ -54,7 +54,8 @@ int elf_source_read(const struct elf_source *src, uint64_t off, void *buf,
 }
 
 /* The section table, read once (<= 1 MiB): does it hold up? */
-static int check_sections(const struct elf_source *src, const Elf64_Ehdr *eh)
+static int check_sections(const struct elf_source *src, const Elf64_Ehdr *eh,
+			  uint64_t *bytes)
 {
 	uint64_t shnum = eh->e_shnum, total = 0;
 	Elf64_Shdr *sh;
@@ -97,6 +98,11 @@ static int check_sections(const struct elf_source *src, const Elf64_Ehdr *eh)
 	if (ret == ELF_GUARD_OK && eh->e_shstrndx != SHN_UNDEF &&
 	    sh[eh->e_shstrndx].sh_size > ELF_GUARD_MAX_SHSTRTAB)
 		ret = ELF_GUARD_SECTIONS_HOSTILE;
+	if (ret == ELF_GUARD_OK)
+		*bytes = shnum * sizeof(*sh) +
+			 (eh->e_shstrndx != SHN_UNDEF
+				  ? sh[eh->e_shstrndx].sh_size
+				  : 0);
 	free(sh);
 	return ret;
 }
@@ -127,9 +133,11 @@ int elf_guard_check(const struct elf_source *src, struct elf_guard *g)
 		}
 		g->phnum = eh->e_phnum;
 	}
-	err = check_sections(src, eh);
+	err = check_sections(src, eh, &g->header_bytes);
 	if (err < 0)
 		elf_guard_free(g);
+	else
+		g->header_bytes += g->phnum * sizeof(Elf64_Phdr);
 	return err;
 }
 

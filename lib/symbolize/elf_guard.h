@@ -51,6 +51,9 @@ struct elf_guard {
 	Elf64_Ehdr eh;
 	Elf64_Phdr *ph; /* eh.e_phnum entries, malloc'd (<= 229 KiB) */
 	size_t phnum;
+	/* What a library reading this file's headers holds: program and
+	 * section headers and the section names (ELF_GUARD_OK only). */
+	uint64_t header_bytes;
 };
 
 /*

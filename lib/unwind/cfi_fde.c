@@ -502,7 +502,8 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		       uint64_t sec_addr, bool eh, Elf_Data *hdr,
 		       uint64_t hdr_addr, const struct unwind_window *win,
 		       struct unwind_fde **out, size_t *nout,
-		       uint64_t *max_call, struct unwind_table_stats *st)
+		       uint64_t *max_call, struct unwind_table_stats *st,
+		       struct unwind_mem *mem)
 {
 	struct unwind_window *all = NULL;
 	size_t nall = 0, capall = 0;
@@ -511,6 +512,7 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 	struct unwind_fde *v = NULL;
 	uint64_t *offs = NULL;
 	size_t n = 0, cap = 0, noffs = 0, capoffs = 0;
+	uint64_t ncie = 0, held = 0; /* CIEs seen; bytes charged for lists */
 	Dwarf_Off off = 0;
 	const uint8_t *base = d->d_buf;
 	int err = 0;
@@ -545,8 +547,10 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 			break;
 		}
 		off = next;
-		if (dwarf_cfi_cie_p(&e))
+		if (dwarf_cfi_cie_p(&e)) {
+			ncie++;
 			continue;
+		}
 		st->fdes_total++;
 		if (noffs >= UNWIND_MAX_FDES) {
 			/* The rest would go unvetted but not unused by libdw:
@@ -556,8 +560,15 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		}
 		if (noffs == capoffs) {
 			size_t nc = capoffs ? capoffs * 2 : 256;
-			uint64_t *no = realloc(offs, nc * sizeof(*no));
+			uint64_t *no;
 
+			if (!unwind_mem_charge(mem,
+					       (nc - capoffs) * sizeof(*no))) {
+				err = -EDQUOT;
+				goto out;
+			}
+			held += (nc - capoffs) * sizeof(*no);
+			no = realloc(offs, nc * sizeof(*no));
 			if (!no) {
 				err = -ENOMEM;
 				goto out;
@@ -622,9 +633,15 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		 * the overlap test that decides how to charge the work. */
 		if (nall == capall) {
 			size_t nc = capall ? capall * 2 : 256;
-			struct unwind_window *na =
-				realloc(all, nc * sizeof(*na));
+			struct unwind_window *na;
 
+			if (!unwind_mem_charge(mem,
+					       (nc - capall) * sizeof(*na))) {
+				err = -EDQUOT;
+				goto out;
+			}
+			held += (nc - capall) * sizeof(*na);
+			na = realloc(all, nc * sizeof(*na));
 			if (!na) {
 				err = -ENOMEM;
 				goto out;
@@ -642,8 +659,14 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		}
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
-			struct unwind_fde *nv = realloc(v, nc * sizeof(*v));
+			struct unwind_fde *nv;
 
+			if (!unwind_mem_charge(mem, (nc - cap) * sizeof(*v))) {
+				err = -EDQUOT;
+				goto out;
+			}
+			held += (nc - cap) * sizeof(*v);
+			nv = realloc(v, nc * sizeof(*v));
 			if (!nv) {
 				err = -ENOMEM;
 				goto out;
@@ -669,13 +692,34 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 	 * every call the most expensive full run.
 	 */
 	*max_call = overlapping(all, nall) ? call_max : 0;
+	/* What libdw will cache when it runs these programs. */
+	{
+		uint64_t cache = noffs * (uint64_t)UNWIND_LIBDW_FDE_BYTES +
+				 ncie * (uint64_t)UNWIND_LIBDW_CIE_BYTES;
+
+		if (unwind_mem_charge(mem, cache)) {
+			if (mem)
+				mem->libdw += cache;
+		} else {
+			err = -EDQUOT;
+		}
+	}
 out:
 	free(all);
 	free(offs);
 	if (err) {
 		free(v);
+		unwind_mem_uncharge(mem, held);
 		return err;
 	}
+	/* v, trimmed to n, stays charged while the caller holds it. */
+	if (n && n < cap) {
+		struct unwind_fde *nv = realloc(v, n * sizeof(*v));
+
+		if (nv)
+			v = nv;
+	}
+	unwind_mem_uncharge(mem, held - n * sizeof(*v));
 	*out = v;
 	*nout = n;
 	return 0;

@@ -172,8 +172,9 @@ int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		}
 		sp.lo = pc;
 		sp.hi = e < hi ? e : hi;
-		if (unwind_spans_push(out, &sp))
-			return -ENOMEM;
+		ra = unwind_spans_push(out, &sp);
+		if (ra)
+			return ra;
 		pc = sp.hi;
 	}
 	return 0;

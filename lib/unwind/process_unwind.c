@@ -99,6 +99,7 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 		}
 	}
 	memset(&st, 0, sizeof(st));
+	st.acct = &f->acct;
 	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
 		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
 	pu->build_ns += mono_ns() - t0;
@@ -139,7 +140,9 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 			fprintf(stderr,
 				"otelprof: no unwind table for %s: %s\n",
 				f->path, strerror(-err));
-		if (err != -ENOENT)
+		if (st.flags & UNWIND_ST_OVER_BUDGET)
+			pu->over_budget++;
+		else if (err != -ENOENT)
 			pu->table_errors++;
 		return;
 	}
@@ -304,6 +307,7 @@ static void *worker_main(void *arg)
 		 * array, which nothing else refers to yet). */
 		t0 = mono_ns();
 		j->st.cancel = &pu->cancel_builds;
+		j->st.acct = &j->f->acct; /* f is referenced by the job */
 		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
 		/* Big tables get their own kernel array, made and filled
 		 * here; smaller ones are packed into a shared chunk by the

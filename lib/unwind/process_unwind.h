@@ -51,6 +51,7 @@ struct process_unwind {
 	int notify_fd; /* eventfd: a build finished (drain thread polls it) */
 	uint64_t async_builds;
 	uint64_t refused_process, refused_host; /* budgets, see above */
+	uint64_t over_budget; /* builds refused: the file's memory budget */
 };
 
 /* Installs the file_cache and process_table hooks. With files_fd and

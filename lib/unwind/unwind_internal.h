@@ -12,6 +12,31 @@
 
 #include "unwind/unwind_table.h"
 
+/*
+ * Memory of one build, charged to the file's account before it is
+ * allocated. Sizes libdw and libelf allocate on their own are charged by
+ * what they will hold: section copies by section size, libdw's caches per
+ * CIE and FDE (measured below).
+ */
+struct unwind_mem {
+	struct mem_account *acct; /* NULL: unlimited */
+	uint64_t charged, peak;
+	uint64_t libdw; /* of charged: libdw's caches of the open CFI */
+	bool refused;	/* a charge failed: the build ends with -EDQUOT */
+};
+
+/* Give back what libdw's caches were charged (after dwarf_cfi_end). */
+void unwind_mem_libdw_done(struct unwind_mem *m);
+
+/* libdw 0.188 caches every FDE it looks up (80 bytes each with malloc's
+ * overhead, measured on 700k FDEs) and every CIE with its initial rule
+ * set (up to 128 registers of 16 bytes after our vetting). */
+#define UNWIND_LIBDW_FDE_BYTES 96u
+#define UNWIND_LIBDW_CIE_BYTES 2304u
+
+bool unwind_mem_charge(struct unwind_mem *m, uint64_t n);
+void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n);
+
 /* Address range of one FDE, as decoded by unwind_fde_collect(). */
 struct unwind_fde {
 	uint64_t lo, hi;
@@ -30,10 +55,11 @@ struct unwind_span {
 struct unwind_spans {
 	struct unwind_span *v;
 	size_t n, cap;
-	uint64_t work;	   /* CFA program bytes executed so far */
-	uint64_t work_max; /* budget: bounds time on hostile input */
-	size_t max;	   /* row cap */
-	bool full;	   /* a cap was hit */
+	uint64_t work;		/* CFA program bytes executed so far */
+	uint64_t work_max;	/* budget: bounds time on hostile input */
+	size_t max;		/* row cap */
+	bool full;		/* a cap was hit */
+	struct unwind_mem *mem; /* v is charged here */
 };
 
 /* Executable address window; FDEs outside it are skipped. */
@@ -65,14 +91,15 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 		       uint64_t sec_addr, bool eh, Elf_Data *hdr,
 		       uint64_t hdr_addr, const struct unwind_window *win,
 		       struct unwind_fde **out, size_t *nout,
-		       uint64_t *max_call, struct unwind_table_stats *st);
+		       uint64_t *max_call, struct unwind_table_stats *st,
+		       struct unwind_mem *mem);
 
 /*
  * Append the rows libdw computes for [lo, hi) of one FDE, charging
  * out->work `upfront` once, then `per_call` per libdw call (see
  * unwind_fde_collect); stops with out->full when the budget would be
- * exceeded. Returns 0, 1 if the FDE was unusable (nothing appended), or
- * -ENOMEM.
+ * exceeded. Returns 0, 1 if the FDE was unusable (nothing appended),
+ * -EDQUOT (out->mem refused) or -ENOMEM.
  */
 int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 			uint64_t upfront, uint64_t per_call,

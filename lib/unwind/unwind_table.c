@@ -29,6 +29,38 @@
 #define UNWIND_WORK_PER_CFI_BYTE 256
 #define UNWIND_WORK_MAX		 (2ULL << 30)
 
+bool unwind_mem_charge(struct unwind_mem *m, uint64_t n)
+{
+	if (!m || !n)
+		return true;
+	if (m->refused || !mem_account_charge(m->acct, n)) {
+		m->refused = true;
+		return false;
+	}
+	m->charged += n;
+	if (m->charged > m->peak)
+		m->peak = m->charged;
+	return true;
+}
+
+void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n)
+{
+	if (!m || !n)
+		return;
+	if (n > m->charged)
+		n = m->charged;
+	mem_account_uncharge(m->acct, n);
+	m->charged -= n;
+}
+
+void unwind_mem_libdw_done(struct unwind_mem *m)
+{
+	if (!m)
+		return;
+	unwind_mem_uncharge(m, m->libdw);
+	m->libdw = 0;
+}
+
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 {
 	if (s->n >= s->max) {
@@ -41,9 +73,14 @@ int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 
 		if (nc > s->max)
 			nc = s->max;
+		if (!unwind_mem_charge(s->mem, (nc - s->cap) * sizeof(*nv)))
+			return -EDQUOT;
 		nv = realloc(s->v, nc * sizeof(*nv));
-		if (!nv)
+		if (!nv) {
+			unwind_mem_uncharge(s->mem,
+					    (nc - s->cap) * sizeof(*nv));
 			return -ENOMEM;
+		}
 		s->v = nv;
 		s->cap = nc;
 	}
@@ -55,6 +92,7 @@ int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 struct cover {
 	struct unwind_window *v;
 	size_t n;
+	uint64_t charged;
 };
 
 static int span_cmp(const void *a, const void *b)
@@ -80,11 +118,16 @@ static void spans_sort(struct unwind_spans *s)
 static int cover_build(struct unwind_spans *s, struct cover *c)
 {
 	free(c->v);
+	unwind_mem_uncharge(s->mem, c->charged);
+	c->charged = 0;
 	c->v = NULL;
 	c->n = 0;
 	if (!s->n)
 		return 0;
 	spans_sort(s);
+	if (!unwind_mem_charge(s->mem, s->n * sizeof(*c->v)))
+		return -EDQUOT;
+	c->charged = s->n * sizeof(*c->v);
 	c->v = malloc(s->n * sizeof(*c->v));
 	if (!c->v)
 		return -ENOMEM;
@@ -271,6 +314,8 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	if (g->count != 1 || g->nobits || g->compressed ||
 	    g->size > GO_PCLNTAB_MAX_BYTES)
 		return 0;
+	if (!unwind_mem_charge(sp->mem, g->size)) /* libelf's copy */
+		return -EDQUOT;
 	d = elf_getdata(g->scn, NULL);
 	if (!d || !d->d_buf ||
 	    go_pclntab_open(&t, d->d_buf, d->d_size, ei->text.addr))
@@ -330,6 +375,8 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 		       const struct cover *cov, struct unwind_spans *sp,
 		       struct unwind_table_stats *st)
 {
+	int r = 0;
+
 	struct unwind_fde *f = NULL;
 	uint64_t max_call = 0;
 	size_t n = 0;
@@ -339,7 +386,7 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 
 	err = unwind_fde_collect((const unsigned char *)elf_getident(elf, NULL),
 				 d, addr, eh, hdr, ei->eh_frame_hdr.addr,
-				 &ei->win, &f, &n, &max_call, st);
+				 &ei->win, &f, &n, &max_call, st, sp->mem);
 	if (err == -EBADMSG || err == -E2BIG) {
 		/* Section rejected whole: all its FDEs count as skipped. */
 		if (err == -E2BIG)
@@ -357,8 +404,8 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 		bool used = false, bad = false;
 
 		if (st->cancel && atomic_load(st->cancel)) {
-			free(f);
-			return -ECANCELED;
+			r = -ECANCELED;
+			break;
 		}
 
 		if (pos >= f[i].hi) {
@@ -366,19 +413,18 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 			continue;
 		}
 		while (cover_next_gap(cov, &pos, f[i].hi, &plo, &phi)) {
-			int r = unwind_cfi_fde_rows(cfi, plo, phi,
-						    max_call ? 0 : f[i].cost,
-						    max_call, sp);
-
-			if (r < 0) {
-				free(f);
-				return r;
-			}
+			r = unwind_cfi_fde_rows(cfi, plo, phi,
+						max_call ? 0 : f[i].cost,
+						max_call, sp);
+			if (r < 0)
+				break;
 			if (r > 0)
 				bad = true;
 			else
 				used = true;
 		}
+		if (r < 0)
+			break;
 		if (bad)
 			st->fdes_skipped++;
 		else if (!used)
@@ -389,7 +435,8 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 			cursor = f[i].hi;
 	}
 	free(f);
-	return 0;
+	unwind_mem_uncharge(sp->mem, n * sizeof(*f));
+	return r < 0 ? r : 0;
 }
 
 /*
@@ -397,7 +444,8 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
  * Done here with a bounded zlib call instead of elf_compress(), which would
  * write into the (const) memory image.
  */
-static void *inflate_sec(const Elf_Data *raw, bool gnu, size_t *outlen)
+static void *inflate_sec(const Elf_Data *raw, bool gnu, size_t *outlen,
+			 struct unwind_mem *mem)
 {
 	const uint8_t *p = raw->d_buf;
 	uint64_t size = 0;
@@ -422,7 +470,8 @@ static void *inflate_sec(const Elf_Data *raw, bool gnu, size_t *outlen)
 			return NULL;
 		size = ch.ch_size;
 	}
-	if (!size || size > UNWIND_MAX_CFI_SECTION)
+	if (!size || size > UNWIND_MAX_CFI_SECTION ||
+	    !unwind_mem_charge(mem, size))
 		return NULL;
 	buf = malloc(size);
 	if (!buf)
@@ -490,7 +539,7 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 			   struct unwind_table_stats *st)
 {
 	const struct sec *s = &ei->debug_frame;
-	Elf_Data *raw = elf_rawdata(s->scn, NULL), *d;
+	Elf_Data *raw, *d;
 	void *inflated = NULL, *img = NULL;
 	const void *bytes;
 	size_t size, len;
@@ -499,6 +548,10 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 	Dwarf_CFI *cfi;
 	int err = 0;
 
+	/* libelf copies the section in (ELF_C_READ). */
+	if (!unwind_mem_charge(sp->mem, s->size))
+		return -EDQUOT;
+	raw = elf_rawdata(s->scn, NULL);
 	if (!raw || !raw->d_buf || raw->d_size != s->size) {
 		st->flags |= UNWIND_ST_CFI_CORRUPT;
 		return 0;
@@ -506,7 +559,7 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 	bytes = raw->d_buf;
 	size = raw->d_size;
 	if (s->compressed || s->gnu_zlib) {
-		inflated = inflate_sec(raw, s->gnu_zlib, &size);
+		inflated = inflate_sec(raw, s->gnu_zlib, &size, sp->mem);
 		if (!inflated) {
 			st->flags |= UNWIND_ST_CFI_CORRUPT;
 			return 0;
@@ -514,6 +567,11 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 		bytes = inflated;
 	}
 	st->bytes_of_cfi += size;
+	/* The image: the section, its headers and names (< 4 KiB). */
+	if (!unwind_mem_charge(sp->mem, size + 4096)) {
+		err = -EDQUOT;
+		goto out;
+	}
 	img = debug_frame_image((const unsigned char *)elf_getident(elf, NULL),
 				bytes, size, &len);
 	if (!img) {
@@ -537,6 +595,11 @@ out:
 		elf_end(sub);
 	free(img);
 	free(inflated);
+	unwind_mem_libdw_done(sp->mem);
+	if (img)
+		unwind_mem_uncharge(sp->mem, size + 4096);
+	if (inflated)
+		unwind_mem_uncharge(sp->mem, size);
 	return err;
 }
 
@@ -546,69 +609,92 @@ static bool rule_eq(const struct unwind_row *r, const struct unwind_span *s)
 	       r->fp_rule == s->fp_rule && r->fp_offset == s->fp_offset;
 }
 
-static int emit_row(struct unwind_table *t, size_t cap, uint64_t pc,
+/* One pass over the sorted spans: writes rows (or, rows NULL, counts
+ * them) up to cap. */
+struct row_pass {
+	struct unwind_row *rows; /* NULL: count only */
+	size_t n, cap;
+	struct unwind_row last; /* valid if n */
+};
+
+static int emit_row(struct row_pass *w, uint64_t pc,
 		    const struct unwind_span *s)
 {
-	struct unwind_row *r;
+	struct unwind_row r;
 
-	if (t->nrows >= cap)
+	if (w->n >= w->cap)
 		return -1;
-	r = &t->rows[t->nrows++];
-	r->pc = pc;
-	r->cfa_offset = s->cfa_offset;
-	r->fp_offset = s->fp_offset;
-	r->cfa_base = s->cfa_base;
-	r->fp_rule = s->fp_rule;
+	r.pc = pc;
+	r.cfa_offset = s->cfa_offset;
+	r.fp_offset = s->fp_offset;
+	r.cfa_base = s->cfa_base;
+	r.fp_rule = s->fp_rule;
+	if (w->rows)
+		w->rows[w->n] = r;
+	w->last = r;
+	w->n++;
 	return 0;
 }
 
-/* Sorted spans -> rows; INVALID rows for holes and after the end. */
-static int finalize(struct unwind_spans *sp, struct unwind_table *t,
-		    struct unwind_table_stats *st)
+/* Sorted spans -> rows; INVALID rows for holes and after the end.
+ * Returns true when cap cut the table short. */
+static bool row_pass(const struct unwind_spans *sp, struct row_pass *w)
 {
 	static const struct unwind_span invalid = {0};
-	size_t cap = 2 * sp->n + 1;
 	uint64_t prev_hi = 0;
 	bool any = false;
 
-	if (cap > UNWIND_MAX_ROWS)
-		cap = UNWIND_MAX_ROWS;
-	spans_sort(sp);
-	t->rows = malloc((cap ? cap : 1) * sizeof(*t->rows));
-	if (!t->rows)
-		return -ENOMEM;
 	for (size_t i = 0; i < sp->n; i++) {
 		struct unwind_span s = sp->v[i];
-		struct unwind_row *last;
 
 		if (any && s.lo < prev_hi)
 			s.lo = prev_hi; /* defensive: spans never overlap */
 		if (s.lo >= s.hi)
 			continue;
 		if (any && s.lo > prev_hi &&
-		    (t->rows[t->nrows - 1].cfa_base != UNWIND_CFA_INVALID) &&
-		    emit_row(t, cap, prev_hi, &invalid))
-			goto full;
-		last = t->nrows ? &t->rows[t->nrows - 1] : NULL;
-		if (!last || !rule_eq(last, &s)) {
-			if (emit_row(t, cap, s.lo, &s))
-				goto full;
+		    w->last.cfa_base != UNWIND_CFA_INVALID &&
+		    emit_row(w, prev_hi, &invalid))
+			return true;
+		if (!w->n || !rule_eq(&w->last, &s)) {
+			if (emit_row(w, s.lo, &s))
+				return true;
 		}
 		prev_hi = s.hi;
 		any = true;
 	}
-	if (any && t->rows[t->nrows - 1].cfa_base != UNWIND_CFA_INVALID &&
-	    emit_row(t, cap, prev_hi, &invalid))
-		goto full;
-	goto out;
-full:
-	/* Keep a valid table: the last row must be INVALID. */
-	st->flags |= UNWIND_ST_TRUNCATED;
-	t->rows[t->nrows - 1].cfa_base = UNWIND_CFA_INVALID;
-	t->rows[t->nrows - 1].cfa_offset = 0;
-	t->rows[t->nrows - 1].fp_rule = UNWIND_FP_SAME;
-	t->rows[t->nrows - 1].fp_offset = 0;
-out:
+	return any && w->last.cfa_base != UNWIND_CFA_INVALID &&
+	       emit_row(w, prev_hi, &invalid);
+}
+
+/* Rows counted first, then allocated exactly (and charged): twice the
+ * spans, the bound, would double the table's peak memory. */
+static int finalize(struct unwind_spans *sp, struct unwind_table *t,
+		    struct unwind_table_stats *st)
+{
+	struct row_pass w = {.cap = UNWIND_MAX_ROWS};
+	size_t cap;
+
+	spans_sort(sp);
+	row_pass(sp, &w);
+	cap = w.n ? w.n : 1;
+	if (!unwind_mem_charge(sp->mem, cap * sizeof(*t->rows)))
+		return -EDQUOT;
+	t->rows = malloc(cap * sizeof(*t->rows));
+	if (!t->rows)
+		return -ENOMEM;
+	t->charged = cap * sizeof(*t->rows);
+	memset(&w, 0, sizeof(w));
+	w.rows = t->rows;
+	w.cap = cap;
+	if (row_pass(sp, &w)) {
+		/* Keep a valid table: the last row must be INVALID. */
+		st->flags |= UNWIND_ST_TRUNCATED;
+		t->rows[w.n - 1].cfa_base = UNWIND_CFA_INVALID;
+		t->rows[w.n - 1].cfa_offset = 0;
+		t->rows[w.n - 1].fp_rule = UNWIND_FP_SAME;
+		t->rows[w.n - 1].fp_offset = 0;
+	}
+	t->nrows = w.n;
 	for (size_t i = 0; i < t->nrows; i++) {
 		switch (t->rows[i].cfa_base) {
 		case UNWIND_CFA_INVALID:
@@ -630,10 +716,11 @@ out:
 }
 
 static int build(Elf *elf, struct unwind_table *out,
-		 struct unwind_table_stats *st)
+		 struct unwind_table_stats *st, struct unwind_mem *mem)
 {
 	struct unwind_spans sp = {.max = UNWIND_MAX_ROWS / 2,
-				  .work_max = UNWIND_WORK_BASE};
+				  .work_max = UNWIND_WORK_BASE,
+				  .mem = mem};
 	struct cover cov = {0};
 	struct elf_info ei;
 	Dwarf_CFI *cfi = NULL;
@@ -656,8 +743,15 @@ static int build(Elf *elf, struct unwind_table *out,
 	if (usable(&ei.eh_frame) &&
 	    (!ei.eh_frame_hdr.count || (usable(&ei.eh_frame_hdr) &&
 					ei.eh_frame_hdr.size <= (16u << 20)))) {
-		Elf_Data *d = elf_rawdata(ei.eh_frame.scn, NULL), *hdr = NULL;
+		Elf_Data *d, *hdr = NULL;
 
+		/* libelf copies both sections in (ELF_C_READ). */
+		if (!unwind_mem_charge(mem, ei.eh_frame.size +
+						    ei.eh_frame_hdr.size)) {
+			err = -EDQUOT;
+			goto out;
+		}
+		d = elf_rawdata(ei.eh_frame.scn, NULL);
 		have_cfi = true;
 		st->bytes_of_cfi += ei.eh_frame.size;
 		if (ei.eh_frame_hdr.scn)
@@ -670,6 +764,10 @@ static int build(Elf *elf, struct unwind_table *out,
 					  true, &ei, &cov, &sp, st);
 			if (err)
 				goto out;
+			/* Its caches are not needed past this point. */
+			dwarf_cfi_end(cfi);
+			cfi = NULL;
+			unwind_mem_libdw_done(mem);
 		} else {
 			st->flags |= UNWIND_ST_CFI_CORRUPT;
 		}
@@ -753,27 +851,60 @@ static int build(Elf *elf, struct unwind_table *out,
 	}
 	if (sp.full)
 		st->flags |= UNWIND_ST_TRUNCATED;
+	/* The cover is not needed for the rows: give it back first. */
+	free(cov.v);
+	cov.v = NULL;
+	unwind_mem_uncharge(mem, cov.charged);
+	cov.charged = 0;
 	err = finalize(&sp, out, st);
 out:
 	if (cfi)
 		dwarf_cfi_end(cfi);
 	free(cov.v);
 	free(sp.v);
-	if (err)
-		unwind_table_free(out);
+	if (mem->refused && err != -ECANCELED)
+		err = -EDQUOT;
+	if (err) {
+		/* Its charge is in mem's, given back by table_done(). */
+		free(out->rows);
+		out->rows = NULL;
+		out->nrows = 0;
+		out->charged = 0;
+	}
 	return err;
 }
 
-static void table_init(struct unwind_table *out, struct unwind_table_stats *st)
+static void table_init(struct unwind_table *out, struct unwind_table_stats *st,
+		       struct unwind_mem *mem)
 {
+	const atomic_bool *cancel = st->cancel;
+	struct mem_account *acct = st->acct;
+
 	memset(out, 0, sizeof(*out));
 	memset(st, 0, sizeof(*st));
+	st->cancel = cancel;
+	st->acct = acct;
+	memset(mem, 0, sizeof(*mem));
+	mem->acct = acct;
+	out->acct = acct;
 	elf_version(EV_CURRENT);
 }
 
+/* After a build: only the table's rows stay charged. */
+static int table_done(struct unwind_table *out, struct unwind_table_stats *st,
+		      struct unwind_mem *mem, int err)
+{
+	st->mem_peak = mem->peak;
+	if (err == -EDQUOT)
+		st->flags |= UNWIND_ST_OVER_BUDGET;
+	mem_account_uncharge(mem->acct, mem->charged - out->charged);
+	return err;
+}
+
 /* libelf allocates per announced section: refuse a section table that
- * does not hold up before it sees the file (no section table is no CFI). */
-static int guard(int fd, const void *buf, size_t len)
+ * does not hold up before it sees the file (no section table is no CFI).
+ * What libelf will read of the headers is charged to mem. */
+static int guard(int fd, const void *buf, size_t len, struct unwind_mem *mem)
 {
 	struct elf_source src;
 	struct elf_guard g;
@@ -790,65 +921,69 @@ static int guard(int fd, const void *buf, size_t len)
 	if (err < 0)
 		return err;
 	elf_guard_free(&g);
-	return err == ELF_GUARD_SECTIONS_HOSTILE ? -ENOEXEC : 0;
+	if (err == ELF_GUARD_SECTIONS_HOSTILE)
+		return -ENOEXEC;
+	return unwind_mem_charge(mem, g.header_bytes) ? 0 : -EDQUOT;
 }
 
 int unwind_table_build_fd(int fd, struct unwind_table *out,
 			  struct unwind_table_stats *st)
 {
-	struct unwind_table_stats local;
+	struct unwind_table_stats local = {0};
+	struct unwind_mem mem;
 	struct stat sb;
 	Elf *elf;
 	int err;
 
 	if (!st)
 		st = &local;
-	table_init(out, st);
+	table_init(out, st, &mem);
 	if (fstat(fd, &sb))
 		return -errno;
 	if (!S_ISREG(sb.st_mode))
 		return -ENOEXEC;
 	if ((uint64_t)sb.st_size > UNWIND_MAX_FILE_SIZE)
 		return -EFBIG;
-	err = guard(fd, NULL, 0);
+	err = guard(fd, NULL, 0, &mem);
 	if (err)
-		return err;
+		return table_done(out, st, &mem, err);
 	/* ELF_C_READ: pread into private buffers, no mmap, so a file
 	 * truncated under us gives a read error rather than SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
-		return -ENOEXEC;
-	err = build(elf, out, st);
+		return table_done(out, st, &mem, -ENOEXEC);
+	err = build(elf, out, st, &mem);
 	elf_end(elf);
-	return err;
+	return table_done(out, st, &mem, err);
 }
 
 int unwind_table_build_mem(const void *buf, size_t len,
 			   struct unwind_table *out,
 			   struct unwind_table_stats *st)
 {
-	struct unwind_table_stats local;
+	struct unwind_table_stats local = {0};
+	struct unwind_mem mem;
 	Elf *elf;
 	int err;
 
 	if (!st)
 		st = &local;
-	table_init(out, st);
+	table_init(out, st, &mem);
 	if (!buf)
 		return -EINVAL;
 	if (len > UNWIND_MAX_FILE_SIZE)
 		return -EFBIG;
-	err = guard(-1, buf, len);
+	err = guard(-1, buf, len, &mem);
 	if (err)
-		return err;
+		return table_done(out, st, &mem, err);
 	/* libelf takes char * but only reads a little-endian native image,
 	 * which scan_elf() insists on before any section is touched. */
 	elf = elf_memory((char *)(uintptr_t)buf, len);
 	if (!elf)
-		return -ENOEXEC;
-	err = build(elf, out, st);
+		return table_done(out, st, &mem, -ENOEXEC);
+	err = build(elf, out, st, &mem);
 	elf_end(elf);
-	return err;
+	return table_done(out, st, &mem, err);
 }
 
 const struct unwind_row *unwind_table_lookup(const struct unwind_table *t,
@@ -876,6 +1011,8 @@ void unwind_table_free(struct unwind_table *t)
 	if (!t)
 		return;
 	free(t->rows);
+	mem_account_uncharge(t->acct, t->charged);
+	t->charged = 0;
 	t->rows = NULL;
 	t->nrows = 0;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "unwind_types.h"
+#include "util/mem_budget.h"
 
 /* Hard caps; inputs beyond them are rejected or truncated (see stats). */
 #define UNWIND_MAX_FILE_SIZE   (4ULL << 30) /* whole ELF file */
@@ -37,6 +38,7 @@ enum unwind_stats_flags {
 	UNWIND_ST_ENTRY_STOP = 1u << 5,	  /* STOP row added at e_entry */
 	UNWIND_ST_PLT_FILLED = 1u << 6,	  /* PLT rows added without FDE */
 	UNWIND_ST_HOSTILE = 1u << 7,	  /* a CFI section was rejected whole */
+	UNWIND_ST_OVER_BUDGET = 1u << 8,  /* refused: the memory budget */
 };
 
 struct unwind_table_stats {
@@ -55,12 +57,21 @@ struct unwind_table_stats {
 	/* In: if set, the build checks it between FDEs and returns
 	 * -ECANCELED once it is true (a profiler being closed). */
 	const atomic_bool *cancel;
+	/* In: the file's memory account (NULL: unlimited). What the build
+	 * reads and allocates (section copies, FDE lists, libdw's caches,
+	 * spans, rows) is charged to it before it is allocated; a refused
+	 * charge ends the build with -EDQUOT and UNWIND_ST_OVER_BUDGET. The
+	 * table's rows stay charged until unwind_table_free(). */
+	struct mem_account *acct;
+	uint64_t mem_peak; /* out: most bytes the build had charged */
 };
 
 struct unwind_table {
 	struct unwind_row *rows; /* sorted by pc, strictly increasing */
 	size_t nrows;
-	uint64_t entry; /* ELF e_entry (file vaddr), 0 if none */
+	uint64_t entry;		  /* ELF e_entry (file vaddr), 0 if none */
+	struct mem_account *acct; /* rows charged here (given back by */
+	uint64_t charged;	  /* unwind_table_free) */
 };
 
 /*
@@ -69,9 +80,10 @@ struct unwind_table {
  * 64-bit little-endian x86_64 ET_EXEC/ET_DYN ELF with an executable
  * PT_LOAD, or unreadable), -EFBIG (file over UNWIND_MAX_FILE_SIZE),
  * -ENOENT (no .eh_frame/.debug_frame section: use frame pointers),
- * -ENOMEM, or fstat's errno. Corrupt or hostile CFI is not an error: it is
- * skipped and counted in `st` (may be NULL). On success free `out` with
- * unwind_table_free(); on failure `out` is empty.
+ * -EDQUOT (over st->acct's budget), -ENOMEM, or fstat's errno. Corrupt or
+ * hostile CFI is not an error: it is skipped and counted in `st` (may be NULL;
+ * else zeroed or with its "in" fields set: cancel, acct). On success free `out`
+ * with unwind_table_free(); on failure `out` is empty.
  */
 int unwind_table_build_fd(int fd, struct unwind_table *out,
 			  struct unwind_table_stats *st);

@@ -66,7 +66,7 @@ static double cpu_ms(void);
 static void build_one(int fd, const char *path)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	struct result *r;
 	double t0, c0;
 

@@ -141,7 +141,7 @@ static uint8_t *wrap_cfi(const uint8_t *data, size_t size, size_t *out_len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	uint8_t *wrapped = NULL;
 	int err;
 

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mem_account acct;
 	struct elf_symbols s;
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	uint64_t apparent;
 	char htl[33];
 

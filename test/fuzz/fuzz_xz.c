@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t *out;
 	size_t len;
 
-	if (!debug_info_unxz(data, size, &out, &len)) {
+	if (!debug_info_unxz(data, size, &out, &len, NULL)) {
 		struct elf_symbols s;
 
 		if (len > DEBUG_INFO_MAX_XZ_OUT)

@@ -263,7 +263,7 @@ static void test_real_files(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(real_files) / sizeof(*real_files); i++) {
 		struct unwind_table t;
-		struct unwind_table_stats st;
+		struct unwind_table_stats st = {0};
 		struct prop p = {.path = real_files[i]};
 		uint8_t *img;
 		size_t len;
@@ -349,7 +349,7 @@ static bool find_sec(Elf *e, const char *want, uint64_t *addr, uint64_t *sz)
 static void test_start_is_stop(void **state)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	const struct unwind_row *r;
 
 	(void)state;
@@ -375,7 +375,7 @@ static void test_start_is_stop(void **state)
 static void test_libc_thread_roots(void **state)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	uint64_t a, sz;
 	bool in_clone = false;
 	int fd;
@@ -400,7 +400,7 @@ static void test_libc_thread_roots(void **state)
 static void check_plt(const char *path)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	uint64_t a, sz;
 	int fd;
 	Elf *e;
@@ -466,7 +466,7 @@ static void test_restore_rt_is_signal(void **state)
 {
 	struct sigaction sa = {.sa_handler = dummy_handler}, old;
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	const struct unwind_row *r;
 	uint64_t base = 0, restorer;
 
@@ -558,7 +558,7 @@ static void rows_in(const struct unwind_table *t, uint64_t a, uint64_t sz,
 static void check_synth(const char *so, bool debug_frame)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	const struct unwind_row *r;
 	char path[128];
 	uint64_t a, sz;
@@ -644,7 +644,7 @@ static void test_vdso(void **state)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	char line[256];
 	size_t len = 0;
 	FILE *f;
@@ -697,7 +697,7 @@ static void test_lookup(void **state)
 static int try_mem(const uint8_t *buf, size_t len)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	int err = unwind_table_build_mem(buf, len, &t, &st);
 
 	if (err == 0)
@@ -756,7 +756,7 @@ static void test_corrupt_eh_frame(void **state)
 	assert_non_null(copy);
 	for (int run = 0; run < 60; run++) {
 		struct unwind_table t;
-		struct unwind_table_stats st;
+		struct unwind_table_stats st = {0};
 		int err;
 
 		memcpy(copy, img, len);
@@ -797,7 +797,7 @@ static void test_truncated(void **state)
 	unlink(path);
 	for (size_t cut = len / 2; cut < len; cut += len / 7) {
 		struct unwind_table t;
-		struct unwind_table_stats st;
+		struct unwind_table_stats st = {0};
 		int err;
 
 		assert_int_equal(ftruncate(fd, 0), 0);
@@ -883,6 +883,42 @@ static void test_not_regular(void **state)
 	assert_true(unwind_table_build_fd(-1, &t, NULL) < 0);
 }
 
+/* The build is charged to the file's account: libc's table within 8 MiB
+ * (its peak is the scratch, the rows stay charged until freed), refused
+ * whole under 256 KiB, and nothing stays charged either way. */
+static void test_budget(void **state)
+{
+	struct mem_budget b;
+	struct mem_account a;
+	struct unwind_table t;
+	struct unwind_table_stats st = {0};
+	uint64_t rows_bytes;
+
+	(void)state;
+	mem_budget_init(&b, 8u << 20, 8u << 20);
+	mem_account_init(&a, &b);
+	st.acct = &a;
+	assert_int_equal(build_path(LIBC, &t, &st), 0);
+	rows_bytes = t.nrows * sizeof(struct unwind_row);
+	assert_true(t.nrows > 1000);
+	assert_int_equal(atomic_load(&a.bytes), rows_bytes);
+	assert_true(st.mem_peak > rows_bytes && st.mem_peak < (8u << 20));
+	assert_false(st.flags & UNWIND_ST_OVER_BUDGET);
+	unwind_table_free(&t);
+	assert_int_equal(atomic_load(&a.bytes), 0);
+	assert_int_equal(mem_budget_used(&b), 0);
+
+	mem_budget_init(&b, 256u << 10, 256u << 10);
+	mem_account_init(&a, &b);
+	memset(&st, 0, sizeof(st));
+	st.acct = &a;
+	assert_int_equal(build_path(LIBC, &t, &st), -EDQUOT);
+	assert_true(st.flags & UNWIND_ST_OVER_BUDGET);
+	assert_int_equal(t.nrows, 0);
+	assert_int_equal(atomic_load(&a.bytes), 0);
+	assert_true(atomic_load(&b.refused) >= 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -904,6 +940,7 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_bogus_headers),
 		cmocka_unit_test(test_not_regular),
+		cmocka_unit_test(test_budget),
 	};
 
 	elf_version(EV_CURRENT);

@@ -235,7 +235,7 @@ static void test_rules_and_priority(void **state)
 {
 	struct buf eh = {0}, dbg = {0}, elf = {0};
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	size_t c1, c2, d1;
 
 	(void)state;
@@ -339,7 +339,7 @@ static void test_hostile_sections(void **state)
 	for (size_t k = 0; k < sizeof(bad) / sizeof(*bad) + 2; k++) {
 		struct buf eh = {0}, hdr = {0}, elf = {0}, ins = {0};
 		struct unwind_table t;
-		struct unwind_table_stats st;
+		struct unwind_table_stats st = {0};
 		size_t c, f;
 		int ns = 2;
 
@@ -386,7 +386,7 @@ static void test_good_hdr(void **state)
 {
 	struct buf eh = {0}, hdr = {0}, elf = {0};
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	size_t c, f;
 
 	(void)state;
@@ -416,7 +416,7 @@ static void test_entry_stop(void **state)
 {
 	struct buf eh = {0}, elf = {0};
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	size_t c;
 
 	(void)state;
@@ -451,7 +451,7 @@ static void test_plt_fill_and_overlap(void **state)
 {
 	struct buf eh = {0}, plt = {0}, elf = {0};
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	size_t c;
 
 	(void)state;
@@ -496,7 +496,7 @@ static void test_work_budget(void **state)
 {
 	struct buf eh = {0}, ins = {0}, elf = {0};
 	struct unwind_table t;
-	struct unwind_table_stats st;
+	struct unwind_table_stats st = {0};
 	struct timespec a, b;
 	size_t c;
 

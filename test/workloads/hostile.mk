@@ -53,6 +53,6 @@ $(H)/reuse_%: $(HW)/reuse_child.c $(W)/hostile.mk | $(H)
 # Memory bombs (elfbomb: written by the test into a temporary directory,
 # they are sparse) and a process that maps them executable (mapspin).
 $(H)/elfbomb: $(HW)/elfbomb.c $(W)/hostile.mk | $(H)
-	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $< -llzma
 $(H)/mapspin: $(HW)/mapspin.c $(W)/hostile.mk | $(H)
 	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
