@@ -342,10 +342,10 @@ FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c li
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c
 # The stack-copy unwinder needs the process and file model around it.
-FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/%,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
+FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/% lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
   $(GEN)/process_context.pb-c.c -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c
-FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c lib/symbolize/elf_guard.c
+FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c lib/symbolize/elf_guard.c lib/util/mem_budget.c
 FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
 FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c lib/util/mem_budget.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)

@@ -172,15 +172,18 @@ int cmd_record(const struct record_args *a)
 			"could not be added to the profile (out of memory or "
 			"a table full)\n",
 			(unsigned long long)st.add_errors);
-	if (!a->quiet &&
-	    (st.files_refused || st.files_over_budget || st.budget_evictions))
+	if (!a->quiet && (st.files_refused || st.files_over_budget ||
+			  st.budget_evictions || st.unwind_over_budget))
 		fprintf(stderr,
 			"otelprof: hostile input: %llu mapped files refused "
-			"(not regular files), %llu over the per-file budget, "
-			"%llu evicted for the total budget\n",
+			"(not regular files), %llu over the per-file budget "
+			"(symbols), %llu (unwind tables), %llu evicted for the "
+			"total budget (%llu read again)\n",
 			(unsigned long long)st.files_refused,
 			(unsigned long long)st.files_over_budget,
-			(unsigned long long)st.budget_evictions);
+			(unsigned long long)st.unwind_over_budget,
+			(unsigned long long)st.budget_evictions,
+			(unsigned long long)st.budget_reloads);
 	if (!a->quiet && (st.ctx_samples || st.ctx_tls_resolved ||
 			  st.ctx_process_reads || st.ctx_process_errors))
 		fprintf(stderr,

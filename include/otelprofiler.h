@@ -216,6 +216,12 @@ struct otelprof_stats {
 				attributes, the profile could not take (out
 				of memory, a table full): lost, or kept
 				without that part */
+	/* memory budget, beyond symbols (docs/configuration.md) */
+	uint64_t unwind_over_budget; /* unwind tables not built: their
+					scratch exceeded the file's budget
+					(frame pointers instead) */
+	uint64_t budget_reloads;     /* evicted files read again because a
+					sample needed their symbols */
 };
 
 /* Opaque profiler handle. */

@@ -80,6 +80,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_refused = p->procs.files_refused;
 	s->files_over_budget = p->files.over_budget;
 	s->budget_evictions = p->files.evictions;
+	s->budget_reloads = p->files.reloads;
+	s->unwind_over_budget = p->unwinder.over_budget;
 	s->budget_used_bytes = mem_budget_used(&p->files.budget);
 	s->ctx_attrs_denied = p->context.pctx_denied;
 	s->cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);

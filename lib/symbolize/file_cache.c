@@ -155,6 +155,10 @@ static void take_result(struct file_cache *c, struct elf_file *f,
 	c->memory += elf_symbols_memory(&f->sym);
 }
 
+/* The first reload a second after an eviction, doubling up to a minute. */
+#define RELOAD_FIRST_NS (1000000000ull)
+#define RELOAD_MAX_NS	(64000000000ull)
+
 /*
  * Before a load: free the least recently sampled files until one more
  * file could take its whole per-file budget. An idle file (no process
@@ -196,8 +200,20 @@ static void make_room(struct file_cache *c)
 		symbol_names_free(&victim->names);
 		symbol_names_init(&victim->names);
 		victim->names.acct = &victim->acct;
+		/* Source lines go too: read again with the symbols. */
+		dwarf_lines_close(victim->dwarf);
+		victim->dwarf = NULL;
 		c->memory += elf_symbols_memory(&victim->sym);
 		victim->evicted = true;
+		{
+			uint64_t wait =
+				RELOAD_FIRST_NS
+				<< (victim->reloads < 6 ? victim->reloads : 6);
+
+			victim->reload_after_ns =
+				mono_ns() +
+				(wait < RELOAD_MAX_NS ? wait : RELOAD_MAX_NS);
+		}
 	}
 }
 
@@ -427,6 +443,55 @@ struct elf_file *file_cache_get_vdso(struct file_cache *c)
 		c->hooks.on_load(c->hooks.ctx, f, -1, copy, size);
 	free(copy);
 	return f;
+}
+
+bool file_cache_reload_due(const struct elf_file *f)
+{
+	return f->evicted && !f->loading && mono_ns() >= f->reload_after_ns;
+}
+
+int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
+		      const char *path, int root_fd)
+{
+	struct elf_symbols sym;
+	struct stat st;
+	int err;
+
+	if (!f->evicted)
+		return 0;
+	if (fstat(fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_dev != f->id.dev ||
+	    (uint64_t)st.st_ino != f->id.ino ||
+	    (uint64_t)st.st_size != f->id.size ||
+	    (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+			    (uint64_t)st.st_mtim.tv_nsec !=
+		    f->id.mtime_ns)
+		return -ESTALE;
+	/* Not again before the next due time, whatever happens now. */
+	f->reload_after_ns = UINT64_MAX;
+	make_room(c);
+	err = elf_symbols_load_fd(fd, &sym, &f->acct);
+	if (err) {
+		elf_symbols_free(&sym);
+		return err;
+	}
+	if (sym.over_budget) {
+		elf_symbols_free(&sym);
+		c->over_budget++;
+		return -EDQUOT;
+	}
+	debug_info_attach(&sym, fd, path, root_fd);
+	c->memory -= elf_symbols_memory(&f->sym);
+	elf_symbols_free(&f->sym);
+	f->sym = sym;
+	c->memory += elf_symbols_memory(&f->sym);
+	if (f->sym.has_dwarf && !f->dwarf)
+		f->dwarf = dwarf_lines_open(fd, &f->acct);
+	f->evicted = false;
+	f->reloads++;
+	c->reloads++;
+	return 0;
 }
 
 void file_cache_ref(struct elf_file *f)

@@ -36,6 +36,9 @@ struct elf_file {
 	uint64_t last_used_ns;	   /* last sample that looked it up
 				      (CLOCK_BOOTTIME): eviction order */
 	bool evicted;		   /* symbols dropped for the global budget */
+	uint64_t reload_after_ns;  /* evicted: not read again before this
+				      (CLOCK_MONOTONIC) */
+	uint32_t reloads;	   /* times read again after an eviction */
 	char htlhash[33];	   /* "" if unknown */
 	char *path;		   /* path as first seen in /proc/PID/maps */
 	const char *basename;	   /* into path */
@@ -76,6 +79,7 @@ struct file_cache {
 				     idle files freed) to make room */
 	uint64_t over_budget;	  /* files whose own data exceeded the
 				     per-file budget: symbols dropped */
+	uint64_t reloads;	  /* evicted files read again for a sample */
 	struct file_cache_hooks hooks;
 	/* Big files are read off the drain thread (file_loader.h). */
 	struct file_loader loader;
@@ -134,6 +138,18 @@ void file_cache_stop_loader(struct file_cache *c);
 /* The vDSO image, loaded from our own process (same kernel, same vDSO). */
 struct elf_file *file_cache_get_vdso(struct file_cache *c);
 void file_cache_ref(struct elf_file *f);
+/*
+ * An evicted file a sample needs again: may it be read again now? The
+ * first time a second after its eviction; each later eviction of the same
+ * file waits twice as long (up to a minute), so a working set larger than
+ * the budget costs a bounded number of reloads instead of one per sample.
+ */
+bool file_cache_reload_due(const struct elf_file *f);
+/* Read the symbols (and debug symbols, DWARF) of evicted f again from fd,
+ * the same file (its identity is checked), making room as a new load
+ * would. 0, or a negative errno (it stays evicted). */
+int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
+		      const char *path, int root_fd);
 /* Drop a reference. An unreferenced file lingers (an exec storm of one
  * binary must not rebuild its tables each time) until file_cache_sweep. */
 void file_cache_put(struct file_cache *c, struct elf_file *f);

@@ -2,10 +2,14 @@
 #include "symbolize/stack_symbolizer.h"
 #include "symbolize/go_pclntab.h"
 
+#include "process/mapped_file.h"
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_FRAMES                                                             \
 	(OTELPROF_MAX_KERNEL_FRAMES + OTELPROF_MAX_USER_FRAMES +               \
@@ -226,6 +230,25 @@ static void add_source_lines(struct stack_symbolizer *s,
 	f->line = w->line;
 }
 
+/* A sample needs the symbols of a file the budget evicted: read them
+ * again through the process that maps it, as the first load did. */
+static void reload_evicted(struct stack_symbolizer *s, struct process *p,
+			   const struct proc_mapping *m, struct elf_file *file)
+{
+	char root[96];
+	int fd, root_fd;
+
+	fd = mapped_file_open((pid_t)p->pid, m);
+	if (fd < 0)
+		return;
+	snprintf(root, sizeof(root), "%s/%u/root", s->procs->proc_root, p->pid);
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	file_cache_reload(s->procs->files, file, fd, m->path, root_fd);
+	if (root_fd >= 0)
+		close(root_fd);
+	close(fd);
+}
+
 static int32_t user_location(struct stack_symbolizer *s,
 			     struct profile_builder *b, struct process *p,
 			     uint64_t raw_pc, bool return_address,
@@ -285,6 +308,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 	if (!file)
 		return pb_location(b, &f);
 	file_cache_touch(file, now_ns);
+	if (file_cache_reload_due(file))
+		reload_evicted(s, p, m, file);
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
 	f.build_id_go = file->sym.go_build_id;

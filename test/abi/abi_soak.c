@@ -283,7 +283,9 @@ static long long bpf_counter(int id, uint32_t which)
 	X(unwind_refused_process)                                              \
 	X(unwind_refused_host)                                                 \
 	X(samples_dropped_at_stop)                                             \
-	X(add_errors)
+	X(add_errors)                                                          \
+	X(unwind_over_budget)                                                  \
+	X(budget_reloads)
 
 static void print_stats(struct otelprof *p)
 {

@@ -130,3 +130,156 @@ func TestElfSymbolsOverFileBudget(t *testing.T) {
 		t.Errorf("peak RSS %v kB, want <= %d kB", hwm, (16+64)<<10)
 	}
 }
+
+// Files that blow up what is derived from them beyond symbols: 700,000
+// FDEs of three rows each (16 MiB of .eh_frame: the unwind builder's
+// spans, rows and libdw's caches once took 140 MB) and a 40 KiB
+// .gnu_debugdata inflating to 256 MiB of zeros (once 136 MB, the fixed
+// 128 MiB output cap). Under a 32 MiB budget (16 MiB per file) both are
+// refused at the budget and counted, and the recorder's peak RSS stays
+// under budget + 64 MiB.
+func TestUnwindAndMiniDebugInfoBombsStayInBudget(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	var files []string
+	for _, mode := range []string{"cfi", "xz"} {
+		p := filepath.Join(dir, mode+".elf")
+		if out, err := exec.Command(hostileBin(t, "elfbomb"), mode, p).CombinedOutput(); err != nil {
+			t.Fatalf("elfbomb %s: %v\n%s", mode, err, out)
+		}
+		files = append(files, p)
+	}
+	spin := startMapspin(t, 30, files...)
+	cpu0 := cpuSeconds(t, spin.Process.Pid)
+	s := startSoak(t, "--pid", strconv.Itoa(spin.Process.Pid), "--duration", "3",
+		"--poll-ms", "1000", "--frequency", "99", "--symbol-budget-mb", "32", "--file-budget-mb", "16")
+	final, _ := s.finish(t, false)
+	const limitKB = (32 + 64) << 10
+	t.Logf("peak RSS %v kB; unwind_over_budget %v, files_over_budget %v, budget_used_bytes %v",
+		final.num("hwm_kb"), final.num("unwind_over_budget"), final.num("files_over_budget"),
+		final.num("budget_used_bytes"))
+	if hwm := final.num("hwm_kb"); hwm > limitKB {
+		t.Errorf("peak RSS %v kB, want <= %d kB (budget + 64 MiB)", hwm, limitKB)
+	}
+	if n := final.num("unwind_over_budget"); n < 1 {
+		t.Errorf("unwind_over_budget = %v, want >= 1 (the CFI bomb)", n)
+	}
+	if n := final.num("files_over_budget"); n < 1 {
+		t.Errorf("files_over_budget = %v, want >= 1 (the xz bomb)", n)
+	}
+	if used := final.num("budget_used_bytes"); used > 32<<20 {
+		t.Errorf("budget_used_bytes = %v, over the 32 MiB budget", used)
+	}
+	enoughSamples(t, final, cpuSeconds(t, spin.Process.Pid)-cpu0, 99)
+}
+
+// A process runs in a file whose symbols cost the budget 26 MB
+// (bomb_spin, among 1.1M symbols), then maps another such file while it
+// runs elsewhere: with room for one of them (--symbol-budget-mb 40
+// --file-budget-mb 30) that load evicts the first file's symbols. When
+// the process runs in the first file again, its symbols are read again
+// and its frames named (before, an evicted file stayed without symbols
+// for good: every frame in it an address).
+func TestEvictedFileReadAgain(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	hot, other := filepath.Join(dir, "hot.elf"), filepath.Join(dir, "other.elf")
+	for mode, p := range map[string]string{"hotsyms": hot, "manysyms": other} {
+		if out, err := exec.Command(hostileBin(t, "elfbomb"), mode, p).CombinedOutput(); err != nil {
+			t.Fatalf("elfbomb %s: %v\n%s", mode, err, out)
+		}
+	}
+	polls := t.TempDir()
+	cmd := exec.Command(hostileBin(t, "evictspin"), hot, other)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	lines := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	// Recording from before its first phase to after its last.
+	s := startSoak(t, "--pid", strconv.Itoa(cmd.Process.Pid), "--duration", "10",
+		"--poll-ms", "1000", "--frequency", "99", "--out-dir", polls,
+		"--symbol-budget-mb", "40", "--file-budget-mb", "30")
+	if l := <-lines; l != "ready" {
+		t.Fatalf("evictspin: %q", l)
+	}
+	s.next(t, 15*time.Second) // the first poll: sampling
+	if _, err := in.Write([]byte("go\n")); err != nil {
+		t.Fatal(err)
+	}
+	phase := map[string]uint64{}
+	for l := range lines {
+		f := strings.Fields(l)
+		if len(f) == 2 {
+			v, _ := strconv.ParseUint(f[1], 10, 64)
+			phase[f[0]] = v
+		}
+	}
+	final, _ := s.finish(t, false)
+	if phase["phase2"] == 0 || phase["phase3"] == 0 {
+		t.Fatalf("evictspin did not report its phases: %v", phase)
+	}
+	// Leaf frames in hot.elf, before the eviction and after the process
+	// came back to it (its first 200 ms: the rescan that finds it).
+	var before, beforeNamed, after, afterNamed int
+	files, _ := filepath.Glob(filepath.Join(polls, "poll-*.otlp"))
+	for _, f := range files {
+		p := decodeFile(t, f).ByPID(cmd.Process.Pid)
+		if p == nil {
+			continue
+		}
+		for _, smp := range p.Samples {
+			if len(smp.Frames) == 0 || !strings.HasSuffix(smp.Frames[0].Mapping, "hot.elf") {
+				continue
+			}
+			named := smp.Frames[0].Function == "bomb_spin"
+			switch {
+			case smp.TimeNs < phase["phase2"]:
+				before++
+				if named {
+					beforeNamed++
+				}
+			case smp.TimeNs > phase["phase3"]+200e6:
+				after++
+				if named {
+					afterNamed++
+				}
+			}
+		}
+	}
+	t.Logf("hot.elf leaf frames named: %d of %d before the eviction, %d of %d after; evictions %v, reloads %v, peak RSS %v kB",
+		beforeNamed, before, afterNamed, after, final.num("budget_evictions"), final.num("budget_reloads"), final.num("hwm_kb"))
+	if before < 20 || after < 20 {
+		t.Fatalf("too few samples in hot.elf: %d before, %d after", before, after)
+	}
+	if final.num("budget_evictions") < 1 {
+		t.Errorf("budget_evictions = %v, want >= 1 (the second file's load)", final.num("budget_evictions"))
+	}
+	if beforeNamed*100 < before*95 {
+		t.Errorf("before the eviction %d of %d frames named bomb_spin, want >= 95%%", beforeNamed, before)
+	}
+	if afterNamed*100 < after*95 {
+		t.Errorf("after the eviction %d of %d frames named bomb_spin, want >= 95%% (read again)", afterNamed, after)
+	}
+	if final.num("budget_reloads") < 1 {
+		t.Errorf("budget_reloads = %v, want >= 1", final.num("budget_reloads"))
+	}
+	if hwm := final.num("hwm_kb"); hwm > (40+64)<<10 {
+		t.Errorf("peak RSS %v kB, want <= %d kB (budget + 64 MiB)", hwm, (40+64)<<10)
+	}
+}

@@ -2,7 +2,8 @@
 /*
  * The memory budget of data derived from mapped files, beyond symbols:
  * MiniDebugInfo decompression (an xz bomb is refused at the budget, not at
- * the fixed output cap).
+ * the fixed output cap), and files evicted for the total budget read
+ * again when a sample needs them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,12 +11,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lzma.h>
 
 #include "symbolize/debug_info.h"
+#include "symbolize/file_cache.h"
 #include "util/mem_budget.h"
 
 /* An xz stream of n zero bytes (a few KiB for any n here). */
@@ -68,10 +72,95 @@ static void xz_bomb_refused_at_budget(void **state)
 	free(xz);
 }
 
+#define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
+#define LIBM "/lib/x86_64-linux-gnu/libm.so.6"
+
+static struct elf_file *load(struct file_cache *c, const char *path, int *fd)
+{
+	struct elf_file *f;
+	int err = 0;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(*fd >= 0);
+	f = file_cache_get_fd(c, *fd, path, &err);
+	assert_non_null(f);
+	return f;
+}
+
+/* What libc's symbols (with its debug file's) cost on their own. */
+static uint64_t libc_cost(void)
+{
+	struct file_cache c;
+	struct elf_file *f;
+	uint64_t used;
+	int fd;
+
+	file_cache_init(&c);
+	f = load(&c, LIBC, &fd);
+	used = mem_budget_used(&c.budget);
+	file_cache_put(&c, f);
+	file_cache_free(&c);
+	close(fd);
+	return used;
+}
+
+/* libc loses its symbols to make room for libm (the total budget holds
+ * one of them and a file's budget), is read again when due, named again,
+ * and counted; a different file is never taken for it. */
+static void evicted_file_reloaded(void **state)
+{
+	uint64_t cost = libc_cost(), per_file = cost + (1u << 20);
+	struct file_cache c;
+	struct elf_file *a, *b;
+	const struct elf_sym *sym;
+	uint64_t malloc_addr;
+	int fa, fb;
+
+	(void)state;
+	assert_true(cost > (64u << 10));
+	file_cache_init(&c);
+	file_cache_set_budget(&c, cost + per_file - 1, per_file);
+	a = load(&c, LIBC, &fa);
+	assert_true(a->sym.n > 1000);
+	sym = NULL;
+	for (size_t i = 0; i < a->sym.n && !sym; i++)
+		if (!strcmp(elf_symbols_name(&a->sym, &a->sym.syms[i]),
+			    "malloc"))
+			sym = &a->sym.syms[i];
+	assert_non_null(sym);
+	malloc_addr = sym->addr;
+
+	b = load(&c, LIBM, &fb);
+	assert_true(a->evicted);
+	assert_int_equal(a->sym.n, 0);
+	assert_null(elf_symbols_lookup(&a->sym, malloc_addr));
+	assert_int_equal(c.evictions, 1);
+	/* Not at once: a second after the eviction. */
+	assert_false(file_cache_reload_due(a));
+	a->reload_after_ns = 0;
+	assert_true(file_cache_reload_due(a));
+	assert_int_equal(file_cache_reload(&c, a, fb, LIBM, -1), -ESTALE);
+	assert_true(a->evicted);
+	a->reload_after_ns = 0;
+	assert_int_equal(file_cache_reload(&c, a, fa, LIBC, -1), 0);
+	assert_false(a->evicted);
+	sym = elf_symbols_lookup(&a->sym, malloc_addr);
+	assert_non_null(sym);
+	assert_string_equal(elf_symbols_name(&a->sym, sym), "malloc");
+	assert_int_equal(c.reloads, 1);
+	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
+	file_cache_put(&c, a);
+	file_cache_put(&c, b);
+	file_cache_free(&c);
+	close(fa);
+	close(fb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(xz_bomb_refused_at_budget),
+		cmocka_unit_test(evicted_file_reloaded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,7 +20,7 @@ HMODES_all := symtab-wild,ehframe-hostile,ehframehdr-garbage,notes-wild,dynsym-s
 HOSTILE_OUT := $(H)/libhot.so $(H)/dlrun $(H)/elfcorrupt \
   $(patsubst %,$(H)/libhot-%.so,$(HOSTILE_MODES)) \
   $(H)/storm $(H)/storm_a $(H)/storm_b $(H)/storm_s $(H)/libstorm.so \
-  $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b $(H)/elfbomb $(H)/mapspin
+  $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b $(H)/elfbomb $(H)/mapspin $(H)/evictspin
 EXTRA_WORKLOADS += $(HOSTILE_OUT)
 
 $(H):
@@ -55,4 +55,6 @@ $(H)/reuse_%: $(HW)/reuse_child.c $(W)/hostile.mk | $(H)
 $(H)/elfbomb: $(HW)/elfbomb.c $(W)/hostile.mk | $(H)
 	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $< -llzma
 $(H)/mapspin: $(HW)/mapspin.c $(W)/hostile.mk | $(H)
+	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+$(H)/evictspin: $(HW)/evictspin.c $(W)/hostile.mk | $(H)
 	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<

@@ -7,6 +7,9 @@
  *             disk)
  *   xnum      8M section headers through extended numbering (12 KiB on
  *             disk)
+ *   hotsyms   manysyms with code: bomb_spin (the entry point, in the first
+ *             page) spins, so a process can run in a file that costs the
+ *             budget 26 MB
  *   cfi       700,000 FDEs of three rows each in .eh_frame (16 MiB): as
  *             many rows as the unwind builder takes, and libdw's caches
  *   xz        .gnu_debugdata (MiniDebugInfo) of 40 KiB inflating to
@@ -15,6 +18,8 @@
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +75,19 @@ static void header(int fd, uint64_t shoff, uint16_t shnum, uint16_t shstrndx)
 
 static const char shstr[] = "\0.symtab\0.strtab\0.shstrtab";
 
-static void manysyms(int fd)
+/* bomb_spin: mov $1000000, %ecx; 1: dec %ecx; jnz 1b; ret */
+static const uint8_t spin_code[] = {0xb9, 0x40, 0x42, 0x0f, 0x00,
+				    0xff, 0xc9, 0x75, 0xfc, 0xc3};
+#define SPIN_ADDR 0x200
+
+static void manysyms(int fd, bool code)
 {
 	const uint64_t n = 1100000, name = 4000;
 	uint64_t symoff = 4096, stroff = symoff + n * sizeof(Elf64_Sym);
-	uint64_t shstroff = stroff + name + 2, shoff = (shstroff + 64) & ~7ull;
+	uint64_t shstroff = stroff + name + 2 + 16,
+		 shoff = (shstroff + 64) & ~7ull;
 	Elf64_Sym *syms = calloc(n, sizeof(*syms));
-	char *str = malloc(name + 2);
+	char *str = malloc(name + 2 + 16);
 	Elf64_Shdr sh[4];
 
 	if (!syms || !str)
@@ -91,6 +102,12 @@ static void manysyms(int fd)
 	str[0] = '\0';
 	memset(str + 1, 'f', name);
 	str[name + 1] = '\0';
+	if (code) {
+		/* The last entry names the code (after the long name). */
+		syms[n - 1].st_name = (uint32_t)(name + 2);
+		syms[n - 1].st_value = SPIN_ADDR;
+		syms[n - 1].st_size = sizeof(spin_code);
+	}
 	memset(sh, 0, sizeof(sh));
 	sh[1] = (Elf64_Shdr){.sh_name = 1,
 			     .sh_type = SHT_SYMTAB,
@@ -98,17 +115,25 @@ static void manysyms(int fd)
 			     .sh_size = n * sizeof(Elf64_Sym),
 			     .sh_link = 2,
 			     .sh_entsize = sizeof(Elf64_Sym)};
+	if (code)
+		memcpy(str + name + 2, "bomb_spin", 10);
 	sh[2] = (Elf64_Shdr){.sh_name = 9,
 			     .sh_type = SHT_STRTAB,
 			     .sh_offset = stroff,
-			     .sh_size = name + 2};
+			     .sh_size = name + 2 + (code ? 10 : 0)};
 	sh[3] = (Elf64_Shdr){.sh_name = 17,
 			     .sh_type = SHT_STRTAB,
 			     .sh_offset = shstroff,
 			     .sh_size = sizeof(shstr)};
 	header(fd, shoff, 4, 3);
+	if (code) {
+		uint64_t entry = SPIN_ADDR;
+
+		put(fd, &entry, 8, offsetof(Elf64_Ehdr, e_entry));
+		put(fd, spin_code, sizeof(spin_code), SPIN_ADDR);
+	}
 	put(fd, syms, n * sizeof(Elf64_Sym), (off_t)symoff);
-	put(fd, str, name + 2, (off_t)stroff);
+	put(fd, str, name + 2 + (code ? 10 : 0), (off_t)stroff);
 	put(fd, shstr, sizeof(shstr), (off_t)shstroff);
 	put(fd, sh, sizeof(sh), (off_t)shoff);
 }
@@ -274,15 +299,17 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc != 3) {
-		fprintf(stderr,
-			"usage: elfbomb manysyms|overlap|xnum|cfi|xz OUT\n");
+		fprintf(stderr, "usage: elfbomb "
+				"manysyms|hotsyms|overlap|xnum|cfi|xz OUT\n");
 		return 2;
 	}
 	fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		die(argv[2]);
 	if (!strcmp(argv[1], "manysyms"))
-		manysyms(fd);
+		manysyms(fd, false);
+	else if (!strcmp(argv[1], "hotsyms"))
+		manysyms(fd, true);
 	else if (!strcmp(argv[1], "overlap"))
 		overlap(fd);
 	else if (!strcmp(argv[1], "xnum"))
