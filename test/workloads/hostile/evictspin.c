@@ -7,8 +7,8 @@
  *   HOT    elfbomb hotsyms output: its entry point is a spin function
  *   OTHER  any file, mapped executable in phase 2
  * Prints "ready", waits for a line on stdin (the profiler is running),
- * then prints "phase2 NS" and "phase3 NS" (CLOCK_REALTIME) as each phase
- * starts; phases last 2, 2.5 and 3 s.
+ * then prints "phase1 NS", "phase2 NS" and "phase3 NS" (CLOCK_REALTIME)
+ * as each phase starts; phases last 2, 2.5 and 3 s.
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -84,6 +84,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (!fgets((char[16]){0}, 16, stdin))
 		die("stdin");
+	mark("phase1");
 	for (t0 = now(CLOCK_MONOTONIC); now(CLOCK_MONOTONIC) - t0 < 2;)
 		hot();
 	mark("phase2");
