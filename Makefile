@@ -323,7 +323,7 @@ $(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/rec
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) -Icli $< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -o $@ $(CLI_LDLIBS)
 
-bench: all workloads $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top
+bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: cost and quality of libotelprofiler, side by side with perf.
-# Prints one table at the end. Needs root (BPF, perf -a). Takes ~4 minutes.
+# Prints one table at the end. Needs root (BPF, perf -a). Takes ~5 minutes.
 #   test/bench/run.sh BUILD_DIR
 set -euo pipefail
 B=${1:-build}
@@ -287,6 +287,9 @@ for hz in 19 99 999; do
 	row "delivered samples at $hz Hz (all CPUs busy)" "$got of $exp expected ($(awk -v g="$got" -v e="$exp" 'BEGIN { printf "%.1f%%", 100 * g / e }')); of the workloads' CPU time x Hz: $(awk -v g="$got" -v c="$cpu" -v h="$hz" 'BEGIN { printf "%.1f%%", 100 * g / (c / 1e9 * h) }')"
 	unset c0
 done
+
+# ---- 8. host churn: drain-thread stalls, bystander samples, stop ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/churn.sh" "$B" 12)
 
 echo
 echo "libotelprofiler benchmark ($(date -u +%Y-%m-%dT%H:%MZ), $NCPU CPUs, $(uname -r))"
