@@ -86,7 +86,7 @@ static __always_inline u64 jvm_blob(const struct otelprof_jvm_heap *h, u64 pc)
 	return 0;
 }
 
-enum { JVM_NOT_JAVA = 2 }; /* beside unwind_step_result: not JVM code */
+enum { JVM_NOT_JAVA = UNWIND_STEP_NOT_MINE }; /* not JVM code */
 
 /* Java code is called from Java code, stubs or the interpreter: a return
  * address of a Java frame lies in a code heap. */

@@ -13,6 +13,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profiler_types.h"
+#include "unwind_types.h"
 #include "kernel_compat.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -85,7 +86,7 @@ struct unwind_rows_map {
 	/* Sizes, not __type(): the row struct would only be a forward
 	 * declaration in BTF here, which libbpf cannot size. */
 	__uint(key_size, sizeof(u32));
-	__uint(value_size, sizeof(struct otelprof_bpf_row));
+	__uint(value_size, sizeof(struct unwind_packed_row));
 };
 
 /* An array of maps, not a hash: the verifier inlines array lookups. File
@@ -116,27 +117,43 @@ struct {
 	__type(value, struct otelprof_bpf_mapping);
 } big_mappings SEC(".maps");
 
+/* The walk's memory accessors (unwind_walk.h): user memory, map values. */
+static __always_inline struct otelprof_bpf_mapping *big_mapping(u32 idx)
+{
+	return bpf_map_lookup_elem(&big_mappings, &idx);
+}
+
+static __always_inline struct unwind_packed_row *chunk_row(void *rows, u32 idx)
+{
+	return bpf_map_lookup_elem(rows, &idx);
+}
+
+static __always_inline void *row_chunk(u32 id)
+{
+	return bpf_map_lookup_elem(&unwind_files, &id);
+}
+
 #define UNWIND_READ_U64(ctx, addr, out)                                        \
 	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
-#define UNWIND_INLINE static __always_inline
+#define UNWIND_BIG_MAPPING(ctx, idx) big_mapping(idx)
+#define UNWIND_ROWS(ctx, id)	     row_chunk(id)
+#define UNWIND_ROW(ctx, rows, idx)   chunk_row((rows), (idx))
+#define UNWIND_INLINE		     static __always_inline
 #include "unwind_step.h"
 #include "hotspot_walk.bpf.h"
+/* The runtime step for code without CFI: HotSpot's code cache. ctx is
+ * the sample, where the step notes the Java frames. */
+#define UNWIND_RUNTIME_STEP(ctx, r, i, pc)                                     \
+	hotspot_step((struct otelprof_sample_event *)(ctx), (r), (i), (pc))
+#include "unwind_walk.h"
 
-/*
- * Unwinder state lives in a per-CPU map, not on the stack: values loaded
- * from a map are unknown scalars to the verifier, so it sees the bpf_loop
- * callback converge after one pass instead of exploring every iteration.
- * The process's mappings are copied here once per sample.
- */
+/* The walk (in a per-CPU map, see unwind_walk.h) and what the sampler
+ * keeps beside it. The process's mappings are copied into it once per
+ * sample. */
 struct unwinder_state {
-	struct unwind_regs r;
-	u32 n;
-	u32 error;
-	u32 flags;
-	u32 fp_frame;  /* the current frame came from a frame-pointer step */
+	struct unwind_walk w;
 	u32 map_count; /* the process's mapping count at the sample */
 	u32 pad;
-	struct otelprof_bpf_proc proc;
 };
 
 struct {
@@ -146,186 +163,18 @@ struct {
 	__type(value, struct unwinder_state);
 } unwind_scratch SEC(".maps");
 
-/* 1 if a >= b, without a branch (both below 2^63). */
-static __always_inline u64 ge_u64(u64 a, u64 b)
-{
-	return 1 ^ ((a - b) >> 63);
-}
-
-/*
- * The mapping containing pc. Binary searches here are branchless (a fixed
- * number of halvings, the choice made by arithmetic): branching searches
- * multiply the paths the verifier must walk.
- */
-static __always_inline struct otelprof_bpf_mapping *
-find_big_mapping(u32 first, u32 n, u64 pc)
-{
-	u32 base = first, len = n, half, key;
-	struct otelprof_bpf_mapping *m;
-
-	if (!n)
-		return NULL;
-	for (int k = 0; k < 17; k++) {
-		if (len <= 1)
-			break;
-		half = len >> 1;
-		key = base + half;
-		m = bpf_map_lookup_elem(&big_mappings, &key);
-		if (!m)
-			return NULL;
-		base += half * (u32)ge_u64(pc, m->start);
-		len -= half;
-	}
-	m = bpf_map_lookup_elem(&big_mappings, &base);
-	if (!m || pc < m->start || pc >= m->end)
-		return NULL;
-	return m;
-}
-
-static __always_inline struct otelprof_bpf_mapping *
-find_mapping(struct otelprof_bpf_proc *proc, u64 pc)
-{
-	u32 n = proc->n, base = 0, len, half, idx;
-
-	if (proc->big_n)
-		return find_big_mapping(proc->big_base, proc->big_n, pc);
-
-	if (n > OTELPROF_MAX_PROC_MAPPINGS)
-		n = OTELPROF_MAX_PROC_MAPPINGS;
-	if (!n)
-		return NULL;
-	len = n;
-	for (int k = 0; k < 8; k++) {
-		half = len >> 1;
-		idx = (base + half) & (OTELPROF_MAX_PROC_MAPPINGS - 1);
-		base += half * (u32)ge_u64(pc, proc->m[idx].start);
-		len -= half;
-	}
-	base &= OTELPROF_MAX_PROC_MAPPINGS - 1;
-	if (pc < proc->m[base].start || pc >= proc->m[base].end)
-		return NULL;
-	return &proc->m[base];
-}
-
-/* The row covering vaddr: the last row with row.pc <= vaddr among the
- * file's nrows rows from index first of its chunk. */
-static __always_inline struct otelprof_bpf_row *find_row(void *rows, u32 first,
-							 u32 nrows, u32 vaddr)
-{
-	u32 base = first, len = nrows, half, key;
-	struct otelprof_bpf_row *row;
-
-	if (!nrows)
-		return NULL;
-	for (int k = 0; k < 24; k++) {
-		if (len <= 1)
-			break;
-		half = len >> 1;
-		key = base + half;
-		row = bpf_map_lookup_elem(rows, &key);
-		if (!row)
-			return NULL;
-		base += half * (u32)ge_u64(vaddr, row->pc);
-		len -= half;
-	}
-	row = bpf_map_lookup_elem(rows, &base);
-	if (!row || row->pc > vaddr)
-		return NULL;
-	return row;
-}
-
+/* One frame of the walk: a bpf_loop callback, or the body of the
+ * chained programs' bounded loop. */
 static __always_inline long unwind_frame(u32 iter, void *data)
 {
-	u32 zero = 0, i;
+	u32 zero = 0;
 	struct otelprof_sample_event *e =
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	struct otelprof_bpf_mapping *m;
-	struct otelprof_bpf_row *row;
-	u64 lookup_pc;
-	int res;
 
 	if (!e || !st)
 		return 1;
-	if (st->n >= max_user_frames || st->n >= OTELPROF_MAX_USER_FRAMES) {
-		st->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
-		return 1;
-	}
-	/* The frame's index: the walk may span several programs. */
-	i = st->n;
-	e->ustack[i & (OTELPROF_USTACK_WORDS - 1)] =
-		st->r.pc | (st->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
-	st->n++;
-	st->fp_frame = 0;
-	/* A return address points after the call, maybe past the end of
-	 * the calling function: look up the call instruction instead. */
-	lookup_pc = i ? st->r.pc - 1 : st->r.pc;
-	m = find_mapping(&st->proc, lookup_pc);
-	if (!m) {
-		/* A JVM commits its code cache as it grows: code there is
-		 * the JVM's before userspace has seen the new mapping. */
-		res = hotspot_step(e, &st->r, i, lookup_pc);
-		if (res != JVM_NOT_JAVA)
-			goto stepped;
-	}
-	if (!m || m->file_id == OTELPROF_FILE_ID_PENDING) {
-		/* Code the kernel does not know (mapped since userspace last
-		 * looked, or its table is still being built): the caller
-		 * falls back to a stack copy. */
-		st->error = m ? OTELPROF_CNT_UNWIND_PENDING
-			      : OTELPROF_CNT_UNWIND_NO_MAPPING;
-		return 1;
-	}
-	if (!m->file_id) {
-		/* Code without CFI: a JVM's code cache by the JVM's frame
-		 * layout; other JIT code, or a file without tables, by its
-		 * frame pointer chain, the best we have. */
-		res = hotspot_step(e, &st->r, i, lookup_pc);
-		if (res == JVM_NOT_JAVA) {
-			res = unwind_step_fp(NULL, &st->r);
-			st->fp_frame = 1;
-		}
-	} else {
-		void *rows = bpf_map_lookup_elem(&unwind_files, &m->file_id);
-		u64 vaddr = lookup_pc - m->bias;
-
-		row = rows && vaddr <= 0xffffffffULL
-			      ? find_row(rows, m->row_base, m->nrows,
-					 (u32)vaddr)
-			      : NULL;
-		if (!row || OTELPROF_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
-			/* No CFI for this pc: the frame pointer, if the
-			 * frame it gives is plausible and returns into
-			 * code we know. */
-			res = unwind_step_fp_fallback(NULL, &st->r);
-			if (res == UNWIND_STEP_OK &&
-			    !find_mapping(&st->proc, st->r.pc - 1))
-				res = UNWIND_STEP_ERR_RULE;
-			st->fp_frame = 1;
-		} else {
-			res = unwind_step(NULL, OTELPROF_ROW_CFA_BASE(row),
-					  OTELPROF_ROW_CFA_OFFSET(row),
-					  OTELPROF_ROW_FP_RULE(row),
-					  OTELPROF_ROW_FP_OFFSET(row), &st->r);
-		}
-	}
-stepped:
-	switch (res) {
-	case UNWIND_STEP_OK:
-		return 0;
-	case UNWIND_STEP_DONE:
-		st->flags |= OTELPROF_SAMPLE_F_COMPLETE;
-		return 1;
-	case UNWIND_STEP_ERR_READ:
-		st->error = OTELPROF_CNT_UNWIND_ERR_READ;
-		return 1;
-	case UNWIND_STEP_ERR_LOOP:
-		st->error = OTELPROF_CNT_UNWIND_ERR_LOOP;
-		return 1;
-	default:
-		st->error = OTELPROF_CNT_UNWIND_ERR_RULE;
-		return 1;
-	}
+	return unwind_walk_frame(e, &st->w, e->ustack, max_user_frames);
 }
 
 OTELPROF_BOUNDED_LOOP(unwind_walk, unwind_frame)
@@ -449,17 +298,11 @@ unwind_prepare(struct otelprof_sample_event *e, u32 map_count)
 		n = OTELPROF_MAX_PROC_MAPPINGS;
 	size = offsetof(struct otelprof_bpf_proc, m) +
 	       (u64)n * sizeof(struct otelprof_bpf_mapping);
-	if (size > sizeof(st->proc))
-		size = sizeof(st->proc);
-	if (bpf_probe_read_kernel(&st->proc, size, proc))
+	if (size > sizeof(st->w.proc))
+		size = sizeof(st->w.proc);
+	if (bpf_probe_read_kernel(&st->w.proc, size, proc))
 		return NULL;
-	st->r.pc = e->user_ip;
-	st->r.sp = e->user_sp;
-	st->r.fp = e->user_bp;
-	st->n = 0;
-	st->error = 0;
-	st->flags = 0;
-	st->fp_frame = 0;
+	unwind_walk_begin(&st->w, e->user_ip, e->user_sp, e->user_bp);
 	st->map_count = map_count;
 	return st;
 }
@@ -473,29 +316,29 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 	if (!e->user_ip)
 		return;
 	if (st) {
-		if (st->error != OTELPROF_CNT_UNWIND_NO_MAPPING &&
-		    st->error != OTELPROF_CNT_UNWIND_PENDING) {
-			e->n_user = st->n;
-			e->flags |= st->flags;
-			e->unwind_error = st->error;
-			if (st->flags & OTELPROF_SAMPLE_F_COMPLETE)
+		struct unwind_walk *w = &st->w;
+
+		if (w->error != OTELPROF_CNT_UNWIND_NO_MAPPING &&
+		    w->error != OTELPROF_CNT_UNWIND_PENDING) {
+			e->n_user = w->n;
+			e->flags |= w->flags;
+			if (w->flags & OTELPROF_SAMPLE_F_COMPLETE)
 				count(OTELPROF_CNT_UNWIND_COMPLETE);
-			else if (st->flags & OTELPROF_SAMPLE_F_TRUNCATED)
+			else if (w->flags & OTELPROF_SAMPLE_F_TRUNCATED)
 				count(OTELPROF_CNT_UNWIND_TRUNCATED);
-			else if (st->error)
-				count(st->error);
+			else if (w->error)
+				count(w->error);
 			return;
 		}
 		/* A pc in no mapping userspace told us about. Within the
 		 * process's notify gap: keep the frames unwound so far. */
-		if (st->error == OTELPROF_CNT_UNWIND_NO_MAPPING) {
+		if (w->error == OTELPROF_CNT_UNWIND_NO_MAPPING) {
 			struct otelprof_bpf_proc *proc =
 				bpf_map_lookup_elem(&unwind_procs, &tgid);
 
 			if (proc && !notify_due(proc, e->hdr.ktime_boot_ns)) {
-				e->n_user = st->n;
-				e->unwind_error = st->error;
-				count(st->error);
+				e->n_user = w->n;
+				count(w->error);
 				return;
 			}
 			/* The copy makes userspace rescan: it sees this
@@ -563,7 +406,6 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	e->hdr.ktime_boot_ns = bpf_ktime_get_boot_ns();
 	e->hdr.proc_start_ns = current_start_ns();
 	e->flags = 0;
-	e->unwind_error = 0;
 	e->n_user = 0;
 	e->n_interp = 0;
 	e->interp_kind = OTELPROF_INTERP_NONE;
@@ -673,7 +515,7 @@ static __always_inline int walk_continue(struct bpf_perf_event_data *ctx,
 
 	bpf_tail_call(ctx, &walk_progs, zero);
 	/* Out of tail calls (or none installed): what we have is cut. */
-	st->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+	st->w.flags |= OTELPROF_SAMPLE_F_TRUNCATED;
 	return sample_end(e, st, false);
 }
 

@@ -174,15 +174,15 @@ struct otelprof_bpf_ctx_proc {
 struct otelprof_sample_event {
 	struct otelprof_event_header hdr;
 	char comm[OTELPROF_COMM_LEN];
-	u32 n_kernel;	  /* valid entries in kstack */
-	u32 n_user;	  /* valid words in ustack (frames, or stack copy) */
-	u32 flags;	  /* OTELPROF_SAMPLE_F_* */
-	u32 unwind_error; /* enum otelprof_counter of the failure, 0 if none */
+	u32 n_kernel; /* valid entries in kstack */
+	u32 n_user;   /* valid words in ustack (frames, or stack copy) */
+	u32 flags;    /* OTELPROF_SAMPLE_F_* */
 	/* Interpreter frames (see otelprof_interp_proc): the last
 	 * 2 * n_interp of the n_user words are {code, instruction} pairs,
 	 * innermost first, after the native frames. */
 	u32 n_interp;
-	u32 interp_kind;	       /* enum otelprof_interp_kind */
+	u32 interp_kind; /* enum otelprof_interp_kind */
+	u32 pad;
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
 	struct otelprof_thread_ctx ctx;
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
@@ -200,24 +200,6 @@ struct otelprof_sample_event {
 #define OTELPROF_USTACK_FP_FRAME (1ull << 63)
 /* At most one stack copy per thread per this interval. */
 #define OTELPROF_COPY_INTERVAL_NS (2ull * 1000 * 1000)
-
-/*
- * One unwind row as the kernel stores it (see unwind_types.h): 8 bytes,
- * since BPF arrays round values up to 8. x86_64 stack offsets are
- * multiples of 8, so they are stored divided by 8; a row that does not
- * fit is stored as UNWIND_CFA_INVALID.
- */
-struct otelprof_bpf_row {
-	u32 pc;	      /* file vaddr; code above 4 GiB falls back to fp */
-	s16 cfa_off8; /* cfa_offset / 8 */
-	s8 fp_off8;   /* fp_offset / 8 */
-	u8 rules;     /* cfa_base | fp_rule << 4 */
-};
-
-#define OTELPROF_ROW_CFA_BASE(r)   ((r)->rules & 15)
-#define OTELPROF_ROW_FP_RULE(r)	   ((r)->rules >> 4)
-#define OTELPROF_ROW_CFA_OFFSET(r) ((s32)(r)->cfa_off8 * 8)
-#define OTELPROF_ROW_FP_OFFSET(r)  ((s16)((r)->fp_off8 * 8))
 
 /* One executable mapping of a process: vaddr = pc - bias. */
 struct otelprof_bpf_mapping {

@@ -30,6 +30,8 @@ enum unwind_step_result {
 	UNWIND_STEP_ERR_RULE = -1, /* no usable rule for pc */
 	UNWIND_STEP_ERR_READ = -2, /* stack memory unreadable */
 	UNWIND_STEP_ERR_LOOP = -3, /* sp did not move up: corrupt stack */
+	UNWIND_STEP_NOT_MINE = 2,  /* a runtime's step (unwind_walk.h): not
+				      that runtime's code, the walk goes on */
 };
 
 /* struct rt_sigframe starts with the return address; at __restore_rt the

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unwind table rows shared by userspace (which builds them from .eh_frame /
- * .debug_frame) and the BPF unwinder (which walks user stacks with them).
- * x86_64 only for now: the return address is always at CFA - 8.
+ * Unwind table rows: the table row userspace builds from .eh_frame /
+ * .debug_frame (struct unwind_row), and the packed row the walk reads
+ * (struct unwind_packed_row), in the kernel's row chunks and in their
+ * userspace twins alike. The builder's working row with its extent
+ * (struct unwind_span) is private to lib/unwind. x86_64 only for now: the
+ * return address is always at CFA - 8.
  */
 #ifndef OTELPROF_UNWIND_TYPES_H
 #define OTELPROF_UNWIND_TYPES_H
 
 #ifndef __VMLINUX_H__
+#include <stdbool.h>
 #include <stdint.h>
 #endif
 
@@ -42,5 +46,56 @@ struct unwind_row {
 	uint8_t cfa_base; /* enum unwind_cfa_base */
 	uint8_t fp_rule;  /* enum unwind_fp_rule */
 };
+
+/*
+ * One row as the walk reads it: 8 bytes, since BPF arrays round values up
+ * to 8. x86_64 stack offsets are multiples of 8, so they are stored
+ * divided by 8; a row that does not fit is stored as UNWIND_CFA_INVALID.
+ * The pc keeps 32 bits: rows of code above 4 GiB of file vaddr are left
+ * out of the chunk, and the walk takes the validated frame-pointer
+ * fallback there (unwind_walk.h).
+ */
+struct unwind_packed_row {
+	uint32_t pc;	  /* file vaddr */
+	int16_t cfa_off8; /* cfa_offset / 8 */
+	int8_t fp_off8;	  /* fp_offset / 8 */
+	uint8_t rules;	  /* cfa_base | fp_rule << 4 */
+};
+
+#define UNWIND_PACKED_MAX_PC 0xffffffffull
+
+#define UNWIND_ROW_CFA_BASE(r)	 ((r)->rules & 15)
+#define UNWIND_ROW_FP_RULE(r)	 ((r)->rules >> 4)
+#define UNWIND_ROW_CFA_OFFSET(r) ((int32_t)(r)->cfa_off8 * 8)
+#define UNWIND_ROW_FP_OFFSET(r)	 ((int16_t)((r)->fp_off8 * 8))
+
+#ifndef __VMLINUX_H__
+/* Pack in (pc <= UNWIND_PACKED_MAX_PC) into *out; false when its rule
+ * does not fit (stored INVALID). */
+static inline bool unwind_row_pack(const struct unwind_row *in,
+				   struct unwind_packed_row *out)
+{
+	uint8_t base = in->cfa_base, fp = in->fp_rule;
+	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP;
+
+	*out = (struct unwind_packed_row){.pc = (uint32_t)in->pc};
+	if (uses_off && (in->cfa_offset % 8 || in->cfa_offset / 8 > INT16_MAX ||
+			 in->cfa_offset / 8 < INT16_MIN))
+		base = UNWIND_CFA_INVALID;
+	if (fp == UNWIND_FP_CFA_OFFSET &&
+	    (in->fp_offset % 8 || in->fp_offset / 8 > INT8_MAX ||
+	     in->fp_offset / 8 < INT8_MIN))
+		base = UNWIND_CFA_INVALID;
+	if (base == UNWIND_CFA_INVALID) {
+		out->rules = UNWIND_CFA_INVALID;
+		return in->cfa_base == UNWIND_CFA_INVALID;
+	}
+	out->cfa_off8 = uses_off ? (int16_t)(in->cfa_offset / 8) : 0;
+	out->fp_off8 =
+		fp == UNWIND_FP_CFA_OFFSET ? (int8_t)(in->fp_offset / 8) : 0;
+	out->rules = (uint8_t)(base | fp << 4);
+	return true;
+}
+#endif
 
 #endif /* OTELPROF_UNWIND_TYPES_H */

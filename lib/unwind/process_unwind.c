@@ -106,7 +106,6 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	install_table(pu, f, err, &st, NULL, owner);
 }
 
-/* f->unwind holds the built table (if !err): load it into the kernel. */
 /* May the kernel take nrows more rows for owner (NULL: no process)? The
  * refusal is counted by reason; the file then unwinds by frame
  * pointers. */
@@ -126,6 +125,8 @@ static bool within_budget(struct process_unwind *pu, struct process *owner,
 	return true;
 }
 
+/* f->unwind holds the built table (if !err), or pre its kernel array: load
+ * it into a chunk. */
 static void install_table(struct process_unwind *pu, struct elf_file *f,
 			  int err, const struct unwind_table_stats *stp,
 			  struct prebuilt_array *pre, struct process *owner)
@@ -169,40 +170,37 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 		unwind_table_free(&f->unwind);
 		return;
 	}
-	if (pu->maps.files_fd >= 0) {
-		if (pre && (pre->err || pre->fd >= 0)) {
-			pu->maps.rows_unrepresentable += pre->unrepresentable;
-			err = pre->err;
-			if (err) {
-				pu->maps.load_errors++;
-				if (pre->fd >= 0)
-					close(pre->fd);
-			} else {
-				/* Takes the fd, also on failure. */
-				err = unwind_maps_register(&pu->maps, pre->fd,
-							   pre->nrows,
-							   &f->unwind_slot);
-			}
-			pre->fd = -1;
+	if (pre && (pre->err || pre->fd >= 0)) {
+		pu->maps.rows_unrepresentable += pre->unrepresentable;
+		err = pre->err;
+		if (err) {
+			pu->maps.load_errors++;
+			if (pre->fd >= 0)
+				close(pre->fd);
 		} else {
-			err = unwind_maps_add_file(&pu->maps, &f->unwind,
-						   &f->unwind_slot);
+			/* Takes the fd, also on failure. */
+			err = unwind_maps_register(&pu->maps, pre->fd,
+						   pre->nrows, &f->unwind_slot);
 		}
-		if (!err) {
-			/* The kernel has it: no second copy here. */
-			unwind_table_free(&f->unwind);
-			return;
-		}
+		pre->fd = -1;
+	} else {
+		/* Into a kernel chunk, or without kernel maps (tests,
+		 * tools) a chunk in memory: the walk reads both alike. */
+		err = unwind_maps_add_file(&pu->maps, &f->unwind,
+					   &f->unwind_slot);
+	}
+	if (err) {
+		/* The kernel refused it: frame pointers, in the kernel and
+		 * in the stack-copy walk alike. */
 		f->unwind_err = err;
 		if (getenv("OTELPROF_DEBUG"))
 			fprintf(stderr,
 				"otelprof: unwind table of %s (%zu rows) not "
-				"loaded into the kernel: %s\n",
+				"loaded: %s\n",
 				f->path, f->unwind.nrows, strerror(-err));
 	}
-	/* Userspace-only use (tests, tools), or the kernel refused it: keep
-	 * the rows for the stack-copy unwinder. */
-	pu->table_memory += f->unwind.nrows * sizeof(struct unwind_row);
+	/* The chunk has it: no second copy here. */
+	unwind_table_free(&f->unwind);
 }
 
 static void on_file_free(void *ctx, struct elf_file *f)
@@ -210,16 +208,18 @@ static void on_file_free(void *ctx, struct elf_file *f)
 	struct process_unwind *pu = ctx;
 
 	unwind_maps_remove_file(&pu->maps, &f->unwind_slot);
-	pu->table_memory -= f->unwind.nrows * sizeof(struct unwind_row);
 }
 
-/* One mapping as the kernel unwinder sees it. */
+/* One mapping as the walk sees it. sliced: a file not loaded yet may be
+ * left for a later slice of the drain thread (pending meanwhile). */
 static void fill_mapping(struct process_unwind *pu, struct process *p,
-			 struct proc_mapping *m, struct otelprof_bpf_mapping *b)
+			 struct proc_mapping *m, struct otelprof_bpf_mapping *b,
+			 bool sliced)
 {
-	bool deferred;
+	bool deferred = false;
 	struct elf_file *f =
-		process_mapping_file_sliced(pu->procs, p, m, &deferred);
+		sliced ? process_mapping_file_sliced(pu->procs, p, m, &deferred)
+		       : process_mapping_file(pu->procs, p, m);
 
 	memset(b, 0, sizeof(*b));
 	b->start = m->start;
@@ -254,13 +254,14 @@ static void on_process_maps(void *ctx, struct process *p)
 	if (big) {
 		/* Written before the entry points at them. */
 		for (uint32_t i = 0; i < n; i++)
-			fill_mapping(pu, p, &p->maps.v[i], &big[i]);
+			fill_mapping(pu, p, &p->maps.v[i], &big[i], true);
 		proc.big_base = base;
 		proc.big_n = n;
 	} else {
 		for (size_t i = 0;
 		     i < p->maps.n && proc.n < OTELPROF_MAX_PROC_MAPPINGS; i++)
-			fill_mapping(pu, p, &p->maps.v[i], &proc.m[proc.n++]);
+			fill_mapping(pu, p, &p->maps.v[i], &proc.m[proc.n++],
+				     true);
 	}
 	/* When the sampler may next report a change in this process. */
 	proc.map_count = p->kernel_map_count;
@@ -492,74 +493,96 @@ void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 	}
 }
 
-/* Reads come from the copied stack only: [sp0, sp0 + 8 * nwords). */
-struct copy_ctx {
-	const uint64_t *words;
+/*
+ * The stack-copy walk's memory (unwind_walk.h accessors): the stack is the
+ * copy only, the mappings are the process's as userspace knows them, the
+ * rows are the chunks' (through their mappings: no syscall per probe).
+ */
+struct copy_walk {
+	const uint64_t *words; /* the copy: [sp0, sp0 + 8 * nwords) */
 	uint64_t sp0;
 	uint32_t nwords;
+	struct process_unwind *pu;
+	struct process *p;
+	struct otelprof_bpf_mapping m; /* the last mapping looked at */
 };
 
+/* Any alignment, as bpf_probe_read_user reads. */
 static int copy_read(void *ctx, uint64_t addr, uint64_t *out)
 {
-	const struct copy_ctx *c = ctx;
-	uint64_t off = addr - c->sp0;
+	const struct copy_walk *c = ctx;
+	uint64_t off = addr - c->sp0, len = (uint64_t)c->nwords * 8;
 
-	if (addr < c->sp0 || off / 8 >= c->nwords || (off & 7))
+	if (addr < c->sp0 || off >= len || len - off < 8)
 		return -1;
-	*out = c->words[off / 8];
+	memcpy(out, (const unsigned char *)c->words + off, 8);
 	return 0;
 }
 
-#define UNWIND_READ_U64(ctx, addr, out) copy_read((ctx), (addr), (out))
-#include "unwind_step.h"
-
-struct row_rule {
-	uint8_t cfa_base, fp_rule;
-	int32_t cfa_offset;
-	int16_t fp_offset;
-};
-
-/* The rule for vaddr, from the userspace table if we kept one, else read
- * back from the file's kernel chunk (through its mapping). */
-static bool find_rule(const struct process_unwind *pu, const struct elf_file *f,
-		      uint64_t vaddr, struct row_rule *r)
+/* The search reads start and end only; the file is looked at (and maybe
+ * loaded) once a frame is in it (copy_resolve). */
+static const struct otelprof_bpf_mapping *copy_mapping(void *ctx, uint32_t idx)
 {
-	if (f->unwind.nrows) {
-		const struct unwind_row *row =
-			unwind_table_lookup(&f->unwind, vaddr);
+	struct copy_walk *c = ctx;
 
-		if (!row)
-			return false;
-		r->cfa_base = row->cfa_base;
-		r->fp_rule = row->fp_rule;
-		r->cfa_offset = row->cfa_offset;
-		r->fp_offset = row->fp_offset;
-		return true;
-	}
-	if (f->unwind_slot.nrows && vaddr <= UINT32_MAX) {
-		const struct unwind_slot *sl = &f->unwind_slot;
-		struct otelprof_bpf_row row;
-		uint32_t lo = 0, hi = sl->nrows;
+	if (idx >= c->p->maps.n)
+		return NULL;
+	memset(&c->m, 0, sizeof(c->m));
+	c->m.start = c->p->maps.v[idx].start;
+	c->m.end = c->p->maps.v[idx].end;
+	return &c->m;
+}
 
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
+static const struct otelprof_bpf_mapping *
+copy_resolve(void *ctx, const struct otelprof_bpf_mapping *found)
+{
+	struct copy_walk *c = ctx;
+	struct proc_mapping *m = (struct proc_mapping *)proc_maps_find(
+		&c->p->maps, found->start);
 
-			if (unwind_maps_read_row(&pu->maps, sl, mid, &row))
-				return false;
-			if (row.pc <= vaddr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (!lo || unwind_maps_read_row(&pu->maps, sl, lo - 1, &row))
-			return false;
-		r->cfa_base = OTELPROF_ROW_CFA_BASE(&row);
-		r->fp_rule = OTELPROF_ROW_FP_RULE(&row);
-		r->cfa_offset = OTELPROF_ROW_CFA_OFFSET(&row);
-		r->fp_offset = OTELPROF_ROW_FP_OFFSET(&row);
-		return true;
-	}
-	return false;
+	if (!m)
+		return NULL;
+	fill_mapping(c->pu, c->p, m, &c->m, false);
+	return &c->m;
+}
+
+static void *copy_rows(void *ctx, uint32_t id)
+{
+	const struct copy_walk *c = ctx;
+
+	return (void *)unwind_maps_chunk(&c->pu->maps, id);
+}
+
+static const struct unwind_packed_row *copy_row(void *ctx, void *rows,
+						uint32_t idx)
+{
+	const struct unwind_chunk *ch = rows;
+
+	(void)ctx;
+	return idx < ch->nrows ? &ch->rows[idx] : NULL;
+}
+
+#define UNWIND_READ_U64(ctx, addr, out) copy_read((ctx), (addr), (out))
+#define UNWIND_BIG_MAPPING(ctx, idx)	copy_mapping((ctx), (idx))
+#define UNWIND_RESOLVE_MAPPING(ctx, m)	copy_resolve((ctx), (m))
+#define UNWIND_ROWS(ctx, id)		copy_rows((ctx), (id))
+#define UNWIND_ROW(ctx, rows, idx)	copy_row((ctx), (rows), (idx))
+#include "unwind_walk.h"
+
+static void walk_copy(struct copy_walk *c, struct unwind_walk *w,
+		      const struct otelprof_sample_event *e, uint64_t *frames,
+		      uint32_t max)
+{
+	/* All of the process's mappings, as the big mappings of the
+	 * kernel walk (which knows BIG_MAPPINGS_PER_PROCESS of them). */
+	w->proc.n = 0;
+	w->proc.big_base = 0;
+	w->proc.big_n = (uint32_t)c->p->maps.n;
+	unwind_walk_begin(w, e->user_ip, e->user_sp, e->user_bp);
+	if (!w->r.pc)
+		return;
+	while (!unwind_walk_frame(c, w, frames, max))
+		;
 }
 
 uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
@@ -568,78 +591,25 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 			     uint64_t now_ns)
 {
 	/* interpreter frames, if any, follow the copy */
-	struct copy_ctx c = {e->ustack, e->user_sp,
-			     e->n_user - 2 * e->n_interp};
-	struct unwind_regs r = {e->user_ip, e->user_sp, e->user_bp};
-	bool rescanned = false;
-	uint32_t n = 0;
-	bool fp_frame = false;
+	struct copy_walk c = {
+		e->ustack, e->user_sp, e->n_user - 2 * e->n_interp, pu, p, {0}};
+	struct unwind_walk w;
 
 	(void)now_ns;
 	*flags = 0;
 	if (c.nwords > OTELPROF_USTACK_WORDS)
 		c.nwords = OTELPROF_USTACK_WORDS;
 	pu->copies_unwound++;
-	while (r.pc) {
-		const struct proc_mapping *m;
-		struct elf_file *f = NULL;
-		uint64_t lookup = n ? r.pc - 1 : r.pc, bias;
-		int res;
-
-		if (n >= max) {
-			*flags |= OTELPROF_SAMPLE_F_TRUNCATED;
-			break;
-		}
-		frames[n++] = r.pc | (fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
-		fp_frame = false;
-		m = proc_maps_find(&p->maps, lookup);
-		if (!m && !rescanned) {
-			/* Code mapped since the last scan (ld.so loading
-			 * libraries of a new process): look now. */
-			rescanned = true;
-			process_table_rescan_asked(pu->procs, p, 0);
-			m = proc_maps_find(&p->maps, lookup);
-		}
-		if (m)
-			f = process_mapping_file(pu->procs, p,
-						 (struct proc_mapping *)m);
-		if (f && f->unwind_pending) {
-			/* No rule yet: the caller may hold the sample. */
-			*flags |= OTELPROF_SAMPLE_F_PENDING;
-			break;
-		}
-		if (f && (f->unwind.nrows || f->unwind_slot.nrows) &&
-		    process_mapping_bias(m, f, &bias)) {
-			struct row_rule rule;
-
-			if (find_rule(pu, f, lookup - bias, &rule) &&
-			    rule.cfa_base != UNWIND_CFA_INVALID) {
-				res = unwind_step(&c, rule.cfa_base,
-						  rule.cfa_offset, rule.fp_rule,
-						  rule.fp_offset, &r);
-			} else {
-				/* No CFI for this pc: as the kernel walk,
-				 * a plausible frame pointer returning into
-				 * mapped code. */
-				res = unwind_step_fp_fallback(&c, &r);
-				if (res == UNWIND_STEP_OK &&
-				    !proc_maps_find(&p->maps, r.pc - 1))
-					res = UNWIND_STEP_ERR_RULE;
-				fp_frame = true;
-			}
-		} else if (m) {
-			res = unwind_step_fp(&c, &r);
-			fp_frame = true;
-		} else {
-			break;
-		}
-		if (res == UNWIND_STEP_DONE) {
-			*flags |= OTELPROF_SAMPLE_F_COMPLETE;
-			break;
-		}
-		if (res != UNWIND_STEP_OK)
-			break;
-	}
-	pu->copy_frames += n;
-	return n;
+	walk_copy(&c, &w, e, frames, max);
+	/* Code mapped since the last scan (ld.so loading libraries of a
+	 * new process): look once, and walk again with what it found. */
+	if (w.error == OTELPROF_CNT_UNWIND_NO_MAPPING &&
+	    process_table_rescan_asked(pu->procs, p, 0))
+		walk_copy(&c, &w, e, frames, max);
+	*flags = w.flags;
+	/* No rule yet: the caller may hold the sample. */
+	if (w.error == OTELPROF_CNT_UNWIND_PENDING)
+		*flags |= OTELPROF_SAMPLE_F_PENDING;
+	pu->copy_frames += w.n;
+	return w.n;
 }

@@ -40,7 +40,6 @@ struct process_unwind {
 	struct file_cache *files;
 	uint64_t tables_built, table_errors, cfi_bytes, build_ns;
 	uint64_t copies_unwound, copy_frames;
-	uint64_t table_memory; /* userspace copies of the rows */
 	/* background builds: jobs in, results out, both under qlock */
 	pthread_t worker;
 	bool worker_started, worker_stop;

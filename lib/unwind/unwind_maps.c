@@ -79,7 +79,7 @@ static size_t rows_bytes(uint32_t nrows)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
-	return ((size_t)nrows * sizeof(struct otelprof_bpf_row) + page - 1) /
+	return ((size_t)nrows * sizeof(struct unwind_packed_row) + page - 1) /
 	       page * page;
 }
 
@@ -89,7 +89,7 @@ static int create_rows_array(uint32_t nrows)
 		    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "otelprof_rows",
 				sizeof(uint32_t),
-				sizeof(struct otelprof_bpf_row), nrows, &opts);
+				sizeof(struct unwind_packed_row), nrows, &opts);
 
 	return fd < 0 ? -errno : fd;
 }
@@ -110,8 +110,12 @@ static int add_chunk(struct unwind_maps *um, int fd, uint32_t nrows,
 	c->nrows = nrows;
 	c->shared = shared;
 	c->map_len = rows_bytes(nrows);
-	c->rows = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		       0);
+	/* fd < 0: no kernel (tests, tools): the chunk is plain memory, read
+	 * by the same walk. */
+	c->rows = fd >= 0 ? mmap(NULL, c->map_len, PROT_READ | PROT_WRITE,
+				 MAP_SHARED, fd, 0)
+			  : mmap(NULL, c->map_len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->rows == MAP_FAILED) {
 		err = -errno;
 		c->rows = NULL;
@@ -133,7 +137,7 @@ static int add_chunk(struct unwind_maps *um, int fd, uint32_t nrows,
 		chunk_destroy(c);
 		return err;
 	}
-	if (bpf_map_update_elem(um->files_fd, id, &fd, BPF_ANY)) {
+	if (fd >= 0 && bpf_map_update_elem(um->files_fd, id, &fd, BPF_ANY)) {
 		err = -errno;
 		release_id(um, *id);
 		chunk_destroy(c);
@@ -150,7 +154,8 @@ static void drop_chunk(struct unwind_maps *um, uint32_t id)
 {
 	struct unwind_chunk *c = um->chunks[id];
 
-	bpf_map_delete_elem(um->files_fd, &id);
+	if (c->fd >= 0)
+		bpf_map_delete_elem(um->files_fd, &id);
 	um->chunks[id] = NULL;
 	um->chunks_live--;
 	um->chunk_bytes -= c->map_len;
@@ -218,56 +223,31 @@ static void extent_free(struct unwind_chunk *c, uint32_t off, uint32_t n)
 	c->nfree++;
 }
 
-/* Returns false when the row cannot be represented (stored INVALID). */
-static bool to_bpf_row(const struct unwind_row *in,
-		       struct otelprof_bpf_row *out)
-{
-	uint8_t base = in->cfa_base, fp = in->fp_rule;
-	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP;
-
-	memset(out, 0, sizeof(*out));
-	out->pc = (uint32_t)in->pc;
-	if (uses_off && (in->cfa_offset % 8 || in->cfa_offset / 8 > INT16_MAX ||
-			 in->cfa_offset / 8 < INT16_MIN))
-		base = UNWIND_CFA_INVALID;
-	if (fp == UNWIND_FP_CFA_OFFSET &&
-	    (in->fp_offset % 8 || in->fp_offset / 8 > INT8_MAX ||
-	     in->fp_offset / 8 < INT8_MIN))
-		base = UNWIND_CFA_INVALID;
-	if (base == UNWIND_CFA_INVALID) {
-		out->rules = UNWIND_CFA_INVALID;
-		return in->cfa_base == UNWIND_CFA_INVALID;
-	}
-	out->cfa_off8 = uses_off ? (int16_t)(in->cfa_offset / 8) : 0;
-	out->fp_off8 =
-		fp == UNWIND_FP_CFA_OFFSET ? (int8_t)(in->fp_offset / 8) : 0;
-	out->rules = (uint8_t)(base | fp << 4);
-	return true;
-}
-
-/* Rows of t the kernel can hold: its row keeps 32 bits of pc, so code
- * above 4 GiB of vaddr is left out (those frames use frame pointers). */
+/* Rows of t a chunk can hold: a packed row keeps 32 bits of pc, so code
+ * above 4 GiB of vaddr is left out (the walk takes the validated
+ * frame-pointer fallback there). */
 static uint32_t representable_rows(const struct unwind_table *t)
 {
 	uint32_t n = 0;
 
-	while (n < t->nrows && n < UINT32_MAX && t->rows[n].pc <= UINT32_MAX)
+	while (n < t->nrows && n < UINT32_MAX &&
+	       t->rows[n].pc <= UNWIND_PACKED_MAX_PC)
 		n++;
 	return n;
 }
 
 static void fill_rows(const struct unwind_table *t, uint32_t n,
-		      struct otelprof_bpf_row *rows, uint64_t *unrepresentable)
+		      struct unwind_packed_row *rows, uint64_t *unrepresentable)
 {
 	for (uint32_t i = 0; i < n; i++)
-		if (!to_bpf_row(&t->rows[i], &rows[i]))
+		if (!unwind_row_pack(&t->rows[i], &rows[i]))
 			(*unrepresentable)++;
 }
 
 int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 			     uint32_t *nrows, uint64_t *unrepresentable)
 {
-	struct otelprof_bpf_row *rows;
+	struct unwind_packed_row *rows;
 	size_t len;
 	uint32_t n;
 	int fd, err;
@@ -330,6 +310,19 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		um->load_errors++;
 		return -ERANGE;
 	}
+	if (n >= UNWIND_OWN_CHUNK_ROWS && um->files_fd < 0) {
+		err = add_chunk(um, -1, n, false, &id);
+		if (err) {
+			um->load_errors++;
+			return err;
+		}
+		fill_rows(t, n, um->chunks[id]->rows, &unrep);
+		um->rows_unrepresentable += unrep;
+		*slot = (struct unwind_slot){.id = id, .base = 0, .nrows = n};
+		um->files++;
+		um->rows += n;
+		return 0;
+	}
 	if (n >= UNWIND_OWN_CHUNK_ROWS) {
 		uint32_t nrows;
 
@@ -348,8 +341,10 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			break;
 	}
 	if (!um->chunks || id >= um->next_id) {
-		fd = create_rows_array(UNWIND_SHARED_CHUNK_ROWS);
-		if (fd < 0) {
+		fd = um->files_fd >= 0
+			     ? create_rows_array(UNWIND_SHARED_CHUNK_ROWS)
+			     : -1;
+		if (fd < 0 && um->files_fd >= 0) {
 			um->load_errors++;
 			return fd;
 		}
@@ -396,17 +391,12 @@ void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot)
 	memset(slot, 0, sizeof(*slot));
 }
 
-int unwind_maps_read_row(const struct unwind_maps *um,
-			 const struct unwind_slot *slot, uint32_t idx,
-			 struct otelprof_bpf_row *row)
+const struct unwind_chunk *unwind_maps_chunk(const struct unwind_maps *um,
+					     uint32_t id)
 {
-	const struct unwind_chunk *c;
-
-	if (!slot->id || !um->chunks || !(c = um->chunks[slot->id]) ||
-	    idx >= slot->nrows || slot->base + idx >= c->nrows)
-		return -ENOENT;
-	*row = c->rows[slot->base + idx];
-	return 0;
+	if (!id || id >= OTELPROF_MAX_UNWIND_FILES || !um->chunks)
+		return NULL;
+	return um->chunks[id];
 }
 
 int unwind_maps_set_big(struct unwind_maps *um, int fd)

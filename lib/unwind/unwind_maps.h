@@ -8,7 +8,9 @@
  * period (each array-of-maps update waits for one: 6-18 ms); only a new
  * chunk costs one. A big file's table gets a chunk of its own, sized to
  * it (built on the worker). One fd per chunk, not per file. Each process's
- * executable mappings go into `unwind_procs`.
+ * executable mappings go into `unwind_procs`. Without kernel maps
+ * (files_fd < 0: tests, tools) chunks are plain memory, laid out the same,
+ * so the userspace walk reads rows one way only.
  */
 #ifndef OTELPROF_UNWIND_UNWIND_MAPS_H
 #define OTELPROF_UNWIND_UNWIND_MAPS_H
@@ -30,7 +32,7 @@ struct unwind_extent {
 
 struct unwind_chunk {
 	int fd;
-	struct otelprof_bpf_row *rows; /* the array, mapped shared */
+	struct unwind_packed_row *rows; /* the array, mapped shared */
 	size_t map_len;
 	uint32_t nrows;		    /* capacity */
 	uint32_t used;		    /* rows handed out */
@@ -82,10 +84,10 @@ int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
  * when big. 0 or -errno. */
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 struct unwind_slot *slot);
-/* Row idx of a file's table (from the chunk's mapping, no syscall). */
-int unwind_maps_read_row(const struct unwind_maps *um,
-			 const struct unwind_slot *slot, uint32_t idx,
-			 struct otelprof_bpf_row *row);
+/* Chunk id, whose rows (c->rows[0 .. c->nrows)) are read through its
+ * mapping, no syscall; NULL if there is none. */
+const struct unwind_chunk *unwind_maps_chunk(const struct unwind_maps *um,
+					     uint32_t id);
 void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot);
 /* Use the big_mappings array (fd of OTELPROF_BIG_MAPPINGS entries).
  * 0 or -errno (then big processes keep their first mappings only). */

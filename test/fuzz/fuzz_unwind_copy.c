@@ -81,8 +81,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ev.flags = OTELPROF_SAMPLE_F_STACK_COPY;
 
 	memset(&f, 0, sizeof(f));
-	f.unwind.rows = rows;
-	f.unwind.nrows = nrows;
+	{
+		/* Into a row chunk, as a loaded file's table. */
+		struct unwind_table t = {.rows = rows, .nrows = nrows};
+
+		unwind_maps_add_file(&pu.maps, &t, &f.unwind_slot);
+	}
 	f.sym.nloads = 1;
 	f.sym.loads[0].filesz = MAP_LEN;
 	f.sym.loads[0].flags = 5; /* PF_R | PF_X */
@@ -107,6 +111,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				&flags, 0);
 	if (n > OTELPROF_MAX_USER_FRAMES)
 		__builtin_trap();
+	unwind_maps_remove_file(&pu.maps, &f.unwind_slot);
 	free(rows);
 	return 0;
 }

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The native user stack walk, one source for every place that walks: the
+ * BPF program (profiler.bpf.c: one frame per bpf_loop iteration, or per
+ * iteration of the chained programs' bounded loop), the stack-copy
+ * unwinder in userspace (lib/unwind/process_unwind.c) and the replay test
+ * (test/unit/test_unwind_walk.c). Per frame: the mapping holding the pc
+ * (branchless binary search over the process's mappings), the row of its
+ * file (branchless binary search in the file's row chunk), then the step
+ * (unwind_step.h): from CFI, by frame pointer where the mapping has no
+ * table (JIT code, files without CFI), or by the validated frame-pointer
+ * fallback where the file has no row for the pc (a gap between FDEs, code
+ * above 4 GiB of file vaddr).
+ *
+ * The includer says how memory is read, with these macros:
+ *   UNWIND_READ_U64(ctx, addr, out)  the user stack word at addr, any
+ *                                    alignment: 0, or non-zero if unreadable
+ *   UNWIND_BIG_MAPPING(ctx, idx)     entry idx of the big mappings array
+ *                                    (struct otelprof_bpf_mapping *), NULL
+ *                                    past its end
+ *   UNWIND_ROWS(ctx, id)             row chunk id (void *), NULL if none
+ *   UNWIND_ROW(ctx, rows, idx)       row idx of a chunk (struct
+ *                                    unwind_packed_row *), NULL past its end
+ * and optionally
+ *   UNWIND_RESOLVE_MAPPING(ctx, m)   the mapping the walk stands in, with
+ *                                    its file fields (file_id, bias, rows)
+ *                                    filled in: the search reads only start
+ *                                    and end, so userspace loads a file only
+ *                                    once a frame is in it; NULL: none
+ *   UNWIND_RUNTIME_STEP(ctx, r, i, pc)
+ *                                    a runtime's own step for code without
+ *                                    CFI (a JIT's code cache): frame i at
+ *                                    pc (the lookup pc), registers r; an
+ *                                    enum unwind_step_result, or
+ *                                    UNWIND_STEP_NOT_MINE to leave the frame
+ *                                    to the walk. Tried where the pc is in
+ *                                    no known mapping (a code cache grows
+ *                                    before userspace sees it) and where its
+ *                                    mapping has no table, before the
+ *                                    frame-pointer step. Default: none.
+ *   UNWIND_INLINE                    static inline by default
+ * ctx is handed through untouched: BPF passes the sample (the HotSpot
+ * step, hotspot_walk.bpf.h, notes Java frames in it), userspace its
+ * stack-copy state.
+ *
+ * Two seams for runtimes, keyed by process:
+ * - a step inside the walk (UNWIND_RUNTIME_STEP), for runtimes whose
+ *   frames are on the native stack without CFI (HotSpot's compiled and
+ *   interpreted frames);
+ * - a walker after it (CPython: interp_walk.bpf.h), for runtimes that keep
+ *   their own frame chain: it runs once this walk has ended, in the same
+ *   sample, and appends its frames after the native ones (sample_end in
+ *   profiler.bpf.c); userspace splices them in. It needs nothing from this
+ *   file but the final frame count.
+ * The userspace stack-copy walk has neither (a copy's runtime frames
+ * unwind by frame pointer).
+ */
+#ifndef OTELPROF_UNWIND_WALK_H
+#define OTELPROF_UNWIND_WALK_H
+
+#include "profiler_types.h"
+#include "unwind_types.h"
+#include "unwind_step.h"
+
+#if !defined(UNWIND_BIG_MAPPING) || !defined(UNWIND_ROWS) ||                   \
+	!defined(UNWIND_ROW)
+#error "define UNWIND_BIG_MAPPING, UNWIND_ROWS and UNWIND_ROW before including unwind_walk.h"
+#endif
+
+#ifndef UNWIND_RESOLVE_MAPPING
+#define UNWIND_RESOLVE_MAPPING(ctx, m) (m)
+#endif
+
+#ifndef UNWIND_RUNTIME_STEP
+#define UNWIND_RUNTIME_STEP(ctx, r, i, pc) UNWIND_STEP_NOT_MINE
+#endif
+
+/*
+ * A walk in progress. BPF keeps it in a per-CPU map, not on the stack:
+ * values loaded from a map are unknown scalars to the verifier, so it sees
+ * the loop body converge after one pass instead of exploring every
+ * iteration.
+ */
+struct unwind_walk {
+	struct unwind_regs r;
+	uint32_t n;	/* frames written */
+	uint32_t error; /* enum otelprof_counter of the stop, 0: none */
+	uint32_t flags; /* OTELPROF_SAMPLE_F_COMPLETE / _TRUNCATED */
+	uint32_t
+		fp_frame; /* the current frame came from a frame-pointer step */
+	/* The process's mappings: up to OTELPROF_MAX_PROC_MAPPINGS inline,
+	 * or (big_n > 0) big_n of the big mappings array from big_base. */
+	struct otelprof_bpf_proc proc;
+};
+
+/* 1 if a >= b, without a branch: 1 minus the borrow out of a - b. Any
+ * values: [vsyscall] starts above 2^63, where the sign of a - b says
+ * nothing. */
+UNWIND_INLINE uint64_t unwind_ge_u64(uint64_t a, uint64_t b)
+{
+	return 1 ^ (((~a & b) | (~(a ^ b) & (a - b))) >> 63);
+}
+
+/*
+ * Binary searches here are branchless (a fixed number of halvings, the
+ * choice made by arithmetic): branching searches multiply the paths the
+ * verifier must walk.
+ */
+UNWIND_INLINE const struct otelprof_bpf_mapping *
+unwind_find_big_mapping(void *ctx, uint32_t first, uint32_t n, uint64_t pc)
+{
+	const struct otelprof_bpf_mapping *m;
+	uint32_t base = first, len = n, half;
+
+	if (!n)
+		return NULL;
+	/* 2^17 > OTELPROF_BIG_MAPPINGS */
+	for (int k = 0; k < 17; k++) {
+		if (len <= 1)
+			break;
+		half = len >> 1;
+		m = UNWIND_BIG_MAPPING(ctx, base + half);
+		if (!m)
+			return NULL;
+		base += half * (uint32_t)unwind_ge_u64(pc, m->start);
+		len -= half;
+	}
+	m = UNWIND_BIG_MAPPING(ctx, base);
+	if (!m || pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+/* The mapping containing pc, by start and end only (see
+ * UNWIND_RESOLVE_MAPPING). */
+UNWIND_INLINE const struct otelprof_bpf_mapping *
+unwind_find_mapping(void *ctx, const struct otelprof_bpf_proc *proc,
+		    uint64_t pc)
+{
+	uint32_t n = proc->n, base = 0, len, half, idx;
+
+	if (proc->big_n)
+		return unwind_find_big_mapping(ctx, proc->big_base, proc->big_n,
+					       pc);
+	if (n > OTELPROF_MAX_PROC_MAPPINGS)
+		n = OTELPROF_MAX_PROC_MAPPINGS;
+	if (!n)
+		return NULL;
+	len = n;
+	/* 2^8 > OTELPROF_MAX_PROC_MAPPINGS */
+	for (int k = 0; k < 8; k++) {
+		half = len >> 1;
+		idx = (base + half) & (OTELPROF_MAX_PROC_MAPPINGS - 1);
+		base += half * (uint32_t)unwind_ge_u64(pc, proc->m[idx].start);
+		len -= half;
+	}
+	base &= OTELPROF_MAX_PROC_MAPPINGS - 1;
+	if (pc < proc->m[base].start || pc >= proc->m[base].end)
+		return NULL;
+	return &proc->m[base];
+}
+
+/* The row covering vaddr: the last row with row.pc <= vaddr among the
+ * file's nrows rows from index first of its chunk. */
+UNWIND_INLINE const struct unwind_packed_row *
+unwind_find_row(void *ctx, void *rows, uint32_t first, uint32_t nrows,
+		uint32_t vaddr)
+{
+	const struct unwind_packed_row *row;
+	uint32_t base = first, len = nrows, half;
+
+	if (!nrows)
+		return NULL;
+	/* 2^24 > UNWIND_MAX_ROWS */
+	for (int k = 0; k < 24; k++) {
+		if (len <= 1)
+			break;
+		half = len >> 1;
+		row = UNWIND_ROW(ctx, rows, base + half);
+		if (!row)
+			return NULL;
+		base += half * (uint32_t)unwind_ge_u64(vaddr, row->pc);
+		len -= half;
+	}
+	row = UNWIND_ROW(ctx, rows, base);
+	if (!row || row->pc > vaddr)
+		return NULL;
+	return row;
+}
+
+/* Start a walk at the sampled registers (w->proc is the caller's). */
+UNWIND_INLINE void unwind_walk_begin(struct unwind_walk *w, uint64_t pc,
+				     uint64_t sp, uint64_t fp)
+{
+	w->r.pc = pc;
+	w->r.sp = sp;
+	w->r.fp = fp;
+	w->n = 0;
+	w->error = 0;
+	w->flags = 0;
+	w->fp_frame = 0;
+}
+
+/*
+ * One frame: record w->r.pc in frames[w->n] (flagged
+ * OTELPROF_USTACK_FP_FRAME if a frame-pointer step found it), then step to
+ * the caller. Returns 0 to go on, 1 when the walk has ended: complete or
+ * truncated (w->flags), or stopped at w->error (OTELPROF_CNT_UNWIND_*:
+ * NO_MAPPING and PENDING mean code the tables do not cover yet, the
+ * others a failed step). frames holds at least max entries; at most
+ * OTELPROF_MAX_USER_FRAMES are taken.
+ */
+UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
+				    uint64_t *frames, uint32_t max)
+{
+	const struct otelprof_bpf_mapping *m;
+	const struct unwind_packed_row *row;
+	uint64_t lookup_pc, vaddr;
+	uint32_t i;
+	int res;
+
+	if (w->n >= max || w->n >= OTELPROF_MAX_USER_FRAMES) {
+		w->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+		return 1;
+	}
+	/* The frame's index: the walk may span several BPF programs. */
+	i = w->n;
+	frames[i & (OTELPROF_USTACK_WORDS - 1)] =
+		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
+	w->n++;
+	w->fp_frame = 0;
+	/* A return address points after the call, maybe past the end of
+	 * the calling function: look up the call instruction instead. */
+	lookup_pc = i ? w->r.pc - 1 : w->r.pc;
+	m = unwind_find_mapping(ctx, &w->proc, lookup_pc);
+	if (m)
+		m = UNWIND_RESOLVE_MAPPING(ctx, m);
+	if (!m) {
+		res = UNWIND_RUNTIME_STEP(ctx, &w->r, i, lookup_pc);
+		if (res != UNWIND_STEP_NOT_MINE)
+			goto stepped;
+	}
+	if (!m || m->file_id == OTELPROF_FILE_ID_PENDING) {
+		/* Code the tables do not cover (mapped since userspace
+		 * last looked, or its table is still being built). */
+		w->error = m ? OTELPROF_CNT_UNWIND_PENDING
+			     : OTELPROF_CNT_UNWIND_NO_MAPPING;
+		return 1;
+	}
+	if (!m->file_id) {
+		/* Code without CFI: a runtime's code by its own frame
+		 * layout; other JIT code, or a file without tables, by its
+		 * frame pointer chain, the best we have. */
+		res = UNWIND_RUNTIME_STEP(ctx, &w->r, i, lookup_pc);
+		if (res == UNWIND_STEP_NOT_MINE) {
+			res = unwind_step_fp(ctx, &w->r);
+			w->fp_frame = 1;
+		}
+	} else {
+		void *rows = UNWIND_ROWS(ctx, m->file_id);
+
+		vaddr = lookup_pc - m->bias;
+		row = rows && vaddr <= UNWIND_PACKED_MAX_PC
+			      ? unwind_find_row(ctx, rows, m->row_base,
+						m->nrows, (uint32_t)vaddr)
+			      : NULL;
+		if (!row || UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
+			/* No CFI for this pc: the frame pointer, if the
+			 * frame it gives is plausible and returns into
+			 * code we know. */
+			res = unwind_step_fp_fallback(ctx, &w->r);
+			if (res == UNWIND_STEP_OK &&
+			    !unwind_find_mapping(ctx, &w->proc, w->r.pc - 1))
+				res = UNWIND_STEP_ERR_RULE;
+			w->fp_frame = 1;
+		} else {
+			res = unwind_step(ctx, UNWIND_ROW_CFA_BASE(row),
+					  UNWIND_ROW_CFA_OFFSET(row),
+					  UNWIND_ROW_FP_RULE(row),
+					  UNWIND_ROW_FP_OFFSET(row), &w->r);
+		}
+	}
+stepped:
+	switch (res) {
+	case UNWIND_STEP_OK:
+		return 0;
+	case UNWIND_STEP_DONE:
+		w->flags |= OTELPROF_SAMPLE_F_COMPLETE;
+		return 1;
+	case UNWIND_STEP_ERR_READ:
+		w->error = OTELPROF_CNT_UNWIND_ERR_READ;
+		return 1;
+	case UNWIND_STEP_ERR_LOOP:
+		w->error = OTELPROF_CNT_UNWIND_ERR_LOOP;
+		return 1;
+	default:
+		w->error = OTELPROF_CNT_UNWIND_ERR_RULE;
+		return 1;
+	}
+}
+
+#endif /* OTELPROF_UNWIND_WALK_H */
