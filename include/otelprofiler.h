@@ -222,6 +222,11 @@ struct otelprof_stats {
 					(frame pointers instead) */
 	uint64_t budget_reloads;     /* evicted files read again because a
 					sample needed their symbols */
+	uint64_t demangle_refused;   /* symbol names left raw as hostile
+					(their demangled form overflowed
+					8 KiB, or Rust v0 nesting); counted
+					in this process, once per name and
+					file */
 };
 
 /* Opaque profiler handle. */

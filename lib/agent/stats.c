@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /* otelprof_stats: the counters of every stage, in one struct. */
+#include "symbolize/demangle.h"
 #include "agent/agent.h"
 
 void agent_stats(struct otelprof *p, struct otelprof_stats *s)
@@ -81,6 +82,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_over_budget = p->files.over_budget;
 	s->budget_evictions = p->files.evictions;
 	s->budget_reloads = p->files.reloads;
+	s->demangle_refused = symbol_demangle_refused();
 	s->unwind_over_budget = p->unwinder.over_budget;
 	s->budget_used_bytes = mem_budget_used(&p->files.budget);
 	s->ctx_attrs_denied = p->context.pctx_denied;

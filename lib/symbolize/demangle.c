@@ -2,16 +2,33 @@
 #include "symbolize/demangle.h"
 
 #include <libiberty/demangle.h>
+#include <setjmp.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* The demangler writes its result in pieces; keep them in a fixed buffer
  * and note overflow instead of allocating (the callback API allocates
- * nothing on the heap). */
+ * nothing on the heap).
+ *
+ * On overflow the demangler is left at once (longjmp): substitutions let
+ * a short name print an output exponential in its length (each S<n>_
+ * naming the previous template-id twice: 22 levels, a 256-byte name,
+ * print 109 MB in 1.7 s, 30 levels minutes), and libiberty keeps printing
+ * what the sink no longer takes. Leaving is safe: the callback interface
+ * keeps all its state on the stack (no heap, no locks). */
 struct sink {
 	char *buf;
 	size_t len;
 	int overflow;
+	jmp_buf *leave;
 };
+
+static _Atomic uint64_t refused;
+
+uint64_t symbol_demangle_refused(void)
+{
+	return atomic_load(&refused);
+}
 
 static void put(const char *s, size_t n, void *opaque)
 {
@@ -21,7 +38,7 @@ static void put(const char *s, size_t n, void *opaque)
 		return;
 	if (k->overflow || n >= DEMANGLE_MAX_OUTPUT - k->len) {
 		k->overflow = 1;
-		return;
+		longjmp(*k->leave, 1);
 	}
 	memcpy(k->buf + k->len, s, n);
 	k->len += n;
@@ -34,7 +51,8 @@ size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 	/* Parameters and cv-qualifiers, as perf and gdb print them. The
 	 * default recursion limit stays on (hostile names nest deeply). */
 	const int opts = DMGL_PARAMS | DMGL_ANSI;
-	struct sink k = {out, 0, 0};
+	jmp_buf leave;
+	struct sink k = {out, 0, 0, &leave};
 	size_t n = strnlen(raw, DEMANGLE_MAX_INPUT + 1);
 	int ok;
 
@@ -48,18 +66,24 @@ size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 		size_t fb = 0;
 		for (size_t i = 2; i < n; i++)
 			fb += raw[i] == 'F' || raw[i] == 'B';
-		if (fb > DEMANGLE_MAX_V0_NESTING)
+		if (fb > DEMANGLE_MAX_V0_NESTING) {
+			atomic_fetch_add(&refused, 1);
 			return 0;
+		}
 	}
 	/* Rust first: its legacy names are valid Itanium names too (the
-	 * C++ demangler would keep the ::h<hash> and the $..$ escapes). */
+	 * C++ demangler would keep the ::h<hash> and the $..$ escapes). A
+	 * Rust name too long to print is not tried as C++. */
+	if (setjmp(leave)) {
+		atomic_fetch_add(&refused, 1);
+		return 0;
+	}
 	ok = rust_demangle_callback(raw, opts, put, &k);
-	if ((!ok || k.overflow) && raw[1] == 'Z') {
+	if (!ok && raw[1] == 'Z') {
 		k.len = 0;
-		k.overflow = 0;
 		ok = cplus_demangle_v3_callback(raw, opts, put, &k);
 	}
-	if (!ok || k.overflow || !k.len)
+	if (!ok || !k.len)
 		return 0;
 	out[k.len] = '\0';
 	return k.len;

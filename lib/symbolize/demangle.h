@@ -8,6 +8,7 @@
 #define OTELPROF_SYMBOLIZE_DEMANGLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Longest mangled name we hand to the demangler, and longest result kept:
  * libiberty sizes its work arrays on the stack by the input length, and
@@ -22,5 +23,9 @@
  * more than the buffer holds (the caller keeps the raw name).
  */
 size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT]);
+
+/* Names this process refused as hostile (their output would overflow the
+ * buffer, or a Rust v0 name nests too deeply): they stay raw. */
+uint64_t symbol_demangle_refused(void);
 
 #endif

@@ -285,7 +285,8 @@ static long long bpf_counter(int id, uint32_t which)
 	X(samples_dropped_at_stop)                                             \
 	X(add_errors)                                                          \
 	X(unwind_over_budget)                                                  \
-	X(budget_reloads)
+	X(budget_reloads)                                                      \
+	X(demangle_refused)
 
 static void print_stats(struct otelprof *p)
 {

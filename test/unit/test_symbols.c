@@ -286,6 +286,34 @@ static void demangles_cxx_and_rust(void **state)
 	memcpy(longname, "_ZN", 3);
 	assert_int_equal(symbol_demangle(longname, out), 0);
 
+	/* Template-ids naming the previous one twice (S<n>_): the output
+	 * doubles per level. Two levels demangle; 30 (2^30 names' worth,
+	 * minutes in libiberty) are refused at the 8 KiB buffer, at once. */
+	assert_true(symbol_demangle("_Z1f1A1BIS_S_ES0_IS1_S1_ES0_IS2_S2_E",
+				    out) > 0);
+	assert_string_equal(out, "f(A, B<A, A>, B<B<A, A>, B<A, A> >, "
+				 "B<B<B<A, A>, B<A, A> >, B<B<A, A>, B<A, "
+				 "A> > >)");
+	{
+		char bomb[512] = "_Z1f1A1BIS_S_E";
+		uint64_t refused0 = symbol_demangle_refused();
+
+		for (int i = 0, last = 2; i < 30; i++, last++) {
+			char sub[16];
+
+			/* S<last-1 in base 36>_ (all below 36 here) */
+			snprintf(sub, sizeof(sub), "S%c_",
+				 "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[last -
+									1]);
+			strcat(bomb, "S0_I");
+			strcat(bomb, sub);
+			strcat(bomb, sub);
+			strcat(bomb, "E");
+		}
+		assert_int_equal(symbol_demangle(bomb, out), 0);
+		assert_int_equal(symbol_demangle_refused(), refused0 + 1);
+	}
+
 	/* The per-file cache answers the same, plain names as themselves. */
 	symbol_names_init(&c);
 	assert_string_equal(symbol_names_get(&c, 7, "_ZN4node5StartEiPPc", out),
