@@ -10,6 +10,7 @@ RUST_CG := $(W)/rust_callgraph
 
 NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
   $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms \
+  $(N)/go_callgraph_go122 $(N)/go_callgraph_go122_syms \
   $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink $(N)/inlined
 EXTRA_WORKLOADS += $(NATIVE_OUT)
 
@@ -43,6 +44,13 @@ $(N)/go_callgraph: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
 	$(GO_ENV) $(GO) build -C $(GO_CG) -ldflags="-s -w" -o $(abspath $@) .
 $(N)/go_callgraph_syms: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
 	$(GO_ENV) $(GO) build -C $(GO_CG) -o $(abspath $@) .
+# The same with Go 1.22 (the 1.20-1.26 table format, an older linker): the
+# go command fetches that toolchain from the Go module proxy once.
+GO122_ENV := GOTOOLCHAIN=go1.22.12 GOFLAGS=-mod=mod CGO_ENABLED=0
+$(N)/go_callgraph_go122: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
+	$(GO122_ENV) $(GO) build -C $(GO_CG) -ldflags="-s -w" -o $(abspath $@) .
+$(N)/go_callgraph_go122_syms: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
+	$(GO122_ENV) $(GO) build -C $(GO_CG) -o $(abspath $@) .
 # MiniDebugInfo the way Fedora builds it (find-debuginfo): the function
 # symbols .dynsym lacks, in a .symtab-only ELF, xz-compressed into
 # .gnu_debugdata of the fully stripped binary.
