@@ -101,6 +101,12 @@ UNWIND_INLINE uint64_t unwind_ge_u64(uint64_t a, uint64_t b)
 	return 1 ^ (((~a & b) | (~(a ^ b) & (a - b))) >> 63);
 }
 
+/* The same for 32-bit values (row pcs), where the sign is enough. */
+UNWIND_INLINE uint64_t unwind_ge_u32(uint32_t a, uint32_t b)
+{
+	return 1 ^ (((uint64_t)a - b) >> 63);
+}
+
 /*
  * Binary searches here are branchless (a fixed number of halvings, the
  * choice made by arithmetic): branching searches multiply the paths the
@@ -179,7 +185,7 @@ unwind_find_row(void *ctx, void *rows, uint32_t first, uint32_t nrows,
 		row = UNWIND_ROW(ctx, rows, base + half);
 		if (!row)
 			return NULL;
-		base += half * (uint32_t)unwind_ge_u64(vaddr, row->pc);
+		base += half * (uint32_t)unwind_ge_u32(vaddr, row->pc);
 		len -= half;
 	}
 	row = UNWIND_ROW(ctx, rows, base);
