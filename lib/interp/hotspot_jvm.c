@@ -138,6 +138,9 @@ static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
 	}
 	if (b->nmethod && rd64(j, addr + l->nm_method, &b->method))
 		return -EIO;
+	if (b->nmethod && l->nm_compile_id != HS_NONE &&
+	    rd32(j, addr + l->nm_compile_id, &b->compile_id))
+		return -EIO;
 	return 0;
 }
 
@@ -249,6 +252,117 @@ int hotspot_method_read(struct hotspot_jvm *j, uint64_t method,
 	    (flags & (uint32_t)l->has_linenumber_table))
 		m->linetable = cm + l->cmethod_size + cs;
 	return 0;
+}
+
+bool hotspot_stream_uint(const uint8_t *t, uint32_t len, uint32_t *pos,
+			 bool unsigned5, uint32_t *out)
+{
+	const uint32_t x = unsigned5 ? 1 : 0, lo = unsigned5 ? 191 : 192;
+	uint32_t sum = 0, b;
+
+	for (uint32_t i = 0; i < 5; i++) {
+		if (*pos >= len)
+			return false;
+		b = t[(*pos)++];
+		if (b < x)
+			return false;
+		sum += (b - x) << (6 * i);
+		if (b - x < lo || i == 4)
+			break;
+	}
+	*out = sum;
+	return true;
+}
+
+/* PcDescs read at most per nmethod (16 bytes each). */
+#define HS_MAX_PCDESCS 4096
+/* Scopes followed to the outermost one (inlining depth). */
+#define HS_MAX_SCOPES 32
+
+int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
+			    uint64_t pc)
+{
+	const struct hotspot_layout *l = &j->l;
+	uint64_t pcs, pcs_end, data, imm;
+	uint32_t rel, n, best = UINT32_MAX, scope = 0, s32, below = 0,
+			 below_scope = 0;
+	static uint8_t buf[HS_MAX_PCDESCS * 16]; /* one caller: the drain */
+
+	if (l->nm_scopes_pcs == HS_NONE || pc < b->code_begin)
+		return -1;
+	rel = (uint32_t)(pc - b->code_begin);
+	if (rd32(j, b->addr + l->nm_scopes_pcs, &s32))
+		return -1;
+	if (l->nm_immutable_data != HS_NONE && l->nm_scopes_data != HS_NONE) {
+		uint32_t sd;
+
+		/* 21+: PcDescs then scopes in the immutable data */
+		if (rd64(j, b->addr + l->nm_immutable_data, &imm) || !imm ||
+		    rd32(j, b->addr + l->nm_scopes_data, &sd))
+			return -1;
+		pcs = imm + s32;
+		pcs_end = imm + sd;
+		data = imm + sd;
+	} else if (l->nm_dependencies != HS_NONE &&
+		   l->nm_scopes_data_begin != HS_NONE) {
+		uint32_t dep;
+
+		/* 17: PcDescs in the blob, scopes where a pointer says */
+		if (rd32(j, b->addr + l->nm_dependencies, &dep) ||
+		    rd64(j, b->addr + l->nm_scopes_data_begin, &data))
+			return -1;
+		pcs = b->addr + s32;
+		pcs_end = b->addr + dep;
+	} else {
+		return -1;
+	}
+	if (pcs_end <= pcs || (pcs_end - pcs) % 16)
+		return -1;
+	n = (uint32_t)((pcs_end - pcs) / 16);
+	if (n > HS_MAX_PCDESCS || rd(j, pcs, buf, (size_t)n * 16))
+		return -1;
+	/* the first PcDesc at or after pc: a return address's own; for a
+	 * leaf past the last one, the last one before it */
+	for (uint32_t i = 0; i < n; i++) {
+		int32_t po, so;
+
+		memcpy(&po, buf + 16 * i, 4);
+		memcpy(&so, buf + 16 * i + 4, 4);
+		if (po >= 0 && (uint32_t)po >= rel && (uint32_t)po < best &&
+		    so > 0) {
+			best = (uint32_t)po;
+			scope = (uint32_t)so;
+		} else if (po >= 0 && (uint32_t)po < rel &&
+			   (uint32_t)po >= below && so > 0) {
+			below = (uint32_t)po;
+			below_scope = (uint32_t)so;
+		}
+	}
+	if (best == UINT32_MAX)
+		scope = below_scope;
+	if (!scope)
+		return -1;
+	/* scope: sender offset, method index, bci + 1; the outermost scope
+	 * (sender 0) is the method itself */
+	for (int k = 0; k < HS_MAX_SCOPES; k++) {
+		uint8_t s[16];
+		uint32_t pos = 0, sender, mi, bci;
+
+		if (rd(j, data + scope, s, sizeof(s)) ||
+		    !hotspot_stream_uint(s, sizeof(s), &pos, l->unsigned5,
+					 &sender) ||
+		    !hotspot_stream_uint(s, sizeof(s), &pos, l->unsigned5,
+					 &mi) ||
+		    !hotspot_stream_uint(s, sizeof(s), &pos, l->unsigned5,
+					 &bci))
+			return -1;
+		if (!sender)
+			return bci > 65536 ? -1 : (int32_t)bci - 1;
+		if (sender == scope)
+			return -1;
+		scope = sender;
+	}
+	return -1;
 }
 
 /* One signed number of a compressed stream: 17's Pack200-style

@@ -49,8 +49,9 @@ struct hotspot_blob {
 	uint64_t code_begin, code_end;
 	int32_t frame_size; /* words */
 	bool nmethod;
-	uint64_t method; /* nmethod: its Method* */
-	uint64_t name;	 /* char *: "nmethod", "StubRoutines (2)", ... */
+	uint64_t method;     /* nmethod: its Method* */
+	uint64_t name;	     /* char *: "nmethod", "StubRoutines (2)", ... */
+	uint32_t compile_id; /* nmethod: which compilation */
 };
 
 /* The blob containing pc; 0, -ENOENT (not in the code cache or a free
@@ -86,6 +87,16 @@ uint32_t hotspot_line_at(struct hotspot_jvm *j, uint64_t linetable,
  * the line of the last entry at or before it. Exposed for the fuzzer. */
 uint32_t hotspot_linetable_line(const uint8_t *t, uint32_t len, bool unsigned5,
 				uint32_t bci);
+
+/* The bci of pc in nmethod b's outermost scope (the method itself, not
+ * what it inlined) from its PcDescs and scopes; -1 if unknown. */
+int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
+			    uint64_t pc);
+
+/* One unsigned number of a compressed stream (both formats); false at
+ * its end. Exposed for the fuzzer. */
+bool hotspot_stream_uint(const uint8_t *t, uint32_t len, uint32_t *pos,
+			 bool unsigned5, uint32_t *out);
 
 /* Every nmethod in the code heaps (tests). Stops after max blobs. */
 typedef void (*hotspot_blob_fn)(void *arg, const struct hotspot_blob *b);

@@ -286,6 +286,7 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 	uint64_t ptr = word0 & OTELPROF_JVM_PTR_MASK, method;
 	struct hotspot_method_entry *e;
 	uint32_t line = 0;
+	int32_t bci = -1;
 
 	if (!hp || !hp->ready || !ptr)
 		return false;
@@ -316,14 +317,31 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 			return true;
 		}
 		method = b.method;
+		{
+			uint32_t h = (uint32_t)(hash_u64(ptr ^ (word1 << 16)) %
+						HS_BCI_CACHE);
+
+			if (hp->bcis[h].blob == ptr &&
+			    hp->bcis[h].pc == word1 &&
+			    hp->bcis[h].compile_id == b.compile_id) {
+				bci = hp->bcis[h].bci;
+			} else {
+				bci = hotspot_nmethod_bci(&hp->jvm, &b, word1);
+				hp->bcis[h].blob = ptr;
+				hp->bcis[h].pc = word1;
+				hp->bcis[h].compile_id = b.compile_id;
+				hp->bcis[h].bci = bci;
+			}
+		}
 	}
 	e = method_entry(t, hp, method, now_ns);
 	if (!e)
 		return false;
 	if ((word0 & OTELPROF_JVM_F_INTERP) && word1 >= e->code_base &&
-	    word1 - e->code_base < 65536 && e->linetable)
-		line = hotspot_line_at(&hp->jvm, e->linetable,
-				       (uint32_t)(word1 - e->code_base));
+	    word1 - e->code_base < 65536)
+		bci = (int32_t)(word1 - e->code_base);
+	if (bci >= 0 && e->linetable)
+		line = hotspot_line_at(&hp->jvm, e->linetable, (uint32_t)bci);
 	out->name = e->name;
 	out->system = e->system;
 	out->file = e->file;

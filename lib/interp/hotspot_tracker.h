@@ -25,6 +25,7 @@
 /* Tries to read a starting JVM's tables (they are filled during its
  * start-up) before it is reported as unknown. */
 #define HS_OPEN_TRIES 20
+#define HS_BCI_CACHE  1024
 
 struct hotspot_method_entry {
 	uint64_t method, const_method;
@@ -48,6 +49,12 @@ struct hotspot_process {
 	uint32_t n, cap;
 	size_t bytes;
 	char stub[72]; /* the last stub's name */
+	/* bci of a compiled frame's pc, by {blob, compilation, pc} */
+	struct {
+		uint64_t blob, pc;
+		uint32_t compile_id;
+		int32_t bci;
+	} bcis[HS_BCI_CACHE];
 };
 
 struct hotspot_tracker {

@@ -328,6 +328,11 @@ static const struct want wants[] = {
 	OFF("nmethod", "_method", nm_method),	     /* 21+ */
 	OFF("CompiledMethod", "_method", nm_method), /* 17 */
 	OFF("nmethod", "_entry_bci", nm_entry_bci),
+	OFF("nmethod", "_scopes_pcs_offset", nm_scopes_pcs),
+	OFF("nmethod", "_dependencies_offset", nm_dependencies),
+	OFF("CompiledMethod", "_scopes_data_begin", nm_scopes_data_begin),
+	OFF("nmethod", "_scopes_data_offset", nm_scopes_data),
+	OFF("nmethod", "_immutable_data", nm_immutable_data),
 	OFF("nmethod", "_compile_id", nm_compile_id),
 	OFF("Method", "_constMethod", method_const),
 	OFF("Method", "_access_flags", method_flags),

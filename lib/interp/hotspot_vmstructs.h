@@ -71,6 +71,10 @@ struct hotspot_layout {
 	uint32_t blob_code_offset, blob_data_offset; /* int fields */
 	/* nmethod */
 	uint32_t nm_method, nm_entry_bci, nm_compile_id;
+	/* its debug info: PcDescs and scopes (17: from the blob and a
+	 * pointer; 21+: offsets into its immutable data) */
+	uint32_t nm_scopes_pcs, nm_dependencies, nm_scopes_data_begin,
+		nm_scopes_data, nm_immutable_data;
 	/* Method, ConstMethod, ConstantPool, Klass, Symbol */
 	uint32_t method_const, method_flags;
 	uint32_t cmethod_constants, cmethod_name_index, cmethod_sig_index,

@@ -62,11 +62,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!hotspot_jvm_open(&j, &s, image_read, &im, &missing)) {
 			for (uint64_t pc = FUZZ_BASE; pc < FUZZ_BASE + size;
 			     pc += 64)
-				if (!hotspot_blob_at(&j, pc, &b) && b.nmethod &&
-				    !hotspot_method_read(&j, b.method, &m))
-					(void)hotspot_method_line(&j, &m, 3);
+				if (!hotspot_blob_at(&j, pc, &b) && b.nmethod) {
+					int32_t bci =
+						hotspot_nmethod_bci(&j, &b, pc);
+
+					if (bci < -1 || bci > 65535)
+						__builtin_trap();
+					if (!hotspot_method_read(&j, b.method,
+								 &m))
+						(void)hotspot_method_line(
+							&j, &m, 3);
+				}
 			hotspot_each_blob(&j, 256, NULL, NULL);
 		}
+	}
+	{
+		uint32_t pos = 0, v;
+
+		while (hotspot_stream_uint(data, (uint32_t)size, &pos, size & 1,
+					   &v))
+			;
+		if (pos > size)
+			__builtin_trap();
 	}
 	for (uint32_t bci = 0; bci < 70000; bci += 1 + bci * 3) {
 		if (hotspot_linetable_line(data, (uint32_t)size, true, bci) >

@@ -122,7 +122,7 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 			first = s.TimeNs
 		}
 	}
-	var nFib, nHash, steady, withJava, fibNamed, digestNamed, fibSteady, hashSteady, run, native int
+	var nFib, nHash, steady, withJava, fibNamed, fibLined, digestNamed, digestLined, fibSteady, hashSteady, run, native int
 	var bad []string
 	for _, s := range p.Samples {
 		if s.ThreadID != fibTid && s.ThreadID != hashTid {
@@ -157,6 +157,9 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 					(l.Line != 0 && (l.Line <= fibLine || l.Line > fibLine+4)) {
 					t.Fatalf("fib frame %+v, want FibHash.java, FibHash.fib(I)J, a line in its body (%d)", l, fibLine)
 				}
+				if l.Line != 0 {
+					fibLined++
+				}
 			}
 		} else {
 			hashSteady++
@@ -165,6 +168,9 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 				l := f.Lines[0]
 				if l.Filename != "FibHash.java" || (l.Line != 0 && (l.Line <= digestLine || l.Line > digestLine+5)) {
 					t.Fatalf("digest frame %+v, want FibHash.java and a line in its body (%d)", l, digestLine)
+				}
+				if l.Line != 0 {
+					digestLined++
 				}
 			}
 		}
@@ -183,9 +189,9 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 		t.Fatalf("only %d samples of the fib and hash threads", steady)
 	}
 	got := 100 * float64(nFib) / float64(nFib+nHash)
-	t.Logf("%d samples (%d steady): %.1f%% with Java frames; fib %.1f%% (truth %.1f%%); fib named %d/%d, digest %d/%d; run() %.1f%%, native start below %.1f%%",
+	t.Logf("%d samples (%d steady): %.1f%% with Java frames; fib %.1f%% (truth %.1f%%); fib named %d/%d (with a line %d), digest %d/%d (with a line %d); run() %.1f%%, native start below %.1f%%",
 		nFib+nHash, steady, 100*float64(withJava)/float64(steady), got, truth,
-		fibNamed, fibSteady, digestNamed, hashSteady,
+		fibNamed, fibSteady, fibLined, digestNamed, hashSteady, digestLined,
 		100*float64(run)/float64(steady), 100*float64(native)/float64(steady))
 	if float64(withJava) < 0.95*float64(steady) {
 		t.Errorf("%d of %d samples have Java frames, want >= 95%%; e.g.\n%s", withJava, steady, strings.Join(bad, "\n"))
@@ -195,6 +201,9 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 	}
 	if float64(fibNamed) < 0.95*float64(fibSteady) {
 		t.Errorf("only %d of %d fib-thread samples name FibHash.fib", fibNamed, fibSteady)
+	}
+	if float64(fibLined) < 0.90*float64(fibNamed) || float64(digestLined) < 0.90*float64(digestNamed) {
+		t.Errorf("lines: fib %d of %d frames, digest %d of %d, want >= 90%%", fibLined, fibNamed, digestLined, digestNamed)
 	}
 	if float64(digestNamed) < 0.90*float64(hashSteady) {
 		t.Errorf("only %d of %d hash-thread samples name FibHash.digest", digestNamed, hashSteady)
