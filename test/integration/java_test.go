@@ -113,15 +113,25 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 	src string, fibLine, digestLine int64) {
 	t.Helper()
 	// The process is found at its first sample and libjvm's big table
-	// is built then: until both are in the kernel (a few hundred ms on
-	// a loaded machine) stacks are native only. Judged: samples from 1 s
-	// after the first on; the proportions over all of them.
-	first := uint64(math.MaxUint64)
+	// and symbols are built then: until both are in the kernel (a few
+	// hundred ms, over a second on a loaded machine) stacks are native
+	// only. Judged: samples from the first with Java frames on, which
+	// must come within 5 s; the proportions over all of them.
+	first, firstJava := uint64(math.MaxUint64), uint64(math.MaxUint64)
 	for _, s := range p.Samples {
 		if s.TimeNs < first {
 			first = s.TimeNs
 		}
+		for _, f := range s.Frames {
+			if f.Type == "jvm" && s.TimeNs < firstJava {
+				firstJava = s.TimeNs
+			}
+		}
 	}
+	if firstJava == math.MaxUint64 || firstJava > first+5e9 {
+		t.Fatalf("no Java frames within 5 s of the first sample")
+	}
+	t.Logf("first Java frames %.2f s after the first sample", float64(firstJava-first)/1e9)
 	var nFib, nHash, steady, withJava, fibNamed, fibLined, digestNamed, digestLined, fibSteady, hashSteady, run, native int
 	var bad []string
 	for _, s := range p.Samples {
@@ -133,7 +143,7 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 		} else {
 			nHash++
 		}
-		if s.TimeNs < first+1e9 {
+		if s.TimeNs < firstJava {
 			continue
 		}
 		steady++
