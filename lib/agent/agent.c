@@ -137,7 +137,7 @@ static void drain(struct otelprof *p)
 {
 	int installed;
 	bool trim;
-	uint64_t t0;
+	uint64_t t0, now;
 
 	pthread_mutex_lock(&p->state_lock);
 	/* Before the samples: their processing can take a while (a burst of
@@ -151,7 +151,9 @@ static void drain(struct otelprof *p)
 	installed = process_unwind_finish_builds(&p->unwinder);
 	agent_replay_parked(p, installed > 0, false);
 	process_table_run_held(&p->procs);
-	context_tracker_tick(&p->context, agent_clock_ns(CLOCK_BOOTTIME));
+	now = agent_clock_ns(CLOCK_BOOTTIME);
+	context_tracker_tick(&p->context, now);
+	agent_sync_rescans(p, now);
 	agent_sweep_if_due(p);
 	trim = p->trim_due;
 	p->trim_due = false;
@@ -264,11 +266,14 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	if (unwind_maps_set_big(&p->unwinder.maps,
 				bpf_sampler_big_mappings_fd(p->sampler)))
 		p->unwinder.maps.big_refused++;
-	/* After the unwinder: its hook resolves the mapped files. */
 	context_tracker_init(&p->context, &p->procs,
 			     bpf_sampler_ctx_fd(p->sampler));
 	interp_tracker_init(&p->interp, &p->procs,
 			    bpf_sampler_interp_fd(p->sampler));
+	/* After the unwinder's: its step resolves the mapped files. */
+	e = agent_sync_start(p);
+	if (e)
+		return errmsg_set(err, e, "cannot register process sync");
 	p->symbolizer.interp = &p->interp;
 	hotspot_tracker_init(&p->jvm, &p->procs,
 			     bpf_sampler_jvm_fd(p->sampler));

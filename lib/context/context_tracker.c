@@ -285,22 +285,28 @@ static void on_remove(void *ctx, struct process *p)
 	p->ctx = NULL;
 }
 
-int context_tracker_init(struct context_tracker *ct, struct process_table *t,
-			 int ctx_procs_fd)
+void context_tracker_sync(struct context_tracker *ct, struct process *p)
 {
-	struct process_table_hooks h = {ct, on_maps, on_remove};
+	on_maps(ct, p);
+}
 
+void context_tracker_forget(struct context_tracker *ct, struct process *p)
+{
+	on_remove(ct, p);
+}
+
+void context_tracker_init(struct context_tracker *ct, struct process_table *t,
+			  int ctx_procs_fd)
+{
 	memset(ct, 0, sizeof(*ct));
 	ct->procs = t;
 	ct->ctx_procs_fd = ctx_procs_fd;
 	ct->read_mem = process_memory_read;
-	return process_table_add_hooks(t, &h);
 }
 
 /* An active process without a known OTEL_CTX: did it publish one (a memfd
  * publication sends no prctl event)? A cheap text search first. */
-static void discover(struct context_tracker *ct, struct process *p,
-		     uint64_t now)
+static void discover(struct context_tracker *ct, struct process *p)
 {
 	char path[96], *text;
 	long n;
@@ -310,8 +316,12 @@ static void discover(struct context_tracker *ct, struct process *p,
 	n = proc_read_file(path, &text, PROC_MAPS_MAX_BYTES);
 	if (n < 0)
 		return;
-	if (memmem(text, (size_t)n, "OTEL_CTX", 8))
-		process_table_rescan(ct->procs, p, now, 0);
+	if (memmem(text, (size_t)n, "OTEL_CTX", 8) && !p->ctx->rescan_wanted) {
+		/* The caller rescans it (context_tracker_take_rescan): a
+		 * rescan runs every consumer's sync, ours included. */
+		p->ctx->rescan_wanted = true;
+		ct->rescans_wanted++;
+	}
 	free(text);
 }
 
@@ -357,10 +367,28 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 			}
 			if (now >= st->next_discover_ns) {
 				schedule_discovery(st, now);
-				discover(ct, p, now);
+				discover(ct, p);
 			}
 		}
 	}
+}
+
+struct process *context_tracker_take_rescan(struct context_tracker *ct)
+{
+	struct process_table *t = ct->procs;
+
+	for (uint32_t i = 0; ct->rescans_wanted && i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		if (p && p->ctx && p->ctx->rescan_wanted) {
+			p->ctx->rescan_wanted = false;
+			ct->rescans_wanted--;
+			if (!p->exited)
+				return p;
+		}
+	}
+	ct->rescans_wanted = 0;
+	return NULL;
 }
 
 void context_tracker_free(struct context_tracker *ct)

@@ -44,6 +44,7 @@ struct process_ctx_state {
 	 * header not written yet when first read): read again a few times. */
 	uint64_t probe_start, probe_end, next_probe_ns;
 	uint8_t probes_left;
+	bool rescan_wanted; /* its maps show OTEL_CTX: rescan it */
 };
 
 struct context_tracker {
@@ -51,6 +52,7 @@ struct context_tracker {
 	int ctx_procs_fd; /* BPF map; -1: userspace only (tests) */
 	mem_read_fn read_mem;
 	uint64_t last_tick_ns;
+	uint32_t rescans_wanted; /* processes with rescan_wanted set */
 	/* counters */
 	uint64_t tls_resolved, pctx_read, pctx_errors;
 	uint64_t pctx_probed; /* contexts found by reading anonymous memory */
@@ -58,15 +60,25 @@ struct context_tracker {
 	uint64_t map_errors;
 };
 
-/* Registers process table hooks. ctx_procs_fd < 0: no kernel map. */
-int context_tracker_init(struct context_tracker *ct, struct process_table *t,
-			 int ctx_procs_fd);
+/* ctx_procs_fd < 0: no kernel map. */
+void context_tracker_init(struct context_tracker *ct, struct process_table *t,
+			  int ctx_procs_fd);
+/* p's mappings are new or changed: resolve its context TLS location
+ * into the kernel, look for a published process context. Needs the
+ * files the unwinder's sync resolved. */
+void context_tracker_sync(struct context_tracker *ct, struct process *p);
+/* p is about to be freed: drop its kernel entry and state. */
+void context_tracker_forget(struct context_tracker *ct, struct process *p);
 /* Free every process's context state (the kernel maps go with the
  * sampler). Before the process table is freed. */
 void context_tracker_free(struct context_tracker *ct);
 /* Retries and refreshes due at now_ns (boot clock); call often, it
- * does work at most every 100 ms. Caller holds the state lock. */
+ * does work at most every 100 ms. Caller holds the state lock. A process
+ * whose maps show a context published since (a memfd publication
+ * changes no executable mapping) is queued for a rescan. */
 void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);
+/* The next process the tick queued for a rescan, or NULL. */
+struct process *context_tracker_take_rescan(struct context_tracker *ct);
 /* The process's context (resource attributes, attribute key map), or
  * NULL. */
 static inline const struct process_context *context_of(const struct process *p)

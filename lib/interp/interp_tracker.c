@@ -217,16 +217,23 @@ static void on_remove(void *ctx, struct process *p)
 		bpf_map_delete_elem(it->map_fd, &p->pid);
 }
 
-int interp_tracker_init(struct interp_tracker *it, struct process_table *t,
-			int map_fd)
+void interp_tracker_sync(struct interp_tracker *it, struct process *p)
 {
-	struct process_table_hooks h = {it, on_maps, on_remove};
+	on_maps(it, p);
+}
 
+void interp_tracker_forget(struct interp_tracker *it, struct process *p)
+{
+	on_remove(it, p);
+}
+
+void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
+			 int map_fd)
+{
 	memset(it, 0, sizeof(*it));
 	it->procs = t;
 	it->map_fd = map_fd;
 	it->read_mem = process_memory_read;
-	return process_table_add_hooks(t, &h);
 }
 
 void interp_tracker_free(struct interp_tracker *it)

@@ -68,8 +68,13 @@ struct interp_tracker {
 	uint64_t map_errors;
 };
 
-int interp_tracker_init(struct interp_tracker *it, struct process_table *t,
-			int map_fd);
+void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
+			 int map_fd);
+/* p's mappings are new or changed: find its interpreter and tell the
+ * kernel where it keeps its state (once: an interpreter does not move). */
+void interp_tracker_sync(struct interp_tracker *it, struct process *p);
+/* p is about to be freed: drop its kernel entry. */
+void interp_tracker_forget(struct interp_tracker *it, struct process *p);
 void interp_tracker_free(struct interp_tracker *it);
 void interp_process_free(struct interp_process *ip);
 
