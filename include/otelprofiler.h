@@ -171,10 +171,12 @@ struct otelprof_stats {
 	 * CPython or HotSpot JVM was found (of them, with offsets it published
 	 * itself), once per process with a version or JVM layout we cannot
 	 * use, samples that carried interpreter or Java frames, frames the
-	 * kernel could not read, code objects or methods that could not be
-	 * read (or compiled code gone by then); JIT: frames named from perf
-	 * maps or jitdump, their malformed lines/records and files refused (not
-	 * regular, a symlink, unreadable). */
+	 * kernel could not read (and processes whose interpreter it could not
+	 * be told of), code objects or methods that could not be read or kept
+	 * within the memory budget (or compiled code gone by then); JIT:
+	 * frames named from perf maps or jitdump, their malformed
+	 * lines/records and files refused (not regular, a symlink,
+	 * unreadable). */
 	uint64_t interp_processes;
 	uint64_t interp_debug_offsets;
 	uint64_t interp_unknown_versions;

@@ -5,10 +5,14 @@
 
 void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 {
-	s->samples_received = p->counters.samples_received;
+	const struct agent_counters *a = &p->counters;
+	const struct context_counters *ctx = &p->context.counters;
+	const struct interp_counters *in = &p->interp.counters;
+
+	s->samples_received = a->samples_received;
 	s->samples_lost = bpf_sampler_counter(p->sampler, OTELPROF_CNT_LOST);
 	s->samples_idle = bpf_sampler_counter(p->sampler, OTELPROF_CNT_IDLE);
-	s->samples_encoded = p->counters.samples_encoded;
+	s->samples_encoded = a->samples_encoded;
 	s->kernel_stack_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_KSTACK_ERR);
 	s->user_stack_errors =
@@ -18,8 +22,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_loaded = p->files.loaded;
 	s->processes_tracked = process_table_count(&p->procs);
 	s->symbol_memory_bytes = p->files.memory + kallsyms_memory(&p->ksyms);
-	s->polls = p->counters.polls;
-	s->bytes_encoded = p->counters.bytes_encoded;
+	s->polls = a->polls;
+	s->bytes_encoded = a->bytes_encoded;
 	s->unwind_complete =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_COMPLETE);
 	s->unwind_truncated =
@@ -45,10 +49,10 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->ctx_samples = bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_READ);
 	s->ctx_read_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_ERR);
-	s->ctx_tls_resolved = p->context.tls_resolved;
-	s->ctx_process_reads = p->context.pctx_read;
-	s->ctx_process_errors = p->context.pctx_errors + p->context.map_errors;
-	s->ctx_attrs_dropped = p->counters.ctx_attrs_dropped;
+	s->ctx_tls_resolved = ctx->tls_resolved;
+	s->ctx_process_reads = ctx->pctx_read;
+	s->ctx_process_errors = ctx->pctx_errors + ctx->map_errors;
+	s->ctx_attrs_dropped = a->ctx_attrs_dropped;
 	s->pid_reuses = p->procs.pid_reuses;
 	s->task_events_lost =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
@@ -58,23 +62,23 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_NOTIFY_HELD);
 	s->rescans_asked = p->procs.rescans_asked;
 	s->rescans_held = p->procs.rescans_held;
-	s->ctx_found_by_probe = p->context.pctx_probed;
-	s->drain_max_hold_ns = p->counters.drain_max_hold_ns;
+	s->ctx_found_by_probe = ctx->pctx_probed;
+	s->drain_max_hold_ns = a->drain_max_hold_ns;
 	s->unwind_refused_process = p->unwinder.refused_process;
 	s->unwind_refused_host = p->unwinder.refused_host;
-	s->samples_dropped_at_stop = p->counters.dropped_at_stop;
-	s->add_errors = p->counters.add_errors;
+	s->samples_dropped_at_stop = a->dropped_at_stop;
+	s->add_errors = a->add_errors;
 	/* JVMs count as interpreters here */
-	s->interp_processes = p->interp.found + p->jvm.found;
-	s->interp_debug_offsets = p->interp.debug_offsets;
-	s->interp_unknown_versions =
-		p->interp.unknown_versions + p->jvm.unknown;
+	s->interp_processes = in->found + p->jvm.found;
+	s->interp_debug_offsets = in->debug_offsets;
+	s->interp_unknown_versions = in->unknown_versions + p->jvm.unknown;
 	s->interp_samples =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_SAMPLES);
 	s->interp_frame_errors =
-		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR);
-	s->interp_code_errors = p->interp.read_errors + p->jvm.read_errors +
-				p->jvm.stale_frames;
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR) +
+		in->map_errors;
+	s->interp_code_errors = in->read_errors + in->over_budget +
+				p->jvm.read_errors + p->jvm.stale_frames;
 	s->jit_frames = p->symbolizer.jit_frames;
 	s->jit_bad_entries = p->symbolizer.jit.bad_entries;
 	s->jit_files_refused = p->symbolizer.jit.refused;
@@ -85,7 +89,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->demangle_refused = symbol_demangle_refused();
 	s->unwind_over_budget = p->unwinder.over_budget;
 	s->budget_used_bytes = mem_budget_used(&p->files.budget);
-	s->ctx_attrs_denied = p->context.pctx_denied;
+	s->ctx_attrs_denied = ctx->pctx_denied;
 	s->cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);
 	{
 		uint32_t frames;

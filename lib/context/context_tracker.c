@@ -36,7 +36,7 @@ static void push(struct context_tracker *ct, struct process *p)
 	if (has_location(&st->bpf)) {
 		if (bpf_map_update_elem(ct->ctx_procs_fd, &p->pid, &st->bpf,
 					BPF_ANY))
-			ct->map_errors++;
+			ct->counters.map_errors++;
 		else
 			st->in_kernel = true;
 	} else if (st->in_kernel) {
@@ -101,7 +101,7 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 	for (int i = 0; i < OTELPROF_CTX_LOCS; i++)
 		if (nb.loc[i].kind != OTELPROF_TLS_NONE &&
 		    st->bpf.loc[i].kind == OTELPROF_TLS_NONE)
-			ct->tls_resolved++;
+			ct->counters.tls_resolved++;
 	st->bpf = nb;
 	push(ct, p);
 	if (getenv("OTELPROF_DEBUG"))
@@ -142,10 +142,10 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 		err = process_context_read(start, end, ct->read_mem, &p->pid,
 					   &st->pctx);
 		if (!err) {
-			ct->pctx_read++;
-			ct->pctx_denied += st->pctx.denied;
+			ct->counters.pctx_read++;
+			ct->counters.pctx_denied += st->pctx.denied;
 		} else if (err != -EALREADY && err != -EAGAIN) {
-			ct->pctx_errors++;
+			ct->counters.pctx_errors++;
 			if (start == st->hint_start) {
 				/* Not (or no longer) a context there. */
 				st->hint_start = st->hint_end = 0;
@@ -171,9 +171,9 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 			c.published_at_ns = 1; /* read once; it is static */
 			process_context_free(&st->pctx);
 			st->pctx = c;
-			ct->pctx_read++;
+			ct->counters.pctx_read++;
 		} else if (err != -EAGAIN) {
-			ct->pctx_errors++;
+			ct->counters.pctx_errors++;
 			st->elastic_storage = 0;
 		}
 		st->next_pctx_ns = now + CTX_PCTX_CHECK_NS;
@@ -206,7 +206,7 @@ static void found_by_probe(struct context_tracker *ct, struct process *p,
 	st->hint_start = start;
 	st->hint_end = end;
 	st->probes_left = 0;
-	ct->pctx_probed++;
+	ct->counters.pctx_probed++;
 }
 
 /* No name for the context mapping (the kernel cannot name anonymous

@@ -47,17 +47,21 @@ struct process_ctx_state {
 	bool rescan_wanted; /* its maps show OTEL_CTX: rescan it */
 };
 
+struct context_counters {
+	uint64_t tls_resolved; /* TLS locations handed to the kernel */
+	uint64_t pctx_read, pctx_errors; /* process contexts read, refused */
+	uint64_t pctx_probed; /* contexts found by reading anonymous memory */
+	uint64_t pctx_denied; /* published attributes in owned namespaces */
+	uint64_t map_errors;  /* kernel map updates that failed */
+};
+
 struct context_tracker {
 	struct process_table *procs;
 	int ctx_procs_fd; /* BPF map; -1: userspace only (tests) */
 	mem_read_fn read_mem;
 	uint64_t last_tick_ns;
 	uint32_t rescans_wanted; /* processes with rescan_wanted set */
-	/* counters */
-	uint64_t tls_resolved, pctx_read, pctx_errors;
-	uint64_t pctx_probed; /* contexts found by reading anonymous memory */
-	uint64_t pctx_denied; /* published attributes in owned namespaces */
-	uint64_t map_errors;
+	struct context_counters counters;
 };
 
 /* ctx_procs_fd < 0: no kernel map. */

@@ -170,7 +170,7 @@ static void on_maps(void *ctx, struct process *p)
 		if (!l) {
 			/* Reported once; its stacks stay native. */
 			ip->unknown_reported = true;
-			it->unknown_versions++;
+			it->counters.unknown_versions++;
 			if (getenv("OTELPROF_DEBUG"))
 				fprintf(stderr,
 					"otelprof: pid %u: CPython 3.%u has "
@@ -192,16 +192,16 @@ static void on_maps(void *ctx, struct process *p)
 			    !cpython_debug_offsets(dbg, sizeof(dbg),
 						   &ip->lay)) {
 				ip->debug_offsets = true;
-				it->debug_offsets++;
+				it->counters.debug_offsets++;
 			}
 		}
 		v = ip->lay.walk;
 		v.runtime = ip->runtime;
-		it->found++;
+		it->counters.found++;
 		if (it->map_fd >= 0) {
 			if (bpf_map_update_elem(it->map_fd, &p->pid, &v,
 						BPF_ANY))
-				it->map_errors++;
+				it->counters.map_errors++;
 			else
 				ip->in_kernel = true;
 		}
@@ -365,14 +365,14 @@ static void resolve(struct interp_tracker *it, struct process *p,
 	c->table = read_bytes(it, p, ip->layout, h->table_ptr, &c->table_len);
 	c->ok = c->name != NULL;
 	if (!c->ok || !c->file || !c->table)
-		it->read_errors++;
+		it->counters.read_errors++;
 	c->bytes = (uint32_t)(sizeof(*c) + c->table_len +
 			      (c->name ? strlen(c->name) : 0) +
 			      (c->file ? strlen(c->file) : 0));
 	if (!mem_account_charge(&ip->account, c->bytes)) {
 		/* Over the budget: keep nothing of it (the frame is left
 		 * out) and look again at the next recheck. */
-		it->over_budget++;
+		it->counters.over_budget++;
 		free(c->name);
 		free(c->file);
 		free(c->table);
@@ -404,7 +404,7 @@ static struct cpython_code *code_entry(struct interp_tracker *it,
 		if (!read_code_hdr(it, p, ip, code, &h)) {
 			c->ok = false;
 			c->checked_ns = now;
-			it->read_errors++;
+			it->counters.read_errors++;
 			return NULL;
 		}
 		if (h.name_ptr == c->name_ptr && h.file_ptr == c->file_ptr &&
@@ -417,7 +417,7 @@ static struct cpython_code *code_entry(struct interp_tracker *it,
 		return c->ok ? c : NULL;
 	}
 	if (!read_code_hdr(it, p, ip, code, &h)) {
-		it->read_errors++;
+		it->counters.read_errors++;
 		return NULL;
 	}
 	if (ip->bytes > CPY_CACHE_BUDGET)

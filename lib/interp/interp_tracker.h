@@ -55,17 +55,20 @@ struct interp_process {
 	size_t bytes;
 };
 
-struct interp_tracker {
-	struct process_table *procs;
-	int map_fd; /* interp_procs; -1: userspace only (tests) */
-	mem_read_fn read_mem;
-	/* counters */
+struct interp_counters {
 	uint64_t found;		   /* processes with a known interpreter */
 	uint64_t debug_offsets;	   /* ... whose offsets it published */
 	uint64_t unknown_versions; /* once per process */
 	uint64_t read_errors;	   /* code objects or strings unreadable */
 	uint64_t over_budget;	   /* code objects not kept: memory budget */
-	uint64_t map_errors;
+	uint64_t map_errors;	   /* kernel map updates that failed */
+};
+
+struct interp_tracker {
+	struct process_table *procs;
+	int map_fd; /* interp_procs; -1: userspace only (tests) */
+	mem_read_fn read_mem;
+	struct interp_counters counters;
 };
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,

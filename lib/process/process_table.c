@@ -787,8 +787,7 @@ void process_table_fork(struct process_table *t, uint32_t parent_pid,
 	}
 	p->exe_name = strrchr(p->exe_path, '/') ? strrchr(p->exe_path, '/') + 1
 						: p->exe_path;
-	if (!insert(t, p))
-		t->forks_copied++;
+	insert(t, p);
 }
 
 void process_table_exit(struct process_table *t, uint32_t pid,

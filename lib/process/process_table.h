@@ -103,7 +103,6 @@ struct process_table {
 	struct file_cache *files;
 	uint64_t scan_errors;
 	uint64_t pid_reuses;   /* entries replaced by a new process */
-	uint64_t forks_copied; /* children known from their parent */
 	uint64_t slice_end_ns; /* CLOCK_MONOTONIC end of this pass's slice */
 	struct process *loading_for; /* while a file is loaded for it */
 	uint64_t loads_deferred;     /* file loads left for a later pass */

@@ -289,7 +289,6 @@ static int32_t user_location(struct stack_symbolizer *s,
 		*jit_unnamed = true;
 	}
 	if (!m) {
-		s->unknown_mappings++;
 		if (getenv("OTELPROF_DEBUG"))
 			fprintf(stderr,
 				"otelprof: pid %u (serial %llu, %zu "
@@ -367,7 +366,6 @@ static int put_interp_frames(struct stack_symbolizer *s,
 				return l;
 			if (*n < MAX_FRAMES)
 				locs[(*n)++] = l;
-			s->interp_frames++;
 		}
 		if (!all && (code & OTELPROF_INTERP_F_LAST))
 			break;
@@ -409,7 +407,6 @@ static int32_t java_location(struct stack_symbolizer *s,
 	f.function_system = fi.system;
 	f.function_file = fi.file;
 	f.line = fi.line;
-	s->interp_frames++;
 	return pb_location(b, &f);
 }
 
@@ -482,7 +479,6 @@ int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
 	}
 	if (next_py < n_interp && interp_kind != OTELPROF_INTERP_HOTSPOT) {
 		/* The native walk ended before their evaluation loops. */
-		s->interp_unspliced++;
 		err = put_interp_frames(s, b, p, py, n_interp, &next_py, true,
 					locs, &n, now_ns);
 		if (err)

@@ -32,13 +32,10 @@ struct stack_symbolizer {
 	uint32_t *entry_off; /* offset of entry i in keys */
 	int32_t *entry_stack;
 	uint32_t nentries, entries_cap;
-	uint64_t unknown_mappings; /* user frames outside any mapping */
-	uint64_t jit_frames;	   /* frames named from JIT symbol files */
+	uint64_t jit_frames; /* frames named from JIT symbol files */
 	struct jit_stats jit;
 	struct interp_tracker *interp;	 /* NULL: no interpreter frames */
 	struct hotspot_tracker *jvm;	 /* NULL: no Java frames */
-	uint64_t interp_frames;		 /* interpreter frames emitted */
-	uint64_t interp_unspliced;	 /* ... not below an eval frame */
 	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
 	/* One frame's inlined functions (DWARF) and their demangled names */

@@ -118,8 +118,8 @@ const char *symbol_names_get(struct symbol_names *c, uint32_t id,
 	if (idxmap_find(&c->index, h, entry_eq, &k, &idx))
 		return entry_name(c, idx, raw);
 	len = symbol_demangle(raw, scratch);
-	if (!remember(c, h, id, len ? scratch : NULL, len))
-		c->uncached++;
+	/* Past the cache's bound the name is demangled again next time. */
+	remember(c, h, id, len ? scratch : NULL, len);
 	return len ? scratch : raw;
 }
 

@@ -27,7 +27,6 @@ struct symbol_names {
 	uint32_t n, cap;
 	char *arena;
 	size_t arena_len, arena_cap;
-	uint64_t uncached;	  /* lookups past the bound */
 	struct mem_account *acct; /* charged for what is kept; may be NULL */
 	uint64_t charged;
 };
