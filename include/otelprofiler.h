@@ -248,8 +248,11 @@ OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 /*
  * Hand back everything sampled since the previous poll as one serialized
  * OTLP ProfilesData message (opentelemetry.proto.profiles.v1development,
- * proto v1.10+). Never blocks on sampling: a background thread inside the
- * library drains the kernel continuously, poll only encodes.
+ * proto v1.10+). Never waits for samples: a background thread inside the
+ * library drains the kernel continuously. Poll first resolves, on the
+ * caller's thread, what the ring buffer holds at that moment (so the
+ * payload is current), then swaps in an empty window and encodes the full
+ * one while the background thread goes on filling the new one.
  *
  * Returns the number of samples in the payload (>= 0) or a negative errno.
  * When it returns 0, *data is NULL and *size is 0. Otherwise *data is owned
