@@ -135,7 +135,7 @@ $(GEN)/pprof.pb-c.c $(GEN)/pprof.pb-c.h &: cli/pprof.proto | $(BUILD)/.deps-ok
 	$(call step,PROTOC,$<)
 	$(Q)cd cli && protoc-c --c_out=$(abspath $(GEN)) pprof.proto
 CLI_EXTRA_SRCS := $(GEN)/otlp_profiles.pb-c.c $(GEN)/pprof.pb-c.c lib/util/idxmap.c lib/symbolize/demangle.c
-CLI_LDLIBS := -ljansson -liberty -lprotobuf-c
+CLI_LDLIBS := -ljansson -liberty -lprotobuf-c -lbpf
 $(BUILD)/otelprof: $(CLI_SRCS) $(shell find cli -name '*.h') include/otelprofiler.h $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(BUILD)/libotelprofiler.so
 	$(call step,CC+LD,$@)
 	$(Q)$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(CLI_EXTRA_SRCS) -o $@ \

@@ -2,6 +2,7 @@
 /* otelprof: local recording and quick inspection through libotelprofiler. */
 #include "cli.h"
 
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -48,11 +49,27 @@ static int bad(const char *opt, const char *val)
 	return 2;
 }
 
+/* libbpf's messages go through its process-wide print callback, which
+ * only the program may set: the library leaves it alone. The CLI reports
+ * one line per error (the library's message, verifier verdict included)
+ * and shows libbpf's own lines only when debugging. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
 static int main_record(int argc, char **argv)
 {
 	struct record_args a = {.duration = 10,
 				.frequency = OTELPROF_DEFAULT_FREQUENCY_HZ};
 	unsigned long v;
+
+	if (!getenv("OTELPROF_DEBUG"))
+		libbpf_set_print(libbpf_quiet);
 
 	for (int i = 0; i < argc; i++) {
 		const char *o = argv[i],
