@@ -11,6 +11,8 @@
  *   2. context         context TLS locations, the published process
  *                      context (lib/context/): uses the files of step 1
  *   3. interpreter     where a CPython keeps its state (lib/interp/)
+ *   4. JVM             the HotSpot tracker's step, registered by
+ *                      hotspot_tracker_init after this one
  *
  * Rescans come from the events (maps changed), the samples (a pc in no
  * known mapping) and the context tracker's search for contexts published
