@@ -272,6 +272,9 @@ func (r *profilingReceiver) registerStats() error {
 		{"cpus_onlined", "CPUs that came online while running", "{cpu}", false, func(s *otelprof.Stats) uint64 { return s.CPUsOnlined }},
 		{"samples_dropped_at_stop", "Samples still in the ring buffer when stop's deadline came", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesDroppedAtStop }},
 		{"add_errors", "Samples, links or context attributes the profile could not take (out of memory, a table full)", "{error}", false, func(s *otelprof.Stats) uint64 { return s.AddErrors }},
+		{"unwind_over_budget", "Unwind tables not built because their scratch exceeded the file's memory budget (frame pointers instead)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.UnwindOverBudget }},
+		{"budget_reloads", "Evicted files read again because a sample needed their symbols", "{file}", false, func(s *otelprof.Stats) uint64 { return s.BudgetReloads }},
+		{"demangle_refused", "Symbol names left raw as hostile (demangled form over 8 KiB, or deep Rust v0 nesting)", "{name}", false, func(s *otelprof.Stats) uint64 { return s.DemangleRefused }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 56
-	expectedStatsSize = 8 + 62*8 // sz + 62 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 65*8 // sz + 65 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -134,6 +134,10 @@ type Stats struct {
 	// losses at stop and in the profile builder
 	SamplesDroppedAtStop uint64
 	AddErrors            uint64
+	// memory budget, beyond symbols
+	UnwindOverBudget uint64
+	BudgetReloads    uint64
+	DemangleRefused  uint64
 }
 
 type cStats struct {
