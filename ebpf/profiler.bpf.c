@@ -349,7 +349,7 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 	}
 	/* Not known yet, or code mapped since userspace last looked: ship
 	 * the top of the stack; userspace unwinds it with fresh tables. At
-	 * most one copy per process per OTELPROF_COPY_INTERVAL_NS; in
+	 * most one copy per thread per OTELPROF_COPY_INTERVAL_NS; in
 	 * between, the sample keeps its leaf frame and is flagged. */
 	{
 		u64 now = e->hdr.ktime_boot_ns, *last;
