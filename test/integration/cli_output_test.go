@@ -93,6 +93,8 @@ func TestRecordOutputReplacesPlantedSymlink(t *testing.T) {
 	if err := os.Symlink(victim, out); err != nil {
 		t.Fatal(err)
 	}
+	// A busy process of our own: an idle host gives no samples in 1 s.
+	startWorkload(t, "callgraph_fp", "10")
 	code, stderr := runRecord(t, nil, "--duration", "1", "--frequency", "99", "--output", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -168,6 +170,7 @@ func TestRecordOutputFullDisk(t *testing.T) {
 func TestRecordSIGHUPWritesFile(t *testing.T) {
 	requireRoot(t)
 	out := filepath.Join(t.TempDir(), "p.otlp")
+	startWorkload(t, "callgraph_fp", "10")
 	code, stderr := runRecord(t, func(cmd *exec.Cmd, line string) {
 		if strings.Contains(line, "recording") {
 			time.Sleep(time.Second)
