@@ -263,9 +263,8 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	process_unwind_init(&p->unwinder, &p->procs, &p->files, files_fd,
 			    procs_fd);
 	/* Without it, processes keep their first mappings only. */
-	if (unwind_maps_set_big(&p->unwinder.maps,
-				bpf_sampler_big_mappings_fd(p->sampler)))
-		p->unwinder.maps.big_refused++;
+	(void)unwind_maps_set_big(&p->unwinder.maps,
+				  bpf_sampler_big_mappings_fd(p->sampler));
 	context_tracker_init(&p->context, &p->procs,
 			     bpf_sampler_ctx_fd(p->sampler));
 	interp_tracker_init(&p->interp, &p->procs,

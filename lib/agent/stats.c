@@ -8,6 +8,12 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	const struct agent_counters *a = &p->counters;
 	const struct context_counters *ctx = &p->context.counters;
 	const struct interp_counters *in = &p->interp.counters;
+	const struct hotspot_counters *jvm = &p->jvm.counters;
+	const struct process_table_counters *pt = &p->procs.counters;
+	const struct file_cache_counters *fc = &p->files.counters;
+	const struct unwind_counters *u = &p->unwinder.counters;
+	const struct unwind_maps_counters *um = &p->unwinder.maps.counters;
+	const struct symbolizer_counters *sy = &p->symbolizer.counters;
 
 	s->samples_received = a->samples_received;
 	s->samples_lost = bpf_sampler_counter(p->sampler, OTELPROF_CNT_LOST);
@@ -17,11 +23,11 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_KSTACK_ERR);
 	s->user_stack_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_USTACK_ERR);
-	s->proc_scan_errors = p->procs.scan_errors;
-	s->files_malformed = p->files.malformed;
-	s->files_loaded = p->files.loaded;
+	s->proc_scan_errors = pt->scan_errors;
+	s->files_malformed = fc->malformed;
+	s->files_loaded = fc->loaded;
 	s->processes_tracked = process_table_count(&p->procs);
-	s->symbol_memory_bytes = p->files.memory + kallsyms_memory(&p->ksyms);
+	s->symbol_memory_bytes = fc->memory + kallsyms_memory(&p->ksyms);
 	s->polls = a->polls;
 	s->bytes_encoded = a->bytes_encoded;
 	s->unwind_complete =
@@ -38,12 +44,12 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_NO_MAPPING);
 	s->stack_copies =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_STACK_COPIES);
-	s->unwind_files = p->unwinder.maps.files;
-	s->unwind_rows = p->unwinder.maps.rows;
-	s->unwind_map_bytes = p->unwinder.maps.bytes;
+	s->unwind_files = um->files;
+	s->unwind_rows = um->rows;
+	s->unwind_map_bytes = um->bytes;
 	s->unwind_table_errors =
-		p->unwinder.table_errors + p->unwinder.maps.load_errors;
-	s->unwind_build_ns = p->unwinder.build_ns;
+		u->table_errors + u->load_errors + um->load_errors;
+	s->unwind_build_ns = u->build_ns;
 	s->unwind_pending =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING);
 	s->ctx_samples = bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_READ);
@@ -53,42 +59,42 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->ctx_process_reads = ctx->pctx_read;
 	s->ctx_process_errors = ctx->pctx_errors + ctx->map_errors;
 	s->ctx_attrs_dropped = a->ctx_attrs_dropped;
-	s->pid_reuses = p->procs.pid_reuses;
+	s->pid_reuses = pt->pid_reuses;
 	s->task_events_lost =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_TASK_EVENTS_LOST);
 	s->maps_changed_events =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_MAPS_CHANGED);
 	s->maps_notify_held =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_NOTIFY_HELD);
-	s->rescans_asked = p->procs.rescans_asked;
-	s->rescans_held = p->procs.rescans_held;
+	s->rescans_asked = pt->rescans_asked;
+	s->rescans_held = pt->rescans_held;
 	s->ctx_found_by_probe = ctx->pctx_probed;
 	s->drain_max_hold_ns = a->drain_max_hold_ns;
-	s->unwind_refused_process = p->unwinder.refused_process;
-	s->unwind_refused_host = p->unwinder.refused_host;
+	s->unwind_refused_process = u->refused_process;
+	s->unwind_refused_host = u->refused_host;
 	s->samples_dropped_at_stop = a->dropped_at_stop;
 	s->add_errors = a->add_errors;
 	/* JVMs count as interpreters here */
-	s->interp_processes = in->found + p->jvm.found;
+	s->interp_processes = in->found + jvm->found;
 	s->interp_debug_offsets = in->debug_offsets;
-	s->interp_unknown_versions = in->unknown_versions + p->jvm.unknown;
+	s->interp_unknown_versions = in->unknown_versions + jvm->unknown;
 	s->interp_samples =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_SAMPLES);
 	s->interp_frame_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR) +
 		in->map_errors;
 	s->interp_code_errors = in->read_errors + in->over_budget +
-				p->jvm.read_errors + p->jvm.stale_frames;
-	s->jit_frames = p->symbolizer.jit_frames;
-	s->jit_bad_entries = p->symbolizer.jit.bad_entries;
-	s->jit_files_refused = p->symbolizer.jit.refused;
-	s->files_refused = p->procs.files_refused;
-	s->files_over_budget = p->files.over_budget;
-	s->budget_evictions = p->files.evictions;
-	s->budget_reloads = p->files.reloads;
+				jvm->read_errors + jvm->stale_frames;
+	s->jit_frames = sy->jit_frames;
+	s->jit_bad_entries = sy->jit.bad_entries;
+	s->jit_files_refused = sy->jit.refused;
+	s->files_refused = pt->files_refused;
+	s->files_over_budget = fc->over_budget;
+	s->budget_evictions = fc->evictions;
+	s->budget_reloads = fc->reloads;
 	s->demangle_refused = symbol_demangle_refused();
-	s->unwind_over_budget = p->unwinder.over_budget;
-	s->budget_used_bytes = mem_budget_used(&p->files.budget);
+	s->unwind_over_budget = u->over_budget;
+	s->budget_used_bytes = file_cache_budget_used(&p->files);
 	s->ctx_attrs_denied = ctx->pctx_denied;
 	s->cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);
 	{

@@ -93,7 +93,7 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 	close(fd);
 	if (err) {
 		hp->reported = true; /* a libjvm without VMStructs */
-		t->unknown++;
+		t->counters.unknown++;
 		return;
 	}
 	err = hotspot_jvm_open(&hp->jvm, &syms, t->read_mem, &hp->pid,
@@ -104,7 +104,7 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 		if (++hp->tries < HS_OPEN_TRIES && !missing)
 			return;
 		hp->reported = true;
-		t->unknown++;
+		t->counters.unknown++;
 		if (getenv("OTELPROF_DEBUG"))
 			fprintf(stderr,
 				"otelprof: pid %u: JVM layout not usable "
@@ -113,11 +113,11 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 		return;
 	}
 	hp->ready = true;
-	t->found++;
+	t->counters.found++;
 	kernel_view(&hp->jvm, &v);
 	if (t->map_fd >= 0) {
 		if (bpf_map_update_elem(t->map_fd, &p->pid, &v, BPF_ANY))
-			t->map_errors++;
+			t->counters.map_errors++;
 		else
 			hp->in_kernel = true;
 	}
@@ -202,7 +202,7 @@ static void resolve(struct hotspot_tracker *t, struct hotspot_process *hp,
 	e->checked_ns = now;
 	e->ok = false;
 	if (hotspot_method_read(&hp->jvm, e->method, &m)) {
-		t->read_errors++;
+		t->counters.read_errors++;
 		return;
 	}
 	e->const_method = m.const_method;
@@ -299,7 +299,7 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 
 		if (hotspot_blob_read(&hp->jvm, ptr, &b) ||
 		    word1 < b.code_begin || word1 >= b.code_end) {
-			t->stale_frames++;
+			t->counters.stale_frames++;
 			return false;
 		}
 		if (!b.nmethod) {

@@ -57,16 +57,21 @@ struct hotspot_process {
 	} bcis[HS_BCI_CACHE];
 };
 
-struct hotspot_tracker {
-	struct process_table *procs;
-	int map_fd; /* jvm_procs; -1: userspace only (tests) */
-	mem_read_fn read_mem;
+/* What the JVM tracker counts (for otelprof_stats). */
+struct hotspot_counters {
 	uint64_t found;	       /* JVMs walked in the kernel */
 	uint64_t unknown;      /* JVMs whose tables we could not use */
 	uint64_t read_errors;  /* methods or blobs unreadable */
 	uint64_t stale_frames; /* a compiled frame whose blob no longer
 				  holds its pc: left out */
 	uint64_t map_errors;
+};
+
+struct hotspot_tracker {
+	struct process_table *procs;
+	int map_fd; /* jvm_procs; -1: userspace only (tests) */
+	mem_read_fn read_mem;
+	struct hotspot_counters counters;
 };
 
 int hotspot_tracker_init(struct hotspot_tracker *t, struct process_table *procs,

@@ -167,17 +167,17 @@ static bool scan_maps(struct process_table *t, struct process *p, bool *changed)
 		fprintf(stderr, "otelprof: %s: %s\n", path,
 			n < 0 ? strerror((int)-n) : "empty");
 	if (n < 0) {
-		t->scan_errors++;
+		t->counters.scan_errors++;
 		return false;
 	}
 	if (proc_maps_parse(text, (size_t)n, &maps, &bad)) {
 		free(text);
-		t->scan_errors++;
+		t->counters.scan_errors++;
 		return false;
 	}
 	free(text);
 	if (bad)
-		t->scan_errors++;
+		t->counters.scan_errors++;
 	/* Carry resolved files over to mappings that did not change. */
 	for (size_t i = 0; i < maps.n; i++) {
 		const struct proc_mapping *old =
@@ -225,7 +225,7 @@ static void scan_info(struct process_table *t, struct process *p)
 		free(text);
 	}
 	if (!p->info_ok)
-		t->scan_errors++;
+		t->counters.scan_errors++;
 
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, p->pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
@@ -367,7 +367,7 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 				pid, p->comm, (unsigned long long)p->start_ns,
 				(unsigned long long)p->start_time,
 				(unsigned long long)start_ns);
-		t->pid_reuses++;
+		t->counters.pid_reuses++;
 		remove_proc(t, p);
 		p = NULL;
 	}
@@ -541,7 +541,7 @@ static void rescan_priced(struct process_table *t, struct process *p,
 		gap = PROCESS_RESCAN_MAX_GAP_NS;
 	cost = clock_ns(CLOCK_MONOTONIC) - t0;
 	t->rescan_budget_ns -= (int64_t)cost;
-	t->rescans_asked++;
+	t->counters.rescans_asked++;
 	p->rescan_gap_ns = gap;
 	if (gap < cost * PROCESS_RESCAN_COST_FACTOR)
 		gap = cost * PROCESS_RESCAN_COST_FACTOR;
@@ -564,7 +564,7 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 		p->kernel_map_count = map_count;
 	if (now < p->next_rescan_ns || !budget_left(t, now)) {
 		if (!p->rescan_held)
-			t->rescans_held++;
+			t->counters.rescans_held++;
 		p->rescan_held = true;
 		return false;
 	}
@@ -614,7 +614,7 @@ struct elf_file *process_mapping_file_sliced(struct process_table *t,
 	    clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns) {
 		*deferred = true;
 		if (!p->loads_deferred)
-			t->loads_deferred++;
+			t->counters.loads_deferred++;
 		p->loads_deferred = true;
 		return NULL;
 	}
@@ -679,11 +679,11 @@ struct elf_file *process_mapping_file(struct process_table *t,
 		return NULL;
 	fd = mapped_file_open((pid_t)p->pid, m);
 	if (fd == MAPPED_FILE_REFUSED) {
-		t->files_refused++;
+		t->counters.files_refused++;
 		return NULL;
 	}
 	if (fd < 0) {
-		t->scan_errors++;
+		t->counters.scan_errors++;
 		return NULL;
 	}
 	{
@@ -709,7 +709,7 @@ struct elf_file *process_mapping_file(struct process_table *t,
 			/* The loader's queue is full: again later. */
 			m->file_tried = 0;
 			if (!p->loads_deferred)
-				t->loads_deferred++;
+				t->counters.loads_deferred++;
 			p->loads_deferred = true;
 		}
 		if (root_fd >= 0)
@@ -764,7 +764,7 @@ void process_table_fork(struct process_table *t, uint32_t parent_pid,
 	if (p) {
 		if (same_process(t, p, start_ns))
 			return; /* a sample got there first */
-		t->pid_reuses++;
+		t->counters.pid_reuses++;
 		remove_proc(t, p);
 	}
 	p = calloc(1, sizeof(*p));

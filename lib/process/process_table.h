@@ -87,6 +87,15 @@ struct process {
 
 #define PROCESS_TABLE_MAX_HOOKS 4
 
+/* What the process table counts (for otelprof_stats). */
+struct process_table_counters {
+	uint64_t scan_errors;
+	uint64_t pid_reuses;	 /* entries replaced by a new process */
+	uint64_t loads_deferred; /* file loads left for a later pass */
+	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
+	uint64_t files_refused; /* mappings of non-regular files, not opened */
+};
+
 /* The unwinder and the context tracker mirror processes into the kernel
  * through these. */
 struct process_table_hooks {
@@ -101,22 +110,18 @@ struct process_table {
 	struct idxmap index; /* pid -> slot */
 	uint64_t next_serial;
 	struct file_cache *files;
-	uint64_t scan_errors;
-	uint64_t pid_reuses;   /* entries replaced by a new process */
 	uint64_t slice_end_ns; /* CLOCK_MONOTONIC end of this pass's slice */
 	struct process *loading_for; /* while a file is loaded for it */
-	uint64_t loads_deferred;     /* file loads left for a later pass */
-	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
-	int64_t rescan_budget_ns;	      /* shared budget, see above */
+	int64_t rescan_budget_ns;    /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;
-	uint32_t held_cursor;	/* round robin over held rescans */
-	struct process *ghost;	/* the last pre-exec sample's entry */
-	uint64_t files_refused; /* mappings of non-regular files, not opened */
+	uint32_t held_cursor;  /* round robin over held rescans */
+	struct process *ghost; /* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
 	/* Consumers (unwinder, context tracker), called in order. */
 	struct process_table_hooks hooks[PROCESS_TABLE_MAX_HOOKS];
 	uint32_t nhooks;
+	struct process_table_counters counters;
 };
 
 void process_table_init(struct process_table *t, struct file_cache *files);

@@ -147,12 +147,12 @@ static void take_result(struct file_cache *c, struct elf_file *f,
 	f->dwarf = r->dwarf;
 	memcpy(f->htlhash, r->htlhash, sizeof(f->htlhash));
 	if (f->load_err || f->sym.skipped_symbols)
-		c->malformed++;
+		c->counters.malformed++;
 	else
-		c->loaded++;
+		c->counters.loaded++;
 	if (f->sym.over_budget)
-		c->over_budget++;
-	c->memory += elf_symbols_memory(&f->sym);
+		c->counters.over_budget++;
+	c->counters.memory += elf_symbols_memory(&f->sym);
 }
 
 /* The first reload a second after an eviction, doubling up to a minute. */
@@ -189,12 +189,12 @@ static void make_room(struct file_cache *c)
 		}
 		if (!victim)
 			return;
-		c->evictions++;
+		c->counters.evictions++;
 		if (!victim->refcnt) {
 			file_evict(c, victim);
 			continue;
 		}
-		c->memory -= elf_symbols_memory(&victim->sym);
+		c->counters.memory -= elf_symbols_memory(&victim->sym);
 		elf_symbols_drop(&victim->sym);
 		/* Its demangled names are keyed by symbol index. */
 		symbol_names_free(&victim->names);
@@ -203,7 +203,7 @@ static void make_room(struct file_cache *c)
 		/* Source lines go too: read again with the symbols. */
 		dwarf_lines_close(victim->dwarf);
 		victim->dwarf = NULL;
-		c->memory += elf_symbols_memory(&victim->sym);
+		c->counters.memory += elf_symbols_memory(&victim->sym);
 		victim->evicted = true;
 		{
 			uint64_t wait =
@@ -259,7 +259,7 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 					   root_fd);
 
 		if (e == -EAGAIN) {
-			c->loads_retried++;
+			c->counters.loads_retried++;
 			file_destroy(NULL, f);
 			*err = -EAGAIN;
 			return NULL;
@@ -267,7 +267,7 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 		if (!e) {
 			/* Published at once: a second mapping of it waits
 			 * for the same load. */
-			c->loads_async++;
+			c->counters.loads_async++;
 			f->loading = true;
 			f->unwind_pending = true; /* no table before symbols */
 			f->refcnt++;		  /* the job's reference */
@@ -478,19 +478,19 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 	}
 	if (sym.over_budget) {
 		elf_symbols_free(&sym);
-		c->over_budget++;
+		c->counters.over_budget++;
 		return -EDQUOT;
 	}
 	debug_info_attach(&sym, fd, path, root_fd);
-	c->memory -= elf_symbols_memory(&f->sym);
+	c->counters.memory -= elf_symbols_memory(&f->sym);
 	elf_symbols_free(&f->sym);
 	f->sym = sym;
-	c->memory += elf_symbols_memory(&f->sym);
+	c->counters.memory += elf_symbols_memory(&f->sym);
 	if (f->sym.has_dwarf && !f->dwarf)
 		f->dwarf = dwarf_lines_open(fd, &f->acct);
 	f->evicted = false;
 	f->reloads++;
-	c->reloads++;
+	c->counters.reloads++;
 	return 0;
 }
 
@@ -504,7 +504,7 @@ static void file_evict(struct file_cache *c, struct elf_file *f)
 {
 	idxmap_remove(&c->index, id_hash(&f->id), f->slot);
 	c->files[f->slot] = NULL;
-	c->memory -= elf_symbols_memory(&f->sym);
+	c->counters.memory -= elf_symbols_memory(&f->sym);
 	file_destroy(c, f);
 }
 

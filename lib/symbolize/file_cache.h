@@ -68,29 +68,34 @@ struct file_cache_hooks {
 	void (*on_free)(void *ctx, struct elf_file *f);
 };
 
+/* What the file cache counts (for otelprof_stats). */
+struct file_cache_counters {
+	uint64_t loaded, malformed;
+	uint64_t memory;	/* bytes of symbols held */
+	uint64_t evictions;	/* files whose symbols were dropped (or idle
+				   files freed) to make room */
+	uint64_t over_budget;	/* files whose own data exceeded the
+				   per-file budget: symbols dropped */
+	uint64_t reloads;	/* evicted files read again for a sample */
+	uint64_t loads_async;	/* files read on the loader thread */
+	uint64_t loads_retried; /* its queue was full: tried again later */
+};
+
 struct file_cache {
 	struct elf_file **files; /* by slot; NULL = free */
 	uint32_t nslots, cap;
 	struct idxmap index;
-	uint64_t loaded, malformed;
-	uint64_t memory;
 	struct mem_budget budget; /* symbols, strings, unwind scratch */
-	uint64_t evictions;	  /* files whose symbols were dropped (or
-				     idle files freed) to make room */
-	uint64_t over_budget;	  /* files whose own data exceeded the
-				     per-file budget: symbols dropped */
-	uint64_t reloads;	  /* evicted files read again for a sample */
 	struct file_cache_hooks hooks;
 	/* Big files are read off the drain thread (file_loader.h). */
 	struct file_loader loader;
-	uint64_t loads_async;	/* files read on the loader thread */
-	uint64_t loads_retried; /* its queue was full: tried again later */
 	/* Called before choosing files to evict: the owner stamps
 	 * last_used_ns of files its recently active processes map (a hot
 	 * stack is symbolized once per window, from the stack cache after
 	 * that, so per-lookup stamps alone would make it look cold). */
 	void (*touch_in_use)(void *ctx);
 	void *touch_ctx;
+	struct file_cache_counters counters;
 };
 
 void file_cache_init(struct file_cache *c);
@@ -103,6 +108,11 @@ static inline void file_cache_touch(struct elf_file *f, uint64_t now_ns)
 	f->last_used_ns = now_ns;
 }
 void file_cache_free(struct file_cache *c);
+/* Bytes charged to the budget now. */
+static inline uint64_t file_cache_budget_used(struct file_cache *c)
+{
+	return mem_budget_used(&c->budget);
+}
 /*
  * Find or load the file open as fd (mapped at `path` by some process).
  * Returns a referenced entry (release with file_cache_put) or NULL with

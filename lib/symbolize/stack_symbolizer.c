@@ -158,7 +158,7 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 		return false;
 	name = jit_process_lookup(&p->jit, s->procs->proc_root, p->pid,
 				  &p->maps, pc - return_address, now_ns,
-				  &s->procs->files->budget, &s->jit);
+				  &s->procs->files->budget, &s->counters.jit);
 	if (!name)
 		return false;
 	jit_name_split(name, s->jit_name, &fn);
@@ -167,7 +167,7 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 	f->start_line = fn.line;
 	if (fn.v8js)
 		f->kind = PB_FRAME_V8JS;
-	s->jit_frames++;
+	s->counters.jit_frames++;
 	return true;
 }
 

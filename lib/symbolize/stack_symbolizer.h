@@ -22,6 +22,12 @@
 #include "symbolize/kallsyms.h"
 #include "util/idxmap.h"
 
+/* What the symbolizer counts (for otelprof_stats). */
+struct symbolizer_counters {
+	uint64_t jit_frames; /* frames named from JIT symbol files */
+	struct jit_stats jit;
+};
+
 struct stack_symbolizer {
 	const struct kallsyms *ksyms; /* may be empty */
 	struct process_table *procs;
@@ -32,8 +38,7 @@ struct stack_symbolizer {
 	uint32_t *entry_off; /* offset of entry i in keys */
 	int32_t *entry_stack;
 	uint32_t nentries, entries_cap;
-	uint64_t jit_frames; /* frames named from JIT symbol files */
-	struct jit_stats jit;
+	struct symbolizer_counters counters;
 	struct interp_tracker *interp;	 /* NULL: no interpreter frames */
 	struct hotspot_tracker *jvm;	 /* NULL: no Java frames */
 	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */

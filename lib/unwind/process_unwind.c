@@ -92,7 +92,7 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 				pu->todo_tail = j;
 				pthread_cond_signal(&pu->qcond);
 				pthread_mutex_unlock(&pu->qlock);
-				pu->async_builds++;
+				pu->counters.async_builds++;
 				return;
 			}
 			free(j);
@@ -102,7 +102,7 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	st.acct = &f->acct;
 	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
 		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
-	pu->build_ns += mono_ns() - t0;
+	pu->counters.build_ns += mono_ns() - t0;
 	install_table(pu, f, err, &st, NULL, owner);
 }
 
@@ -112,12 +112,12 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 static bool within_budget(struct process_unwind *pu, struct process *owner,
 			  uint64_t nrows)
 {
-	if (pu->maps.rows + nrows > UNWIND_HOST_MAX_ROWS) {
-		pu->refused_host++;
+	if (pu->maps.counters.rows + nrows > UNWIND_HOST_MAX_ROWS) {
+		pu->counters.refused_host++;
 		return false;
 	}
 	if (owner && owner->unwind_rows + nrows > UNWIND_PROCESS_MAX_ROWS) {
-		pu->refused_process++;
+		pu->counters.refused_process++;
 		return false;
 	}
 	if (owner)
@@ -133,7 +133,7 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 {
 	struct unwind_table_stats st = *stp;
 
-	pu->cfi_bytes += st.bytes_of_cfi;
+	pu->counters.cfi_bytes += st.bytes_of_cfi;
 	if (err) {
 		/* No CFI (or unusable): frame pointers for this file. */
 		f->unwind_err = err;
@@ -142,15 +142,15 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 				"otelprof: no unwind table for %s: %s\n",
 				f->path, strerror(-err));
 		if (st.flags & UNWIND_ST_OVER_BUDGET)
-			pu->over_budget++;
+			pu->counters.over_budget++;
 		else if (err != -ENOENT)
-			pu->table_errors++;
+			pu->counters.table_errors++;
 		return;
 	}
-	pu->tables_built++;
+	pu->counters.tables_built++;
 	/* Built, but (part of) the file's CFI was corrupt and left out. */
 	if (st.flags & (UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE))
-		pu->table_errors++;
+		pu->counters.table_errors++;
 	if (getenv("OTELPROF_DEBUG"))
 		fprintf(stderr,
 			"otelprof: unwind table of %s: %zu rows, %llu FDEs "
@@ -171,10 +171,10 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 		return;
 	}
 	if (pre && (pre->err || pre->fd >= 0)) {
-		pu->maps.rows_unrepresentable += pre->unrepresentable;
+		pu->counters.rows_unrepresentable += pre->unrepresentable;
 		err = pre->err;
 		if (err) {
-			pu->maps.load_errors++;
+			pu->counters.load_errors++;
 			if (pre->fd >= 0)
 				close(pre->fd);
 		} else {
@@ -399,7 +399,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 
 		f->unwind = j->table;
 		f->unwind_pending = false;
-		pu->build_ns += j->ns;
+		pu->counters.build_ns += j->ns;
 		install_table(pu, f, j->err, &j->st, &j->array,
 			      owner_of(pu, j->owner_pid, j->owner_serial));
 		/* Every process mapping this file learns its table. */
@@ -599,7 +599,7 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 	*flags = 0;
 	if (c.nwords > OTELPROF_USTACK_WORDS)
 		c.nwords = OTELPROF_USTACK_WORDS;
-	pu->copies_unwound++;
+	pu->counters.copies_unwound++;
 	walk_copy(&c, &w, e, frames, max);
 	/* Code mapped since the last scan (ld.so loading libraries of a
 	 * new process): look once, and walk again with what it found. */
@@ -610,6 +610,6 @@ uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
 	/* No rule yet: the caller may hold the sample. */
 	if (w.error == OTELPROF_CNT_UNWIND_PENDING)
 		*flags |= OTELPROF_SAMPLE_F_PENDING;
-	pu->copy_frames += w.n;
+	pu->counters.copy_frames += w.n;
 	return w.n;
 }

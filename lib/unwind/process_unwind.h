@@ -34,12 +34,21 @@
 
 struct unwind_job;
 
+/* What the unwinder counts (for otelprof_stats). */
+struct unwind_counters {
+	uint64_t tables_built, table_errors, cfi_bytes, build_ns;
+	uint64_t copies_unwound, copy_frames;
+	uint64_t async_builds;
+	uint64_t refused_process, refused_host; /* budgets, see above */
+	uint64_t over_budget; /* builds refused: the file's memory budget */
+	uint64_t load_errors; /* background-built tables that failed */
+	uint64_t rows_unrepresentable; /* in those: stored as INVALID */
+};
+
 struct process_unwind {
 	struct unwind_maps maps;
 	struct process_table *procs;
 	struct file_cache *files;
-	uint64_t tables_built, table_errors, cfi_bytes, build_ns;
-	uint64_t copies_unwound, copy_frames;
 	/* background builds: jobs in, results out, both under qlock */
 	pthread_t worker;
 	bool worker_started, worker_stop;
@@ -48,9 +57,7 @@ struct process_unwind {
 	pthread_cond_t qcond;
 	struct unwind_job *todo, *todo_tail, *done;
 	int notify_fd; /* eventfd: a build finished (drain thread polls it) */
-	uint64_t async_builds;
-	uint64_t refused_process, refused_host; /* budgets, see above */
-	uint64_t over_budget; /* builds refused: the file's memory budget */
+	struct unwind_counters counters;
 };
 
 /* Installs the file_cache and process_table hooks. With files_fd and

@@ -144,9 +144,9 @@ static int add_chunk(struct unwind_maps *um, int fd, uint32_t nrows,
 		return err;
 	}
 	um->chunks[*id] = c;
-	um->chunks_live++;
-	um->chunk_bytes += c->map_len;
-	um->bytes = um->chunk_bytes;
+	um->counters.chunks_live++;
+	um->counters.chunk_bytes += c->map_len;
+	um->counters.bytes = um->counters.chunk_bytes;
 	return 0;
 }
 
@@ -157,9 +157,9 @@ static void drop_chunk(struct unwind_maps *um, uint32_t id)
 	if (c->fd >= 0)
 		bpf_map_delete_elem(um->files_fd, &id);
 	um->chunks[id] = NULL;
-	um->chunks_live--;
-	um->chunk_bytes -= c->map_len;
-	um->bytes = um->chunk_bytes;
+	um->counters.chunks_live--;
+	um->counters.chunk_bytes -= c->map_len;
+	um->counters.bytes = um->counters.chunk_bytes;
 	chunk_destroy(c);
 	release_id(um, id);
 }
@@ -285,13 +285,13 @@ int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
 
 	if (err) {
 		memset(slot, 0, sizeof(*slot));
-		um->load_errors++;
+		um->counters.load_errors++;
 		return err;
 	}
 	slot->base = 0;
 	slot->nrows = nrows;
-	um->files++;
-	um->rows += nrows;
+	um->counters.files++;
+	um->counters.rows += nrows;
 	return 0;
 }
 
@@ -307,29 +307,29 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		return -ENOENT;
 	n = representable_rows(t);
 	if (!n) {
-		um->load_errors++;
+		um->counters.load_errors++;
 		return -ERANGE;
 	}
 	if (n >= UNWIND_OWN_CHUNK_ROWS && um->files_fd < 0) {
 		err = add_chunk(um, -1, n, false, &id);
 		if (err) {
-			um->load_errors++;
+			um->counters.load_errors++;
 			return err;
 		}
 		fill_rows(t, n, um->chunks[id]->rows, &unrep);
-		um->rows_unrepresentable += unrep;
+		um->counters.rows_unrepresentable += unrep;
 		*slot = (struct unwind_slot){.id = id, .base = 0, .nrows = n};
-		um->files++;
-		um->rows += n;
+		um->counters.files++;
+		um->counters.rows += n;
 		return 0;
 	}
 	if (n >= UNWIND_OWN_CHUNK_ROWS) {
 		uint32_t nrows;
 
 		err = unwind_maps_create_array(t, &fd, &nrows, &unrep);
-		um->rows_unrepresentable += unrep;
+		um->counters.rows_unrepresentable += unrep;
 		if (err) {
-			um->load_errors++;
+			um->counters.load_errors++;
 			return err;
 		}
 		return unwind_maps_register(um, fd, nrows, slot);
@@ -345,23 +345,23 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			     ? create_rows_array(UNWIND_SHARED_CHUNK_ROWS)
 			     : -1;
 		if (fd < 0 && um->files_fd >= 0) {
-			um->load_errors++;
+			um->counters.load_errors++;
 			return fd;
 		}
 		err = add_chunk(um, fd, UNWIND_SHARED_CHUNK_ROWS, true, &id);
 		if (err) {
-			um->load_errors++;
+			um->counters.load_errors++;
 			return err;
 		}
 		extent_alloc(um->chunks[id], n, &off);
 	}
 	fill_rows(t, n, um->chunks[id]->rows + off, &unrep);
-	um->rows_unrepresentable += unrep;
+	um->counters.rows_unrepresentable += unrep;
 	slot->id = id;
 	slot->base = off;
 	slot->nrows = n;
-	um->files++;
-	um->rows += n;
+	um->counters.files++;
+	um->counters.rows += n;
 	return 0;
 }
 
@@ -371,8 +371,8 @@ void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot)
 
 	if (!slot->id || !um->chunks || !(c = um->chunks[slot->id]))
 		return;
-	um->files--;
-	um->rows -= slot->nrows;
+	um->counters.files--;
+	um->counters.rows -= slot->nrows;
 	if (!c->shared) {
 		drop_chunk(um, slot->id);
 	} else {
@@ -404,10 +404,13 @@ int unwind_maps_set_big(struct unwind_maps *um, int fd)
 	size_t len = OTELPROF_BIG_MAPPINGS * sizeof(*um->big);
 	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
-	if (m == MAP_FAILED)
+	if (m == MAP_FAILED) {
+		um->counters.big_refused++;
 		return -errno;
+	}
 	um->big_ext.free = malloc(sizeof(*um->big_ext.free));
 	if (!um->big_ext.free) {
+		um->counters.big_refused++;
 		munmap(m, len);
 		return -ENOMEM;
 	}
@@ -424,7 +427,7 @@ struct otelprof_bpf_mapping *unwind_maps_big_alloc(struct unwind_maps *um,
 						   uint32_t n, uint32_t *base)
 {
 	if (!um->big || !n || !extent_alloc(&um->big_ext, n, base)) {
-		um->big_refused++;
+		um->counters.big_refused++;
 		return NULL;
 	}
 	return um->big + *base;
@@ -440,10 +443,10 @@ int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,
 			    const struct otelprof_bpf_proc *proc)
 {
 	if (bpf_map_update_elem(um->procs_fd, &pid, proc, BPF_ANY)) {
-		um->procs_errors++;
+		um->counters.procs_errors++;
 		return -errno;
 	}
-	um->procs_set++;
+	um->counters.procs_set++;
 	return 0;
 }
 

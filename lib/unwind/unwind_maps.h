@@ -41,6 +41,15 @@ struct unwind_chunk {
 	uint32_t nfree, capfree;
 };
 
+/* What the kernel-side tables count (for otelprof_stats). */
+struct unwind_maps_counters {
+	uint64_t files, rows, bytes;	   /* tables loaded; rows in use */
+	uint64_t chunks_live, chunk_bytes; /* kernel memory of the chunks */
+	uint64_t big_refused; /* big_mappings did not fit: first ones only */
+	uint64_t load_errors, procs_set, procs_errors;
+	uint64_t rows_unrepresentable; /* stored as INVALID */
+};
+
 struct unwind_maps {
 	int files_fd; /* BPF_MAP_TYPE_ARRAY_OF_MAPS: chunk id -> rows array */
 	int procs_fd; /* BPF_MAP_TYPE_HASH: pid -> struct otelprof_bpf_proc */
@@ -48,16 +57,12 @@ struct unwind_maps {
 	uint32_t next_id;	      /* ids never used yet start here */
 	uint32_t *free_ids;	      /* recycled ids */
 	uint32_t nfree;
-	uint64_t files, rows, bytes;	   /* tables loaded; rows in use */
-	uint64_t chunks_live, chunk_bytes; /* kernel memory of the chunks */
 	/* big_mappings: all executable mappings of processes with more
 	 * than fit in their unwind_procs entry; extents as in a chunk. */
 	int big_fd;
 	struct otelprof_bpf_mapping *big; /* mapped shared */
 	struct unwind_chunk big_ext;	  /* free extents (rows unused) */
-	uint64_t big_refused;		  /* did not fit: first ones only */
-	uint64_t load_errors, procs_set, procs_errors;
-	uint64_t rows_unrepresentable; /* stored as INVALID */
+	struct unwind_maps_counters counters;
 };
 
 /* Where a file's table is in the kernel. */
@@ -90,7 +95,8 @@ const struct unwind_chunk *unwind_maps_chunk(const struct unwind_maps *um,
 					     uint32_t id);
 void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot);
 /* Use the big_mappings array (fd of OTELPROF_BIG_MAPPINGS entries).
- * 0 or -errno (then big processes keep their first mappings only). */
+ * 0 or -errno (then big processes keep their first mappings only;
+ * counted in big_refused). */
 int unwind_maps_set_big(struct unwind_maps *um, int fd);
 /* n entries of big_mappings for one process: *base, and where to write
  * them. NULL if they do not fit. */

@@ -134,7 +134,7 @@ static void evicted_file_reloaded(void **state)
 	assert_true(a->evicted);
 	assert_int_equal(a->sym.n, 0);
 	assert_null(elf_symbols_lookup(&a->sym, malloc_addr));
-	assert_int_equal(c.evictions, 1);
+	assert_int_equal(c.counters.evictions, 1);
 	/* Not at once: a second after the eviction. */
 	assert_false(file_cache_reload_due(a));
 	a->reload_after_ns = 0;
@@ -147,7 +147,7 @@ static void evicted_file_reloaded(void **state)
 	sym = elf_symbols_lookup(&a->sym, malloc_addr);
 	assert_non_null(sym);
 	assert_string_equal(elf_symbols_name(&a->sym, sym), "malloc");
-	assert_int_equal(c.reloads, 1);
+	assert_int_equal(c.counters.reloads, 1);
 	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
 	file_cache_put(&c, a);
 	file_cache_put(&c, b);

@@ -113,7 +113,7 @@ static void reused_pid_is_a_new_process(void **state)
 	assert_int_not_equal(p->serial, serial);
 	assert_string_equal(p->exe_path, "/bin/pidreuse");
 	assert_int_equal(process_table_count(t), 1);
-	assert_int_equal(t->pid_reuses, 1);
+	assert_int_equal(t->counters.pid_reuses, 1);
 }
 
 static void reuse_within_one_tick(void **state)

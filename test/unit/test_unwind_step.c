@@ -192,14 +192,15 @@ static void unwinds_own_stack_snapshot(void **state)
 				      (p->start_time + 1) * tick, 7);
 		assert_non_null(p);
 		assert_true(p->serial != serial);
-		assert_int_equal(procs.pid_reuses, 1);
+		assert_int_equal(procs.counters.pid_reuses, 1);
 	}
 
 	process_table_free(&procs);
 	file_cache_free(&files);
 	/* After the files: dropping their tables frees row chunk ids. */
 	unwind_maps_free(&pu.maps);
-	assert_true(pu.tables_built >= 2); /* this binary and libc at least */
+	assert_true(pu.counters.tables_built >=
+		    2); /* this binary and libc at least */
 }
 
 int main(void)
