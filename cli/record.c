@@ -166,6 +166,17 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)(st.unwind_map_bytes / 1024),
 			(unsigned long long)(st.unwind_build_ns / 1000000),
 			(unsigned long long)st.unwind_table_errors);
+	if (!a->quiet &&
+	    (st.unwind_procs_errors || st.unwind_rows_unrepresentable ||
+	     st.unwind_big_refused))
+		fprintf(stderr,
+			"otelprof: unwind losses: %llu processes not written "
+			"to the kernel (frame pointers only), %llu CFI rows "
+			"the kernel cannot follow, %llu processes with extra "
+			"mappings refused\n",
+			(unsigned long long)st.unwind_procs_errors,
+			(unsigned long long)st.unwind_rows_unrepresentable,
+			(unsigned long long)st.unwind_big_refused);
 	if (!a->quiet && st.add_errors)
 		fprintf(stderr,
 			"otelprof: %llu samples, links or context attributes "

@@ -229,6 +229,17 @@ struct otelprof_stats {
 					8 KiB, or Rust v0 nesting); counted
 					in this process, once per name and
 					file */
+	/* unwinding losses in the kernel tables */
+	uint64_t unwind_procs_errors; /* processes whose mappings could not
+					 be written to the kernel: their
+					 samples get frame pointers only */
+	uint64_t unwind_rows_unrepresentable; /* CFI rows the kernel walk
+						 cannot follow (stored as
+						 stop rows) */
+	uint64_t unwind_big_refused; /* processes with more mappings than
+					fit whose extra mappings did not fit
+					the shared array either (first ones
+					kept) */
 };
 
 /* Opaque profiler handle. */

@@ -275,6 +275,9 @@ func (r *profilingReceiver) registerStats() error {
 		{"unwind_over_budget", "Unwind tables not built because their scratch exceeded the file's memory budget (frame pointers instead)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.UnwindOverBudget }},
 		{"budget_reloads", "Evicted files read again because a sample needed their symbols", "{file}", false, func(s *otelprof.Stats) uint64 { return s.BudgetReloads }},
 		{"demangle_refused", "Symbol names left raw as hostile (demangled form over 8 KiB, or deep Rust v0 nesting)", "{name}", false, func(s *otelprof.Stats) uint64 { return s.DemangleRefused }},
+		{"unwind_procs_errors", "Processes whose mappings could not be written to the kernel (frame pointers only)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindProcsErrors }},
+		{"unwind_rows_unrepresentable", "CFI rows the kernel walk cannot follow (the walk stops there)", "{row}", false, func(s *otelprof.Stats) uint64 { return s.UnwindRowsUnrepresentable }},
+		{"unwind_big_refused", "Processes whose extra mappings did not fit the shared array (first ones kept)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindBigRefused }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

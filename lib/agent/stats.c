@@ -82,7 +82,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_SAMPLES);
 	s->interp_frame_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR) +
-		in->map_errors;
+		in->map_errors + jvm->map_errors;
 	s->interp_code_errors = in->read_errors + in->over_budget +
 				jvm->read_errors + jvm->stale_frames;
 	s->jit_frames = sy->jit_frames;
@@ -106,4 +106,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	}
 	s->walk_programs =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_WALK_CHAINED);
+	s->unwind_procs_errors = um->procs_errors;
+	s->unwind_rows_unrepresentable =
+		u->rows_unrepresentable + um->rows_unrepresentable;
+	s->unwind_big_refused = um->big_refused;
 }

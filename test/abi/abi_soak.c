@@ -286,7 +286,10 @@ static long long bpf_counter(int id, uint32_t which)
 	X(add_errors)                                                          \
 	X(unwind_over_budget)                                                  \
 	X(budget_reloads)                                                      \
-	X(demangle_refused)
+	X(demangle_refused)                                                    \
+	X(unwind_procs_errors)                                                 \
+	X(unwind_rows_unrepresentable)                                         \
+	X(unwind_big_refused)
 
 static void print_stats(struct otelprof *p)
 {

@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 56
-	expectedStatsSize = 8 + 65*8 // sz + 65 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 68*8 // sz + 68 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -138,6 +138,10 @@ type Stats struct {
 	UnwindOverBudget uint64
 	BudgetReloads    uint64
 	DemangleRefused  uint64
+	// unwinding losses in the kernel tables
+	UnwindProcsErrors         uint64
+	UnwindRowsUnrepresentable uint64
+	UnwindBigRefused          uint64
 }
 
 type cStats struct {
