@@ -418,3 +418,106 @@ func TestCLIStopsPromptlyUnderChurn(t *testing.T) {
 		})
 	}
 }
+
+// One process maps 56 distinct files of 600,000 unwind rows each (33.6M
+// rows, more than the host's share of 32M) and a tail of smaller ones that
+// fills whatever room they leave (rowhog.c); a process started once the
+// hostile one's tables are in or refused still comes back whole. Each
+// process may have 8M rows loaded on its behalf: the hostile files beyond
+// that are refused and counted as unwind_refused_process, and the host
+// keeps room for the others. Without the per-process share (checked by
+// raising it to 64M) the hostile process took all 32M rows, the
+// bystander's own code got no table (unwind_refused_host) and none of its
+// 2419 samples reached main.
+func TestUnwindRowsFairShare(t *testing.T) {
+	requireRoot(t)
+	const nfiles, fdes, hz = 56, 75000, 499 // 8 rows per FDE
+	bin := buildDir(t)
+	out := t.TempDir()
+	s := startSoak(t, "--frequency", itoa(hz), "--poll-ms", "500", "--duration", "120", "--out-dir", out)
+	if l := s.next(t, 30*time.Second); l.event() != "started" {
+		t.Fatalf("abi_soak: %v", l)
+	}
+	hog := exec.Command(hostileBin(t, "rowhog"), t.TempDir(), itoa(nfiles), itoa(fdes), "120")
+	hog.Stdout = &bytes.Buffer{}
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = hog.Process.Kill(); _ = hog.Wait() }()
+	// Until every one of its files is either in the kernel or refused:
+	// the worker builds them one after another (~0.3 s each), so once
+	// something was refused, until no build finished for a second.
+	var l soakLine
+	deadline := time.Now().Add(90 * time.Second)
+	lastBuild, quiet := -1.0, 0
+	for quiet < 2 {
+		l = s.next(t, 10*time.Second)
+		if l.event() != "poll" {
+			t.Fatalf("abi_soak: %v", l)
+		}
+		if l.num("unwind_build_ns") == lastBuild &&
+			l.num("unwind_refused_process")+l.num("unwind_refused_host") > 0 {
+			quiet++
+		} else {
+			quiet = 0
+		}
+		lastBuild = l.num("unwind_build_ns")
+		if time.Now().After(deadline) {
+			t.Fatalf("the hostile process's files still loading after 90 s: %.0f rows, refused %v (process) %v (host)",
+				l.num("unwind_rows"), l.num("unwind_refused_process"), l.num("unwind_refused_host"))
+		}
+	}
+	t.Logf("hostile process: %.0f rows in the kernel, %.0f files refused for its share, %.0f for the host's",
+		l.num("unwind_rows"), l.num("unwind_refused_process"), l.num("unwind_refused_host"))
+
+	bystander := exec.Command(filepath.Join(bin, "workloads", "callgraph_nofp"), "5")
+	bystander.Stdout = &bytes.Buffer{}
+	if err := bystander.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var byCPU float64
+	done := make(chan struct{})
+	go func() {
+		// Its CPU time just before it exits (schedstat of a live pid).
+		for {
+			if c := schedCPU(bystander.Process.Pid); c > 0 {
+				byCPU = c
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	_ = bystander.Wait()
+	close(done)
+	time.Sleep(time.Second) // its last samples into a poll
+	final, _ := s.finish(t, true)
+
+	t.Logf("final: unwind rows %.0f, refused %.0f (process) %.0f (host)",
+		final.num("unwind_rows"), final.num("unwind_refused_process"), final.num("unwind_refused_host"))
+	if final.num("unwind_refused_process") < 1 {
+		t.Errorf("unwind_refused_process = %v, want >= 1 (the hostile process asked for %d rows)",
+			final.num("unwind_refused_process"), nfiles*fdes*8)
+	}
+	total, whole := 0, 0
+	files, _ := filepath.Glob(filepath.Join(out, "poll-*.otlp"))
+	for _, f := range files {
+		for _, p := range processesFor(decodeFile(t, f), bystander.Process.Pid) {
+			for _, smp := range p.Samples {
+				total++
+				if rooted(smp, bystander.Process.Pid) && indexOf(smp.FunctionNames(), "main") >= 0 {
+					whole++
+				} else if total-whole <= 3 {
+					t.Logf("not whole: %s", smp)
+				}
+			}
+		}
+	}
+	expected := byCPU / 1e9 * hz
+	t.Logf("bystander: %d samples, %d whole, %.0f expected from its CPU time (%.2f s)", total, whole, expected, byCPU/1e9)
+	if float64(whole) < 0.95*expected {
+		t.Errorf("bystander: %d whole samples, want >= 95%% of the %.0f its CPU time calls for", whole, expected)
+	}
+}

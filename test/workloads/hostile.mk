@@ -20,7 +20,8 @@ HMODES_all := symtab-wild,ehframe-hostile,ehframehdr-garbage,notes-wild,dynsym-s
 HOSTILE_OUT := $(H)/libhot.so $(H)/dlrun $(H)/elfcorrupt \
   $(patsubst %,$(H)/libhot-%.so,$(HOSTILE_MODES)) \
   $(H)/storm $(H)/storm_a $(H)/storm_b $(H)/storm_s $(H)/libstorm.so \
-  $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b $(H)/elfbomb $(H)/mapspin $(H)/evictspin
+  $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b $(H)/elfbomb $(H)/mapspin $(H)/evictspin \
+  $(H)/rowhog
 EXTRA_WORKLOADS += $(HOSTILE_OUT)
 
 $(H):
@@ -57,4 +58,9 @@ $(H)/elfbomb: $(HW)/elfbomb.c $(W)/hostile.mk | $(H)
 $(H)/mapspin: $(HW)/mapspin.c $(W)/hostile.mk | $(H)
 	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
 $(H)/evictspin: $(HW)/evictspin.c $(W)/hostile.mk | $(H)
+	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+# One process asking for more kernel unwind rows than the host has
+# (TestUnwindRowsFairShare).
+$(H)/rowhog: $(HW)/rowhog.c $(W)/hostile.mk | $(H)
 	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
