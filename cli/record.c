@@ -177,6 +177,17 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.unwind_procs_errors,
 			(unsigned long long)st.unwind_rows_unrepresentable,
 			(unsigned long long)st.unwind_big_refused);
+	if (!a->quiet && (st.unwind_refused_process || st.unwind_refused_host ||
+			  st.rescans_held || st.file_loads_retried))
+		fprintf(stderr,
+			"otelprof: fair shares: %llu unwind tables refused "
+			"for their process's share, %llu for the host's "
+			"(frame pointers instead); %llu rescans and %llu "
+			"file reads put off\n",
+			(unsigned long long)st.unwind_refused_process,
+			(unsigned long long)st.unwind_refused_host,
+			(unsigned long long)st.rescans_held,
+			(unsigned long long)st.file_loads_retried);
 	if (!a->quiet && st.add_errors)
 		fprintf(stderr,
 			"otelprof: %llu samples, links or context attributes "

@@ -240,6 +240,9 @@ struct otelprof_stats {
 					fit whose extra mappings did not fit
 					the shared array either (first ones
 					kept) */
+	uint64_t file_loads_retried; /* big files whose read was put off
+					because the loader's queue (64) was
+					full: read at a later pass */
 };
 
 /* Opaque profiler handle. */

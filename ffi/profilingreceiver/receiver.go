@@ -278,6 +278,7 @@ func (r *profilingReceiver) registerStats() error {
 		{"unwind_procs_errors", "Processes whose mappings could not be written to the kernel (frame pointers only)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindProcsErrors }},
 		{"unwind_rows_unrepresentable", "CFI rows the kernel walk cannot follow (the walk stops there)", "{row}", false, func(s *otelprof.Stats) uint64 { return s.UnwindRowsUnrepresentable }},
 		{"unwind_big_refused", "Processes whose extra mappings did not fit the shared array (first ones kept)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindBigRefused }},
+		{"file_loads_retried", "Big files whose read was put off because the loader's queue was full (read at a later pass)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FileLoadsRetried }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

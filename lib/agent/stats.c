@@ -110,4 +110,5 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->unwind_rows_unrepresentable =
 		u->rows_unrepresentable + um->rows_unrepresentable;
 	s->unwind_big_refused = um->big_refused;
+	s->file_loads_retried = fc->loads_retried;
 }

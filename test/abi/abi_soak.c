@@ -289,7 +289,8 @@ static long long bpf_counter(int id, uint32_t which)
 	X(demangle_refused)                                                    \
 	X(unwind_procs_errors)                                                 \
 	X(unwind_rows_unrepresentable)                                         \
-	X(unwind_big_refused)
+	X(unwind_big_refused)                                                  \
+	X(file_loads_retried)
 
 static void print_stats(struct otelprof *p)
 {

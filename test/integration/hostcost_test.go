@@ -495,8 +495,13 @@ func TestUnwindRowsFairShare(t *testing.T) {
 	time.Sleep(time.Second) // its last samples into a poll
 	final, _ := s.finish(t, true)
 
-	t.Logf("final: unwind rows %.0f, refused %.0f (process) %.0f (host)",
-		final.num("unwind_rows"), final.num("unwind_refused_process"), final.num("unwind_refused_host"))
+	t.Logf("final: unwind rows %.0f, refused %.0f (process) %.0f (host); file reads put off (loader queue full) %.0f",
+		final.num("unwind_rows"), final.num("unwind_refused_process"), final.num("unwind_refused_host"),
+		final.num("file_loads_retried"))
+	// 346 big files at once, the loader takes 64 at a time.
+	if final.num("file_loads_retried") < 1 {
+		t.Errorf("file_loads_retried = %v, want >= 1 (346 files for a queue of 64)", final.num("file_loads_retried"))
+	}
 	if final.num("unwind_refused_process") < 1 {
 		t.Errorf("unwind_refused_process = %v, want >= 1 (the hostile process asked for %d rows)",
 			final.num("unwind_refused_process"), nfiles*fdes*8)

@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 56
-	expectedStatsSize = 8 + 68*8 // sz + 68 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 69*8 // sz + 69 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -142,6 +142,7 @@ type Stats struct {
 	UnwindProcsErrors         uint64
 	UnwindRowsUnrepresentable uint64
 	UnwindBigRefused          uint64
+	FileLoadsRetried          uint64 // the loader's queue was full
 }
 
 type cStats struct {
