@@ -200,7 +200,7 @@ void agent_free(struct otelprof *p)
 {
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
-	process_table_clear_hooks(&p->procs);
+	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
 	interp_tracker_free(&p->interp);
 	bpf_sampler_close(p->sampler);
@@ -269,14 +269,12 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			     bpf_sampler_ctx_fd(p->sampler));
 	interp_tracker_init(&p->interp, &p->procs,
 			    bpf_sampler_interp_fd(p->sampler));
-	/* After the unwinder's: its step resolves the mapped files. */
-	e = agent_sync_start(p);
-	if (e)
-		return errmsg_set(err, e, "cannot register process sync");
 	p->symbolizer.interp = &p->interp;
 	hotspot_tracker_init(&p->jvm, &p->procs,
 			     bpf_sampler_jvm_fd(p->sampler));
 	p->symbolizer.jvm = &p->jvm;
+	/* Every stage is ready: the table may tell of processes now. */
+	agent_sync_start(p);
 	e = process_unwind_start_worker(&p->unwinder);
 	if (e)
 		return errmsg_set(err, e, "cannot start thread: %s",

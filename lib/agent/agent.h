@@ -119,10 +119,10 @@ void agent_free_parked(struct otelprof *p);
 void agent_sweep_if_due(struct otelprof *p);
 void agent_watch_cpus(struct otelprof *p);
 
-/* process_sync.c: run the context and interpreter steps after the
- * unwinder's whenever the process table (re)reads a process; rescan what
- * the context tracker's tick asked for. */
-int agent_sync_start(struct otelprof *p);
+/* process_sync.c: run the unwinder, context, interpreter and JVM steps,
+ * in that order, whenever the process table (re)reads a process or frees
+ * it; rescan what the context tracker's tick asked for. */
+void agent_sync_start(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
 
 /* stats.c: every module's counters, for otelprof_stats. Caller holds

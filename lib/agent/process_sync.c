@@ -2,17 +2,20 @@
 /*
  * What the stages mirror of each process into the kernel, when the process
  * table has read its mappings (first sight, exec, a rescan, file loads
- * resumed in a later slice) or is about to free it. The order matters:
+ * resumed in a later slice or finished on the loader thread) or is about
+ * to free it. The agent is the table's only listener; the steps run here,
+ * in this order, because it matters:
  *
  *   1. unwinder        its mappings and unwind tables (lib/unwind/); it
- *                      resolves the mapped files. Its step is registered
- *                      by process_unwind_init, which runs before
- *                      agent_sync_start (start_stages in agent.c).
+ *                      resolves the mapped files
  *   2. context         context TLS locations, the published process
  *                      context (lib/context/): uses the files of step 1
  *   3. interpreter     where a CPython keeps its state (lib/interp/)
- *   4. JVM             the HotSpot tracker's step, registered by
- *                      hotspot_tracker_init after this one
+ *   4. JVM             where a HotSpot JVM keeps its code (lib/interp/)
+ *
+ * The table tells what changed (struct process_change: a new process, a
+ * rescan with the mappings it added and removed, files read since); the
+ * interpreter and JVM steps look at the added mappings only.
  *
  * Rescans come from the events (maps changed), the samples (a pc in no
  * known mapping) and the context tracker's search for contexts published
@@ -20,27 +23,32 @@
  */
 #include "agent/agent.h"
 
-static void on_maps(void *ctx, struct process *proc)
+static void on_maps(void *ctx, struct process *proc,
+		    const struct process_change *c)
 {
 	struct otelprof *p = ctx;
 
+	process_unwind_sync(&p->unwinder, proc);
 	context_tracker_sync(&p->context, proc);
-	interp_tracker_sync(&p->interp, proc);
+	interp_tracker_sync(&p->interp, proc, c);
+	hotspot_tracker_sync(&p->jvm, proc, c);
 }
 
 static void on_remove(void *ctx, struct process *proc)
 {
 	struct otelprof *p = ctx;
 
+	process_unwind_forget(&p->unwinder, proc);
 	context_tracker_forget(&p->context, proc);
 	interp_tracker_forget(&p->interp, proc);
+	hotspot_tracker_forget(&p->jvm, proc);
 }
 
-int agent_sync_start(struct otelprof *p)
+void agent_sync_start(struct otelprof *p)
 {
-	struct process_table_hooks h = {p, on_maps, on_remove};
+	struct process_table_listener l = {p, on_maps, on_remove};
 
-	return process_table_add_hooks(&p->procs, &h);
+	process_table_set_listener(&p->procs, &l);
 }
 
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns)

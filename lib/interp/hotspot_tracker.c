@@ -123,18 +123,24 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 	}
 }
 
-static void on_maps(void *ctx, struct process *p)
+void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,
+			  const struct process_change *c)
 {
-	struct hotspot_tracker *t = ctx;
+	/* A rescan shows no libjvm the last look missed but among the
+	 * mappings it added; one seen but not usable yet (a JVM still
+	 * starting) is looked at again. */
+	bool fresh_only = c->why == PROCESS_RESCANNED && !p->jvm;
 
 	if (p->jvm && (p->jvm->ready || p->jvm->reported))
 		return; /* a code cache does not move */
+	if (fresh_only && !c->added)
+		return;
 	for (size_t i = 0; i < p->maps.n; i++) {
 		struct proc_mapping *m = &p->maps.v[i];
 		struct hotspot_process *hp;
 
 		if (m->kind != PROC_MAPPING_FILE || !m->path ||
-		    !is_libjvm(m->path))
+		    (fresh_only && !m->fresh) || !is_libjvm(m->path))
 			continue;
 		hp = state(t, p);
 		if (hp)
@@ -143,24 +149,19 @@ static void on_maps(void *ctx, struct process *p)
 	}
 }
 
-static void on_remove(void *ctx, struct process *p)
+void hotspot_tracker_forget(struct hotspot_tracker *t, struct process *p)
 {
-	struct hotspot_tracker *t = ctx;
-
 	if (p->jvm && p->jvm->in_kernel && t->map_fd >= 0)
 		bpf_map_delete_elem(t->map_fd, &p->pid);
 }
 
-int hotspot_tracker_init(struct hotspot_tracker *t, struct process_table *procs,
-			 int map_fd)
+void hotspot_tracker_init(struct hotspot_tracker *t,
+			  struct process_table *procs, int map_fd)
 {
-	struct process_table_hooks h = {t, on_maps, on_remove};
-
 	memset(t, 0, sizeof(*t));
 	t->procs = procs;
 	t->map_fd = map_fd;
 	t->read_mem = process_memory_read;
-	return process_table_add_hooks(procs, &h);
 }
 
 /* ---- methods ---- */

@@ -74,8 +74,14 @@ struct hotspot_tracker {
 	struct hotspot_counters counters;
 };
 
-int hotspot_tracker_init(struct hotspot_tracker *t, struct process_table *procs,
-			 int map_fd);
+void hotspot_tracker_init(struct hotspot_tracker *t,
+			  struct process_table *procs, int map_fd);
+/* p is new, rescanned or has files read since: find its libjvm and tell
+ * the kernel where the JVM keeps its code (once: it does not move). */
+void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,
+			  const struct process_change *c);
+/* p is about to be freed: drop its kernel entry. */
+void hotspot_tracker_forget(struct hotspot_tracker *t, struct process *p);
 void hotspot_process_free(struct hotspot_process *hp);
 
 struct hotspot_frame_info {

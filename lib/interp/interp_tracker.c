@@ -122,12 +122,18 @@ static struct interp_process *state(struct interp_tracker *it,
 	return p->interp;
 }
 
-static void on_maps(void *ctx, struct process *p)
+void interp_tracker_sync(struct interp_tracker *it, struct process *p,
+			 const struct process_change *c)
 {
-	struct interp_tracker *it = ctx;
+	/* A rescan shows no interpreter the last look missed but among the
+	 * mappings it added; one whose file could not be opened (state kept
+	 * without a layout) is looked for again. */
+	bool fresh_only = c->why == PROCESS_RESCANNED && !p->interp;
 
 	if (p->interp && (p->interp->layout || p->interp->unknown_reported))
 		return; /* an interpreter does not move */
+	if (fresh_only && !c->added)
+		return;
 	for (size_t i = 0; i < p->maps.n; i++) {
 		struct proc_mapping *m = &p->maps.v[i];
 		const struct cpython_layout *l;
@@ -140,15 +146,17 @@ static void on_maps(void *ctx, struct process *p)
 		int fd;
 
 		if (m->kind != PROC_MAPPING_FILE || !m->path ||
-		    !strstr(m->path, "python"))
+		    (fresh_only && !m->fresh) || !strstr(m->path, "python"))
 			continue;
 		f = process_mapping_file(it->procs, p, m);
 		if (!f || !has_function(&f->sym, CPY_EVAL_SYMBOL) ||
 		    !process_mapping_bias(m, f, &bias))
 			continue;
 		fd = mapped_file_open((pid_t)p->pid, m);
-		if (fd < 0)
+		if (fd < 0) {
+			(void)state(it, p); /* looked for again */
 			continue;
+		}
 		dynsym_lookup(fd, &cs);
 		close(fd);
 		if (!cs.runtime)
@@ -209,22 +217,10 @@ static void on_maps(void *ctx, struct process *p)
 	}
 }
 
-static void on_remove(void *ctx, struct process *p)
-{
-	struct interp_tracker *it = ctx;
-
-	if (p->interp && p->interp->in_kernel && it->map_fd >= 0)
-		bpf_map_delete_elem(it->map_fd, &p->pid);
-}
-
-void interp_tracker_sync(struct interp_tracker *it, struct process *p)
-{
-	on_maps(it, p);
-}
-
 void interp_tracker_forget(struct interp_tracker *it, struct process *p)
 {
-	on_remove(it, p);
+	if (p->interp && p->interp->in_kernel && it->map_fd >= 0)
+		bpf_map_delete_elem(it->map_fd, &p->pid);
 }
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,

@@ -73,9 +73,11 @@ struct interp_tracker {
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
 			 int map_fd);
-/* p's mappings are new or changed: find its interpreter and tell the
- * kernel where it keeps its state (once: an interpreter does not move). */
-void interp_tracker_sync(struct interp_tracker *it, struct process *p);
+/* p is new, rescanned or has files read since: find its interpreter and
+ * tell the kernel where it keeps its state (once: an interpreter does not
+ * move). */
+void interp_tracker_sync(struct interp_tracker *it, struct process *p,
+			 const struct process_change *c);
 /* p is about to be freed: drop its kernel entry. */
 void interp_tracker_forget(struct interp_tracker *it, struct process *p);
 void interp_tracker_free(struct interp_tracker *it);

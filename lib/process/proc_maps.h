@@ -28,6 +28,7 @@ struct proc_mapping {
 	char *path;	 /* owned; "" for anonymous */
 	void *file; /* struct elf_file *, resolved lazily; owned by caller */
 	uint8_t file_tried;
+	uint8_t fresh; /* not in the previous scan (set by the process table) */
 };
 
 /*

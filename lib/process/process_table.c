@@ -45,26 +45,28 @@ void process_table_init(struct process_table *t, struct file_cache *files)
 		t->clk_tck = 100;
 }
 
-int process_table_add_hooks(struct process_table *t,
-			    const struct process_table_hooks *h)
+void process_table_set_listener(struct process_table *t,
+				const struct process_table_listener *l)
 {
-	if (t->nhooks >= PROCESS_TABLE_MAX_HOOKS)
-		return -ENOSPC;
-	t->hooks[t->nhooks++] = *h;
-	return 0;
+	if (l)
+		t->listener = *l;
+	else
+		memset(&t->listener, 0, sizeof(t->listener));
 }
 
-void process_table_clear_hooks(struct process_table *t)
+static void call_on_maps(struct process_table *t, struct process *p,
+			 const struct process_change *c)
 {
-	memset(t->hooks, 0, sizeof(t->hooks));
-	t->nhooks = 0;
+	if (t->listener.on_maps)
+		t->listener.on_maps(t->listener.ctx, p, c);
 }
 
-static void call_on_maps(struct process_table *t, struct process *p)
+static void tell(struct process_table *t, struct process *p,
+		 enum process_change_why why)
 {
-	for (uint32_t i = 0; i < t->nhooks; i++)
-		if (t->hooks[i].on_maps)
-			t->hooks[i].on_maps(t->hooks[i].ctx, p);
+	struct process_change c = {why, 0, 0};
+
+	call_on_maps(t, p, &c);
 }
 
 static void release_maps(struct process_table *t, struct process *p)
@@ -143,17 +145,17 @@ void process_set_exec_path(struct process *p, const char *path, size_t len)
 
 static void remove_proc(struct process_table *t, struct process *p)
 {
-	for (uint32_t i = 0; i < t->nhooks; i++)
-		if (t->hooks[i].on_remove)
-			t->hooks[i].on_remove(t->hooks[i].ctx, p);
+	if (t->listener.on_remove)
+		t->listener.on_remove(t->listener.ctx, p);
 	idxmap_remove(&t->index, hash_u64(p->pid), p->slot);
 	t->procs[p->slot] = NULL;
 	process_destroy(t, p);
 }
 
 /* Reads p's executable mappings again. False if nothing could be read;
- * *changed (may be NULL): a mapping was added or removed. */
-static bool scan_maps(struct process_table *t, struct process *p, bool *changed)
+ * *c (may be NULL): how many were added (marked fresh) and removed. */
+static bool scan_maps(struct process_table *t, struct process *p,
+		      struct process_change *c)
 {
 	size_t same = 0;
 	char path[96], *text;
@@ -189,6 +191,7 @@ static bool scan_maps(struct process_table *t, struct process *p, bool *changed)
 				 old->inode == maps.v[i].inode;
 
 		same += unchanged;
+		maps.v[i].fresh = !unchanged;
 		if (unchanged && old->file_tried) {
 			maps.v[i].file = old->file;
 			maps.v[i].file_tried = 1;
@@ -196,8 +199,10 @@ static bool scan_maps(struct process_table *t, struct process *p, bool *changed)
 				file_cache_ref(old->file);
 		}
 	}
-	if (changed)
-		*changed = same != maps.n || same != p->maps.n;
+	if (c) {
+		c->added = (uint32_t)(maps.n - same);
+		c->removed = (uint32_t)(p->maps.n - same);
+	}
 	/* Context candidates the last scan did not list are new. */
 	for (uint32_t i = 0; i < maps.ncand; i++) {
 		maps.cand[i].fresh = 1;
@@ -463,7 +468,7 @@ static int insert(struct process_table *t, struct process *p)
 	}
 	p->slot = slot;
 	t->procs[slot] = p;
-	call_on_maps(t, p);
+	tell(t, p, PROCESS_NEW);
 	return 0;
 }
 
@@ -484,12 +489,14 @@ struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
 bool process_table_rescan(struct process_table *t, struct process *p,
 			  uint64_t now_ns, uint64_t min_interval_ns)
 {
+	struct process_change c = {PROCESS_RESCANNED, 0, 0};
+
 	if (p->ghost || now_ns - p->last_scan_ns < min_interval_ns)
 		return false;
 	p->last_scan_ns = now_ns;
 	p->kernel_map_count = 0;
-	scan_maps(t, p, NULL);
-	call_on_maps(t, p);
+	scan_maps(t, p, &c);
+	call_on_maps(t, p, &c);
 	return true;
 }
 
@@ -527,11 +534,11 @@ static void rescan_priced(struct process_table *t, struct process *p,
 			  uint64_t now)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), cost, gap;
-	bool changed = false;
+	struct process_change c = {PROCESS_RESCANNED, 0, 0};
 
 	p->rescan_held = false;
 	p->last_scan_ns = now;
-	if (scan_maps(t, p, &changed) && changed)
+	if (scan_maps(t, p, &c) && (c.added || c.removed))
 		gap = PROCESS_RESCAN_MIN_GAP_NS;
 	else if (!p->rescan_gap_ns)
 		gap = PROCESS_RESCAN_MIN_GAP_NS;
@@ -548,7 +555,7 @@ static void rescan_priced(struct process_table *t, struct process *p,
 	if (gap > PROCESS_RESCAN_MAX_GAP_NS)
 		gap = PROCESS_RESCAN_MAX_GAP_NS;
 	p->next_rescan_ns = now + gap;
-	call_on_maps(t, p);
+	call_on_maps(t, p, &c);
 }
 
 bool process_table_rescan_asked(struct process_table *t, struct process *p,
@@ -640,7 +647,7 @@ int process_table_finish_loads(struct process_table *t)
 			struct elf_file *f = p->maps.v[k].file;
 
 			if (f && f->just_loaded) {
-				call_on_maps(t, p);
+				tell(t, p, PROCESS_FILES_READY);
 				break;
 			}
 		}
@@ -659,7 +666,8 @@ void process_table_resume_loads(struct process_table *t)
 		if (clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns)
 			return;
 		p->loads_deferred = false;
-		call_on_maps(t, p); /* marks it again if still not done */
+		/* marks it again if still not done */
+		tell(t, p, PROCESS_FILES_READY);
 	}
 }
 

@@ -85,8 +85,6 @@ struct process {
 					  interp/hotspot_tracker.c */
 };
 
-#define PROCESS_TABLE_MAX_HOOKS 4
-
 /* What the process table counts (for otelprof_stats). */
 struct process_table_counters {
 	uint64_t scan_errors;
@@ -96,11 +94,25 @@ struct process_table_counters {
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
 };
 
-/* The unwinder and the context tracker mirror processes into the kernel
- * through these. */
-struct process_table_hooks {
+/* Why the listener hears of a process, and what changed. */
+enum process_change_why {
+	PROCESS_NEW,	     /* first sight, a fork's copy: every mapping */
+	PROCESS_RESCANNED,   /* its maps read again: `fresh` marks the new */
+	PROCESS_FILES_READY, /* no rescan: files it maps were read since */
+};
+struct process_change {
+	enum process_change_why why;
+	/* RESCANNED: executable mappings the scan found that the last one
+	 * did not (marked `fresh`), and the last one's it no longer found */
+	uint32_t added, removed;
+};
+
+/* The one consumer of the table's changes (the agent, which calls the
+ * stages' sync steps in order: lib/agent/process_sync.c). */
+struct process_table_listener {
 	void *ctx;
-	void (*on_maps)(void *ctx, struct process *p);	 /* new or rescanned */
+	void (*on_maps)(void *ctx, struct process *p,
+			const struct process_change *c);
 	void (*on_remove)(void *ctx, struct process *p); /* before freeing */
 };
 
@@ -118,19 +130,16 @@ struct process_table {
 	struct process *ghost; /* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
-	/* Consumers (unwinder, context tracker), called in order. */
-	struct process_table_hooks hooks[PROCESS_TABLE_MAX_HOOKS];
-	uint32_t nhooks;
+	struct process_table_listener listener; /* on_maps NULL: none */
 	struct process_table_counters counters;
 };
 
 void process_table_init(struct process_table *t, struct file_cache *files);
 void process_table_free(struct process_table *t);
-/* Register a consumer; -ENOSPC past PROCESS_TABLE_MAX_HOOKS. */
-int process_table_add_hooks(struct process_table *t,
-			    const struct process_table_hooks *h);
-/* Forget every consumer (before tearing them down). */
-void process_table_clear_hooks(struct process_table *t);
+/* Who is told of new, rescanned and removed processes (NULL: nobody,
+ * before tearing the stages down). */
+void process_table_set_listener(struct process_table *t,
+				const struct process_table_listener *l);
 /* Find pid, reading /proc on first sight. `comm` (from the sample) is used
  * when /proc is already gone. start_ns: the process's start (boot clock,
  * from the sample; 0 if unknown): an entry that started at another time is

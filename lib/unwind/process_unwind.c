@@ -239,9 +239,8 @@ static void fill_mapping(struct process_unwind *pu, struct process *p,
  * the kernel: stack copies). */
 #define BIG_MAPPINGS_PER_PROCESS (OTELPROF_BIG_MAPPINGS / 4)
 
-static void on_process_maps(void *ctx, struct process *p)
+void process_unwind_sync(struct process_unwind *pu, struct process *p)
 {
-	struct process_unwind *pu = ctx;
 	struct otelprof_bpf_proc proc;
 	struct otelprof_bpf_mapping *big = NULL;
 	uint32_t base = 0, n = (uint32_t)p->maps.n;
@@ -275,10 +274,8 @@ static void on_process_maps(void *ctx, struct process *p)
 	p->big_n = big ? n : 0;
 }
 
-static void on_process_remove(void *ctx, struct process *p)
+void process_unwind_forget(struct process_unwind *pu, struct process *p)
 {
-	struct process_unwind *pu = ctx;
-
 	if (pu->maps.procs_fd >= 0)
 		unwind_maps_remove_process(&pu->maps, p->pid);
 	unwind_maps_big_free(&pu->maps, p->big_base, p->big_n);
@@ -410,7 +407,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 				continue;
 			for (size_t k = 0; k < p->maps.n; k++) {
 				if (p->maps.v[k].file == f) {
-					on_process_maps(pu, p);
+					process_unwind_sync(pu, p);
 					break;
 				}
 			}
@@ -485,12 +482,25 @@ void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 	files->hooks.ctx = pu;
 	files->hooks.on_load = on_file_load;
 	files->hooks.on_free = on_file_free;
-	{
-		struct process_table_hooks h = {pu, on_process_maps,
-						on_process_remove};
+}
 
-		process_table_add_hooks(t, &h);
-	}
+static void alone_on_maps(void *ctx, struct process *p,
+			  const struct process_change *c)
+{
+	(void)c;
+	process_unwind_sync(ctx, p);
+}
+
+static void alone_on_remove(void *ctx, struct process *p)
+{
+	process_unwind_forget(ctx, p);
+}
+
+void process_unwind_listen_alone(struct process_unwind *pu)
+{
+	struct process_table_listener l = {pu, alone_on_maps, alone_on_remove};
+
+	process_table_set_listener(pu->procs, &l);
 }
 
 /*

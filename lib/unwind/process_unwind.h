@@ -60,10 +60,20 @@ struct process_unwind {
 	struct unwind_counters counters;
 };
 
-/* Installs the file_cache and process_table hooks. With files_fd and
- * procs_fd < 0 tables are built for userspace use only (tests, tools). */
+/* Installs the file_cache hooks. With files_fd and procs_fd < 0 tables
+ * are built for userspace use only (tests, tools). */
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 			 struct file_cache *files, int files_fd, int procs_fd);
+/* p is new, rescanned or has files read since: resolve its mapped files
+ * (building their tables) and write its whole kernel entry again. Whole,
+ * whatever changed: the entry is one record, and a rescan also moves when
+ * the sampler may next report a change (notify_after_ns). */
+void process_unwind_sync(struct process_unwind *pu, struct process *p);
+/* p is about to be freed: drop its kernel entry and big_mappings range. */
+void process_unwind_forget(struct process_unwind *pu, struct process *p);
+/* Tests and tools without the agent: the unwinder is the table's only
+ * listener. */
+void process_unwind_listen_alone(struct process_unwind *pu);
 
 /* Start the background builder (only with kernel maps). 0 or -errno. */
 int process_unwind_start_worker(struct process_unwind *pu);

@@ -44,6 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		file_cache_init(&files);
 		process_table_init(&procs, &files);
 		process_unwind_init(&pu, &procs, &files, -1, -1);
+		process_unwind_listen_alone(&pu);
 		ready = 1;
 	}
 	if (size < 26)

@@ -3,14 +3,16 @@
  * Process identity (pid + start_boottime from the kernel) against a fake
  * /proc (process_table.proc_root): a reused pid becomes a new process,
  * in-flight samples of an exited one stay with it, a sample of the image
- * before an exec is not filed under the new image, and an exec event read
- * after the pid moved on keeps the event's identity.
+ * before an exec is not filed under the new image, an exec event read
+ * after the pid moved on keeps the event's identity, and a rescan tells the
+ * listener the mappings it added and removed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +207,90 @@ static void late_exec_event_keeps_its_identity(void **state)
 	assert_string_equal(p->exe_path, "/opt/w/reuse_b");
 }
 
+/* What the listener was told. */
+static struct process_change told;
+static int ntold, nremoved;
+
+static void on_maps(void *ctx, struct process *p,
+		    const struct process_change *c)
+{
+	(void)ctx;
+	(void)p;
+	told = *c;
+	ntold++;
+}
+
+static void on_remove(void *ctx, struct process *p)
+{
+	(void)ctx;
+	(void)p;
+	nremoved++;
+}
+
+static void write_maps(const char *text)
+{
+	char path[192];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", root, PID);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+#define MAP_A "7f0000000000-7f0000001000 r-xp 00000000 08:01 11 /lib/a.so\n"
+#define MAP_B "7f0000100000-7f0000101000 r-xp 00000000 08:01 12 /lib/b.so\n"
+#define MAP_C "7f0000200000-7f0000201000 r-xp 00000000 08:01 13 /lib/c.so\n"
+
+static bool fresh(const struct process *p, uint64_t start)
+{
+	for (size_t i = 0; i < p->maps.n; i++)
+		if (p->maps.v[i].start == start)
+			return p->maps.v[i].fresh;
+	fail_msg("no mapping at %llx", (unsigned long long)start);
+	return false;
+}
+
+/* The listener hears of a new process, and of a rescan only what it
+ * changed: the mappings added (marked fresh) and removed. */
+static void rescan_reports_what_changed(void **state)
+{
+	struct process_table *t = *state;
+	struct process_table_listener l = {NULL, on_maps, on_remove};
+	struct process *p;
+	uint64_t s = START(100, 0);
+
+	ntold = nremoved = 0;
+	process_table_set_listener(t, &l);
+	fake_proc("changes", "/bin/changes", 100);
+	write_maps(MAP_A MAP_B);
+	p = process_table_get_sample(t, PID, PID, "changes", s, SEC);
+	assert_non_null(p);
+	assert_int_equal(ntold, 1);
+	assert_int_equal(told.why, PROCESS_NEW);
+	assert_int_equal(p->maps.n, 2);
+
+	write_maps(MAP_A MAP_C); /* b unmapped, c mapped */
+	assert_true(process_table_rescan(t, p, 2 * SEC, 0));
+	assert_int_equal(ntold, 2);
+	assert_int_equal(told.why, PROCESS_RESCANNED);
+	assert_int_equal(told.added, 1);
+	assert_int_equal(told.removed, 1);
+	assert_false(fresh(p, 0x7f0000000000ull));
+	assert_true(fresh(p, 0x7f0000200000ull));
+
+	assert_true(process_table_rescan(t, p, 3 * SEC, 0));
+	assert_int_equal(told.added, 0);
+	assert_int_equal(told.removed, 0);
+	assert_false(fresh(p, 0x7f0000200000ull));
+
+	process_table_exit(t, PID, s, 4 * SEC);
+	process_table_sweep(t, 5 * SEC); /* exited before 5 s: freed */
+	assert_int_equal(nremoved, 1);
+	process_table_set_listener(t, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +303,8 @@ int main(void)
 			teardown),
 		cmocka_unit_test_setup_teardown(
 			late_exec_event_keeps_its_identity, setup, teardown),
+		cmocka_unit_test_setup_teardown(rescan_reports_what_changed,
+						setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,6 +133,7 @@ static void unwinds_own_stack_snapshot(void **state)
 	file_cache_init(&files);
 	process_table_init(&procs, &files);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
+	process_unwind_listen_alone(&pu);
 	p = process_table_get(&procs, (uint32_t)getpid(), NULL, 0, 1);
 	assert_non_null(p);
 	n = process_unwind_copy(&pu, p, &snap, frames, OTELPROF_MAX_USER_FRAMES,

@@ -122,6 +122,7 @@ static int setup(void **state)
 	file_cache_init(&files);
 	process_table_init(&procs, &files);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
+	process_unwind_listen_alone(&pu);
 	file_a.sym.nloads = 1;
 	file_a.sym.loads[0] = (struct elf_load){0, 0, FILE_LEN, 5};
 	file_hi.sym.nloads = 1;
