@@ -351,7 +351,7 @@ FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c lib/util/mem_budget.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c
 FUZZ_SRCS_cpython := lib/interp/cpython_layout.c
-FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c
+FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c lib/symbolize/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))

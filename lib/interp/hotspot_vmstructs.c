@@ -7,10 +7,9 @@
  * reader, the serviceability agent, is Java), hence this one.
  */
 #include "interp/hotspot_vmstructs.h"
+#include "symbolize/elf_dynsym.h"
 
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,43 +476,11 @@ const char *hotspot_layout_missing(const struct hotspot_layout *l)
 
 int hotspot_syms_from_file(int fd, uint64_t bias, struct hotspot_syms *out)
 {
-	Elf_Scn *scn = NULL;
-	int found = 0;
-	Elf *e;
+	int found = elf_dynsym_lookup(fd, "gHotSpotVM", hotspot_sym_names,
+				      HS_SYM_COUNT, out->addr);
 
-	memset(out, 0, sizeof(*out));
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e)
-		return -ENOENT;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = d->d_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && i < (1u << 20); i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || strncmp(name, "gHotSpotVM", 10))
-				continue;
-			for (int k = 0; k < HS_SYM_COUNT; k++)
-				if (!strcmp(name, hotspot_sym_names[k])) {
-					out->addr[k] = sym.st_value + bias;
-					found++;
-				}
-		}
-	}
-	elf_end(e);
-	return found ? 0 : -ENOENT;
+	for (int k = 0; k < HS_SYM_COUNT; k++)
+		if (out->addr[k])
+			out->addr[k] += bias;
+	return found > 0 ? 0 : -ENOENT;
 }

@@ -3,14 +3,13 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "process/mapped_file.h"
+#include "symbolize/elf_dynsym.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/file_cache.h"
 
@@ -46,47 +45,17 @@ struct cpy_symbols {
 };
 
 /* _PyRuntime, Py_Version and PyCode_Type from .dynsym (data symbols,
- * which the symbolizer does not keep). libelf bounds every read. */
+ * which the symbolizer does not keep). */
 static void dynsym_lookup(int fd, struct cpy_symbols *out)
 {
-	Elf *e;
-	Elf_Scn *scn = NULL;
+	static const char *const names[] = {"_PyRuntime", "Py_Version",
+					    "PyCode_Type"};
+	uint64_t v[3];
 
-	memset(out, 0, sizeof(*out));
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e)
-		return;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d)
-			continue;
-		n = d->d_size / sh.sh_entsize;
-		for (size_t i = 0; i < n && i < (1u << 20); i++) {
-			GElf_Sym sym;
-			const char *name;
-
-			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name)
-				continue;
-			if (!strcmp(name, "_PyRuntime"))
-				out->runtime = sym.st_value;
-			else if (!strcmp(name, "Py_Version"))
-				out->version = sym.st_value;
-			else if (!strcmp(name, "PyCode_Type"))
-				out->code_type = sym.st_value;
-		}
-	}
-	elf_end(e);
+	(void)elf_dynsym_lookup(fd, NULL, names, 3, v);
+	out->runtime = v[0];
+	out->version = v[1];
+	out->code_type = v[2];
 }
 
 /* 3.minor from a path like .../libpython3.9.so.1.0 or .../python3.10. */
