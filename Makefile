@@ -337,7 +337,7 @@ FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c
 FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/symbolize/elf_guard.c lib/context/tls_symbols.c lib/util/mem_budget.c \
   lib/symbolize/go_pclntab.c lib/symbolize/plt_symbols.c
-FUZZ_SRCS_context := lib/context/process_context.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
+FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c

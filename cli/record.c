@@ -219,6 +219,15 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.ctx_process_reads,
 			(unsigned long long)st.ctx_process_errors,
 			(unsigned long long)st.ctx_attrs_dropped);
+	if (!a->quiet && (st.apm_channels || st.apm_sockets_refused))
+		fprintf(stderr,
+			"otelprof: Elastic APM: %llu agent sockets registered "
+			"with, %llu refused; %llu stack-trace correlations "
+			"sent, %llu dropped\n",
+			(unsigned long long)st.apm_channels,
+			(unsigned long long)st.apm_sockets_refused,
+			(unsigned long long)st.apm_messages_sent,
+			(unsigned long long)st.apm_messages_dropped);
 	if (!a->quiet && (st.interp_processes || st.interp_unknown_versions ||
 			  st.jit_frames || st.jit_files_refused))
 		fprintf(stderr,

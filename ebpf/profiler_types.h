@@ -132,6 +132,9 @@ struct otelprof_thread_ctx {
 	u8 trace_flags;
 	u16 attrs_size; /* OTEP 4947 attrs_data bytes after ustack */
 	u32 pad;
+	/* Elastic v1: the transaction (local root span) id, which the
+	 * agent's return channel is keyed by; zero otherwise. */
+	u8 local_root_id[8];
 };
 
 /*

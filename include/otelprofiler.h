@@ -243,6 +243,16 @@ struct otelprof_stats {
 	uint64_t file_loads_retried; /* big files whose read was put off
 					because the loader's queue (64) was
 					full: read at a later pass */
+	/* Elastic APM agent return channel (docs/context-publishing.md) */
+	uint64_t apm_channels;	       /* agent sockets connected and
+					  registered with */
+	uint64_t apm_messages_sent;    /* stack-trace correlations sent */
+	uint64_t apm_messages_dropped; /* correlations not delivered (queue
+					  full, over the rate, the agent's
+					  socket full for 1 s, or gone) */
+	uint64_t apm_sockets_refused;  /* socket paths refused: not a
+					  socket, not owned by the process's
+					  user, unreachable in its root */
 };
 
 /* Opaque profiler handle. */

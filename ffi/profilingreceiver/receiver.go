@@ -279,6 +279,10 @@ func (r *profilingReceiver) registerStats() error {
 		{"unwind_rows_unrepresentable", "CFI rows the kernel walk cannot follow (the walk stops there)", "{row}", false, func(s *otelprof.Stats) uint64 { return s.UnwindRowsUnrepresentable }},
 		{"unwind_big_refused", "Processes whose extra mappings did not fit the shared array (first ones kept)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindBigRefused }},
 		{"file_loads_retried", "Big files whose read was put off because the loader's queue was full (read at a later pass)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FileLoadsRetried }},
+		{"apm_channels", "Elastic APM agent sockets connected and registered with", "{socket}", false, func(s *otelprof.Stats) uint64 { return s.APMChannels }},
+		{"apm_messages_sent", "Stack-trace correlations sent to Elastic APM agents", "{message}", false, func(s *otelprof.Stats) uint64 { return s.APMMessagesSent }},
+		{"apm_messages_dropped", "Stack-trace correlations not delivered to Elastic APM agents", "{message}", false, func(s *otelprof.Stats) uint64 { return s.APMMessagesDropped }},
+		{"apm_sockets_refused", "Elastic APM agent socket paths refused (not a socket, other owner, unreachable)", "{socket}", false, func(s *otelprof.Stats) uint64 { return s.APMSocketsRefused }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

@@ -37,6 +37,8 @@ int64_t agent_boot_to_unix_offset(void)
 			 agent_clock_ns(CLOCK_BOOTTIME));
 }
 
+#define APM_RETRY_MS 10
+
 /* A sample event whose counts and sizes hold together. */
 static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
 {
@@ -153,6 +155,7 @@ static void drain(struct otelprof *p)
 	process_table_run_held(&p->procs);
 	now = agent_clock_ns(CLOCK_BOOTTIME);
 	context_tracker_tick(&p->context, now);
+	p->apm_waiting = context_tracker_flush_apm(&p->context, now);
 	agent_sync_rescans(p, now);
 	agent_sweep_if_due(p);
 	trim = p->trim_due;
@@ -173,8 +176,11 @@ static void *drain_thread(void *arg)
 
 	while (!atomic_load(&p->stopping)) {
 		/* The BPF side wakes us only for batches (64 KiB): a short
-		 * timeout drains small amounts on quiet hosts. */
-		int n = epoll_wait(p->epoll_fd, ev, 4, 100);
+		 * timeout drains small amounts on quiet hosts. Shorter while
+		 * an Elastic APM agent's socket queue is full (it reads it
+		 * every 20 ms). */
+		int n = epoll_wait(p->epoll_fd, ev, 4,
+				   p->apm_waiting ? APM_RETRY_MS : 100);
 
 		if (n < 0 && errno != EINTR)
 			break;
@@ -431,6 +437,8 @@ int agent_stop(struct otelprof *p)
 	}
 	process_unwind_finish_builds(&p->unwinder);
 	agent_replay_parked(p, true, true);
+	/* The last samples' correlations: one non-blocking try. */
+	context_tracker_flush_apm(&p->context, agent_clock_ns(CLOCK_BOOTTIME));
 	p->procs.slice_end_ns = 0;
 	p->stopped = true;
 	pthread_mutex_unlock(&p->state_lock);

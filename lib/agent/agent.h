@@ -82,6 +82,8 @@ struct otelprof {
 	bool discarding; /* stop's deadline passed: count only */
 	uint64_t last_cpu_check_ns;
 	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
+	bool apm_waiting; /* APM messages still queued: drain again soon
+			     (drain thread only) */
 
 	struct agent_counters counters; /* state_lock */
 

@@ -10,7 +10,9 @@
  *   3. resource              the process's OTLP resource (lib/encode/)
  *   4. frames -> stack       stack_symbolize (lib/symbolize/): kernel,
  *                            native, JIT and interpreter frames
- *   5. thread context        trace link and attributes (lib/context/)
+ *   5. thread context        trace link and attributes (lib/context/);
+ *                            Elastic APM: stack-trace id, queued for
+ *                            the agent (lib/context/apm_channel.c)
  *   6. profile builder       pb_add_sample (lib/encode/profile_builder.c)
  *
  * lib/deliver/window.c encodes the window at the next poll. Every sample
@@ -80,6 +82,30 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 	}
 }
 
+/* Elastic APM agent attached: the sample's stack-trace id goes on the
+ * sample (so the profile joins the agent's transactions) and is queued
+ * for the agent's return channel (sent by the drain pass, not here). */
+static void sample_apm(struct otelprof *p, struct profile_builder *b,
+		       const struct process *proc,
+		       const struct otelprof_sample_event *e,
+		       const uint64_t *user, uint32_t nuser, int32_t *extra,
+		       uint32_t *nextra)
+{
+	uint8_t id[16];
+	char text[23];
+	int32_t r;
+
+	apm_stack_id(e->kstack, e->n_kernel, user, nuser, id);
+	apm_stack_id_string(id, text);
+	r = pb_attr_string(b, APM_STACK_ID_ATTR, text);
+	if (r <= 0)
+		p->counters.add_errors++;
+	else
+		extra[(*nextra)++] = r;
+	apm_channel_add(proc->ctx->apm, e->ctx.trace_id, e->ctx.local_root_id,
+			id, e->hdr.ktime_boot_ns, &p->context.apm);
+}
+
 void agent_handle_sample(struct otelprof *p,
 			 const struct otelprof_sample_event *e, size_t size,
 			 bool may_park)
@@ -142,6 +168,9 @@ void agent_handle_sample(struct otelprof *p,
 	/* 5. thread context. */
 	if (e->ctx.format != OTELPROF_CTX_NONE)
 		sample_context(p, b, proc, e, &link, extra, &nextra);
+	if (e->ctx.format == OTELPROF_CTX_ELASTIC_V1 && proc->ctx &&
+	    proc->ctx->apm && stack >= 0 && nextra < PB_MAX_CTX_ATTRS)
+		sample_apm(p, b, proc, e, user, nuser, extra, &nextra);
 
 	/* 6. into the window. */
 	if (stack < 0 ||

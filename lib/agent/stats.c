@@ -111,4 +111,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		u->rows_unrepresentable + um->rows_unrepresentable;
 	s->unwind_big_refused = um->big_refused;
 	s->file_loads_retried = fc->loads_retried;
+	s->apm_channels = p->context.apm.channels;
+	s->apm_messages_sent = p->context.apm.sent;
+	s->apm_messages_dropped = p->context.apm.dropped;
+	s->apm_sockets_refused = p->context.apm.refused;
 }

@@ -172,6 +172,9 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 			process_context_free(&st->pctx);
 			st->pctx = c;
 			ct->counters.pctx_read++;
+			if (c.socket_path && !st->apm &&
+			    (st->apm = apm_channel_new(c.socket_path)))
+				ct->napm++;
 		} else if (err != -EAGAIN) {
 			ct->counters.pctx_errors++;
 			st->elastic_storage = 0;
@@ -280,6 +283,10 @@ static void on_remove(void *ctx, struct process *p)
 		return;
 	if (p->ctx->in_kernel && ct->ctx_procs_fd >= 0)
 		bpf_map_delete_elem(ct->ctx_procs_fd, &p->pid);
+	if (p->ctx->apm) {
+		apm_channel_free(p->ctx->apm);
+		ct->napm--;
+	}
 	process_context_free(&p->ctx->pctx);
 	free(p->ctx);
 	p->ctx = NULL;
@@ -295,6 +302,24 @@ void context_tracker_forget(struct context_tracker *ct, struct process *p)
 	on_remove(ct, p);
 }
 
+/* host.id for the agent's registration message: the machine id (hex),
+ * as OpenTelemetry's host detector reports it; "" if unreadable. */
+static void read_host_id(char *out, size_t cap)
+{
+	FILE *f = fopen("/etc/machine-id", "re");
+	size_t n = 0;
+	int ch;
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (n + 1 < cap && (ch = fgetc(f)) != EOF &&
+	       ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+		out[n++] = (char)ch;
+	out[n] = '\0';
+	fclose(f);
+}
+
 void context_tracker_init(struct context_tracker *ct, struct process_table *t,
 			  int ctx_procs_fd)
 {
@@ -302,6 +327,27 @@ void context_tracker_init(struct context_tracker *ct, struct process_table *t,
 	ct->procs = t;
 	ct->ctx_procs_fd = ctx_procs_fd;
 	ct->read_mem = process_memory_read;
+	read_host_id(ct->host_id, sizeof(ct->host_id));
+}
+
+bool context_tracker_flush_apm(struct context_tracker *ct, uint64_t now)
+{
+	struct process_table *t = ct->procs;
+	bool waiting = false;
+
+	for (uint32_t i = 0, seen = 0; seen < ct->napm && i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		if (!p || !p->ctx || !p->ctx->apm)
+			continue;
+		seen++;
+		if (!p->exited)
+			apm_channel_flush(p->ctx->apm, t->proc_root, p->pid,
+					  ct->host_id, now, &ct->apm);
+		if (p->ctx->apm->npending && p->ctx->apm->fd >= 0)
+			waiting = true;
+	}
+	return waiting;
 }
 
 /* An active process without a known OTEL_CTX: did it publish one (a memfd
@@ -399,6 +445,7 @@ void context_tracker_free(struct context_tracker *ct)
 		struct process *p = t->procs[i];
 
 		if (p && p->ctx) {
+			apm_channel_free(p->ctx->apm);
 			process_context_free(&p->ctx->pctx);
 			free(p->ctx);
 			p->ctx = NULL;

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "context/apm_channel.h"
 #include "context/process_context.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
@@ -45,6 +46,8 @@ struct process_ctx_state {
 	uint64_t probe_start, probe_end, next_probe_ns;
 	uint8_t probes_left;
 	bool rescan_wanted; /* its maps show OTEL_CTX: rescan it */
+	/* Elastic v1 with a socket-path: the agent's return channel. */
+	struct apm_channel *apm;
 };
 
 struct context_counters {
@@ -62,6 +65,9 @@ struct context_tracker {
 	uint64_t last_tick_ns;
 	uint32_t rescans_wanted; /* processes with rescan_wanted set */
 	struct context_counters counters;
+	uint32_t napm; /* processes with an apm channel */
+	struct apm_counters apm;
+	char host_id[APM_HOST_ID_MAX + 1]; /* /etc/machine-id, or "" */
 };
 
 /* ctx_procs_fd < 0: no kernel map. */
@@ -81,6 +87,11 @@ void context_tracker_free(struct context_tracker *ct);
  * whose maps show a context published since (a memfd publication
  * changes no executable mapping) is queued for a rescan. */
 void context_tracker_tick(struct context_tracker *ct, uint64_t now_ns);
+/* Send what the Elastic APM channels have queued (apm_channel.h); each
+ * drain pass, after the samples. Caller holds the state lock. True: some
+ * is still queued (the agent's socket queue, 10 datagrams by default, was
+ * full): the drain thread comes back sooner. */
+bool context_tracker_flush_apm(struct context_tracker *ct, uint64_t now_ns);
 /* The next process the tick queued for a rescan, or NULL. */
 struct process *context_tracker_take_rescan(struct context_tracker *ct);
 /* The process's context (resource attributes, attribute key map), or

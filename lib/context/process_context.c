@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context/apm_channel.h"
 #include "process_context.pb-c.h"
 #include "util/utf8.h"
 
@@ -20,6 +21,7 @@ void process_context_free(struct process_context *c)
 	for (size_t i = 0; i < c->nkeys; i++)
 		free(c->keys[i]);
 	free(c->keys);
+	free(c->socket_path);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -311,10 +313,17 @@ int elastic_storage_decode(const uint8_t *buf, size_t len,
 	    elastic_string(buf, len, &off, &env, &nenv) ||
 	    elastic_string(buf, len, &off, &sock, &nsock))
 		return -EINVAL;
-	/* The socket path is for sending stack-trace ids back to the agent,
-	 * which we do not do (docs/context-publishing.md). */
-	(void)sock;
-	(void)nsock;
+	/* Where stack-trace ids go back to the agent (apm_channel.c); a
+	 * path we would not follow is dropped here, counted as skipped. */
+	if (nsock && apm_socket_path_ok((const char *)sock, nsock)) {
+		out->socket_path = malloc(nsock + 1);
+		if (out->socket_path) {
+			memcpy(out->socket_path, sock, nsock);
+			out->socket_path[nsock] = '\0';
+		}
+	} else if (nsock) {
+		out->skipped++;
+	}
 	err = put_attr(out, "service.name", 12, (const char *)name, nname, 0);
 	if (!err && nenv)
 		err = put_attr(out, "deployment.environment.name", 27,

@@ -38,6 +38,9 @@ struct process_context {
 	unsigned skipped; /* malformed or oversized entries dropped */
 	unsigned denied;  /* resource attributes in a namespace the
 			     profiler owns (pctx_key_observer_owned) */
+	/* Elastic v1: the agent's datagram socket as the process sees it
+	 * (absolute, checked by apm_socket_path_ok), or NULL. */
+	char *socket_path;
 };
 
 /*
@@ -55,7 +58,8 @@ int process_context_decode(const uint8_t *buf, size_t len,
 			   struct process_context *out);
 /* Elastic v1 process storage: the pointer variable at storage_addr ->
  * {u16 minor, then u32-length-prefixed service-name, service-environment,
- * socket-path}. Fills service.name / deployment.environment.name. */
+ * socket-path}. Fills service.name / deployment.environment.name and
+ * socket_path (a path that fails apm_socket_path_ok is skipped). */
 int elastic_storage_read(uint64_t storage_addr, mem_read_fn rd, void *rd_ctx,
 			 struct process_context *out);
 int elastic_storage_decode(const uint8_t *buf, size_t len,

@@ -37,6 +37,8 @@ printf "\\x02OTEL_CTX\\x02\\x00\\x00\\x00\\xa8\\x00\\x00\\x00\\x01\\x00\\x00\\x0
 printf "\\x01\\x01\\x00\\x03\\x00\\x00\\x00svc\\x04\\x00\\x00\\x00prod\\x05\\x00\\x00\\x00/sock" > "$out/context/elastic"
 # OTEP 4947 thread attributes: http.route=/pay!, user.id=42.
 printf '\x04\x00\x05/pay!\x02\x0242' > "$out/context/attrs"
+# /proc/PID/status, for the Elastic APM socket's owner check.
+printf '\x05Name:\tjava\nUid:\t1000\t1001\t1000\t1000\n' > "$out/context/status"
 # JIT symbols: a perf map (first byte even: perf map, split mid-file) and a
 # jitdump with one JIT_CODE_LOAD and one JIT_CODE_MOVE (first byte odd).
 printf '\x40%s\n%s\n%s\n' "7f0000001000 40 JS:*hot_a /tmp/x.js:1:15" \

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * Context parsers: the OTEP 4719 header protocol and ProcessContext
- * payload, Elastic v1 process storage, OTEP 4947 thread attributes. The first
+ * payload, Elastic v1 process storage (and its socket path), OTEP 4947
+ * thread attributes, the Uid line of /proc/PID/status. The first
  * byte picks the parser; for the header protocol the rest is a fake address
  * space at 0x10000.
  */
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "context/apm_channel.h"
 #include "context/process_context.h"
 #include "context/thread_attrs.h"
 
@@ -38,15 +40,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&c, 0, sizeof(c));
 	m.p = data + 1;
 	m.n = size - 1;
-	switch (data[0] % 5) {
+	switch (data[0] % 6) {
 	case 0:
 		if (!process_context_decode(data + 1, size - 1, &c))
 			process_context_free(&c);
 		break;
 	case 1:
-		if (!elastic_storage_decode(data + 1, size - 1, &c))
+		if (!elastic_storage_decode(data + 1, size - 1, &c)) {
+			if (c.socket_path &&
+			    !apm_socket_path_ok(c.socket_path,
+						strlen(c.socket_path)))
+				__builtin_trap();
 			process_context_free(&c);
+		}
 		break;
+	case 5: {
+		uint32_t euid;
+
+		(void)apm_status_euid((const char *)data + 1, size - 1, &euid);
+		(void)apm_socket_path_ok((const char *)data + 1, size - 1);
+		break;
+	}
 	case 2:
 		process_context_read(0x10000, 0x10000 + m.n, fake_read, &m, &c);
 		process_context_free(&c);

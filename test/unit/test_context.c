@@ -190,7 +190,21 @@ static void decodes_elastic_storage(void **state)
 	assert_int_equal(elastic_storage_decode(ok, sizeof(ok) - 1, &c), 0);
 	assert_string_equal(attr(&c, "service.name"), "svc");
 	assert_string_equal(attr(&c, "deployment.environment.name"), "prod");
+	assert_string_equal(c.socket_path, "/sock");
 	process_context_free(&c);
+	{
+		/* A socket path out of the process's root is not kept. */
+		static const uint8_t up[] = "\x01\x00"
+					    "\x03\x00\x00\x00svc"
+					    "\x00\x00\x00\x00"
+					    "\x0a\x00\x00\x00/a/../sock";
+
+		assert_int_equal(elastic_storage_decode(up, sizeof(up) - 1, &c),
+				 0);
+		assert_null(c.socket_path);
+		assert_int_equal(c.skipped, 1);
+		process_context_free(&c);
+	}
 	/* Lengths past the end are rejected, at every truncation. */
 	for (size_t n = 0; n < sizeof(ok) - 1; n++)
 		assert_int_equal(elastic_storage_decode(ok, n, &c), -EINVAL);

@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 56
-	expectedStatsSize = 8 + 69*8 // sz + 69 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 73*8 // sz + 73 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -143,6 +143,11 @@ type Stats struct {
 	UnwindRowsUnrepresentable uint64
 	UnwindBigRefused          uint64
 	FileLoadsRetried          uint64 // the loader's queue was full
+	// Elastic APM agent return channel
+	APMChannels        uint64
+	APMMessagesSent    uint64
+	APMMessagesDropped uint64
+	APMSocketsRefused  uint64
 }
 
 type cStats struct {

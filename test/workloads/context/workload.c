@@ -552,14 +552,45 @@ static int elastic_socket(char *path, size_t cap)
 	return fd;
 }
 
-static int count_messages(int fd)
-{
-	char buf[4096];
-	int n = 0;
+/* What the profiler sent, read only at exit (the socket's short queue
+ * holds the first few): each well-formed as the agent decodes it? A
+ * registration {type 2, minor 1, u32 delay, u32 len, host id}, or a
+ * correlation {type 1, minor 1, trace[16], transaction[8], stack[16],
+ * u16 count} of 46 bytes; anything else is malformed. */
+struct socket_counts {
+	int messages, registrations, correlations, malformed;
+	int first_is_registration;
+};
 
-	while (recv(fd, buf, sizeof(buf), 0) >= 0)
-		n++;
-	return n;
+static struct socket_counts count_messages(int fd)
+{
+	struct socket_counts c = {0};
+	unsigned char buf[4096];
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), 0)) >= 0) {
+		uint16_t type = 0, minor = 0;
+		uint32_t len = 0;
+
+		if (n >= 4) {
+			memcpy(&type, buf, 2);
+			memcpy(&minor, buf + 2, 2);
+		}
+		if (n >= 12)
+			memcpy(&len, buf + 8, 4);
+		if (type == 2 && minor == 1 && n >= 12 && len == n - 12) {
+			c.registrations++;
+			if (!c.messages)
+				c.first_is_registration = 1;
+		} else if (type == 1 && minor == 1 && n == 46 &&
+			   (buf[44] | buf[45])) {
+			c.correlations++;
+		} else {
+			c.malformed++;
+		}
+		c.messages++;
+	}
+	return c;
 }
 
 static void on_signal(int sig)
@@ -747,9 +778,14 @@ int main(int argc, char **argv)
 		pthread_join(th[i], NULL);
 	pthread_join(noctx, NULL);
 	if (sock >= 0) {
+		struct socket_counts c = count_messages(sock);
+
 		emit("{\"event\":\"elastic_socket\",\"path\":\"%s\","
-		     "\"messages\":%d}",
-		     sock_path, count_messages(sock));
+		     "\"messages\":%d,\"registrations\":%d,"
+		     "\"correlations\":%d,\"malformed\":%d,"
+		     "\"first_is_registration\":%s}",
+		     sock_path, c.messages, c.registrations, c.correlations,
+		     c.malformed, c.first_is_registration ? "true" : "false");
 		close(sock);
 		unlink(sock_path);
 	}
