@@ -217,11 +217,11 @@ test-san: deps
 
 # Integration tests that drive the library hardest (hostile files, pid
 # reuse, short-lived processes, thread/process context read from other
-# processes), run by the integration suite against whatever BUILD is: under
+# processes, the Elastic APM agent's socket), run by the integration suite against whatever BUILD is: under
 # test-san that is the ASan+UBSan library and CLI with real BPF.
 # (Timing-bound tests, such as 499 Hz beside busy workloads or 4 ms
 # processes, are left to the normal build: ASan slows the recorder.)
-SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF
+SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM
 test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
