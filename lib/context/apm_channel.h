@@ -43,6 +43,9 @@
 /* Per process: messages per second, and the burst a pass may send. */
 #define APM_RATE_PER_SEC 2000
 #define APM_BURST	 256
+/* Processes with a channel at most (each holds a socket and ~14 KiB);
+ * more are counted as refused. */
+#define APM_MAX_CHANNELS 256
 /* A socket we could not reach or refused is tried again after this. */
 #define APM_RETRY_NS (5000ull * 1000 * 1000)
 
@@ -53,7 +56,8 @@ struct apm_counters {
 			      too old (the agent's queue stayed full), or
 			      the socket went away */
 	uint64_t refused;  /* socket paths refused: not a socket, another
-			      owner, unreachable in the process's root */
+			      owner, unreachable in the process's root, or
+			      APM_MAX_CHANNELS reached */
 };
 
 struct apm_pending {

@@ -173,7 +173,10 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 			st->pctx = c;
 			ct->counters.pctx_read++;
 			if (c.socket_path && !st->apm &&
-			    (st->apm = apm_channel_new(c.socket_path)))
+			    ct->napm >= APM_MAX_CHANNELS)
+				ct->apm.refused++;
+			else if (c.socket_path && !st->apm &&
+				 (st->apm = apm_channel_new(c.socket_path)))
 				ct->napm++;
 		} else if (err != -EAGAIN) {
 			ct->counters.pctx_errors++;
