@@ -3,6 +3,7 @@
 
 #include <libiberty/demangle.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -14,8 +15,13 @@
  * a short name print an output exponential in its length (each S<n>_
  * naming the previous template-id twice: 22 levels, a 256-byte name,
  * print 109 MB in 1.7 s, 30 levels minutes), and libiberty keeps printing
- * what the sink no longer takes. Leaving is safe: the callback interface
- * keeps all its state on the stack (no heap, no locks). */
+ * what the sink no longer takes. Leaving is safe for C++ and for Rust
+ * names without Punycode identifiers: there the callback interface keeps
+ * all its state on the stack (no heap, no locks). The Rust demangler
+ * decodes a Punycode identifier ("u" before its length) into a malloc'd
+ * buffer while it prints: such names are not left mid-way (that leaked the
+ * buffer); past the limit their output is dropped until the demangler
+ * returns, bounded in time by the nesting limit below. */
 struct sink {
 	char *buf;
 	size_t len;
@@ -38,13 +44,25 @@ static void put(const char *s, size_t n, void *opaque)
 		return;
 	if (k->overflow || n >= DEMANGLE_MAX_OUTPUT - k->len) {
 		k->overflow = 1;
-		longjmp(*k->leave, 1);
+		if (k->leave)
+			longjmp(*k->leave, 1);
+		return;
 	}
 	memcpy(k->buf + k->len, s, n);
 	k->len += n;
 }
 
 #define DEMANGLE_MAX_V0_NESTING 16
+
+/* A Rust v0 name that may hold a Punycode identifier: "u" then a digit.
+ * ("u" is also the unit type: a false match only costs the early exit.) */
+static bool v0_may_have_punycode(const char *raw, size_t n)
+{
+	for (size_t i = 2; i + 1 < n; i++)
+		if (raw[i] == 'u' && raw[i + 1] >= '0' && raw[i + 1] <= '9')
+			return true;
+	return false;
+}
 
 size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 {
@@ -78,10 +96,17 @@ size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 		atomic_fetch_add(&refused, 1);
 		return 0;
 	}
+	if (raw[1] == 'R' && v0_may_have_punycode(raw, n))
+		k.leave = NULL;
 	ok = rust_demangle_callback(raw, opts, put, &k);
-	if (!ok && raw[1] == 'Z') {
+	if (!ok && !k.overflow && raw[1] == 'Z') {
 		k.len = 0;
+		k.leave = &leave;
 		ok = cplus_demangle_v3_callback(raw, opts, put, &k);
+	}
+	if (k.overflow) {
+		atomic_fetch_add(&refused, 1);
+		return 0;
 	}
 	if (!ok || !k.len)
 		return 0;
