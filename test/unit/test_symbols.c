@@ -293,10 +293,11 @@ static void demangles_cxx_and_rust(void **state)
 	assert_true(symbol_demangle("_RNqCs4fqI2P2rA04_11utf8_identsu30____"
 				    "7hkackfecea1cbdathfdh9hlq6y",
 				    out) > 0);
-	assert_string_equal(out, "utf8_idents::"
-				 "\u10e1\u10d0\u10ed\u10db\u10d4\u10da\u10d0\u10d3_"
-				 "\u10d2\u10d4\u10db\u10e0\u10d8\u10d4\u10da\u10d8_"
-				 "\u10e1\u10d0\u10d3\u10d8\u10da\u10d8");
+	assert_string_equal(out,
+			    "utf8_idents::"
+			    "\u10e1\u10d0\u10ed\u10db\u10d4\u10da\u10d0\u10d3_"
+			    "\u10d2\u10d4\u10db\u10e0\u10d8\u10d4\u10da\u10d8_"
+			    "\u10e1\u10d0\u10d3\u10d8\u10da\u10d8");
 	assert_int_equal(symbol_demangle("_RINIC0u8_rtvjjvotB_", out), 0);
 
 	/* Template-ids naming the previous one twice (S<n>_): the output
