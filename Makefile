@@ -26,7 +26,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -DOTELPROF_BUILDING_LIBRARY
-LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lcrypto -liberty -lpthread
+LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lcrypto -liberty -lcurl -lpthread
 SAN ?=
 ifneq ($(SAN),)
 # Sanitizer build in its own tree: make SAN=1 BUILD=build/san test-unit
@@ -56,7 +56,8 @@ all: deps lib cli
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
-            libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless
+            libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
+            libcurl4-openssl-dev debuginfod
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -358,7 +359,7 @@ FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty -lcurl
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
 	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus

@@ -11,7 +11,8 @@ struct record_args {
 	unsigned ringbuf_kb; /* 0: the library's default */
 	unsigned symbol_budget_mb, file_budget_mb; /* 0: the library's */
 	const char *output;
-	const char *btf; /* kernel BTF file, NULL: the kernel's own */
+	const char *btf;	/* kernel BTF file, NULL: the kernel's own */
+	const char *debuginfod; /* server URLs, NULL: off */
 	bool quiet;
 };
 

@@ -18,7 +18,7 @@ static void usage(FILE *f)
 		   "  otelprof record --duration SECONDS --frequency HZ "
 		   "--output FILE [--pid PID] [--ringbuf-kb KB] [--btf FILE]\n"
 		   "      [--symbol-budget-mb MB] [--file-budget-mb MB] "
-		   "[--quiet]\n"
+		   "[--debuginfod[=URLS]] [--quiet]\n"
 		   "  otelprof top FILE [--limit N] [--pid PID]\n"
 		   "  otelprof convert FILE --format pprof|folded|otlp-json "
 		   "[--output OUT] [--pid PID]\n"
@@ -77,6 +77,25 @@ static int main_record(int argc, char **argv)
 
 		if (!strcmp(o, "--quiet")) {
 			a.quiet = true;
+			continue;
+		}
+		/* Off unless asked: the servers given, or those of
+		 * $DEBUGINFOD_URLS. */
+		if (!strcmp(o, "--debuginfod")) {
+			a.debuginfod = getenv("DEBUGINFOD_URLS");
+			if (!a.debuginfod || !*a.debuginfod) {
+				fprintf(stderr,
+					"otelprof: --debuginfod needs servers: "
+					"--debuginfod=URLS or "
+					"$DEBUGINFOD_URLS\n");
+				return 2;
+			}
+			continue;
+		}
+		if (!strncmp(o, "--debuginfod=", 13)) {
+			a.debuginfod = o + 13;
+			if (!*a.debuginfod)
+				return bad("--debuginfod", a.debuginfod);
 			continue;
 		}
 		if (!val) {

@@ -40,6 +40,7 @@ int cmd_record(const struct record_args *a)
 	opts.symbol_budget_mb = a->symbol_budget_mb;
 	opts.file_budget_mb = a->file_budget_mb;
 	opts.btf_path = a->btf;
+	opts.debuginfod_urls = a->debuginfod;
 	/* The output first: a path we cannot write fails now, not after the
 	 * whole recording. */
 	e = output_open(&out, a->output, err, sizeof(err));
@@ -206,6 +207,15 @@ int cmd_record(const struct record_args *a)
 			(unsigned long long)st.unwind_over_budget,
 			(unsigned long long)st.budget_evictions,
 			(unsigned long long)st.budget_reloads);
+	if (!a->quiet && (st.debuginfod_lookups || st.debuginfod_refused))
+		fprintf(stderr,
+			"otelprof: debuginfod: %llu build ids asked, %llu "
+			"debug "
+			"files taken, %llu failed, %llu refused\n",
+			(unsigned long long)st.debuginfod_lookups,
+			(unsigned long long)st.debuginfod_hits,
+			(unsigned long long)st.debuginfod_failures,
+			(unsigned long long)st.debuginfod_refused);
 	if (!a->quiet && (st.ctx_samples || st.ctx_tls_resolved ||
 			  st.ctx_process_reads || st.ctx_process_errors))
 		fprintf(stderr,

@@ -54,7 +54,8 @@ enum otelprof_flags {
  *
  * Layout (LP64): offset 0 sz, 8 frequency_hz, 12 pid, 16 host_name,
  * 24 ringbuf_kb, 28 flags, 32 max_frames, 36 reserved0,
- * 40 symbol_budget_mb, 44 file_budget_mb, 48 btf_path. Size 56.
+ * 40 symbol_budget_mb, 44 file_budget_mb, 48 btf_path,
+ * 56 debuginfod_urls. Size 64.
  */
 struct otelprof_opts {
 	size_t sz;
@@ -77,6 +78,12 @@ struct otelprof_opts {
 	 * /sys/kernel/btf/vmlinux (CONFIG_DEBUG_INFO_BTF off): a file such
 	 * as BTFHub publishes. NULL = the kernel's own. Read at start only. */
 	const char *btf_path;
+	/* debuginfod servers to fetch debug files from, by build id, for
+	 * files whose symbols no local lookup found: URL prefixes separated
+	 * by spaces, as in $DEBUGINFOD_URLS (http:// or https://, at most
+	 * 8). NULL or "" = off (the default: the profiler opens no network
+	 * connection). Read at start only (docs/symbolization.md). */
+	const char *debuginfod_urls;
 };
 
 /*
@@ -253,6 +260,15 @@ struct otelprof_stats {
 	uint64_t apm_sockets_refused;  /* socket paths refused: not a
 					  socket, not owned by the process's
 					  user, unreachable in its root */
+	/* debuginfod (opts.debuginfod_urls; all 0 when off) */
+	uint64_t debuginfod_lookups;  /* build ids asked of the servers */
+	uint64_t debuginfod_hits;     /* debug files fetched, symbols taken */
+	uint64_t debuginfod_failures; /* not found, timed out, or not an ELF
+					 of that build id (asked again after
+					 a backoff: 1 min doubling to 1 h) */
+	uint64_t debuginfod_refused;  /* not asked (lookup queue full) or
+					 not taken (over 256 MiB or the
+					 file's memory budget) */
 };
 
 /* Opaque profiler handle. */

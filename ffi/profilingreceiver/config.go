@@ -59,6 +59,11 @@ type Config struct {
 	// BTFPath is a BTF file of the running kernel (e.g. from BTFHub), for
 	// kernels without /sys/kernel/btf/vmlinux (otelprof_opts.btf_path).
 	BTFPath string `mapstructure:"btf_path"`
+	// DebuginfodURLs are debuginfod servers to fetch debug files from, by
+	// build id, for files whose symbols no local lookup found
+	// (otelprof_opts.debuginfod_urls). Empty (the default): off, no
+	// network connection is made.
+	DebuginfodURLs []string `mapstructure:"debuginfod_urls"`
 
 	referenceKeys `mapstructure:",squash"`
 }
@@ -73,6 +78,9 @@ const (
 	// ring that holds fewer than eight of them loses every start-up burst.
 	minRingbufKB = 64
 	maxRingbufKB = 1 << 20 // the library's limit
+	// The library's limits on debuginfod servers (lib/symbolize/debuginfod.h).
+	maxDebuginfodURLs   = 8
+	maxDebuginfodURLLen = 1024
 )
 
 func createDefaultConfig() *Config {
@@ -165,6 +173,15 @@ func (c *Config) Validate() error {
 	if c.SymbolBudgetMB != 0 && c.FileBudgetMB > c.SymbolBudgetMB {
 		errs = append(errs, fmt.Errorf("file_budget_mb (%d) must not exceed symbol_budget_mb (%d)",
 			c.FileBudgetMB, c.SymbolBudgetMB))
+	}
+	if len(c.DebuginfodURLs) > maxDebuginfodURLs {
+		errs = append(errs, fmt.Errorf("debuginfod_urls: at most %d servers, got %d", maxDebuginfodURLs, len(c.DebuginfodURLs)))
+	}
+	for _, u := range c.DebuginfodURLs {
+		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") ||
+			strings.ContainsAny(u, " \t\r\n\x00") || len(u) >= maxDebuginfodURLLen {
+			errs = append(errs, fmt.Errorf("debuginfod_urls: %q is not an http:// or https:// URL (without spaces, under %d bytes)", u, maxDebuginfodURLLen))
+		}
 	}
 
 	errs = append(errs, c.referenceKeys.validate()...)

@@ -55,6 +55,7 @@ func TestSupportedKeys(t *testing.T) {
 		"max_frames":         64,
 		"symbol_budget_mb":   96,
 		"file_budget_mb":     16,
+		"debuginfod_urls":    []any{"http://127.0.0.1:8002", "https://debuginfod.debian.net"},
 		// Reference keys at their reference default are accepted.
 		"tracers":                 "all",
 		"probabilistic_threshold": 100,
@@ -72,7 +73,8 @@ func TestSupportedKeys(t *testing.T) {
 	if cfg.SamplesPerSecond != 99 || cfg.ReporterInterval != 2*time.Second || !cfg.SendIdleFrames ||
 		cfg.PID != os.Getpid() || cfg.HostName != "node-1" || cfg.RingbufKB != 1024 || cfg.MaxFrames != 64 ||
 		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Python.Disabled ||
-		cfg.SymbolBudgetMB != 96 || cfg.FileBudgetMB != 16 {
+		cfg.SymbolBudgetMB != 96 || cfg.FileBudgetMB != 16 ||
+		!reflect.DeepEqual(cfg.DebuginfodURLs, []string{"http://127.0.0.1:8002", "https://debuginfod.debian.net"}) {
 		t.Fatalf("unexpected config: %+v", cfg)
 	}
 }
@@ -128,6 +130,9 @@ func TestRejected(t *testing.T) {
 		{"ringbuf too large", map[string]any{"ringbuf_kb": 1<<20 + 1}, "ringbuf_kb must be 0"},
 		{"max frames", map[string]any{"max_frames": 513}, "max_frames must be 0 (library default) or at most 512"},
 		{"nul host", map[string]any{"host_name": "a\x00b"}, "host_name must not contain a NUL byte"},
+		{"debuginfod scheme", map[string]any{"debuginfod_urls": []any{"ftp://x"}}, `debuginfod_urls: "ftp://x" is not an http:// or https:// URL`},
+		{"debuginfod space", map[string]any{"debuginfod_urls": []any{"http://a http://b"}}, "debuginfod_urls: \"http://a http://b\" is not"},
+		{"debuginfod many", map[string]any{"debuginfod_urls": []any{"http://1", "http://2", "http://3", "http://4", "http://5", "http://6", "http://7", "http://8", "http://9"}}, "debuginfod_urls: at most 8 servers, got 9"},
 		{"off cpu", map[string]any{"off_cpu_threshold": 0.5}, "off_cpu_threshold is not supported by this receiver (off-CPU profiling is not implemented"},
 		{"probabilistic threshold", map[string]any{"probabilistic_threshold": 50}, "probabilistic_threshold is not supported"},
 		{"probabilistic interval", map[string]any{"probabilistic_interval": "2m"}, "probabilistic_interval is not supported"},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,6 +99,7 @@ func (r *profilingReceiver) start() error {
 		SymbolBudgetMB: r.cfg.SymbolBudgetMB,
 		FileBudgetMB:   r.cfg.FileBudgetMB,
 		BTFPath:        r.cfg.BTFPath,
+		DebuginfodURLs: strings.Join(r.cfg.DebuginfodURLs, " "),
 	})
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)
@@ -283,6 +285,10 @@ func (r *profilingReceiver) registerStats() error {
 		{"apm_messages_sent", "Stack-trace correlations sent to Elastic APM agents", "{message}", false, func(s *otelprof.Stats) uint64 { return s.APMMessagesSent }},
 		{"apm_messages_dropped", "Stack-trace correlations not delivered to Elastic APM agents", "{message}", false, func(s *otelprof.Stats) uint64 { return s.APMMessagesDropped }},
 		{"apm_sockets_refused", "Elastic APM agent socket paths refused (not a socket, other owner, unreachable)", "{socket}", false, func(s *otelprof.Stats) uint64 { return s.APMSocketsRefused }},
+		{"debuginfod_lookups", "Build ids asked of debuginfod servers", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodLookups }},
+		{"debuginfod_hits", "Debug files fetched from debuginfod servers and their symbols taken", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodHits }},
+		{"debuginfod_failures", "debuginfod lookups not found, timed out, or not an ELF of that build id", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodFailures }},
+		{"debuginfod_refused", "debuginfod lookups not made (queue full) or debug files not taken (too big, over budget)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodRefused }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

@@ -239,6 +239,14 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	file_cache_init(&p->files);
 	file_cache_set_budget(&p->files, (uint64_t)o->symbol_budget_mb << 20,
 			      (uint64_t)o->file_budget_mb << 20);
+	{
+		const char *why;
+
+		e = file_cache_set_debuginfod(&p->files, o->debuginfod_urls,
+					      &why);
+		if (e)
+			return errmsg_set(err, e, "debuginfod_urls: %s", why);
+	}
 	process_table_init(&p->procs, &p->files);
 	/* Without kallsyms we still profile; kernel frames stay unnamed. */
 	if (kallsyms_load(&p->ksyms))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Validation of the caller's options (docs/abi.md: sz-versioned). */
 #include "agent/options.h"
+#include "symbolize/debuginfod.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -24,6 +25,7 @@ static const size_t opt_ends[] = {
 	OPT_END(symbol_budget_mb),
 	OPT_END(file_budget_mb),
 	OPT_END(btf_path),
+	OPT_END(debuginfod_urls),
 };
 
 /* One sample event with a full stack copy, and the ring buffer's own
@@ -93,6 +95,17 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 				  "max_frames %u exceeds the build's limit of "
 				  "%u",
 				  o->max_frames, OTELPROF_MAX_USER_FRAMES);
+	if (o->debuginfod_urls && *o->debuginfod_urls) {
+		struct debuginfod d;
+		const char *why;
+		int e;
+
+		debuginfod_init(&d);
+		e = debuginfod_set_urls(&d, o->debuginfod_urls, &why);
+		debuginfod_free(&d);
+		if (e)
+			return errmsg_set(err, e, "debuginfod_urls: %s", why);
+	}
 	if (o->file_budget_mb && o->symbol_budget_mb &&
 	    o->file_budget_mb > o->symbol_budget_mb)
 		return errmsg_set(err, -EINVAL,

@@ -92,6 +92,10 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_over_budget = fc->over_budget;
 	s->budget_evictions = fc->evictions;
 	s->budget_reloads = fc->reloads;
+	s->debuginfod_lookups = p->files.dbgd.counters.lookups;
+	s->debuginfod_hits = p->files.dbgd.counters.hits;
+	s->debuginfod_failures = p->files.dbgd.counters.failures;
+	s->debuginfod_refused = p->files.dbgd.counters.refused;
 	s->demangle_refused = symbol_demangle_refused();
 	s->unwind_over_budget = u->over_budget;
 	s->budget_used_bytes = file_cache_budget_used(&p->files);

@@ -25,6 +25,7 @@ enum debug_info_source {
 	DEBUG_INFO_BUILD_ID,
 	DEBUG_INFO_DEBUGLINK,
 	DEBUG_INFO_MINIDEBUGINFO,
+	DEBUG_INFO_DEBUGINFOD, /* from a server, later (debuginfod.h) */
 };
 
 /*

@@ -34,6 +34,7 @@ void file_cache_init(struct file_cache *c)
 	idxmap_init(&c->index);
 	mem_budget_init(&c->budget, 0, 0);
 	file_loader_init(&c->loader);
+	debuginfod_init(&c->dbgd);
 }
 
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
@@ -58,6 +59,7 @@ static void file_destroy(struct file_cache *c, struct elf_file *f)
 void file_cache_free(struct file_cache *c)
 {
 	file_cache_stop_loader(c);
+	debuginfod_free(&c->dbgd);
 	for (uint32_t i = 0; i < c->nslots; i++)
 		if (c->files[i])
 			file_destroy(c, c->files[i]);
@@ -308,13 +310,90 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 
 int file_cache_start_loader(struct file_cache *c, int notify_fd)
 {
-	return file_loader_start(&c->loader, notify_fd);
+	int e = file_loader_start(&c->loader, notify_fd);
+
+	if (e)
+		return e;
+	/* Off (no servers): nothing starts. */
+	e = debuginfod_start(&c->dbgd, notify_fd);
+	if (e)
+		file_cache_stop_loader(c);
+	return e;
+}
+
+int file_cache_set_debuginfod(struct file_cache *c, const char *urls,
+			      const char **why)
+{
+	return debuginfod_set_urls(&c->dbgd, urls, why);
+}
+
+void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f)
+{
+	uint64_t retry = 0;
+	int e;
+
+	/* Only files whose own tables and local debug files gave no
+	 * symbol table (the vDSO is ours, never asked). */
+	if (f->dbgd_state != FILE_DBGD_IDLE || !c->dbgd.started || f->loading ||
+	    f->evicted || f->load_err || f->sym.has_symtab ||
+	    f->debug_source != DEBUG_INFO_NONE || !f->sym.build_id[0] ||
+	    f->id.dev == UINT64_MAX)
+		return;
+	if (f->dbgd_retry_ns && mono_ns() < f->dbgd_retry_ns)
+		return;
+	e = debuginfod_submit(&c->dbgd, f, &f->acct, f->sym.build_id, &retry);
+	if (!e) {
+		f->dbgd_state = FILE_DBGD_PENDING;
+		f->refcnt++; /* the job's reference */
+		return;
+	}
+	/* Failed lately: not before its backoff ends. Queue full: a
+	 * second from now. */
+	f->dbgd_retry_ns = e == -EBUSY ? retry : mono_ns() + 1000000000ull;
+}
+
+/* A debug file from a server: its symbols (and lines) join the file's. */
+static void take_debuginfod(struct file_cache *c, struct debuginfod_job *j)
+{
+	struct elf_file *f = j->file;
+
+	f->dbgd_state = FILE_DBGD_IDLE;
+	if (j->result != DEBUGINFOD_HIT || f->evicted) {
+		/* Evicted meanwhile: asked again after its reload. */
+		return;
+	}
+	c->counters.memory -= elf_symbols_memory(&f->sym);
+	if (!elf_symbols_merge(&f->sym, &j->sym)) {
+		f->debug_source = DEBUG_INFO_DEBUGINFOD;
+		f->dbgd_state = FILE_DBGD_DONE;
+		/* Names demangled so far are keyed by symbol index. */
+		symbol_names_free(&f->names);
+		symbol_names_init(&f->names);
+		f->names.acct = &f->acct;
+	}
+	if (j->sym.over_budget || f->sym.over_budget)
+		c->counters.over_budget++;
+	c->counters.memory += elf_symbols_memory(&f->sym);
+	if (f->dbgd_state == FILE_DBGD_DONE && !f->dwarf) {
+		f->dwarf = j->dwarf;
+		j->dwarf = NULL;
+	}
 }
 
 int file_cache_finish_loads(struct file_cache *c)
 {
 	struct file_load_job *j = file_loader_take_done(&c->loader);
+	struct debuginfod_job *dj = debuginfod_take_done(&c->dbgd);
 	int n = 0;
+
+	while (dj) {
+		struct debuginfod_job *next = dj->next;
+
+		take_debuginfod(c, dj);
+		file_cache_put(c, dj->file);
+		debuginfod_job_free(dj);
+		dj = next;
+	}
 
 	while (j) {
 		struct file_load_job *next = j->next;
@@ -364,6 +443,18 @@ bool file_cache_loads_busy(struct file_cache *c)
 void file_cache_stop_loader(struct file_cache *c)
 {
 	struct file_load_job *j = file_loader_stop(&c->loader);
+	struct debuginfod_job *dj = debuginfod_stop(&c->dbgd);
+
+	while (dj) {
+		struct debuginfod_job *next = dj->next;
+		struct elf_file *f = dj->file;
+
+		/* Finished or not: the file keeps what it had. */
+		f->dbgd_state = FILE_DBGD_IDLE;
+		file_cache_put(c, f);
+		debuginfod_job_free(dj);
+		dj = next;
+	}
 
 	while (j) {
 		struct file_load_job *next = j->next;
@@ -491,6 +582,12 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 	f->evicted = false;
 	f->reloads++;
 	c->counters.reloads++;
+	/* Its server's symbols went with the eviction: asked again. */
+	if (f->dbgd_state == FILE_DBGD_DONE) {
+		f->dbgd_state = FILE_DBGD_IDLE;
+		f->debug_source = DEBUG_INFO_NONE;
+		f->dbgd_retry_ns = 0;
+	}
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "symbolize/debuginfod.h"
 #include "symbolize/dwarf_lines.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/file_loader.h"
@@ -57,6 +58,15 @@ struct elf_file {
 	 * process table while loading. */
 	uint32_t owner_pid;
 	uint64_t owner_serial;
+	/* Its debug file asked of debuginfod servers (debuginfod.h). */
+	uint8_t dbgd_state;	/* enum file_dbgd_state */
+	uint64_t dbgd_retry_ns; /* idle: not asked before (CLOCK_MONOTONIC) */
+};
+
+enum file_dbgd_state {
+	FILE_DBGD_IDLE = 0,
+	FILE_DBGD_PENDING, /* a lookup runs: its names may still come */
+	FILE_DBGD_DONE,	   /* its symbols came from a server */
 };
 
 /* Called when a file is first loaded (fd, or mem/len for the vDSO) and
@@ -89,6 +99,8 @@ struct file_cache {
 	struct file_cache_hooks hooks;
 	/* Big files are read off the drain thread (file_loader.h). */
 	struct file_loader loader;
+	/* Debug files from debuginfod servers (off unless configured). */
+	struct debuginfod dbgd;
 	/* Called before choosing files to evict: the owner stamps
 	 * last_used_ns of files its recently active processes map (a hot
 	 * stack is symbolized once per window, from the stack cache after
@@ -140,6 +152,15 @@ int file_cache_start_loader(struct file_cache *c, int notify_fd);
  * how many. */
 int file_cache_finish_loads(struct file_cache *c);
 void file_cache_clear_just_loaded(struct file_cache *c);
+/* Servers to ask for debug files no local lookup found (as in
+ * $DEBUGINFOD_URLS; NULL or "": off). Before file_cache_start_loader.
+ * 0, or -EINVAL with a reason in why. */
+int file_cache_set_debuginfod(struct file_cache *c, const char *urls,
+			      const char **why);
+/* f lacks symbols that a debuginfod server may have: ask for them (on
+ * the lookup threads; the result is merged by file_cache_finish_loads).
+ * Cheap when there is nothing to do; drain thread only. */
+void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f);
 /* Loads queued, running or not yet taken. */
 bool file_cache_loads_busy(struct file_cache *c);
 /* Stop the loader; unfinished loads leave their entries without symbols.

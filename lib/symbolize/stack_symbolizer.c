@@ -309,6 +309,10 @@ static int32_t user_location(struct stack_symbolizer *s,
 	file_cache_touch(file, now_ns);
 	if (file_cache_reload_due(file))
 		reload_evicted(s, p, m, file);
+	file_cache_debuginfod_check(s->procs->files, file);
+	/* Its names may still come from a server: do not cache the stack. */
+	if (file->dbgd_state == FILE_DBGD_PENDING)
+		*jit_unnamed = true;
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
 	f.build_id_go = file->sym.go_build_id;

@@ -290,7 +290,11 @@ static long long bpf_counter(int id, uint32_t which)
 	X(unwind_procs_errors)                                                 \
 	X(unwind_rows_unrepresentable)                                         \
 	X(unwind_big_refused)                                                  \
-	X(file_loads_retried)
+	X(file_loads_retried)                                                  \
+	X(debuginfod_lookups)                                                  \
+	X(debuginfod_hits)                                                     \
+	X(debuginfod_failures)                                                 \
+	X(debuginfod_refused)
 
 static void print_stats(struct otelprof *p)
 {

@@ -133,6 +133,21 @@ static void checks_every_field(void **state)
 	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "file_budget_mb"));
 	o.symbol_budget_mb = o.file_budget_mb = 0;
+	o.debuginfod_urls = "http://127.0.0.1:1 ftp://127.0.0.1:2";
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "debuginfod_urls"));
+	assert_null(p);
+	/* Cut by sz: never read (a caller of the older size). */
+	o.sz = offsetof(struct otelprof_opts, debuginfod_urls);
+	o.debuginfod_urls = (const char *)(uintptr_t)0xdead00000001ull;
+	o.frequency_hz = 99;
+	e = otelprof_start(&o, &p, err, sizeof(err));
+	assert_int_equal(e, 0);
+	otelprof_close(p);
+	p = NULL;
+	o.sz = sizeof(o);
+	o.frequency_hz = 0;
+	o.debuginfod_urls = NULL;
 	/* A pid that just exited (and was reaped) exists no more. */
 	gone = fork();
 	assert_true(gone >= 0);

@@ -11,7 +11,8 @@ RUST_CG := $(W)/rust_callgraph
 NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
   $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms \
   $(N)/go_callgraph_go122 $(N)/go_callgraph_go122_syms \
-  $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink $(N)/inlined
+  $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink $(N)/inlined \
+  $(N)/debuginfod/callgraph_dbgd
 EXTRA_WORKLOADS += $(NATIVE_OUT)
 
 $(N):
@@ -75,6 +76,14 @@ $(N)/debuglink/callgraph_debuglink: $(W)/callgraph.c $(W)/native.mk | $(N)
 	strip --strip-all -o $@ $@.full
 	cd $(dir $@) && objcopy --add-gnu-debuglink=$(notdir $@).debug $(notdir $@)
 	rm -f $@.full
+# A stripped binary without a debuglink whose debug file only a debuginfod
+# server has: store/ is the tree the test serves (debuginfod -F); .full,
+# the same link unstripped, is the truth for names.
+$(N)/debuginfod/callgraph_dbgd: $(W)/callgraph.c $(W)/native.mk | $(N)
+	mkdir -p $(dir $@)store
+	$(WCC) $(NOFP) -o $@.full $<
+	objcopy --only-keep-debug $@.full $(dir $@)store/callgraph_dbgd.debug
+	strip --strip-all -o $@ $@.full
 # -O2 -g without frame pointers: DWARF lines and inlined frames.
 $(N)/inlined: $(W)/inlined.c $(W)/native.mk | $(N)
 	$(WCC) $(NOFP) -g -o $@ $<

@@ -34,8 +34,8 @@ const (
 	MaxFrequency      = 10000
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
-	expectedOptsSize  = 56
-	expectedStatsSize = 8 + 73*8 // sz + 73 counters (include/otelprofiler.h)
+	expectedOptsSize  = 64
+	expectedStatsSize = 8 + 77*8 // sz + 77 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -47,7 +47,7 @@ const (
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
 // host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36,
-// symbol_budget_mb @40, file_budget_mb @44, btf_path @48.
+// symbol_budget_mb @40, file_budget_mb @44, btf_path @48, debuginfod_urls @56.
 type cOpts struct {
 	sz             uintptr
 	frequencyHz    uint32
@@ -60,6 +60,7 @@ type cOpts struct {
 	symbolBudgetMB uint32
 	fileBudgetMB   uint32
 	btfPath        *byte
+	debuginfodURLs *byte
 }
 
 // Stats mirrors struct otelprof_stats after its sz field.
@@ -148,6 +149,11 @@ type Stats struct {
 	APMMessagesSent    uint64
 	APMMessagesDropped uint64
 	APMSocketsRefused  uint64
+	// debuginfod (all 0 when off)
+	DebuginfodLookups  uint64
+	DebuginfodHits     uint64
+	DebuginfodFailures uint64
+	DebuginfodRefused  uint64
 }
 
 type cStats struct {
@@ -163,6 +169,7 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.maxFrames)-32]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.symbolBudgetMB)-40]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.btfPath)-48]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.debuginfodURLs)-56]
 )
 
 // Options are the start options; zero values mean "library default".
@@ -178,6 +185,8 @@ type Options struct {
 	FileBudgetMB   uint32
 	// Kernel BTF file for kernels without /sys/kernel/btf/vmlinux.
 	BTFPath string
+	// debuginfod servers (URL prefixes separated by spaces); "" = off.
+	DebuginfodURLs string
 }
 
 // Library is a loaded libotelprofiler.
@@ -369,11 +378,20 @@ func (l *Library) Start(o Options) (*Profiler, error) {
 		}
 		opts.btfPath = &btf[0]
 	}
+	var dbgd []byte
+	if o.DebuginfodURLs != "" {
+		var err error
+		if dbgd, err = cString(o.DebuginfodURLs); err != nil {
+			return nil, fmt.Errorf("debuginfod urls: %w", err)
+		}
+		opts.debuginfodURLs = &dbgd[0]
+	}
 	errbuf := make([]byte, errbufLen)
 	var h uintptr
 	rc := l.start(opts, &h, &errbuf[0], uintptr(len(errbuf)))
 	runtime.KeepAlive(opts)
 	runtime.KeepAlive(btf)
+	runtime.KeepAlive(dbgd)
 	runtime.KeepAlive(host)
 	runtime.KeepAlive(errbuf)
 	if rc < 0 || h == 0 {

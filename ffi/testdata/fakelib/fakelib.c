@@ -112,7 +112,7 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 		return -EINVAL;
 	*out = NULL;
 	if (opts)
-		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u flags=%u max_frames=%u reserved=%u symbol_budget_mb=%u file_budget_mb=%u btf=%s",
+		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u flags=%u max_frames=%u reserved=%u symbol_budget_mb=%u file_budget_mb=%u btf=%s debuginfod=%s",
 			 opts->sz, opts->frequency_hz, opts->pid,
 			 opts->host_name ? opts->host_name : "(null)",
 			 opts->ringbuf_kb, opts->flags, opts->max_frames,
@@ -121,6 +121,11 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 			 opts->sz > offsetof(struct otelprof_opts, btf_path) &&
 					 opts->btf_path
 				 ? opts->btf_path
+				 : "(null)",
+			 opts->sz > offsetof(struct otelprof_opts,
+					     debuginfod_urls) &&
+					 opts->debuginfod_urls
+				 ? opts->debuginfod_urls
 				 : "(null)");
 	else
 		fake_log("start opts=NULL");

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "symbolize/debuginfod.h"
+
+#include <ctype.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/idxmap.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void debuginfod_init(struct debuginfod *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->notify_fd = -1;
+	d->lookup_ms = DEBUGINFOD_LOOKUP_MS;
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_cond_init(&d->cond, NULL);
+}
+
+static void free_urls(struct debuginfod *d)
+{
+	for (unsigned i = 0; i < d->nurls; i++)
+		free(d->urls[i]);
+	d->nurls = 0;
+}
+
+int debuginfod_set_urls(struct debuginfod *d, const char *urls,
+			const char **why)
+{
+	const char *p = urls;
+
+	*why = NULL;
+	free_urls(d);
+	while (p && *p) {
+		const char *end;
+		size_t n;
+
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		for (end = p; *end && !isspace((unsigned char)*end); end++)
+			;
+		n = (size_t)(end - p);
+		if (strncmp(p, "http://", 7) && strncmp(p, "https://", 8)) {
+			*why = "a server URL must start with http:// or "
+			       "https://";
+			goto bad;
+		}
+		if (n >= DEBUGINFOD_MAX_URL_LEN) {
+			*why = "a server URL is longer than 1023 bytes";
+			goto bad;
+		}
+		if (d->nurls == DEBUGINFOD_MAX_URLS) {
+			*why = "more than 8 server URLs";
+			goto bad;
+		}
+		/* A trailing slash is dropped: "/buildid/" follows. */
+		while (n > 8 && p[n - 1] == '/')
+			n--;
+		d->urls[d->nurls] = strndup(p, n);
+		if (!d->urls[d->nurls]) {
+			*why = "out of memory";
+			free_urls(d);
+			return -ENOMEM;
+		}
+		d->nurls++;
+		p = end;
+	}
+	return 0;
+bad:
+	free_urls(d);
+	return -EINVAL;
+}
+
+/* Where a transfer writes: a memfd, charged to the file as it grows. */
+struct sink {
+	int fd;
+	uint64_t bytes;
+	struct mem_account *acct;
+	bool refused; /* too big or over budget */
+	bool failed;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *arg)
+{
+	struct sink *s = arg;
+	size_t n = size * nmemb, done = 0;
+
+	if (s->bytes + n > DEBUGINFOD_MAX_BYTES ||
+	    !mem_account_charge(s->acct, n)) {
+		s->refused = true;
+		return 0; /* aborts the transfer */
+	}
+	s->bytes += n;
+	while (done < n) {
+		ssize_t w = write(s->fd, ptr + done, n - done);
+
+		if (w <= 0) {
+			s->failed = true;
+			return 0;
+		}
+		done += (size_t)w;
+	}
+	return n;
+}
+
+/* One server: 0 got the file into s->fd, or the result that ends it. */
+static int fetch_one(struct debuginfod_thread *t, const char *base,
+		     const char *build_id, struct sink *s, uint64_t deadline)
+{
+	struct debuginfod *d = t->d;
+	char url[DEBUGINFOD_MAX_URL_LEN + 2 * ELF_FILE_MAX_BUILD_ID + 32];
+	uint64_t now = mono_ns();
+	long left_ms, http = 0;
+	CURLcode rc = CURLE_OK;
+	CURLMsg *msg;
+	int running = 1, q;
+	CURL *easy;
+
+	if (now >= deadline)
+		return DEBUGINFOD_TIMEOUT;
+	left_ms = (long)((deadline - now) / 1000000ull);
+	if (left_ms < 1)
+		left_ms = 1;
+	snprintf(url, sizeof(url), "%s/buildid/%s/debuginfo", base, build_id);
+	easy = curl_easy_init();
+	if (!easy)
+		return DEBUGINFOD_NOT_FOUND;
+	curl_easy_setopt(easy, CURLOPT_URL, url);
+	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 3L);
+	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)DEBUGINFOD_CONNECT_MS < left_ms
+				 ? (long)DEBUGINFOD_CONNECT_MS
+				 : left_ms);
+	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, left_ms);
+	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+			 (curl_off_t)DEBUGINFOD_MAX_BYTES);
+	curl_easy_setopt(easy, CURLOPT_USERAGENT, "otelprof");
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, s);
+	if (curl_multi_add_handle(t->multi, easy) != CURLM_OK) {
+		curl_easy_cleanup(easy);
+		return DEBUGINFOD_NOT_FOUND;
+	}
+	while (running && !atomic_load(&d->stop)) {
+		if (curl_multi_perform(t->multi, &running) != CURLM_OK)
+			break;
+		if (!running)
+			break;
+		/* Woken at once by stop (curl_multi_wakeup). */
+		curl_multi_poll(t->multi, NULL, 0, 250, NULL);
+	}
+	while ((msg = curl_multi_info_read(t->multi, &q)))
+		if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy)
+			rc = msg->data.result;
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &http);
+	curl_multi_remove_handle(t->multi, easy);
+	curl_easy_cleanup(easy);
+	if (atomic_load(&d->stop))
+		return DEBUGINFOD_CANCELED;
+	if (running)
+		return DEBUGINFOD_NOT_FOUND;
+	if (s->refused || rc == CURLE_FILESIZE_EXCEEDED)
+		return DEBUGINFOD_REFUSED;
+	if (rc == CURLE_OPERATION_TIMEDOUT)
+		return mono_ns() >= deadline ? DEBUGINFOD_TIMEOUT
+					     : DEBUGINFOD_NOT_FOUND;
+	if (rc != CURLE_OK || http != 200 || s->failed)
+		return DEBUGINFOD_NOT_FOUND;
+	return DEBUGINFOD_HIT;
+}
+
+/* The servers in order until one has it; its file read through the same
+ * bounded ELF and DWARF readers as any mapped file. */
+static void run_job(struct debuginfod_thread *t, struct debuginfod_job *j)
+{
+	struct debuginfod *d = t->d;
+	uint64_t deadline = mono_ns() + d->lookup_ms * 1000000ull;
+	int r = DEBUGINFOD_NOT_FOUND;
+
+	for (unsigned i = 0; i < d->nurls; i++) {
+		struct sink s = {.acct = j->acct};
+
+		s.fd = memfd_create("otelprof-debuginfod", MFD_CLOEXEC);
+		if (s.fd < 0)
+			break;
+		r = fetch_one(t, d->urls[i], j->build_id, &s, deadline);
+		if (r == DEBUGINFOD_HIT) {
+			if (elf_symbols_load_fd(s.fd, &j->sym, j->acct) ||
+			    !j->sym.n || strcmp(j->sym.build_id, j->build_id)) {
+				if (j->sym.over_budget)
+					r = DEBUGINFOD_REFUSED;
+				else
+					r = DEBUGINFOD_BAD_FILE;
+				elf_symbols_free(&j->sym);
+				memset(&j->sym, 0, sizeof(j->sym));
+			} else if (j->sym.has_dwarf) {
+				j->dwarf = dwarf_lines_open(s.fd, j->acct);
+			}
+		}
+		/* The download itself goes; what was read from it stays
+		 * charged with it. */
+		mem_account_uncharge(j->acct, s.bytes);
+		j->bytes += s.bytes;
+		close(s.fd);
+		/* Not found on one server: ask the next; anything else
+		 * (a file, a bad one, the deadline, stop) ends it. */
+		if (r != DEBUGINFOD_NOT_FOUND)
+			break;
+	}
+	j->result = r;
+}
+
+static void *worker_main(void *arg)
+{
+	struct debuginfod_thread *t = arg;
+	struct debuginfod *d = t->d;
+
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		struct debuginfod_job *j;
+
+		while (!d->todo && !atomic_load(&d->stop))
+			pthread_cond_wait(&d->cond, &d->lock);
+		if (atomic_load(&d->stop))
+			break;
+		j = d->todo;
+		d->todo = j->next;
+		if (!d->todo)
+			d->todo_tail = NULL;
+		j->next = NULL;
+		pthread_mutex_unlock(&d->lock);
+		run_job(t, j);
+		pthread_mutex_lock(&d->lock);
+		j->next = d->done;
+		d->done = j;
+		if (d->notify_fd >= 0) {
+			uint64_t one = 1;
+
+			if (write(d->notify_fd, &one, sizeof(one)) < 0) {
+				/* full: the reader is woken already */
+			}
+		}
+		if (!d->todo) {
+			pthread_mutex_unlock(&d->lock);
+			malloc_trim(0);
+			pthread_mutex_lock(&d->lock);
+		}
+	}
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc;
+
+static void curl_init(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int debuginfod_start(struct debuginfod *d, int notify_fd)
+{
+	if (d->started || !d->nurls)
+		return 0;
+	pthread_once(&curl_once, curl_init);
+	if (curl_init_rc != CURLE_OK)
+		return -ENOMEM;
+	d->notify_fd = notify_fd;
+	atomic_store(&d->stop, false);
+	d->nthreads = 0;
+	for (unsigned i = 0; i < DEBUGINFOD_THREADS; i++) {
+		struct debuginfod_thread *t = &d->threads[i];
+		int e;
+
+		t->d = d;
+		t->multi = curl_multi_init();
+		if (!t->multi)
+			break;
+		e = pthread_create(&t->thread, NULL, worker_main, t);
+		if (e) {
+			curl_multi_cleanup(t->multi);
+			t->multi = NULL;
+			break;
+		}
+		d->nthreads++;
+	}
+	if (!d->nthreads)
+		return -ENOMEM;
+	d->started = true;
+	return 0;
+}
+
+static struct debuginfod_neg *neg_find(struct debuginfod *d, uint64_t h,
+				       bool add)
+{
+	struct debuginfod_neg *oldest = NULL;
+
+	for (unsigned i = 0; i < 8; i++) {
+		struct debuginfod_neg *e =
+			&d->neg[(h + i) % DEBUGINFOD_NEG_ENTRIES];
+
+		if (e->hash == h)
+			return e;
+		if (!add)
+			continue;
+		if (!e->hash) {
+			oldest = e;
+			break;
+		}
+		if (!oldest || e->retry_ns < oldest->retry_ns)
+			oldest = e;
+	}
+	if (oldest) {
+		memset(oldest, 0, sizeof(*oldest));
+		oldest->hash = h;
+	}
+	return oldest;
+}
+
+static uint64_t id_hash(const char *build_id)
+{
+	uint64_t h = hash_bytes(build_id, strlen(build_id), 0x64626764);
+
+	return h ? h : 1;
+}
+
+int debuginfod_submit(struct debuginfod *d, void *file,
+		      struct mem_account *acct, const char *build_id,
+		      uint64_t *retry_ns)
+{
+	struct debuginfod_neg *neg;
+	struct debuginfod_job *j;
+
+	*retry_ns = 0;
+	if (!d->started)
+		return -ENODEV;
+	if (!build_id[0] ||
+	    strlen(build_id) >= sizeof(((struct debuginfod_job *)0)->build_id))
+		return -EINVAL;
+	neg = neg_find(d, id_hash(build_id), false);
+	if (neg && mono_ns() < neg->retry_ns) {
+		*retry_ns = neg->retry_ns;
+		return -EBUSY;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (d->jobs >= DEBUGINFOD_MAX_JOBS) {
+		pthread_mutex_unlock(&d->lock);
+		d->counters.refused++;
+		return -EAGAIN;
+	}
+	pthread_mutex_unlock(&d->lock);
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->file = file;
+	j->acct = acct;
+	memcpy(j->build_id, build_id, strlen(build_id) + 1);
+	pthread_mutex_lock(&d->lock);
+	if (d->todo_tail)
+		d->todo_tail->next = j;
+	else
+		d->todo = j;
+	d->todo_tail = j;
+	d->jobs++;
+	d->counters.lookups++;
+	pthread_cond_signal(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+/* A failed build id is asked again after a minute, then twice as long
+ * each time, up to an hour: a missing file costs a bounded number of
+ * requests, a server that comes back is asked again. */
+static void remember(struct debuginfod *d, const struct debuginfod_job *j)
+{
+	uint64_t h = id_hash(j->build_id);
+	struct debuginfod_neg *e;
+	uint64_t wait;
+
+	if (j->result == DEBUGINFOD_HIT) {
+		e = neg_find(d, h, false);
+		if (e)
+			memset(e, 0, sizeof(*e));
+		return;
+	}
+	e = neg_find(d, h, true);
+	if (!e)
+		return;
+	wait = DEBUGINFOD_NEG_FIRST_NS << (e->failures < 6 ? e->failures : 6);
+	if (wait > DEBUGINFOD_NEG_MAX_NS)
+		wait = DEBUGINFOD_NEG_MAX_NS;
+	e->failures++;
+	e->retry_ns = mono_ns() + wait;
+}
+
+struct debuginfod_job *debuginfod_take_done(struct debuginfod *d)
+{
+	struct debuginfod_job *j, *rev = NULL;
+
+	if (!d->started)
+		return NULL;
+	pthread_mutex_lock(&d->lock);
+	j = d->done;
+	d->done = NULL;
+	while (j) {
+		struct debuginfod_job *next = j->next;
+
+		j->next = rev;
+		rev = j;
+		d->jobs--;
+		j = next;
+	}
+	pthread_mutex_unlock(&d->lock);
+	for (j = rev; j; j = j->next) {
+		switch (j->result) {
+		case DEBUGINFOD_HIT:
+			d->counters.hits++;
+			break;
+		case DEBUGINFOD_REFUSED:
+			d->counters.refused++;
+			break;
+		case DEBUGINFOD_CANCELED:
+			continue; /* not remembered */
+		default:
+			d->counters.failures++;
+			break;
+		}
+		remember(d, j);
+	}
+	return rev;
+}
+
+void debuginfod_job_free(struct debuginfod_job *j)
+{
+	if (!j)
+		return;
+	elf_symbols_free(&j->sym);
+	dwarf_lines_close(j->dwarf);
+	free(j);
+}
+
+bool debuginfod_busy(struct debuginfod *d)
+{
+	bool busy;
+
+	if (!d->started)
+		return false;
+	pthread_mutex_lock(&d->lock);
+	busy = d->jobs > 0;
+	pthread_mutex_unlock(&d->lock);
+	return busy;
+}
+
+struct debuginfod_job *debuginfod_stop(struct debuginfod *d)
+{
+	struct debuginfod_job *all, *j;
+
+	if (!d->started)
+		return NULL;
+	pthread_mutex_lock(&d->lock);
+	atomic_store(&d->stop, true);
+	pthread_cond_broadcast(&d->cond);
+	pthread_mutex_unlock(&d->lock);
+	for (unsigned i = 0; i < d->nthreads; i++)
+		curl_multi_wakeup(d->threads[i].multi);
+	for (unsigned i = 0; i < d->nthreads; i++) {
+		pthread_join(d->threads[i].thread, NULL);
+		curl_multi_cleanup(d->threads[i].multi);
+		d->threads[i].multi = NULL;
+	}
+	d->nthreads = 0;
+	d->started = false;
+	all = d->done;
+	for (j = all; j && j->next; j = j->next)
+		;
+	if (j)
+		j->next = d->todo;
+	else
+		all = d->todo;
+	d->todo = d->todo_tail = d->done = NULL;
+	d->jobs = 0;
+	d->notify_fd = -1;
+	return all;
+}
+
+void debuginfod_free(struct debuginfod *d)
+{
+	struct debuginfod_job *j = debuginfod_stop(d);
+
+	while (j) {
+		struct debuginfod_job *next = j->next;
+
+		debuginfod_job_free(j);
+		j = next;
+	}
+	free_urls(d);
+	pthread_mutex_destroy(&d->lock);
+	pthread_cond_destroy(&d->cond);
+}
