@@ -26,7 +26,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -DOTELPROF_BUILDING_LIBRARY
-LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lcrypto -liberty -lcurl -lpthread
+LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lcrypto -liberty -lpthread
 SAN ?=
 ifneq ($(SAN),)
 # Sanitizer build in its own tree: make SAN=1 BUILD=build/san test-unit
@@ -222,7 +222,7 @@ test-san: deps
 # test-san that is the ASan+UBSan library and CLI with real BPF.
 # (Timing-bound tests, such as 499 Hz beside busy workloads or 4 ms
 # processes, are left to the normal build: ASan slows the recorder.)
-SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM
+SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM|TestDebuginfodNamesStrippedBinary
 test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
@@ -359,7 +359,7 @@ FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty -lcurl
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
 	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -13,6 +14,62 @@
 #include <unistd.h>
 
 #include "util/idxmap.h"
+
+/*
+ * libcurl is loaded when debuginfod is turned on, not linked: off (the
+ * default), the profiler maps none of it (with its TLS, HTTP/2, Kerberos
+ * and LDAP libraries: some forty files) into a host agent that makes no
+ * network use.
+ */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_perform)(CURLM *, int *);
+	CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned, int,
+				int *);
+	CURLMsg *(*multi_info_read)(CURLM *, int *);
+	CURLMcode (*multi_wakeup)(CURLM *);
+	CURLMcode (*multi_cleanup)(CURLM *);
+} cu;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static bool curl_ok;
+
+#define CURL_SYM(field, name)                                                  \
+	do {                                                                   \
+		*(void **)&cu.field = dlsym(h, name);                          \
+		if (!cu.field)                                                 \
+			return;                                                \
+	} while (0)
+
+static void curl_load(void)
+{
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return;
+	CURL_SYM(global_init, "curl_global_init");
+	CURL_SYM(easy_init, "curl_easy_init");
+	CURL_SYM(easy_setopt, "curl_easy_setopt");
+	CURL_SYM(easy_getinfo, "curl_easy_getinfo");
+	CURL_SYM(easy_cleanup, "curl_easy_cleanup");
+	CURL_SYM(multi_init, "curl_multi_init");
+	CURL_SYM(multi_add_handle, "curl_multi_add_handle");
+	CURL_SYM(multi_remove_handle, "curl_multi_remove_handle");
+	CURL_SYM(multi_perform, "curl_multi_perform");
+	CURL_SYM(multi_poll, "curl_multi_poll"); /* 7.66 */
+	CURL_SYM(multi_info_read, "curl_multi_info_read");
+	CURL_SYM(multi_wakeup, "curl_multi_wakeup"); /* 7.68 */
+	CURL_SYM(multi_cleanup, "curl_multi_cleanup");
+	/* Kept loaded for the process's life: curl has no safe unload. */
+	curl_ok = cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -81,6 +138,15 @@ int debuginfod_set_urls(struct debuginfod *d, const char *urls,
 		d->nurls++;
 		p = end;
 	}
+	if (d->nurls) {
+		pthread_once(&curl_once, curl_load);
+		if (!curl_ok) {
+			*why = "libcurl.so.4 cannot be loaded (install "
+			       "libcurl4)";
+			free_urls(d);
+			return -ELIBACC;
+		}
+	}
 	return 0;
 bad:
 	free_urls(d);
@@ -138,44 +204,44 @@ static int fetch_one(struct debuginfod_thread *t, const char *base,
 	if (left_ms < 1)
 		left_ms = 1;
 	snprintf(url, sizeof(url), "%s/buildid/%s/debuginfo", base, build_id);
-	easy = curl_easy_init();
+	easy = cu.easy_init();
 	if (!easy)
 		return DEBUGINFOD_NOT_FOUND;
-	curl_easy_setopt(easy, CURLOPT_URL, url);
-	curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 3L);
-	curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-			 (long)DEBUGINFOD_CONNECT_MS < left_ms
-				 ? (long)DEBUGINFOD_CONNECT_MS
-				 : left_ms);
-	curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, left_ms);
-	curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
-			 (curl_off_t)DEBUGINFOD_MAX_BYTES);
-	curl_easy_setopt(easy, CURLOPT_USERAGENT, "otelprof");
-	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(easy, CURLOPT_WRITEDATA, s);
-	if (curl_multi_add_handle(t->multi, easy) != CURLM_OK) {
-		curl_easy_cleanup(easy);
+	cu.easy_setopt(easy, CURLOPT_URL, url);
+	cu.easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
+	cu.easy_setopt(easy, CURLOPT_MAXREDIRS, 3L);
+	cu.easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(easy, CURLOPT_FAILONERROR, 1L);
+	cu.easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+		       (long)DEBUGINFOD_CONNECT_MS < left_ms
+			       ? (long)DEBUGINFOD_CONNECT_MS
+			       : left_ms);
+	cu.easy_setopt(easy, CURLOPT_TIMEOUT_MS, left_ms);
+	cu.easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE,
+		       (curl_off_t)DEBUGINFOD_MAX_BYTES);
+	cu.easy_setopt(easy, CURLOPT_USERAGENT, "otelprof");
+	cu.easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_data);
+	cu.easy_setopt(easy, CURLOPT_WRITEDATA, s);
+	if (cu.multi_add_handle(t->multi, easy) != CURLM_OK) {
+		cu.easy_cleanup(easy);
 		return DEBUGINFOD_NOT_FOUND;
 	}
 	while (running && !atomic_load(&d->stop)) {
-		if (curl_multi_perform(t->multi, &running) != CURLM_OK)
+		if (cu.multi_perform(t->multi, &running) != CURLM_OK)
 			break;
 		if (!running)
 			break;
 		/* Woken at once by stop (curl_multi_wakeup). */
-		curl_multi_poll(t->multi, NULL, 0, 250, NULL);
+		cu.multi_poll(t->multi, NULL, 0, 250, NULL);
 	}
-	while ((msg = curl_multi_info_read(t->multi, &q)))
+	while ((msg = cu.multi_info_read(t->multi, &q)))
 		if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy)
 			rc = msg->data.result;
-	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &http);
-	curl_multi_remove_handle(t->multi, easy);
-	curl_easy_cleanup(easy);
+	cu.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &http);
+	cu.multi_remove_handle(t->multi, easy);
+	cu.easy_cleanup(easy);
 	if (atomic_load(&d->stop))
 		return DEBUGINFOD_CANCELED;
 	if (running)
@@ -271,21 +337,18 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
-
-static void curl_init(void)
-{
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 int debuginfod_start(struct debuginfod *d, int notify_fd)
 {
 	if (d->started || !d->nurls)
 		return 0;
-	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return -ENOMEM;
+	pthread_once(&curl_once, curl_load);
+	if (!curl_ok)
+		return -ELIBACC;
+	if (!d->neg) {
+		d->neg = calloc(DEBUGINFOD_NEG_ENTRIES, sizeof(*d->neg));
+		if (!d->neg)
+			return -ENOMEM;
+	}
 	d->notify_fd = notify_fd;
 	atomic_store(&d->stop, false);
 	d->nthreads = 0;
@@ -294,12 +357,12 @@ int debuginfod_start(struct debuginfod *d, int notify_fd)
 		int e;
 
 		t->d = d;
-		t->multi = curl_multi_init();
+		t->multi = cu.multi_init();
 		if (!t->multi)
 			break;
 		e = pthread_create(&t->thread, NULL, worker_main, t);
 		if (e) {
-			curl_multi_cleanup(t->multi);
+			cu.multi_cleanup(t->multi);
 			t->multi = NULL;
 			break;
 		}
@@ -316,6 +379,8 @@ static struct debuginfod_neg *neg_find(struct debuginfod *d, uint64_t h,
 {
 	struct debuginfod_neg *oldest = NULL;
 
+	if (!d->neg)
+		return NULL;
 	for (unsigned i = 0; i < 8; i++) {
 		struct debuginfod_neg *e =
 			&d->neg[(h + i) % DEBUGINFOD_NEG_ENTRIES];
@@ -483,10 +548,10 @@ struct debuginfod_job *debuginfod_stop(struct debuginfod *d)
 	pthread_cond_broadcast(&d->cond);
 	pthread_mutex_unlock(&d->lock);
 	for (unsigned i = 0; i < d->nthreads; i++)
-		curl_multi_wakeup(d->threads[i].multi);
+		cu.multi_wakeup(d->threads[i].multi);
 	for (unsigned i = 0; i < d->nthreads; i++) {
 		pthread_join(d->threads[i].thread, NULL);
-		curl_multi_cleanup(d->threads[i].multi);
+		cu.multi_cleanup(d->threads[i].multi);
 		d->threads[i].multi = NULL;
 	}
 	d->nthreads = 0;
@@ -515,6 +580,8 @@ void debuginfod_free(struct debuginfod *d)
 		j = next;
 	}
 	free_urls(d);
+	free(d->neg);
+	d->neg = NULL;
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
 }

@@ -87,7 +87,7 @@ struct debuginfod {
 	uint32_t jobs;
 	int notify_fd; /* written when a lookup finished; -1: none */
 	/* Drain thread only. */
-	struct debuginfod_neg neg[DEBUGINFOD_NEG_ENTRIES];
+	struct debuginfod_neg *neg; /* DEBUGINFOD_NEG_ENTRIES, when on */
 	struct debuginfod_counters {
 		uint64_t lookups, hits, failures, refused;
 	} counters;
@@ -95,8 +95,9 @@ struct debuginfod {
 
 void debuginfod_init(struct debuginfod *d);
 /* Servers as in $DEBUGINFOD_URLS: URL prefixes separated by spaces
- * (http:// or https:// only). NULL or "": off. 0, or -EINVAL with a
- * reason in why. Before start. */
+ * (http:// or https:// only). NULL or "": off. Loads libcurl when on.
+ * 0, or -EINVAL (-ELIBACC: no libcurl) with a reason in why. Before
+ * start. */
 int debuginfod_set_urls(struct debuginfod *d, const char *urls,
 			const char **why);
 static inline bool debuginfod_enabled(const struct debuginfod *d)
