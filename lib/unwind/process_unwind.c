@@ -377,18 +377,23 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 
 	if (!pu->worker_started)
 		return 0;
-	/* Files read since: their tables are built (or queued) now. */
-	process_table_finish_loads(pu->procs);
-	pthread_mutex_lock(&pu->qlock);
-	j = pu->done;
-	pu->done = NULL;
-	if (j) {
+	/* Reset the wake-up before taking what the workers finished (a
+	 * later write wakes us again): the loader and the debuginfod
+	 * lookups write it too, and a finished load or lookup with no
+	 * table build after it left it readable, waking the drain thread
+	 * without end. */
+	{
 		uint64_t v;
 
 		if (read(pu->notify_fd, &v, sizeof(v)) < 0) {
 			/* nothing to reset */
 		}
 	}
+	/* Files read since: their tables are built (or queued) now. */
+	process_table_finish_loads(pu->procs);
+	pthread_mutex_lock(&pu->qlock);
+	j = pu->done;
+	pu->done = NULL;
 	pthread_mutex_unlock(&pu->qlock);
 	while (j) {
 		struct unwind_job *next = j->next;
