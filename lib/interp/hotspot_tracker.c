@@ -295,11 +295,17 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 		method = ptr;
 	} else {
 		/* The blob must still be a compiled method holding this
-		 * pc: code is freed and its memory reused. */
+		 * pc: code is freed and its memory reused. Above the leaf
+		 * the pc is a return address, judged by the call before it
+		 * as the kernel's walk did (a call can end a blob's code). */
 		struct hotspot_blob b;
+		uint64_t in = (word0 & ~OTELPROF_JVM_F_INTERP) >>
+					      OTELPROF_JVM_INDEX_SHIFT
+				      ? word1 - 1
+				      : word1;
 
-		if (hotspot_blob_read(&hp->jvm, ptr, &b) ||
-		    word1 < b.code_begin || word1 >= b.code_end) {
+		if (hotspot_blob_read(&hp->jvm, ptr, &b) || in < b.code_begin ||
+		    in >= b.code_end) {
 			t->counters.stale_frames++;
 			return false;
 		}
