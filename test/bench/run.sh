@@ -176,24 +176,8 @@ for wl in "callgraph_nofp 8" "deep_recursion 8 150"; do
 		kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
 	done
 done
-# The interpreter walk: a Python stack 50 frames deep (about 60 with
-# the interpreter's own) beside a native one as deep.
-PY312=/root/.pyenv/versions/3.12.1/bin/python3
-[ -x "$PY312" ] || die "$PY312 missing (the Python rows need it)"
-for wl in "deep_recursion 8 50" "python 8 50"; do
-	wp=()
-	for _ in $(seq "$NCPU"); do
-		if [ "${wl%% *}" = python ]; then
-			"$PY312" "$(dirname "$0")/../workloads/runtimes/deep.py" 8 50 > /dev/null & wp+=($!)
-		else
-			# shellcheck disable=SC2086
-			"$W"/$wl > /dev/null & wp+=($!)
-		fi
-	done
-	nap 0.3
-	row "BPF time per sample: ${wl%% *} ${wl##* } frames, 99 Hz" "$(bpf_per_run 99 "")"
-	kill "${wp[@]}" 2>/dev/null || true; wait "${wp[@]}" 2>/dev/null || true
-done
+# 50-frame stacks: native, Python and Java (HotSpot) in one run.
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/deep_stacks.sh" "$B")
 # The paths of older kernels (docs/kernels.md), forced here: the same
 # workloads, default and fallback one after the other in this run; an
 # emulated old kernel's timings would mean nothing.
