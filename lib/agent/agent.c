@@ -128,25 +128,51 @@ static int on_event(void *ctx, const void *data, size_t size)
 	}
 	/* The pass's slice is spent: the rest waits for the next pass (this
 	 * record is consumed), so a poll never waits long for the lock. */
-	if (p->procs.slice_end_ns &&
-	    agent_clock_ns(CLOCK_MONOTONIC) > p->procs.slice_end_ns)
+	if (process_table_slice_over(&p->procs))
 		return -EAGAIN;
 	return 0;
 }
 
-/* One pass of the drain thread. */
-static void drain(struct otelprof *p)
+/* What the process table may release around a slow /proc read in the
+ * drain pass (held rescans): a poll waits for one slice, not for it. */
+static void note_hold(struct otelprof *p)
+{
+	uint64_t held = agent_clock_ns(CLOCK_MONOTONIC) - p->hold_since_ns;
+
+	if (held > p->counters.drain_max_hold_ns)
+		p->counters.drain_max_hold_ns = held;
+}
+
+static void state_unlock(void *ctx)
+{
+	struct otelprof *p = ctx;
+
+	note_hold(p);
+	pthread_mutex_unlock(&p->state_lock);
+}
+
+static void state_relock(void *ctx)
+{
+	struct otelprof *p = ctx;
+
+	pthread_mutex_lock(&p->state_lock);
+	p->hold_since_ns = agent_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* One pass of the drain thread. True: its slice ran out with work left
+ * (records, file loads, builds, re-pushes) for the next pass. */
+static bool drain(struct otelprof *p)
 {
 	int installed;
-	bool trim;
-	uint64_t t0, now;
+	bool trim, more;
+	uint64_t now;
 
 	pthread_mutex_lock(&p->state_lock);
 	/* Before the samples: their processing can take a while (a burst of
 	 * new processes), a CPU coming online must not wait behind it. */
 	if (!atomic_load(&p->stopping))
 		agent_watch_cpus(p);
-	t0 = agent_clock_ns(CLOCK_MONOTONIC);
+	p->hold_since_ns = agent_clock_ns(CLOCK_MONOTONIC);
 	process_table_begin_pass(&p->procs);
 	bpf_sampler_consume(p->sampler);
 	process_table_resume_loads(&p->procs);
@@ -160,31 +186,36 @@ static void drain(struct otelprof *p)
 	agent_sweep_if_due(p);
 	trim = p->trim_due;
 	p->trim_due = false;
-	t0 = agent_clock_ns(CLOCK_MONOTONIC) - t0;
-	if (t0 > p->counters.drain_max_hold_ns)
-		p->counters.drain_max_hold_ns = t0;
+	note_hold(p);
+	more = p->procs.slice_spent;
 	pthread_mutex_unlock(&p->state_lock);
 	/* Freed process and file state goes back to the kernel. */
 	if (trim)
 		malloc_trim(0);
+	return more;
 }
 
 static void *drain_thread(void *arg)
 {
 	struct otelprof *p = arg;
 	struct epoll_event ev[4];
+	bool more = false;
 
 	while (!atomic_load(&p->stopping)) {
 		/* The BPF side wakes us only for batches (64 KiB): a short
 		 * timeout drains small amounts on quiet hosts. Shorter while
 		 * an Elastic APM agent's socket queue is full (it reads it
-		 * every 20 ms). */
+		 * every 20 ms). Work left by a spent slice goes on after 1 ms,
+		 * in which a poll can take the lock (and the records left
+		 * must not wait for a wake-up that may not come). */
 		int n = epoll_wait(p->epoll_fd, ev, 4,
-				   p->apm_waiting ? APM_RETRY_MS : 100);
+				   more		    ? 1
+				   : p->apm_waiting ? APM_RETRY_MS
+						    : 100);
 
 		if (n < 0 && errno != EINTR)
 			break;
-		drain(p);
+		more = drain(p);
 	}
 	return NULL;
 }
@@ -248,6 +279,7 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
 	process_table_init(&p->procs, &p->files);
+	process_table_set_lock(&p->procs, state_unlock, state_relock, p);
 	/* Without kallsyms we still profile; kernel frames stay unnamed. */
 	if (kallsyms_load(&p->ksyms))
 		memset(&p->ksyms, 0, sizeof(p->ksyms));

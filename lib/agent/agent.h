@@ -48,6 +48,7 @@ struct agent_counters {
 
 struct otelprof {
 	pthread_mutex_t state_lock;
+	uint64_t hold_since_ns; /* drain(): when it last took state_lock */
 	pthread_mutex_t poll_lock;
 	pthread_t thread;
 	bool thread_started;
@@ -71,6 +72,7 @@ struct otelprof {
 	struct hotspot_tracker jvm;
 	struct parked_sample *parked, *parked_tail;
 	uint32_t nparked;
+	bool replay_pending; /* a replay ran out of its slice: go on */
 	/* copy-unwinder output, then the sample's interpreter frames */
 	uint64_t frames[OTELPROF_MAX_USER_FRAMES +
 			2 * OTELPROF_MAX_INTERP_FRAMES];

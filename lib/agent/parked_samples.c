@@ -42,20 +42,43 @@ bool agent_park(struct otelprof *p, const void *data, size_t size)
 }
 
 /* All of them once a table was installed (those still waiting park
- * again), or those held too long. force: everything, as is. */
+ * again), or those held too long, as far as the drain pass's slice goes
+ * (1024 stack copies to unwind and symbolize: 50 ms); the rest, still
+ * first in line, in the next pass. force: everything, as is. */
 void agent_replay_parked(struct otelprof *p, bool installed, bool force)
 {
 	struct parked_sample *ps = p->parked;
 	uint64_t now = agent_clock_ns(CLOCK_MONOTONIC);
+	uint32_t done = 0;
 
-	if (!ps || (!installed && !force && now - ps->since_ns < MAX_PARK_NS))
+	if (!ps || (!installed && !force && !p->replay_pending &&
+		    now - ps->since_ns < MAX_PARK_NS))
 		return;
+	p->replay_pending = false;
 	p->parked = p->parked_tail = NULL;
 	p->nparked = 0;
 	while (ps) {
 		struct parked_sample *next = ps->next;
 		bool may_park = !force && now - ps->since_ns < MAX_PARK_NS;
 
+		/* One at least, so that a pass whose slice the ring buffer
+		 * took still moves them on. */
+		if (!force && done++ && process_table_slice_over(&p->procs)) {
+			struct parked_sample *last = ps;
+			uint32_t n = 1;
+
+			while (last->next) {
+				last = last->next;
+				n++;
+			}
+			last->next = p->parked;
+			if (!p->parked)
+				p->parked_tail = last;
+			p->parked = ps;
+			p->nparked += n;
+			p->replay_pending = true;
+			return;
+		}
 		if (!may_park || !agent_park(p, ps->data, ps->size))
 			agent_handle_sample(p, (const void *)ps->data, ps->size,
 					    false);

@@ -152,67 +152,89 @@ static void remove_proc(struct process_table *t, struct process *p)
 	process_destroy(t, p);
 }
 
-/* Reads p's executable mappings again. False if nothing could be read;
- * *c (may be NULL): how many were added (marked fresh) and removed. */
-static bool scan_maps(struct process_table *t, struct process *p,
-		      struct process_change *c)
-{
-	size_t same = 0;
-	char path[96], *text;
-	struct proc_maps maps;
-	unsigned bad = 0;
-	long n;
+static uint64_t clock_ns(clockid_t c);
 
-	snprintf(path, sizeof(path), "%s/%u/maps", t->proc_root, p->pid);
+/* Read and parse pid's maps into *maps (no table state touched: may run
+ * with the caller's lock released). 0, or -errno; *bad: lines skipped. */
+static int read_maps(const char *proc_root, uint32_t pid,
+		     struct proc_maps *maps, unsigned *bad)
+{
+	char path[96], *text;
+	long n;
+	int e;
+
+	*bad = 0;
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
 	n = proc_read_file(path, &text, PROC_MAPS_MAX_BYTES);
 	if (getenv("OTELPROF_DEBUG") && n <= 0)
 		fprintf(stderr, "otelprof: %s: %s\n", path,
 			n < 0 ? strerror((int)-n) : "empty");
-	if (n < 0) {
-		t->counters.scan_errors++;
-		return false;
-	}
-	if (proc_maps_parse(text, (size_t)n, &maps, &bad)) {
-		free(text);
-		t->counters.scan_errors++;
-		return false;
-	}
+	if (n < 0)
+		return (int)n;
+	e = proc_maps_parse(text, (size_t)n, maps, bad);
 	free(text);
-	if (bad)
-		t->counters.scan_errors++;
-	/* Carry resolved files over to mappings that did not change. */
-	for (size_t i = 0; i < maps.n; i++) {
-		const struct proc_mapping *old =
-			proc_maps_find(&p->maps, maps.v[i].start);
+	return e ? -EINVAL : 0;
+}
 
-		bool unchanged = old && old->start == maps.v[i].start &&
-				 old->end == maps.v[i].end &&
-				 old->offset == maps.v[i].offset &&
-				 old->inode == maps.v[i].inode;
+/* p's mappings become maps (taken). *c (may be NULL): how many were added
+ * (marked fresh) and removed. */
+static void apply_maps(struct process_table *t, struct process *p,
+		       struct proc_maps *maps, struct process_change *c)
+{
+	size_t same = 0;
+
+	/* Carry resolved files over to mappings that did not change. */
+	for (size_t i = 0; i < maps->n; i++) {
+		const struct proc_mapping *old =
+			proc_maps_find(&p->maps, maps->v[i].start);
+
+		bool unchanged = old && old->start == maps->v[i].start &&
+				 old->end == maps->v[i].end &&
+				 old->offset == maps->v[i].offset &&
+				 old->inode == maps->v[i].inode;
 
 		same += unchanged;
-		maps.v[i].fresh = !unchanged;
+		maps->v[i].fresh = !unchanged;
 		if (unchanged && old->file_tried) {
-			maps.v[i].file = old->file;
-			maps.v[i].file_tried = 1;
+			maps->v[i].file = old->file;
+			maps->v[i].file_tried = 1;
 			if (old->file)
 				file_cache_ref(old->file);
 		}
 	}
 	if (c) {
-		c->added = (uint32_t)(maps.n - same);
+		c->added = (uint32_t)(maps->n - same);
 		c->removed = (uint32_t)(p->maps.n - same);
 	}
 	/* Context candidates the last scan did not list are new. */
-	for (uint32_t i = 0; i < maps.ncand; i++) {
-		maps.cand[i].fresh = 1;
+	for (uint32_t i = 0; i < maps->ncand; i++) {
+		maps->cand[i].fresh = 1;
 		for (uint32_t k = 0; k < p->maps.ncand; k++)
-			if (p->maps.cand[k].start == maps.cand[i].start &&
-			    p->maps.cand[k].end == maps.cand[i].end)
-				maps.cand[i].fresh = 0;
+			if (p->maps.cand[k].start == maps->cand[i].start &&
+			    p->maps.cand[k].end == maps->cand[i].end)
+				maps->cand[i].fresh = 0;
 	}
 	release_maps(t, p);
-	p->maps = maps;
+	p->maps = *maps;
+}
+
+/* Reads p's executable mappings again. False if nothing could be read;
+ * *c (may be NULL): how many were added (marked fresh) and removed. */
+static bool scan_maps(struct process_table *t, struct process *p,
+		      struct process_change *c)
+{
+	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	struct proc_maps maps;
+	unsigned bad;
+
+	if (read_maps(t->proc_root, p->pid, &maps, &bad)) {
+		t->counters.scan_errors++;
+		return false;
+	}
+	p->scan_cost_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	if (bad)
+		t->counters.scan_errors++;
+	apply_maps(t, p, &maps, c);
 	return true;
 }
 
@@ -529,16 +551,49 @@ static bool budget_left(struct process_table *t, uint64_t now)
 	return t->rescan_budget_ns > 0;
 }
 
-/* Rescan now and price the next one. */
-static void rescan_priced(struct process_table *t, struct process *p,
-			  uint64_t now)
+/* Rescan now and price the next one. unlocked: read the maps with the
+ * caller's lock released; p may be gone after that (returns NULL). */
+static struct process *rescan_priced(struct process_table *t, struct process *p,
+				     uint64_t now, bool unlocked)
 {
 	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), cost, gap;
 	struct process_change c = {PROCESS_RESCANNED, 0, 0};
+	bool read_ok;
 
 	p->rescan_held = false;
 	p->last_scan_ns = now;
-	if (scan_maps(t, p, &c) && (c.added || c.removed))
+	if (unlocked && t->unlock) {
+		uint32_t pid = p->pid;
+		uint64_t serial = p->serial;
+		struct proc_maps maps;
+		unsigned bad;
+		int e;
+
+		/* Asked for again meanwhile: held for later, not inline. */
+		p->next_rescan_ns = UINT64_MAX;
+		t->unlock(t->lock_ctx);
+		e = read_maps(t->proc_root, pid, &maps, &bad);
+		t->relock(t->lock_ctx);
+		/* A new hold: a new slice. */
+		t->slice_end_ns =
+			clock_ns(CLOCK_MONOTONIC) + PROCESS_LOAD_SLICE_NS;
+		p = find(t, pid);
+		if (!p || p->serial != serial || p->exited) {
+			if (!e)
+				proc_maps_free(&maps);
+			return NULL;
+		}
+		read_ok = !e;
+		if (e || bad)
+			t->counters.scan_errors++;
+		if (read_ok) {
+			p->scan_cost_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+			apply_maps(t, p, &maps, &c);
+		}
+	} else {
+		read_ok = scan_maps(t, p, &c);
+	}
+	if (read_ok && (c.added || c.removed))
 		gap = PROCESS_RESCAN_MIN_GAP_NS;
 	else if (!p->rescan_gap_ns)
 		gap = PROCESS_RESCAN_MIN_GAP_NS;
@@ -556,6 +611,7 @@ static void rescan_priced(struct process_table *t, struct process *p,
 		gap = PROCESS_RESCAN_MAX_GAP_NS;
 	p->next_rescan_ns = now + gap;
 	call_on_maps(t, p, &c);
+	return p;
 }
 
 bool process_table_rescan_asked(struct process_table *t, struct process *p,
@@ -575,7 +631,13 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 		p->rescan_held = true;
 		return false;
 	}
-	rescan_priced(t, p, now);
+	if (t->unlock && p->scan_cost_ns > PROCESS_RESCAN_INLINE_MAX_NS) {
+		/* Too slow to read here, under the lock: the drain pass
+		 * reads it (process_table_run_held), this pass. */
+		p->rescan_held = true;
+		return false;
+	}
+	rescan_priced(t, p, now, false);
 	return true;
 }
 
@@ -586,7 +648,9 @@ void process_table_run_held(struct process_table *t)
 
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = (t->held_cursor + k) % n;
-		struct process *p = t->procs[i];
+		/* The table may have changed while a read had the lock
+		 * released. */
+		struct process *p = i < t->nslots ? t->procs[i] : NULL;
 
 		if (!p || !p->rescan_held || now < p->next_rescan_ns)
 			continue;
@@ -594,19 +658,34 @@ void process_table_run_held(struct process_table *t)
 			p->rescan_held = false;
 			continue;
 		}
-		if (!budget_left(t, now) ||
-		    (t->slice_end_ns &&
-		     clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns)) {
+		if (!budget_left(t, now) || process_table_slice_over(t)) {
 			t->held_cursor = i; /* its turn comes first next time */
 			return;
 		}
-		rescan_priced(t, p, now);
+		rescan_priced(t, p, now, true);
 	}
+}
+
+void process_table_set_lock(struct process_table *t, void (*unlock)(void *),
+			    void (*relock)(void *), void *ctx)
+{
+	t->unlock = unlock;
+	t->relock = relock;
+	t->lock_ctx = ctx;
 }
 
 void process_table_begin_pass(struct process_table *t)
 {
 	t->slice_end_ns = clock_ns(CLOCK_MONOTONIC) + PROCESS_LOAD_SLICE_NS;
+	t->slice_spent = false;
+}
+
+bool process_table_slice_over(struct process_table *t)
+{
+	if (!t->slice_end_ns || clock_ns(CLOCK_MONOTONIC) <= t->slice_end_ns)
+		return false;
+	t->slice_spent = true;
+	return true;
 }
 
 struct elf_file *process_mapping_file_sliced(struct process_table *t,
@@ -617,8 +696,8 @@ struct elf_file *process_mapping_file_sliced(struct process_table *t,
 	struct elf_file *f;
 
 	*deferred = false;
-	if (!m->file_tried && m->kind == PROC_MAPPING_FILE && t->slice_end_ns &&
-	    clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns) {
+	if (!m->file_tried && m->kind == PROC_MAPPING_FILE &&
+	    process_table_slice_over(t)) {
 		*deferred = true;
 		if (!p->loads_deferred)
 			t->counters.loads_deferred++;
@@ -663,7 +742,7 @@ void process_table_resume_loads(struct process_table *t)
 
 		if (!p || !p->loads_deferred)
 			continue;
-		if (clock_ns(CLOCK_MONOTONIC) > t->slice_end_ns)
+		if (process_table_slice_over(t))
 			return;
 		p->loads_deferred = false;
 		/* marks it again if still not done */

@@ -36,6 +36,10 @@
 #define PROCESS_RESCAN_MAX_GAP_NS    (5000ull * 1000 * 1000)
 #define PROCESS_RESCAN_BUDGET_PER_S  (50ull * 1000 * 1000)
 #define PROCESS_RESCAN_BUDGET_MAX_NS (250ull * 1000 * 1000)
+/* A process whose last read of its maps took longer is rescanned from the
+ * drain pass with the state lock released while /proc is read and parsed
+ * (20,000 mappings: 5-16 ms), not inline where it was asked for. */
+#define PROCESS_RESCAN_INLINE_MAX_NS (2ull * 1000 * 1000)
 
 struct process_ctx_state;
 struct jit_process;
@@ -72,7 +76,10 @@ struct process {
 	uint32_t kernel_map_count; /* mm->map_count the last scan saw, at
 				      most (0: unknown) */
 	bool rescan_held;	   /* asked for, waiting for its budget */
+	uint64_t scan_cost_ns;	   /* its last maps read and parse */
 	bool loads_deferred;	   /* files left for a later slice */
+	bool unwind_repush;	   /* a file it maps got its table: its
+				      kernel entry is written again */
 	uint64_t unwind_rows;	   /* kernel rows loaded on its behalf */
 	/* Its range of the kernel's big_mappings (unwinder's; n 0: none). */
 	uint32_t big_base, big_n;
@@ -123,6 +130,12 @@ struct process_table {
 	uint64_t next_serial;
 	struct file_cache *files;
 	uint64_t slice_end_ns; /* CLOCK_MONOTONIC end of this pass's slice */
+	bool slice_spent;      /* this pass left work for the next one */
+	/* The caller's lock, released around slow /proc reads of held
+	 * rescans (NULL: never released). */
+	void (*unlock)(void *ctx);
+	void (*relock)(void *ctx);
+	void *lock_ctx;
 	struct process *loading_for; /* while a file is loaded for it */
 	int64_t rescan_budget_ns;    /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;
@@ -172,7 +185,10 @@ bool process_table_rescan(struct process_table *t, struct process *p,
  * the process's mm->map_count when it asked (0: unknown). */
 bool process_table_rescan_asked(struct process_table *t, struct process *p,
 				uint32_t map_count);
-/* Held rescans whose time has come, as far as the shared budget goes. */
+/* Held rescans whose time has come, as far as the shared budget goes; with
+ * a lock set (process_table_set_lock) it is released while a slow
+ * process's maps are read, so call it from the drain pass only, where
+ * nothing else refers to a process across the call. */
 void process_table_run_held(struct process_table *t);
 /*
  * Loading files for a whole process (its first scan, a rescan) is sliced:
@@ -180,11 +196,20 @@ void process_table_run_held(struct process_table *t);
  * spent opening and reading files for the bulk hooks (unwinder, context
  * tracker); the rest is resumed in the next passes
  * (process_table_resume_loads), so one process mapping thousands of
- * libraries cannot hold the state lock for long.
+ * libraries cannot hold the state lock for long. A pass that runs out of
+ * its slice is followed by the next within a millisecond (the lock is
+ * free in between), so the work still gets most of a CPU.
  */
-#define PROCESS_LOAD_SLICE_NS (40ull * 1000 * 1000)
+#define PROCESS_LOAD_SLICE_NS (8ull * 1000 * 1000)
+/* The lock the caller holds around every call, which run_held may release
+ * (NULL: never). */
+void process_table_set_lock(struct process_table *t, void (*unlock)(void *),
+			    void (*relock)(void *), void *ctx);
 /* A pass of the drain thread starts: a new slice. */
 void process_table_begin_pass(struct process_table *t);
+/* Is this pass's slice spent (then slice_spent is set: what is left is
+ * for the next pass)? False without a slice. */
+bool process_table_slice_over(struct process_table *t);
 /* Processes whose files were not all loaded: load more and tell the
  * consumers, within the slice. */
 void process_table_resume_loads(struct process_table *t);

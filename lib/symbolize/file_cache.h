@@ -52,8 +52,9 @@ struct elf_file {
 	bool unwind_pending; /* table being built in the background (or the
 				file still being read: no table yet) */
 	int unwind_err;
-	bool loading;	  /* read on the loader thread: no symbols yet */
-	bool just_loaded; /* finished by the last file_cache_finish_loads */
+	bool unwind_fresh; /* table installed in this pass (re-push marks) */
+	bool loading;	   /* read on the loader thread: no symbols yet */
+	bool just_loaded;  /* finished by the last file_cache_finish_loads */
 	/* The process it was read for (charged for its table), set by the
 	 * process table while loading. */
 	uint32_t owner_pid;

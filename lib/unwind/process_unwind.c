@@ -370,9 +370,26 @@ int process_unwind_start_worker(struct process_unwind *pu)
 	return 0;
 }
 
+/* Write the kernel entries of processes whose files got their tables, at
+ * most once each, as far as the pass's slice goes (the rest next pass:
+ * one such entry is up to 16,384 mappings). */
+static void repush_marked(struct process_unwind *pu)
+{
+	for (uint32_t i = 0; i < pu->procs->nslots; i++) {
+		struct process *p = pu->procs->procs[i];
+
+		if (!p || !p->unwind_repush)
+			continue;
+		if (process_table_slice_over(pu->procs))
+			return;
+		p->unwind_repush = false;
+		process_unwind_sync(pu, p);
+	}
+}
+
 int process_unwind_finish_builds(struct process_unwind *pu)
 {
-	struct unwind_job *j;
+	struct unwind_job *j, *installed = NULL;
 	int n = 0;
 
 	if (!pu->worker_started)
@@ -395,33 +412,58 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 	j = pu->done;
 	pu->done = NULL;
 	pthread_mutex_unlock(&pu->qlock);
+	/* A big table's own chunk costs an RCU grace period to publish:
+	 * as many as the slice takes, the rest in the next pass. */
 	while (j) {
 		struct unwind_job *next = j->next;
 		struct elf_file *f = j->f;
 
+		if (n && process_table_slice_over(pu->procs)) {
+			struct unwind_job *last = j;
+
+			while (last->next)
+				last = last->next;
+			pthread_mutex_lock(&pu->qlock);
+			last->next = pu->done;
+			pu->done = j;
+			pthread_mutex_unlock(&pu->qlock);
+			break;
+		}
 		f->unwind = j->table;
 		f->unwind_pending = false;
 		pu->counters.build_ns += j->ns;
 		install_table(pu, f, j->err, &j->st, &j->array,
 			      owner_of(pu, j->owner_pid, j->owner_serial));
-		/* Every process mapping this file learns its table. */
+		f->unwind_fresh = true;
+		j->next = installed;
+		installed = j;
+		j = next;
+		n++;
+	}
+	/* Every process mapping one of them learns its tables, once. */
+	if (installed) {
 		for (uint32_t i = 0; i < pu->procs->nslots; i++) {
 			struct process *p = pu->procs->procs[i];
 
-			if (!p)
-				continue;
-			for (size_t k = 0; k < p->maps.n; k++) {
-				if (p->maps.v[k].file == f) {
-					process_unwind_sync(pu, p);
+			for (size_t k = 0; p && k < p->maps.n; k++) {
+				const struct elf_file *f = p->maps.v[k].file;
+
+				if (f && f->unwind_fresh) {
+					p->unwind_repush = true;
 					break;
 				}
 			}
 		}
-		file_cache_put(pu->files, f);
-		free(j);
-		j = next;
-		n++;
 	}
+	while (installed) {
+		struct unwind_job *next = installed->next;
+
+		installed->f->unwind_fresh = false;
+		file_cache_put(pu->files, installed->f);
+		free(installed);
+		installed = next;
+	}
+	repush_marked(pu);
 	return n;
 }
 
