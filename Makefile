@@ -294,7 +294,7 @@ test-k8s: image-context
 # Receiver/connector tests with a fake library (go vet too); the built
 # collector with the shipped configs; a second collector built from a
 # user-style manifest that names only the receiver module.
-test-go: all collector $(OCB)
+test-go: all workloads collector $(OCB)
 	cd ffi && $(GO) vet ./... && OTELPROF_COLLECTOR=$(abspath $(BUILD))/otelcol-profiler \
 	  OTELPROF_BUILDER=$(abspath $(OCB)) CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e)
 
