@@ -145,8 +145,8 @@ int cmd_record(const struct record_args *a)
 			"otelprof: user stacks: %llu complete, %llu truncated, "
 			"%llu stopped (rule %llu, read %llu, loop %llu, "
 			"unknown "
-			"code %llu), %llu unwound from stack copies, %llu leaf "
-			"only (tables loading); tables: "
+			"code %llu), %llu unwound from stack copies, %llu cut "
+			"at a table still loading; tables: "
 			"%llu files, %llu rows, %llu KiB in the kernel, built "
 			"in "
 			"%llu ms; %llu files with unusable CFI\n",

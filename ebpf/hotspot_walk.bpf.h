@@ -206,6 +206,15 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 	return UNWIND_STEP_OK;
 }
 
+/* Did the walk of this sample note Java frames? */
+static __always_inline bool hotspot_noted(const struct otelprof_sample_event *e)
+{
+	u32 zero = 0;
+	struct jvm_scratch *js = bpf_map_lookup_elem(&jvm_scratch, &zero);
+
+	return js && js->stamp == e->hdr.ktime_boot_ns && js->n;
+}
+
 /* After the walk: the Java frames noted go after the native ones. */
 static __always_inline void hotspot_finish(struct otelprof_sample_event *e)
 {

@@ -330,6 +330,17 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 				count(w->error);
 			return;
 		}
+		/* A JVM's walk that reached a file whose table is still
+		 * being built (libjvm's takes up to a second) after Java
+		 * frames: keep the frames so far. A stack copy would lose
+		 * the Java frames (userspace unwinds a copy's JIT frames by
+		 * frame pointer) for a few native ones below them. */
+		if (w->error == OTELPROF_CNT_UNWIND_PENDING &&
+		    hotspot_noted(e)) {
+			e->n_user = w->n;
+			count(w->error);
+			return;
+		}
 		/* A pc in no mapping userspace told us about. Within the
 		 * process's notify gap: keep the frames unwound so far. */
 		if (w->error == OTELPROF_CNT_UNWIND_NO_MAPPING) {
@@ -356,8 +367,9 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 
 		last = bpf_map_lookup_elem(&last_copy, &tid);
 		if (last && now - *last < OTELPROF_COPY_INTERVAL_NS) {
+			/* Java frames noted: keep the walk (see above). */
+			e->n_user = st && hotspot_noted(e) ? st->w.n : 1;
 			e->ustack[0] = e->user_ip;
-			e->n_user = 1;
 			e->flags |= OTELPROF_SAMPLE_F_PENDING;
 			count(OTELPROF_CNT_UNWIND_PENDING);
 			return;

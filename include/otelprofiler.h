@@ -143,9 +143,10 @@ struct otelprof_stats {
 	uint64_t unwind_table_errors; /* files whose CFI could not be used,
 					 in whole or in part (corrupt) */
 	uint64_t unwind_build_ns;     /* time spent building tables */
-	uint64_t unwind_pending;      /* leaf frame only: the process's tables
-					 were still loading (rate-limited
-					 stack copies) */
+	uint64_t unwind_pending;      /* cut where a table was still loading:
+					 the leaf frame only (rate-limited
+					 stack copies), or in a JVM the frames
+					 down to that file, Java ones named */
 	/* trace correlation (docs/context-publishing.md) */
 	uint64_t ctx_samples;	     /* samples that carried a thread
 					context (trace/span link) */
