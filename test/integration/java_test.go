@@ -112,11 +112,13 @@ func TestJavaFrames(t *testing.T) {
 func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 	src string, fibLine, digestLine int64) {
 	t.Helper()
-	// The process is found at its first sample and libjvm's big table
-	// and symbols are built then: until both are in the kernel (a few
-	// hundred ms, over a second on a loaded machine) stacks are native
-	// only. Judged: samples from the first with Java frames on, which
-	// must come within 5 s; the proportions over all of them.
+	// The process is found at its first sample; its JVM layout and
+	// libjvm's big table and symbols are read then: until the layout is
+	// in the kernel stacks are native only, and while libjvm's table is
+	// still being built (a few hundred ms, over a second on a loaded
+	// machine) they stop at libjvm. Judged: samples from the first with
+	// Java frames on, which must come within 5 s; the proportions over
+	// all of them.
 	first, firstJava := uint64(math.MaxUint64), uint64(math.MaxUint64)
 	for _, s := range p.Samples {
 		if s.TimeNs < first {
@@ -203,13 +205,12 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 		nFib+nHash, steady, 100*float64(withJava)/float64(steady), got, truth,
 		fibNamed, fibSteady, fibLined, digestNamed, hashSteady, digestLined,
 		100*float64(run)/float64(steady), 100*float64(native)/float64(steady))
-	// The issue's target is 95%. Today's walk gives 95-99% on a quiet
-	// host and fell to 94.9% once in a clean-clone run: the missing
-	// samples are leaves in a small anonymous code-cache stub where the
-	// walk stops (open in issue 15). The bars guard what works now.
-	const bar = 0.90
+	// The issue's target. Samples cut at libjvm while its table is
+	// still being built keep their Java frames (without the native
+	// start below them): the judged window opens with the first.
+	const bar = 0.95
 	if float64(withJava) < bar*float64(steady) {
-		t.Errorf("%d of %d samples have Java frames, want >= 90%%; e.g.\n%s", withJava, steady, strings.Join(bad, "\n"))
+		t.Errorf("%d of %d samples have Java frames, want >= 95%%; e.g.\n%s", withJava, steady, strings.Join(bad, "\n"))
 	}
 	if math.Abs(got-truth) > 3 {
 		t.Errorf("fib: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
@@ -226,7 +227,9 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 	if float64(run) < bar*float64(steady) {
 		t.Errorf("only %d of %d samples reach java.lang.Thread.run", run, steady)
 	}
-	if float64(native) < bar*float64(steady) {
+	// Cut at libjvm while its table is built (0.1-0.6 s after the
+	// process is found), a sample has run() but not the native start.
+	if float64(native) < 0.90*float64(steady) {
 		t.Errorf("only %d of %d samples have the JVM's native thread start below run()", native, steady)
 	}
 }
