@@ -276,19 +276,54 @@ bool hotspot_stream_uint(const uint8_t *t, uint32_t len, uint32_t *pos,
 
 /* PcDescs read at most per nmethod (16 bytes each). */
 #define HS_MAX_PCDESCS 4096
-/* Scopes followed to the outermost one (inlining depth). */
-#define HS_MAX_SCOPES 32
+/* Metadata words an nmethod may have (its Methods and Klasses). */
+#define HS_MAX_METADATA 65536
 
-int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
-			    uint64_t pc)
+/* Where nmethod b's metadata lies (the Methods its scopes name by
+ * index): 17 at an offset from the blob up to the scopes (scopes17),
+ * 25 after the relocations in the blob's mutable data. false if the
+ * JVM does not say or it does not add up. */
+static bool metadata_range(struct hotspot_jvm *j, const struct hotspot_blob *b,
+			   uint64_t scopes17, uint64_t *begin, uint64_t *end)
 {
 	const struct hotspot_layout *l = &j->l;
-	uint64_t pcs, pcs_end, data, imm;
+	uint32_t off, size, reloc;
+	uint64_t mut;
+
+	if (l->nm_metadata != HS_NONE && scopes17) {
+		if (rd32(j, b->addr + l->nm_metadata, &off))
+			return false;
+		*begin = b->addr + off;
+		*end = scopes17;
+	} else if (l->blob_mutable_data != HS_NONE &&
+		   l->blob_mutable_size != HS_NONE &&
+		   l->blob_relocation_size != HS_NONE) {
+		if (rd64(j, b->addr + l->blob_mutable_data, &mut) || !mut ||
+		    rd32(j, b->addr + l->blob_mutable_size, &size) ||
+		    rd32(j, b->addr + l->blob_relocation_size, &reloc) ||
+		    reloc > size)
+			return false;
+		*begin = mut + reloc;
+		*end = mut + size;
+	} else {
+		return false;
+	}
+	return *begin <= *end && *end - *begin <= HS_MAX_METADATA * 8ull &&
+	       !((*end - *begin) % 8);
+}
+
+int hotspot_nmethod_scopes(struct hotspot_jvm *j, const struct hotspot_blob *b,
+			   uint64_t pc, struct hotspot_scope *out, uint32_t max)
+{
+	const struct hotspot_layout *l = &j->l;
+	uint64_t pcs, pcs_end, data, imm, meta = 0, meta_end = 0, scopes17 = 0;
 	uint32_t rel, n, best = UINT32_MAX, scope = 0, s32, below = 0,
-			 below_scope = 0;
+			 below_scope = 0, depth = 0, mis[HS_MAX_SCOPES];
+	int32_t bcis[HS_MAX_SCOPES];
+	bool have_meta;
 	static uint8_t buf[HS_MAX_PCDESCS * 16]; /* one caller: the drain */
 
-	if (l->nm_scopes_pcs == HS_NONE || pc < b->code_begin)
+	if (!max || l->nm_scopes_pcs == HS_NONE || pc < b->code_begin)
 		return -1;
 	rel = (uint32_t)(pc - b->code_begin);
 	if (rd32(j, b->addr + l->nm_scopes_pcs, &s32))
@@ -313,6 +348,7 @@ int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
 			return -1;
 		pcs = b->addr + s32;
 		pcs_end = b->addr + dep;
+		scopes17 = data;
 	} else {
 		return -1;
 	}
@@ -342,13 +378,15 @@ int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
 		scope = below_scope;
 	if (!scope)
 		return -1;
-	/* scope: sender offset, method index, bci + 1; the outermost scope
-	 * (sender 0) is the method itself */
-	for (int k = 0; k < HS_MAX_SCOPES; k++) {
+	/* scope: sender offset, method index, bci + 1; innermost (what
+	 * was inlined deepest) first, the outermost (sender 0) is the
+	 * nmethod's own method */
+	for (;;) {
 		uint8_t s[16];
 		uint32_t pos = 0, sender, mi, bci;
 
-		if (rd(j, data + scope, s, sizeof(s)) ||
+		if (depth == HS_MAX_SCOPES ||
+		    rd(j, data + scope, s, sizeof(s)) ||
 		    !hotspot_stream_uint(s, sizeof(s), &pos, l->unsigned5,
 					 &sender) ||
 		    !hotspot_stream_uint(s, sizeof(s), &pos, l->unsigned5,
@@ -356,13 +394,56 @@ int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
 		    !hotspot_stream_uint(s, sizeof(s), &pos, l->unsigned5,
 					 &bci))
 			return -1;
+		mis[depth] = mi;
+		bcis[depth] = bci > 65536 ? -1 : (int32_t)bci - 1;
+		depth++;
 		if (!sender)
-			return bci > 65536 ? -1 : (int32_t)bci - 1;
+			break;
 		if (sender == scope)
 			return -1;
 		scope = sender;
 	}
-	return -1;
+	if (bcis[depth - 1] < 0)
+		return -1;
+	/* the Methods: metadata_at(i) is the i-th word from 1 (0: none);
+	 * the outermost must name the nmethod's own Method, else the
+	 * layout is not what we think and no inner one is believed */
+	have_meta =
+		depth > 1 && metadata_range(j, b, scopes17, &meta, &meta_end);
+	if (have_meta) {
+		uint64_t own = 0;
+		uint32_t mi = mis[depth - 1];
+
+		have_meta = mi && mi <= (meta_end - meta) / 8 &&
+			    !rd64(j, meta + 8ull * (mi - 1), &own) &&
+			    own == b->method;
+	}
+	/* a chain deeper than max keeps its outermost scopes */
+	for (uint32_t k = depth > max ? depth - max : 0, o = 0; k < depth;
+	     k++, o++) {
+		uint64_t m = 0;
+		uint32_t mi = mis[k];
+
+		/* 0: not known (the caller's chain ends there) */
+		if (k == depth - 1)
+			m = b->method;
+		else if (!have_meta || bcis[k] < 0 || !mi ||
+			 mi > (meta_end - meta) / 8 ||
+			 rd64(j, meta + 8ull * (mi - 1), &m))
+			m = 0;
+		out[o].method = m;
+		out[o].bci = bcis[k];
+	}
+	return (int)(depth > max ? max : depth);
+}
+
+int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
+			    uint64_t pc)
+{
+	struct hotspot_scope sc[HS_MAX_SCOPES];
+	int n = hotspot_nmethod_scopes(j, b, pc, sc, HS_MAX_SCOPES);
+
+	return n > 0 ? sc[n - 1].bci : -1;
 }
 
 /* One signed number of a compressed stream: 17's Pack200-style

@@ -88,6 +88,27 @@ uint32_t hotspot_line_at(struct hotspot_jvm *j, uint64_t linetable,
 uint32_t hotspot_linetable_line(const uint8_t *t, uint32_t len, bool unsigned5,
 				uint32_t bci);
 
+/* Scopes followed from the innermost to the outermost (inlining
+ * depth). */
+#define HS_MAX_SCOPES 32
+
+/* One scope of a compiled pc: a method and its bci (the inlined one
+ * running, or its sender's at the call). */
+struct hotspot_scope {
+	uint64_t method; /* Method*; 0: not known */
+	int32_t bci;	 /* -1: not known */
+};
+
+/* The scopes of pc in nmethod b from its PcDescs, scopes and metadata,
+ * innermost first; the last is b's own method (at most max, the
+ * outermost kept). The number, or -1 if none is known. An inner scope
+ * whose Method cannot be read (a layout without the metadata's place,
+ * an index out of it, or the outermost not naming b's own method) has
+ * method 0. Every Method given must still be checked by reading it. */
+int hotspot_nmethod_scopes(struct hotspot_jvm *j, const struct hotspot_blob *b,
+			   uint64_t pc, struct hotspot_scope *out,
+			   uint32_t max);
+
 /* The bci of pc in nmethod b's outermost scope (the method itself, not
  * what it inlined) from its PcDescs and scopes; -1 if unknown. */
 int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,

@@ -333,6 +333,10 @@ static const struct want wants[] = {
 	OFF("nmethod", "_scopes_data_offset", nm_scopes_data),
 	OFF("nmethod", "_immutable_data", nm_immutable_data),
 	OFF("nmethod", "_compile_id", nm_compile_id),
+	OFF("nmethod", "_metadata_offset", nm_metadata),	  /* 17 */
+	OFF("CodeBlob", "_mutable_data", blob_mutable_data),	  /* 25 */
+	OFF("CodeBlob", "_mutable_data_size", blob_mutable_size), /* 25 */
+	OFF("CodeBlob", "_relocation_size", blob_relocation_size),
 	OFF("Method", "_constMethod", method_const),
 	OFF("Method", "_access_flags", method_flags),
 	OFF("ConstMethod", "_constants", cmethod_constants),

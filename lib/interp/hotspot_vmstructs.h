@@ -75,6 +75,11 @@ struct hotspot_layout {
 	 * pointer; 21+: offsets into its immutable data) */
 	uint32_t nm_scopes_pcs, nm_dependencies, nm_scopes_data_begin,
 		nm_scopes_data, nm_immutable_data;
+	/* its metadata (the Methods its scopes name by index): 17 at an
+	 * offset from the blob, 25 after the relocations in the blob's
+	 * mutable data */
+	uint32_t nm_metadata, blob_mutable_data, blob_mutable_size,
+		blob_relocation_size;
 	/* Method, ConstMethod, ConstantPool, Klass, Symbol */
 	uint32_t method_const, method_flags;
 	uint32_t cmethod_constants, cmethod_name_index, cmethod_sig_index,

@@ -119,3 +119,19 @@ q(0x400, s('HeapBlock')); q(0x428, 16)
 q(0x600, s('ConstMethod::_has_linenumber_table')); q(0x608, 1)
 open(sys.argv[1], 'wb').write(m)
 PY
+# An nmethod (fuzz_hotspot.c's 25 layout at the image's start) whose
+# PcDesc leads to a chain of three scopes, Methods in its metadata.
+python3 - "$out/hotspot/scopes" <<'PY'
+import struct, sys
+B = 0x10000
+m = bytearray(0x1000)
+def q(off, v): m[off:off+8] = struct.pack('<Q', v)
+def d(off, v): m[off:off+4] = struct.pack('<I', v)
+q(0, B+0x100); d(8, 0); d(12, 32); q(16, B+0x200); d(24, 40); d(28, 16)
+d(32, 0x400); q(40, B+0x800)
+d(0x100, 0x20); d(0x104, 7); d(0x110, 0x40); d(0x114, 10)
+for at, (snd, mi, bci) in {1: (0, 3, 10), 4: (1, 2, 5), 7: (4, 1, 2), 10: (0, 3, 12)}.items():
+    m[0x120+at:0x123+at] = bytes([snd+1, mi+1, bci+2])
+q(0x210, B+0x900); q(0x218, B+0xa00); q(0x220, B+0x800)
+open(sys.argv[1], 'wb').write(m)
+PY

@@ -5,7 +5,8 @@
  * HS_SYM_COUNT words, so every pointer and offset in the tables is the
  * fuzzer's to choose. Reads outside the input fail, as a process's
  * unmapped memory does. The same bytes go through the line number
- * table decoder of both stream formats.
+ * table decoder of both stream formats, and are an nmethod whose scope
+ * chain (PcDescs, scopes, metadata) is followed in both layouts.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -74,6 +75,53 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 							&j, &m, 3);
 				}
 			hotspot_each_blob(&j, 256, NULL, NULL);
+		}
+	}
+	for (int v = 0; v < 2 && size >= 64; v++) {
+		/* a compiled method's scope chain: an nmethod at FUZZ_BASE
+		 * whose fields (the image's first words) lead to PcDescs,
+		 * scopes and metadata, laid out as 25 (v 0) or 17 (v 1) */
+		struct hotspot_scope sc[HS_MAX_SCOPES];
+		struct hotspot_jvm j;
+		struct hotspot_blob b;
+		uint32_t code;
+
+		memset(&j, 0, sizeof(j));
+		memset(&j.l, 0xff,
+		       offsetof(struct hotspot_layout, has_linenumber_table));
+		j.read = image_read;
+		j.ctx = &im;
+		j.l.unsigned5 = !v;
+		j.l.nm_scopes_pcs = 8;
+		if (!v) {
+			j.l.nm_immutable_data = 0;
+			j.l.nm_scopes_data = 12;
+			j.l.blob_mutable_data = 16;
+			j.l.blob_mutable_size = 24;
+			j.l.blob_relocation_size = 28;
+		} else {
+			j.l.nm_dependencies = 12;
+			j.l.nm_scopes_data_begin = 16;
+			j.l.nm_metadata = 24;
+		}
+		memcpy(&code, data + 32, 4);
+		memset(&b, 0, sizeof(b));
+		b.addr = FUZZ_BASE;
+		b.code_begin = FUZZ_BASE + (code & 0xfff);
+		b.code_end = b.code_begin + 4096;
+		b.nmethod = true;
+		memcpy(&b.method, data + 40, 8);
+		for (uint32_t at = 0; at < 4096; at += 61) {
+			int n = hotspot_nmethod_scopes(&j, &b,
+						       b.code_begin + at, sc,
+						       1 + at % HS_MAX_SCOPES);
+
+			if (n > (int)(1 + at % HS_MAX_SCOPES) || n < -1 || !n ||
+			    (n > 0 && sc[n - 1].method != b.method))
+				__builtin_trap();
+			for (int k = 0; k < n; k++)
+				if (sc[k].bci < -1 || sc[k].bci > 65535)
+					__builtin_trap();
 		}
 	}
 	{

@@ -153,6 +153,12 @@ static void run_jdk(const char *java)
 	waitpid(child, NULL, 0);
 	assert_int_equal(err, 0);
 	assert_true(j.nheaps >= 1);
+	/* where an nmethod's metadata is (the Methods it inlined): 17 an
+	 * offset, 25 the blob's mutable data after its relocations */
+	assert_true(j.l.nm_metadata != HS_NONE ||
+		    (j.l.blob_mutable_data != HS_NONE &&
+		     j.l.blob_mutable_size != HS_NONE &&
+		     j.l.blob_relocation_size != HS_NONE));
 	assert_true(j.interp_low && j.interp_high > j.interp_low);
 	if (!s.found)
 		fail_msg("%s: FibHash.fib not found among compiled methods",
