@@ -84,7 +84,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_INTERP_ERR) +
 		in->map_errors + jvm->map_errors;
 	s->interp_code_errors = in->read_errors + in->over_budget +
-				jvm->read_errors + jvm->stale_frames;
+				jvm->read_errors + jvm->stale_frames +
+				jvm->inline_errors;
 	s->jit_frames = sy->jit_frames;
 	s->jit_bad_entries = sy->jit.bad_entries;
 	s->jit_files_refused = sy->jit.refused;

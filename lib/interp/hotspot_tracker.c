@@ -256,6 +256,7 @@ static struct hotspot_method_entry *method_entry(struct hotspot_tracker *t,
 		}
 		hp->n = 0;
 		hp->bytes = 0;
+		hp->flushes++;
 		idxmap_clear(&hp->index);
 		mem_account_release(&hp->account);
 	}
@@ -279,18 +280,56 @@ static struct hotspot_method_entry *method_entry(struct hotspot_tracker *t,
 	return e->ok ? e : NULL;
 }
 
+/* Name a compiled frame's inlined scopes (sc[0..n-2], innermost first)
+ * into out->inl: from the outermost inward, up to the first whose Method
+ * cannot be named (counted; the frame then shows what called it). */
+static void inlined(struct hotspot_tracker *t, struct hotspot_process *hp,
+		    const struct hotspot_scope *sc, int32_t n, uint64_t now,
+		    struct hotspot_frame_info *out)
+{
+	uint32_t keep = 0;
+
+	out->ninlined = 0;
+	for (int32_t k = n - 2; k >= 0; k--) {
+		struct hotspot_method_entry *e =
+			sc[k].method ? method_entry(t, hp, sc[k].method, now)
+				     : NULL;
+		struct hotspot_inlined *x = &out->inl[k];
+
+		if (!e) {
+			t->counters.inline_errors++;
+			break;
+		}
+		x->name = e->name;
+		x->system = e->system;
+		x->file = e->file;
+		x->line = sc[k].bci >= 0 && e->linetable
+				  ? hotspot_line_at(&hp->jvm, e->linetable,
+						    (uint32_t)sc[k].bci)
+				  : 0;
+		keep++;
+	}
+	/* the innermost kept first */
+	if (keep && keep < (uint32_t)(n - 1))
+		memmove(out->inl, out->inl + (n - 1 - keep),
+			keep * sizeof(out->inl[0]));
+	out->ninlined = keep;
+}
+
 bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 		   uint64_t word1, uint64_t now_ns,
 		   struct hotspot_frame_info *out)
 {
 	struct hotspot_process *hp = p->jvm;
-	uint64_t ptr = word0 & OTELPROF_JVM_PTR_MASK, method;
+	uint64_t ptr = word0 & OTELPROF_JVM_PTR_MASK, method, flushes;
 	struct hotspot_method_entry *e;
+	const struct hotspot_scope *sc = NULL;
 	uint32_t line = 0;
-	int32_t bci = -1;
+	int32_t bci = -1, nsc = 0;
 
 	if (!hp || !hp->ready || !ptr)
 		return false;
+	out->ninlined = 0;
 	if (word0 & OTELPROF_JVM_F_INTERP) {
 		method = ptr;
 	} else {
@@ -328,20 +367,36 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 			uint32_t h = (uint32_t)(hash_u64(ptr ^ (word1 << 16)) %
 						HS_BCI_CACHE);
 
-			if (hp->bcis[h].blob == ptr &&
-			    hp->bcis[h].pc == word1 &&
-			    hp->bcis[h].compile_id == b.compile_id) {
-				bci = hp->bcis[h].bci;
-			} else {
-				bci = hotspot_nmethod_bci(&hp->jvm, &b, word1);
+			if (hp->bcis[h].blob != ptr ||
+			    hp->bcis[h].pc != word1 ||
+			    hp->bcis[h].compile_id != b.compile_id) {
 				hp->bcis[h].blob = ptr;
 				hp->bcis[h].pc = word1;
 				hp->bcis[h].compile_id = b.compile_id;
-				hp->bcis[h].bci = bci;
+				hp->bcis[h].n = hotspot_nmethod_scopes(
+					&hp->jvm, &b, word1, hp->bcis[h].sc,
+					HS_MAX_INLINE);
 			}
+			nsc = hp->bcis[h].n;
+			sc = hp->bcis[h].sc;
+			if (nsc > 0)
+				bci = sc[nsc - 1].bci;
 		}
 	}
-	e = method_entry(t, hp, method, now_ns);
+	/* naming them may empty the method cache (its budget), freeing
+	 * names already given: then once more, the cache now small */
+	for (int tries = 0;; tries++) {
+		flushes = hp->flushes;
+		if (nsc > 1)
+			inlined(t, hp, sc, nsc, now_ns, out);
+		e = method_entry(t, hp, method, now_ns);
+		if (hp->flushes == flushes)
+			break;
+		if (tries) {
+			out->ninlined = 0;
+			break;
+		}
+	}
 	if (!e)
 		return false;
 	if ((word0 & OTELPROF_JVM_F_INTERP) && word1 >= e->code_base &&

@@ -26,6 +26,9 @@
  * start-up) before it is reported as unknown. */
 #define HS_OPEN_TRIES 20
 #define HS_BCI_CACHE  1024
+/* Scopes kept per compiled pc: C2 inlines 15 deep at most by default
+ * (MaxInlineLevel), the nmethod's own method is one more. */
+#define HS_MAX_INLINE 16
 
 struct hotspot_method_entry {
 	uint64_t method, const_method;
@@ -49,12 +52,15 @@ struct hotspot_process {
 	uint32_t n, cap;
 	size_t bytes;
 	char stub[72]; /* the last stub's name */
-	/* bci of a compiled frame's pc, by {blob, compilation, pc} */
+	/* scopes of a compiled frame's pc, by {blob, compilation, pc}:
+	 * the methods it inlined, innermost first, then its own */
 	struct {
 		uint64_t blob, pc;
 		uint32_t compile_id;
-		int32_t bci;
+		int32_t n; /* -1: unknown */
+		struct hotspot_scope sc[HS_MAX_INLINE];
 	} bcis[HS_BCI_CACHE];
+	uint64_t flushes; /* method cache emptied (its strings freed) */
 };
 
 /* What the JVM tracker counts (for otelprof_stats). */
@@ -65,6 +71,8 @@ struct hotspot_counters {
 	uint64_t stale_frames; /* a compiled frame whose blob no longer
 				  holds its pc: left out */
 	uint64_t map_errors;
+	uint64_t inline_errors; /* an inlined scope's Method unreadable:
+				   the frame shows its callers only */
 };
 
 struct hotspot_tracker {
@@ -87,6 +95,13 @@ void hotspot_process_free(struct hotspot_process *hp);
 struct hotspot_frame_info {
 	const char *name, *system, *file;
 	uint32_t line;
+	/* a compiled frame's inlined methods, innermost first (the frame
+	 * above is the outermost, its line at the call) */
+	struct hotspot_inlined {
+		const char *name, *system, *file;
+		uint32_t line;
+	} inl[HS_MAX_INLINE - 1];
+	uint32_t ninlined;
 };
 
 /* The Java frame of pair {word0, word1} (OTELPROF_JVM_* encoding) of

@@ -411,6 +411,17 @@ static int32_t java_location(struct stack_symbolizer *s,
 	f.function_system = fi.system;
 	f.function_file = fi.file;
 	f.line = fi.line;
+	/* what the compiled code inlined: one Line each, innermost first,
+	 * as DWARF inlines of native code */
+	for (uint32_t k = 0; k < fi.ninlined && k < DWARF_LINES_MAX_DEPTH; k++)
+		s->inl[k] = (struct pb_inline){fi.inl[k].name, fi.inl[k].system,
+					       fi.inl[k].file, fi.inl[k].line};
+	if (fi.ninlined) {
+		f.inlined = s->inl;
+		f.ninlined = fi.ninlined < DWARF_LINES_MAX_DEPTH
+				     ? fi.ninlined
+				     : DWARF_LINES_MAX_DEPTH;
+	}
 	return pb_location(b, &f);
 }
 

@@ -20,11 +20,17 @@ var jdks = []struct{ name, java string }{
 	{"25", "/usr/lib/jvm/temurin-25-jdk-amd64/bin/java"},
 }
 
-// javaFrame is the index of the first jvm frame named name, or -1.
-func javaFrame(s Sample, name string) (int, *Frame) {
+// javaFrame is the index of the first jvm frame with a Line of name
+// (its own or one it inlined), and that Line; -1 if none.
+func javaFrame(s Sample, name string) (int, *Line) {
 	for i := range s.Frames {
-		if s.Frames[i].Type == "jvm" && s.Frames[i].Function == name {
-			return i, &s.Frames[i]
+		if s.Frames[i].Type != "jvm" {
+			continue
+		}
+		for k := range s.Frames[i].Lines {
+			if s.Frames[i].Lines[k].Name == name {
+				return i, &s.Frames[i].Lines[k]
+			}
 		}
 	}
 	return -1, nil
@@ -164,7 +170,7 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 			fibSteady++
 			if _, f := javaFrame(s, "FibHash.fib"); f != nil {
 				fibNamed++
-				l := f.Lines[0]
+				l := *f
 				if l.Filename != "FibHash.java" || l.SystemName != "FibHash.fib(I)J" ||
 					(l.Line != 0 && (l.Line <= fibLine || l.Line > fibLine+4)) {
 					t.Fatalf("fib frame %+v, want FibHash.java, FibHash.fib(I)J, a line in its body (%d)", l, fibLine)
@@ -177,7 +183,7 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 			hashSteady++
 			if _, f := javaFrame(s, "FibHash.digest"); f != nil {
 				digestNamed++
-				l := f.Lines[0]
+				l := *f
 				if l.Filename != "FibHash.java" || (l.Line != 0 && (l.Line <= digestLine || l.Line > digestLine+5)) {
 					t.Fatalf("digest frame %+v, want FibHash.java and a line in its body (%d)", l, digestLine)
 				}

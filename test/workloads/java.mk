@@ -2,7 +2,7 @@
 # bench), included by Makefile.inc. Compiled for 17 so every JDK tested
 # runs them.
 JAVAC ?= $(shell command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
-JAVA_OUT := $(OUT)/java/FibHash.class $(OUT)/java/Deep.class
+JAVA_OUT := $(OUT)/java/FibHash.class $(OUT)/java/Deep.class $(OUT)/java/Inline.class
 EXTRA_WORKLOADS += $(JAVA_OUT)
 
 $(OUT)/java/%.class: $(W)/java/%.java $(W)/java.mk
@@ -26,3 +26,7 @@ $(APM_DIR)/%-$(APM_VERSION).jar: $(W)/java.mk
 $(OUT)/java/ApmFibHash.class: $(W)/java/ApmFibHash.java $(APM_DIR)/apm-agent-api-$(APM_VERSION).jar $(W)/java.mk
 	@mkdir -p $(dir $@)
 	$(JAVAC) --release 17 -g -cp $(APM_DIR)/apm-agent-api-$(APM_VERSION).jar -d $(dir $@) $<
+
+$(OUT)/java/Inline.class: $(W)/java/Inline.java $(W)/java.mk
+	@mkdir -p $(dir $@)
+	$(JAVAC) --release 17 -g -d $(dir $@) $<
