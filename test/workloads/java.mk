@@ -26,7 +26,3 @@ $(APM_DIR)/%-$(APM_VERSION).jar: $(W)/java.mk
 $(OUT)/java/ApmFibHash.class: $(W)/java/ApmFibHash.java $(APM_DIR)/apm-agent-api-$(APM_VERSION).jar $(W)/java.mk
 	@mkdir -p $(dir $@)
 	$(JAVAC) --release 17 -g -cp $(APM_DIR)/apm-agent-api-$(APM_VERSION).jar -d $(dir $@) $<
-
-$(OUT)/java/Inline.class: $(W)/java/Inline.java $(W)/java.mk
-	@mkdir -p $(dir $@)
-	$(JAVAC) --release 17 -g -d $(dir $@) $<
