@@ -63,8 +63,8 @@ func TestSupportedKeys(t *testing.T) {
 		"off_cpu_threshold":       0,
 		"max_grpc_retries":        5,
 		"max_rpc_msg_size":        32 << 20,
-		// Accepted in any form: nothing to switch off here.
-		"interpreters":            map[string]any{"python": map[string]any{"disabled": true}},
+		// Runtimes with no unwinder here: nothing to switch off.
+		"interpreters":            map[string]any{"perl": map[string]any{"disabled": true}, "python": map[string]any{"disabled": false}},
 		"no_kernel_version_check": true,
 	})
 	if err != nil {
@@ -72,7 +72,7 @@ func TestSupportedKeys(t *testing.T) {
 	}
 	if cfg.SamplesPerSecond != 99 || cfg.ReporterInterval != 2*time.Second || !cfg.SendIdleFrames ||
 		cfg.PID != os.Getpid() || cfg.HostName != "node-1" || cfg.RingbufKB != 1024 || cfg.MaxFrames != 64 ||
-		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Python.Disabled ||
+		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Perl.Disabled ||
 		cfg.SymbolBudgetMB != 96 || cfg.FileBudgetMB != 16 ||
 		!reflect.DeepEqual(cfg.DebuginfodURLs, []string{"http://127.0.0.1:8002", "https://debuginfod.debian.net"}) {
 		t.Fatalf("unexpected config: %+v", cfg)
@@ -136,7 +136,9 @@ func TestRejected(t *testing.T) {
 		{"off cpu", map[string]any{"off_cpu_threshold": 0.5}, "off_cpu_threshold is not supported by this receiver (off-CPU profiling is not implemented"},
 		{"probabilistic threshold", map[string]any{"probabilistic_threshold": 50}, "probabilistic_threshold is not supported"},
 		{"probabilistic interval", map[string]any{"probabilistic_interval": "2m"}, "probabilistic_interval is not supported"},
-		{"tracers", map[string]any{"tracers": "python,hotspot"}, `tracers is not supported by this receiver (replaced by ` + "`interpreters`" + ` in the reference; only native and kernel frames are unwound here); remove it or set it to the reference's default "all"`},
+		{"tracers", map[string]any{"tracers": "python,hotspot"}, `tracers is not supported by this receiver (replaced by ` + "`interpreters`" + ` in the reference; use that key); remove it or set it to the reference's default "all"`},
+		{"python off", map[string]any{"interpreters": map[string]any{"python": map[string]any{"disabled": true}}}, "interpreters.python.disabled is not supported by this receiver"},
+		{"hotspot off", map[string]any{"interpreters": map[string]any{"hotspot": map[string]any{"disabled": true}}}, "interpreters.hotspot.disabled is not supported by this receiver"},
 		{"probe links", map[string]any{"probe_links": []any{"/bin/x:main"}}, "probe_links is not supported"},
 		{"probes", map[string]any{"probes": []any{map[string]any{"type": "kprobe", "symbol": "vfs_open"}}}, "probes is not supported"},
 		{"verbose", map[string]any{"verbose_mode": true}, "verbose_mode is not supported"},

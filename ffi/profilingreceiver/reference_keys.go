@@ -56,9 +56,12 @@ type Probe struct {
 }
 
 // Interpreters mirrors the reference's `interpreters` block, where each
-// interpreter unwinder can be disabled. This receiver unwinds native and
-// kernel frames (and names JIT code from perf maps), with no interpreter
-// unwinders to switch off, so any setting is accepted and has no effect.
+// interpreter unwinder can be disabled. The library's CPython and HotSpot
+// unwinders are always on (they cost nothing in processes without that
+// runtime), so disabling python or hotspot is refused (validateInterpreters)
+// rather than silently ignored; the other runtimes have no unwinder here
+// to switch off (their JIT maps and Go's pclntab are read as symbols), so
+// their settings change nothing and are accepted.
 type Interpreters struct {
 	Python  InterpreterToggle `mapstructure:"python"`
 	Perl    InterpreterToggle `mapstructure:"perl"`
@@ -128,22 +131,23 @@ var referenceReasons = map[string]string{
 	"pid_namespace_translation":  "process.pid is always the host's pid",
 	"pin_cpu_ids":                "every online CPU is sampled",
 	"probes":                     "no probes can be attached (kprobes and uprobes are not used)",
-	"tracers":                    "replaced by `interpreters` in the reference; only native and kernel frames are unwound here",
+	"tracers":                    "replaced by `interpreters` in the reference; use that key",
 	"probe_links":                "uprobe links are not implemented",
 	"load_probe":                 "uprobe links are not implemented",
 	"go_labels_map_scale_factor": "Go labels are not collected",
 }
 
-// alwaysAccepted keys take any value because every value means the same
-// here: interpreters (nothing to disable) and no_kernel_version_check (the
-// library probes kernel features, it never checks the version).
+// alwaysAccepted keys are not compared with the reference's default:
+// interpreters (checked by validateInterpreters) and
+// no_kernel_version_check (the library probes kernel features, it never
+// checks the version: every value means the same).
 var alwaysAccepted = map[string]bool{
 	"interpreters":            true,
 	"no_kernel_version_check": true,
 }
 
 func (k referenceKeys) validate() []error {
-	var errs []error
+	errs := k.Interpreters.validate()
 	def := reflect.ValueOf(referenceDefaults())
 	cur := reflect.ValueOf(k)
 	t := cur.Type()
@@ -176,4 +180,19 @@ func formatDefault(v reflect.Value) string {
 		return d.String()
 	}
 	return fmt.Sprint(v.Interface())
+}
+
+// validate refuses switching off an unwinder the library cannot switch off.
+func (in Interpreters) validate() []error {
+	var errs []error
+	for _, x := range []struct {
+		name     string
+		disabled bool
+	}{{"python", in.Python.Disabled}, {"hotspot", in.Hotspot.Disabled}} {
+		if x.disabled {
+			errs = append(errs, fmt.Errorf("interpreters.%s.disabled is not supported by this receiver "+
+				"(the library's CPython and HotSpot unwinders are always on; a process without that runtime costs nothing); remove it", x.name))
+		}
+	}
+	return errs
 }
