@@ -22,13 +22,11 @@
 #include <unistd.h>
 
 #include "agent/options.h"
+#include "util/clock.h"
 
 uint64_t agent_clock_ns(clockid_t c)
 {
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return clock_ns(c);
 }
 
 int64_t agent_boot_to_unix_offset(void)

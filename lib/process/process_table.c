@@ -4,6 +4,7 @@
 #include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
 #include "symbolize/jit_process.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -151,8 +152,6 @@ static void remove_proc(struct process_table *t, struct process *p)
 	t->procs[p->slot] = NULL;
 	process_destroy(t, p);
 }
-
-static uint64_t clock_ns(clockid_t c);
 
 /* Read and parse pid's maps into *maps (no table state touched: may run
  * with the caller's lock released). 0, or -errno; *bad: lines skipped. */
@@ -520,14 +519,6 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 	scan_maps(t, p, &c);
 	call_on_maps(t, p, &c);
 	return true;
-}
-
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The shared budget, refilled by elapsed time. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/idxmap.h"
+#include "util/clock.h"
 
 /*
  * libcurl is loaded when debuginfod is turned on, not linked: off (the
@@ -69,14 +70,6 @@ static void curl_load(void)
 	CURL_SYM(multi_cleanup, "curl_multi_cleanup");
 	/* Kept loaded for the process's life: curl has no safe unload. */
 	curl_ok = cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void debuginfod_init(struct debuginfod *d)

@@ -2,6 +2,7 @@
 #include "symbolize/file_cache.h"
 #include "symbolize/debug_info.h"
 #include "process/proc_maps.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -10,23 +11,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The clock samples carry (ktime_boot_ns), for last_used_ns. */
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void file_cache_init(struct file_cache *c)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/file_loader.h"
 #include "symbolize/debug_info.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,14 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void file_load_run(struct file_load_result *r, int fd, const char *path,
 		   int root_fd, struct mem_account *acct,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unwind/process_unwind.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -10,14 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The kernel array a worker made for a file's table. */
 struct prebuilt_array {
