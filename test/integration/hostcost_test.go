@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -524,5 +525,89 @@ func TestUnwindRowsFairShare(t *testing.T) {
 	t.Logf("bystander: %d samples, %d whole, %.0f expected from its CPU time (%.2f s)", total, whole, expected, byCPU/1e9)
 	if float64(whole) < 0.95*expected {
 		t.Errorf("bystander: %d whole samples, want >= 95%% of the %.0f its CPU time calls for", whole, expected)
+	}
+}
+
+// A library dlopen'd while recording unwinds from its first samples in
+// it. There is no hook on mmap (it would run on every syscall of the
+// host): the unwinder learns the library from the first sample whose pc
+// lies in no known mapping, and that sample's stack copy waits until the
+// table is in. The library is a private copy (a file the profiler has
+// never read) built without frame pointers, entered 3 s into the
+// recording; its code is 40 frames of recursion, so a sample is whole only
+// if the library's own CFI was used. Judged on the samples in the
+// library: whole (rooted, main below the 40 frames) from the first on,
+// except at most those within one sample period of the first.
+func TestDlopenedLibraryUnwindsAtOnce(t *testing.T) {
+	requireRoot(t)
+	const hz, depth = 99, 40
+	lib := copyLibs(t, filepath.Join(buildDir(t), "workloads", "librecurse.so"), t.TempDir(), 1)[0]
+	cmd := exec.Command(filepath.Join(buildDir(t), "workloads", "dlopen_late"), "3", "6", lib, itoa(depth))
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	pid := cmd.Process.Pid
+	d := decodeFile(t, record(t, 7, hz, "--pid", itoa(pid)).Path)
+	var dlopenNs uint64
+	if _, err := fmt.Sscanf(out.String(), "dlopen %d", &dlopenNs); err != nil {
+		t.Fatalf("workload did not report its dlopen (%q): %v", out.String(), err)
+	}
+	p := d.ByPID(pid)
+	if p == nil {
+		t.Fatal("no samples of the workload")
+	}
+	var in []Sample
+	for _, s := range p.Samples {
+		for _, f := range s.Frames {
+			if f.Mapping == lib {
+				in = append(in, s)
+				break
+			}
+		}
+	}
+	if len(in) < 100 {
+		t.Fatalf("only %d samples in the dlopen'd library (want >= 100 of ~%d)", len(in), 3*hz)
+	}
+	sort.Slice(in, func(i, j int) bool { return in[i].TimeNs < in[j].TimeNs })
+	whole := func(s Sample) bool {
+		n, main := 0, false
+		for _, f := range s.Frames {
+			if f.Function == "recurse_down" {
+				n++
+			}
+			if f.Function == "main" && strings.HasSuffix(f.Mapping, "/dlopen_late") {
+				main = true
+			}
+		}
+		return main && n >= depth && rooted(s, pid)
+	}
+	period := uint64(time.Second) / hz
+	first := in[0].TimeNs
+	early, earlyWhole, late, lateWhole := 0, 0, 0, 0
+	var bad []string
+	for _, s := range in {
+		if s.TimeNs <= first+period {
+			early++
+			if whole(s) {
+				earlyWhole++
+			}
+			continue
+		}
+		late++
+		if whole(s) {
+			lateWhole++
+		} else if len(bad) < 3 {
+			bad = append(bad, fmt.Sprintf("+%.1f ms: %s", float64(s.TimeNs-first)/1e6, s))
+		}
+	}
+	t.Logf("first sample in the library %.1f ms after its dlopen; within one period: %d of %d whole; after: %d of %d whole",
+		(float64(first)-float64(dlopenNs))/1e6, earlyWhole, early, lateWhole, late)
+	if lateWhole != late {
+		t.Errorf("%d of %d samples more than one period after the library's first are not whole, e.g.\n%s",
+			late-lateWhole, late, strings.Join(bad, "\n"))
 	}
 }
