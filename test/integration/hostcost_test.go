@@ -534,10 +534,10 @@ func TestUnwindRowsFairShare(t *testing.T) {
 // lies in no known mapping, and that sample's stack copy waits until the
 // table is in. The library is a private copy (a file the profiler has
 // never read) built without frame pointers, entered 3 s into the
-// recording; its code is 40 frames of recursion, so a sample is whole only
-// if the library's own CFI was used. Judged on the samples in the
-// library: whole (rooted, main below the 40 frames), but for those within
-// one sample period of the first, as often as any native stack (>= 99%).
+// recording; its code is up to 40 frames of recursion, so a sample
+// reaches main only if the library's own CFI was used. Judged on the samples in the
+// library: whole (rooted, main below the library's frames) but for those
+// within one sample period of the first.
 func TestDlopenedLibraryUnwindsAtOnce(t *testing.T) {
 	requireRoot(t)
 	const hz, depth = 99, 40
@@ -583,7 +583,10 @@ func TestDlopenedLibraryUnwindsAtOnce(t *testing.T) {
 				main = true
 			}
 		}
-		return main && n >= depth && rooted(s, pid)
+		// Between two leaf calls the recursion is part way down or up:
+		// fewer than depth frames is right then; main below is what
+		// only the library's CFI gives.
+		return main && n >= 1 && rooted(s, pid)
 	}
 	period := uint64(time.Second) / hz
 	first := in[0].TimeNs
@@ -606,9 +609,8 @@ func TestDlopenedLibraryUnwindsAtOnce(t *testing.T) {
 	}
 	t.Logf("first sample in the library %.1f ms after its dlopen; within one period: %d of %d whole; after: %d of %d whole",
 		(float64(first)-float64(dlopenNs))/1e6, earlyWhole, early, lateWhole, late)
-	// The library is learnt within one period: after it, its samples are
-	// as whole as any native stack here (>= 99%: a rare sample is cut for
-	// reasons of its own: once in 405 in one CI run).
+	// The library is learnt within one period: after it, its samples
+	// reach main (>= 99%, the bar of the other native tests).
 	if float64(lateWhole) < 0.99*float64(late) {
 		t.Errorf("%d of %d samples more than one period after the library's first are not whole, e.g.\n%s",
 			late-lateWhole, late, strings.Join(bad, "\n"))
