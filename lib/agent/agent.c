@@ -24,15 +24,9 @@
 #include "agent/options.h"
 #include "util/clock.h"
 
-uint64_t agent_clock_ns(clockid_t c)
-{
-	return clock_ns(c);
-}
-
 int64_t agent_boot_to_unix_offset(void)
 {
-	return (int64_t)(agent_clock_ns(CLOCK_REALTIME) -
-			 agent_clock_ns(CLOCK_BOOTTIME));
+	return (int64_t)(clock_ns(CLOCK_REALTIME) - boot_ns());
 }
 
 #define APM_RETRY_MS 10
@@ -135,7 +129,7 @@ static int on_event(void *ctx, const void *data, size_t size)
  * drain pass (held rescans): a poll waits for one slice, not for it. */
 static void note_hold(struct otelprof *p)
 {
-	uint64_t held = agent_clock_ns(CLOCK_MONOTONIC) - p->hold_since_ns;
+	uint64_t held = mono_ns() - p->hold_since_ns;
 
 	if (held > p->counters.drain_max_hold_ns)
 		p->counters.drain_max_hold_ns = held;
@@ -154,7 +148,7 @@ static void state_relock(void *ctx)
 	struct otelprof *p = ctx;
 
 	pthread_mutex_lock(&p->state_lock);
-	p->hold_since_ns = agent_clock_ns(CLOCK_MONOTONIC);
+	p->hold_since_ns = mono_ns();
 }
 
 /* One pass of the drain thread. True: its slice ran out with work left
@@ -170,14 +164,14 @@ static bool drain(struct otelprof *p)
 	 * new processes), a CPU coming online must not wait behind it. */
 	if (!atomic_load(&p->stopping))
 		agent_watch_cpus(p);
-	p->hold_since_ns = agent_clock_ns(CLOCK_MONOTONIC);
+	p->hold_since_ns = mono_ns();
 	process_table_begin_pass(&p->procs);
 	bpf_sampler_consume(p->sampler);
 	process_table_resume_loads(&p->procs);
 	installed = process_unwind_finish_builds(&p->unwinder);
 	agent_replay_parked(p, installed > 0, false);
 	process_table_run_held(&p->procs);
-	now = agent_clock_ns(CLOCK_BOOTTIME);
+	now = boot_ns();
 	context_tracker_tick(&p->context, now);
 	p->apm_waiting = context_tracker_flush_apm(&p->context, now);
 	agent_sync_rescans(p, now);
@@ -285,7 +279,7 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	if (pb_init(&p->windows[0]) || pb_init(&p->windows[1]))
 		return errmsg_set(err, -ENOMEM, "out of memory");
 	p->boot_to_unix_ns = agent_boot_to_unix_offset();
-	p->window_start_unix_ns = agent_clock_ns(CLOCK_REALTIME);
+	p->window_start_unix_ns = clock_ns(CLOCK_REALTIME);
 	raise_fd_limit();
 
 	ncpu = online_cpus(&mask);
@@ -420,7 +414,7 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 static bool join_within(pthread_t t, uint64_t ns)
 {
 	struct timespec abs;
-	uint64_t at = agent_clock_ns(CLOCK_REALTIME) + ns;
+	uint64_t at = clock_ns(CLOCK_REALTIME) + ns;
 
 	abs.tv_sec = (time_t)(at / 1000000000ull);
 	abs.tv_nsec = (long)(at % 1000000000ull);
@@ -432,7 +426,7 @@ int agent_stop(struct otelprof *p)
 {
 	uint64_t one = 1, deadline;
 
-	deadline = agent_clock_ns(CLOCK_MONOTONIC) + STOP_BUDGET_NS;
+	deadline = mono_ns() + STOP_BUDGET_NS;
 	atomic_store(&p->stopping, true);
 	if (write(p->wake_fd, &one, sizeof(one)) < 0) {
 		/* eventfd write only fails on overflow: the thread is
@@ -465,7 +459,7 @@ int agent_stop(struct otelprof *p)
 	}
 	/* Held samples: give running table builds until the deadline. */
 	while (p->parked && process_unwind_busy(&p->unwinder) &&
-	       agent_clock_ns(CLOCK_MONOTONIC) + 20 * 1000 * 1000 < deadline) {
+	       mono_ns() + 20 * 1000 * 1000 < deadline) {
 		struct timespec ms20 = {0, 20 * 1000 * 1000};
 
 		pthread_mutex_unlock(&p->state_lock);
@@ -476,7 +470,7 @@ int agent_stop(struct otelprof *p)
 	process_unwind_finish_builds(&p->unwinder);
 	agent_replay_parked(p, true, true);
 	/* The last samples' correlations: one non-blocking try. */
-	context_tracker_flush_apm(&p->context, agent_clock_ns(CLOCK_BOOTTIME));
+	context_tracker_flush_apm(&p->context, boot_ns());
 	p->procs.slice_end_ns = 0;
 	p->stopped = true;
 	pthread_mutex_unlock(&p->state_lock);

@@ -92,7 +92,6 @@ struct otelprof {
 	char errbuf[1024];
 };
 
-uint64_t agent_clock_ns(clockid_t c);
 /* CLOCK_REALTIME - CLOCK_BOOTTIME: sample times are boot clock. */
 int64_t agent_boot_to_unix_offset(void);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "util/clock.h"
 
 struct parked_sample {
 	struct parked_sample *next;
@@ -29,7 +30,7 @@ bool agent_park(struct otelprof *p, const void *data, size_t size)
 	if (!ps)
 		return false;
 	ps->next = NULL;
-	ps->since_ns = agent_clock_ns(CLOCK_MONOTONIC);
+	ps->since_ns = mono_ns();
 	ps->size = size;
 	memcpy(ps->data, data, size);
 	if (p->parked_tail)
@@ -48,7 +49,7 @@ bool agent_park(struct otelprof *p, const void *data, size_t size)
 void agent_replay_parked(struct otelprof *p, bool installed, bool force)
 {
 	struct parked_sample *ps = p->parked;
-	uint64_t now = agent_clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = mono_ns();
 	uint32_t done = 0;
 
 	if (!ps || (!installed && !force && !p->replay_pending &&

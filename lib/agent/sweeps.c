@@ -2,6 +2,7 @@
 /* The drain thread's periodic work besides events: dropping what exited,
  * and following CPUs that come and go. */
 #include "agent/agent.h"
+#include "util/clock.h"
 
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
 #define FILE_LINGER_NS	  (60ull * 1000 * 1000 * 1000)
@@ -15,7 +16,7 @@
  * never-reused process serial. */
 void agent_sweep_if_due(struct otelprof *p)
 {
-	uint64_t now = agent_clock_ns(CLOCK_BOOTTIME);
+	uint64_t now = boot_ns();
 
 	if (now - p->last_sweep_ns <= SWEEP_INTERVAL_NS)
 		return;
@@ -32,7 +33,7 @@ void agent_sweep_if_due(struct otelprof *p)
  * state_lock because stop detaches under it. */
 void agent_watch_cpus(struct otelprof *p)
 {
-	uint64_t now = agent_clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = mono_ns();
 
 	bpf_sampler_handle_uevents(p->sampler);
 	if (now - p->last_cpu_check_ns < CPU_CHECK_NS)

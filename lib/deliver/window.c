@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "deliver/window.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 	p->cur ^= 1;
 	e = pb_reset(&p->windows[p->cur]);
 	stack_symbolizer_reset(&p->symbolizer);
-	now = agent_clock_ns(CLOCK_REALTIME);
+	now = clock_ns(CLOCK_REALTIME);
 	agent_sweep_if_due(p);
 	p->boot_to_unix_ns = agent_boot_to_unix_offset();
 	w.start_unix_ns = p->window_start_unix_ns;
