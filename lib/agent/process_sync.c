@@ -15,7 +15,8 @@
  *
  * The table tells what changed (struct process_change: a new process, a
  * rescan with the mappings it added and removed, files read since); the
- * interpreter and JVM steps look at the added mappings only.
+ * context step skips its TLS walk when a rescan added and removed no
+ * mapping; the interpreter and JVM steps look at the added mappings only.
  *
  * Rescans come from the events (maps changed), the samples (a pc in no
  * known mapping) and the context tracker's search for contexts published
@@ -29,7 +30,7 @@ static void on_maps(void *ctx, struct process *proc,
 	struct otelprof *p = ctx;
 
 	process_unwind_sync(&p->unwinder, proc);
-	context_tracker_sync(&p->context, proc);
+	context_tracker_sync(&p->context, proc, c);
 	interp_tracker_sync(&p->interp, proc, c);
 	hotspot_tracker_sync(&p->jvm, proc, c);
 }

@@ -268,12 +268,25 @@ static void retry_probe(struct context_tracker *ct, struct process *p,
 	}
 }
 
-static void on_maps(void *ctx, struct process *p)
+/* A rescan that added and removed no executable mapping cannot have moved
+ * a TLS symbol: the walk over every mapping is skipped then, unless the
+ * last push did not reach the kernel (map full) and is due again. */
+static bool tls_may_have_moved(const struct process *p,
+			       const struct process_change *c)
+{
+	if (!c || c->why != PROCESS_RESCANNED || c->added || c->removed)
+		return true;
+	return p->ctx && !p->ctx->in_kernel && has_location(&p->ctx->bpf);
+}
+
+static void on_maps(void *ctx, struct process *p,
+		    const struct process_change *c)
 {
 	struct context_tracker *ct = ctx;
 	uint64_t now = ct->last_tick_ns;
 
-	resolve_tls(ct, p);
+	if (tls_may_have_moved(p, c))
+		resolve_tls(ct, p);
 	probe_candidates(ct, p, now);
 	refresh_pctx(ct, p, now);
 }
@@ -295,9 +308,10 @@ static void on_remove(void *ctx, struct process *p)
 	p->ctx = NULL;
 }
 
-void context_tracker_sync(struct context_tracker *ct, struct process *p)
+void context_tracker_sync(struct context_tracker *ct, struct process *p,
+			  const struct process_change *c)
 {
-	on_maps(ct, p);
+	on_maps(ct, p, c);
 }
 
 void context_tracker_forget(struct context_tracker *ct, struct process *p)

@@ -73,10 +73,12 @@ struct context_tracker {
 /* ctx_procs_fd < 0: no kernel map. */
 void context_tracker_init(struct context_tracker *ct, struct process_table *t,
 			  int ctx_procs_fd);
-/* p's mappings are new or changed: resolve its context TLS location
- * into the kernel, look for a published process context. Needs the
- * files the unwinder's sync resolved. */
-void context_tracker_sync(struct context_tracker *ct, struct process *p);
+/* p's mappings are new or changed (c: what changed, as the process table
+ * reported it; NULL: treat everything as new): resolve its context TLS
+ * location into the kernel, look for a published process context. Needs
+ * the files the unwinder's sync resolved. */
+void context_tracker_sync(struct context_tracker *ct, struct process *p,
+			  const struct process_change *c);
 /* p is about to be freed: drop its kernel entry and state. */
 void context_tracker_forget(struct context_tracker *ct, struct process *p);
 /* Free every process's context state (the kernel maps go with the
