@@ -41,6 +41,7 @@ void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n);
 struct unwind_fde {
 	uint64_t lo, hi;
 	uint64_t cost; /* libdw work for all its rows (cfi_fde.c) */
+	uint64_t off;  /* entry offset in its section (cfi_entries.c) */
 };
 
 /* One row with its extent [lo, hi); turned into unwind_row at the end. */
@@ -104,5 +105,59 @@ int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
 int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 			uint64_t upfront, uint64_t per_call,
 			struct unwind_spans *out);
+
+/*
+ * The direct interpreter (cfi_entries.c, cfi_interp.c): the CIE/FDE
+ * parser and a single pass over each FDE's program, for the x86_64 subset
+ * compilers and glibc emit. Same rows as the libdw path above on real
+ * files (docs/unwinding.md), linear per FDE, no library state.
+ */
+
+/* A CFI section as read in place. */
+struct cfi_sec {
+	const uint8_t *buf;
+	size_t size;
+	uint64_t addr; /* vaddr of buf[0]; 0 for .debug_frame */
+	bool eh;       /* .eh_frame (else .debug_frame) */
+};
+
+/* One decoded CIE. */
+struct cfi_cie {
+	uint64_t caf;			/* code alignment factor */
+	int64_t daf;			/* data alignment factor */
+	uint64_t ra;			/* return address register */
+	const uint8_t *init, *init_end; /* initial instructions */
+	uint8_t enc;			/* FDE pointer encoding ('R') */
+	bool z, signal;			/* 'z' and 'S' augmentations */
+};
+
+/* One decoded FDE: its CIE, range and program. */
+struct cfi_fde {
+	struct cfi_cie cie;
+	uint64_t lo, range;
+	const uint8_t *prog, *prog_end;
+};
+
+/* Decode the FDE whose entry starts at `off`: 0, or -1 if it is not an
+ * FDE we can read (itself or its CIE). */
+int cfi_fde_at(const struct cfi_sec *s, uint64_t off, struct cfi_fde *f);
+
+/*
+ * Every FDE's [lo, hi) inside `win`, sorted by lo (longest first), with
+ * its entry offset; corrupt entries counted in `st` as in
+ * unwind_fde_collect(). The list is charged to `mem`. Returns 0, -E2BIG
+ * (over UNWIND_MAX_FDES), -EDQUOT or -ENOMEM.
+ */
+int unwind_cfi_collect(const struct cfi_sec *s, const struct unwind_window *win,
+		       struct unwind_fde **out, size_t *nout,
+		       struct unwind_table_stats *st, struct unwind_mem *mem);
+
+/*
+ * Append the rows of FDE `f` for [lo, hi) in one pass over its program,
+ * charging out->work its length. Returns 0, 1 if the FDE was unusable
+ * (nothing appended), -EDQUOT or -ENOMEM.
+ */
+int unwind_cfi_interp_rows(const struct cfi_sec *s, const struct unwind_fde *f,
+			   uint64_t lo, uint64_t hi, struct unwind_spans *out);
 
 #endif /* OTELPROF_UNWIND_INTERNAL_H */

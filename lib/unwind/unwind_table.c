@@ -369,11 +369,28 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	return 0;
 }
 
+/* Where one section's rows come from: libdw's CFI or our interpreter. */
+struct cfi_src {
+	Dwarf_CFI *cfi; /* libdw engine */
+	Elf_Data *d, *hdr;
+	struct cfi_sec sec; /* both: the section's bytes */
+	bool interp;
+};
+
+static int fde_rows(const struct cfi_src *src, const struct unwind_fde *f,
+		    uint64_t lo, uint64_t hi, uint64_t max_call,
+		    struct unwind_spans *sp)
+{
+	if (src->interp)
+		return unwind_cfi_interp_rows(&src->sec, f, lo, hi, sp);
+	return unwind_cfi_fde_rows(src->cfi, lo, hi, max_call ? 0 : f->cost,
+				   max_call, sp);
+}
+
 /* Rows for every FDE of one section, skipping what `cov` already has. */
-static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
-		       Elf_Data *hdr, bool eh, const struct elf_info *ei,
-		       const struct cover *cov, struct unwind_spans *sp,
-		       struct unwind_table_stats *st)
+static int add_section(Elf *elf, const struct cfi_src *src,
+		       const struct elf_info *ei, const struct cover *cov,
+		       struct unwind_spans *sp, struct unwind_table_stats *st)
 {
 	int r = 0;
 
@@ -382,11 +399,17 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 	size_t n = 0;
 	uint64_t cursor = 0, total0 = st->fdes_total,
 		 skipped0 = st->fdes_skipped;
+	bool eh = src->sec.eh;
 	int err;
 
-	err = unwind_fde_collect((const unsigned char *)elf_getident(elf, NULL),
-				 d, addr, eh, hdr, ei->eh_frame_hdr.addr,
-				 &ei->win, &f, &n, &max_call, st, sp->mem);
+	if (src->interp)
+		err = unwind_cfi_collect(&src->sec, &ei->win, &f, &n, st,
+					 sp->mem);
+	else
+		err = unwind_fde_collect(
+			(const unsigned char *)elf_getident(elf, NULL), src->d,
+			src->sec.addr, eh, src->hdr, ei->eh_frame_hdr.addr,
+			&ei->win, &f, &n, &max_call, st, sp->mem);
 	if (err == -EBADMSG || err == -E2BIG) {
 		/* Section rejected whole: all its FDEs count as skipped. */
 		if (err == -E2BIG)
@@ -413,9 +436,7 @@ static int add_section(Elf *elf, Dwarf_CFI *cfi, Elf_Data *d, uint64_t addr,
 			continue;
 		}
 		while (cover_next_gap(cov, &pos, f[i].hi, &plo, &phi)) {
-			r = unwind_cfi_fde_rows(cfi, plo, phi,
-						max_call ? 0 : f[i].cost,
-						max_call, sp);
+			r = fde_rows(src, &f[i], plo, phi, max_call, sp);
 			if (r < 0)
 				break;
 			if (r > 0)
@@ -536,7 +557,7 @@ static void *debug_frame_image(const unsigned char *ident, const void *data,
 /* .debug_frame rows where `cov` (from .eh_frame) has none. */
 static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 			   const struct cover *cov, struct unwind_spans *sp,
-			   struct unwind_table_stats *st)
+			   struct unwind_table_stats *st, bool interp)
 {
 	const struct sec *s = &ei->debug_frame;
 	Elf_Data *raw, *d;
@@ -567,6 +588,14 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 		bytes = inflated;
 	}
 	st->bytes_of_cfi += size;
+	if (interp) {
+		struct cfi_src src = {.sec = {bytes, size, 0, false},
+				      .interp = true};
+
+		st->flags |= UNWIND_ST_DEBUG_FRAME;
+		err = add_section(elf, &src, ei, cov, sp, st);
+		goto out;
+	}
 	/* The image: the section, its headers and names (< 4 KiB). */
 	if (!unwind_mem_charge(sp->mem, size + 4096)) {
 		err = -EDQUOT;
@@ -587,7 +616,13 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 		goto out;
 	}
 	st->flags |= UNWIND_ST_DEBUG_FRAME;
-	err = add_section(elf, cfi, d, 0, NULL, false, ei, cov, sp, st);
+	{
+		struct cfi_src src = {.cfi = cfi,
+				      .d = d,
+				      .sec = {d->d_buf, d->d_size, 0, false}};
+
+		err = add_section(elf, &src, ei, cov, sp, st);
+	}
 out:
 	if (dw)
 		dwarf_end(dw);
@@ -718,6 +753,7 @@ static int finalize(struct unwind_spans *sp, struct unwind_table *t,
 static int build(Elf *elf, struct unwind_table *out,
 		 struct unwind_table_stats *st, struct unwind_mem *mem)
 {
+	bool interp = st->cfi_engine == UNWIND_CFI_INTERP;
 	struct unwind_spans sp = {.max = UNWIND_MAX_ROWS / 2,
 				  .work_max = UNWIND_WORK_BASE,
 				  .mem = mem};
@@ -756,12 +792,19 @@ static int build(Elf *elf, struct unwind_table *out,
 		st->bytes_of_cfi += ei.eh_frame.size;
 		if (ei.eh_frame_hdr.scn)
 			hdr = elf_rawdata(ei.eh_frame_hdr.scn, NULL);
-		cfi = dwarf_getcfi_elf(elf);
-		if (cfi && d && d->d_buf && d->d_size == ei.eh_frame.size &&
+		cfi = interp ? NULL : dwarf_getcfi_elf(elf);
+		if ((cfi || interp) && d && d->d_buf &&
+		    d->d_size == ei.eh_frame.size &&
 		    (!ei.eh_frame_hdr.scn || (hdr && hdr->d_buf))) {
+			struct cfi_src src = {.cfi = cfi,
+					      .d = d,
+					      .hdr = hdr,
+					      .sec = {d->d_buf, d->d_size,
+						      ei.eh_frame.addr, true},
+					      .interp = interp};
+
 			st->flags |= UNWIND_ST_EH_FRAME;
-			err = add_section(elf, cfi, d, ei.eh_frame.addr, hdr,
-					  true, &ei, &cov, &sp, st);
+			err = add_section(elf, &src, &ei, &cov, &sp, st);
 			if (err)
 				goto out;
 			/* Its caches are not needed past this point. */
@@ -786,7 +829,8 @@ static int build(Elf *elf, struct unwind_table *out,
 		} else {
 			err = cover_build(&sp, &cov);
 			if (!err)
-				err = add_debug_frame(elf, &ei, &cov, &sp, st);
+				err = add_debug_frame(elf, &ei, &cov, &sp, st,
+						      interp);
 			if (err)
 				goto out;
 		}
@@ -879,11 +923,13 @@ static void table_init(struct unwind_table *out, struct unwind_table_stats *st,
 {
 	const atomic_bool *cancel = st->cancel;
 	struct mem_account *acct = st->acct;
+	uint8_t engine = st->cfi_engine;
 
 	memset(out, 0, sizeof(*out));
 	memset(st, 0, sizeof(*st));
 	st->cancel = cancel;
 	st->acct = acct;
+	st->cfi_engine = engine;
 	memset(mem, 0, sizeof(*mem));
 	mem->acct = acct;
 	out->acct = acct;

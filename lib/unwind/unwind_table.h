@@ -41,6 +41,13 @@ enum unwind_stats_flags {
 	UNWIND_ST_OVER_BUDGET = 1u << 8,  /* refused: the memory budget */
 };
 
+/* Which CFA interpreter builds the rows (unwind_table_stats.cfi_engine). */
+enum unwind_cfi_engine {
+	UNWIND_CFI_DEFAULT = 0, /* production's choice */
+	UNWIND_CFI_LIBDW = 1,	/* elfutils libdw (cfi_fde.c, cfi_rows.c) */
+	UNWIND_CFI_INTERP = 2,	/* our own (cfi_entries.c, cfi_interp.c) */
+};
+
 struct unwind_table_stats {
 	uint64_t fdes_total;	   /* FDEs seen in .eh_frame + .debug_frame */
 	uint64_t fdes_skipped;	   /* corrupt, out of range or over a cap */
@@ -64,6 +71,8 @@ struct unwind_table_stats {
 	 * table's rows stay charged until unwind_table_free(). */
 	struct mem_account *acct;
 	uint64_t mem_peak; /* out: most bytes the build had charged */
+	/* In: enum unwind_cfi_engine (tests and benches compare them). */
+	uint8_t cfi_engine;
 };
 
 struct unwind_table {

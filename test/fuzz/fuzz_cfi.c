@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * libFuzzer target for the unwind table builder (memory entry point).
+ * libFuzzer target for the unwind table builder (memory entry point), with
+ * each CFI engine (libdw and the direct interpreter) in turn.
  *
  * Build:
  *   clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
- *     -I include -I ebpf -I lib test/fuzz/fuzz_cfi.c lib/unwind/cfi_fde.c \
- *     lib/unwind/cfi_rows.c lib/unwind/unwind_table.c \
+ *     -I include -I ebpf -I lib test/fuzz/fuzz_cfi.c lib/unwind/cfi_*.c \
+ *     lib/unwind/unwind_table.c \
  *     -o fuzz_cfi -ldw -lelf -lz
  * Seed corpus, made at test time from this host's binaries: small whole
  * ELF files (section headers sit at the end, so prefixes are useless), and
@@ -138,25 +139,18 @@ static uint8_t *wrap_cfi(const uint8_t *data, size_t size, size_t *out_len)
 	return b;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The builder's invariants on one input, with one CFI engine. */
+static void check_one(const uint8_t *data, size_t size, uint8_t engine)
 {
 	struct unwind_table t;
-	struct unwind_table_stats st = {0};
-	uint8_t *wrapped = NULL;
+	struct unwind_table_stats st = {.cfi_engine = engine};
 	int err;
 
-	if (size >= 8 && !memcmp(data, "CFI", 3)) {
-		wrapped = wrap_cfi(data, size, &size);
-		if (!wrapped)
-			return 0;
-		data = wrapped;
-	}
 	err = unwind_table_build_mem(data, size, &t, &st);
-	free(wrapped);
 	if (err) {
 		if (err > 0 || t.rows || t.nrows)
 			abort();
-		return 0;
+		return;
 	}
 	if (t.nrows != st.rows)
 		abort();
@@ -172,5 +166,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (t.nrows && t.rows[t.nrows - 1].cfa_base != UNWIND_CFA_INVALID)
 		abort();
 	unwind_table_free(&t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *wrapped = NULL;
+
+	if (size >= 8 && !memcmp(data, "CFI", 3)) {
+		wrapped = wrap_cfi(data, size, &size);
+		if (!wrapped)
+			return 0;
+		data = wrapped;
+	}
+	/* Both engines, through the builder production calls. */
+	check_one(data, size, UNWIND_CFI_LIBDW);
+	check_one(data, size, UNWIND_CFI_INTERP);
+	free(wrapped);
 	return 0;
 }

@@ -280,7 +280,7 @@ static void test_real_files(void **state)
 		/* The memory entry point gives the same table. */
 		{
 			struct unwind_table t2;
-			struct unwind_table_stats st2;
+			struct unwind_table_stats st2 = {0};
 
 			assert_int_equal(
 				unwind_table_build_mem(img, len, &t2, &st2), 0);

@@ -31,6 +31,18 @@ struct buf {
 	size_t n, cap;
 };
 
+/* Every case runs once per CFI engine (main); they differ only where the
+ * libdw path must refuse what libdw itself would mishandle. */
+static uint8_t engine = UNWIND_CFI_LIBDW;
+
+static int build(const struct buf *elf, struct unwind_table *t,
+		 struct unwind_table_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->cfi_engine = engine;
+	return unwind_table_build_mem(elf->b, elf->n, t, st);
+}
+
 static void put(struct buf *b, const void *p, size_t n)
 {
 	if (b->n + n > b->cap) {
@@ -267,7 +279,7 @@ static void test_rules_and_priority(void **state)
 
 		make_elf(&elf, 0, s, 2);
 	}
-	assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st), 0);
+	assert_int_equal(build(&elf, &t, &st), 0);
 	{
 		const struct want w[] = {
 			{0x1000, UNWIND_CFA_SP, 8, UNWIND_FP_SAME, 0},
@@ -366,12 +378,31 @@ static void test_hostile_sections(void **state)
 
 			make_elf(&elf, 0, ns == 3 ? s3 : s3 + 1, ns);
 		}
-		assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st),
-				 0);
-		assert_true(st.flags & UNWIND_ST_HOSTILE);
-		assert_int_equal(st.fdes_debug_frame, 1);
-		assert_int_equal(t.nrows, 2);
-		assert_int_equal(t.rows[0].cfa_offset, 32); /* .debug_frame */
+		assert_int_equal(build(&elf, &t, &st), 0);
+		if (engine == UNWIND_CFI_LIBDW) {
+			assert_true(st.flags & UNWIND_ST_HOSTILE);
+			assert_int_equal(st.fdes_debug_frame, 1);
+			assert_int_equal(t.nrows, 2);
+			/* .debug_frame */
+			assert_int_equal(t.rows[0].cfa_offset, 32);
+		} else {
+			/* The interpreter runs only what it parses and tracks
+			 * three registers: no register array to blow up, no
+			 * search table to trust. A program it cannot run
+			 * (reserved opcode, short operand, nesting over 64)
+			 * loses only its FDE, to .debug_frame. */
+			bool lost = k >= 2 && k <= sizeof(bad) / sizeof(*bad);
+			const struct unwind_row *r =
+				unwind_table_lookup(&t, 0x1010);
+
+			assert_false(st.flags & UNWIND_ST_HOSTILE);
+			assert_int_equal(st.fdes_skipped, lost ? 1 : 0);
+			assert_int_equal(
+				unwind_table_lookup(&t, 0x1001)->cfa_offset,
+				16);
+			assert_non_null(r);
+			assert_int_equal(r->cfa_offset, lost ? 32 : 8);
+		}
 		unwind_table_free(&t);
 		free(eh.b);
 		free(hdr.b);
@@ -400,7 +431,7 @@ static void test_good_hdr(void **state)
 
 		make_elf(&elf, 0, s, 2);
 	}
-	assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st), 0);
+	assert_int_equal(build(&elf, &t, &st), 0);
 	assert_false(st.flags & UNWIND_ST_HOSTILE);
 	assert_true(st.flags & UNWIND_ST_EH_FRAME_HDR);
 	assert_int_equal(t.nrows, 3);
@@ -428,7 +459,7 @@ static void test_entry_stop(void **state)
 
 		make_elf(&elf, 0x1040, s, 1);
 	}
-	assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st), 0);
+	assert_int_equal(build(&elf, &t, &st), 0);
 	{
 		const struct want w[] = {
 			{0x1000, UNWIND_CFA_SP, 8, UNWIND_FP_SAME, 0},
@@ -467,7 +498,7 @@ static void test_plt_fill_and_overlap(void **state)
 
 		make_elf(&elf, 0, s, 2);
 	}
-	assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st), 0);
+	assert_int_equal(build(&elf, &t, &st), 0);
 	{
 		const struct want w[] = {
 			{0x1fd0, UNWIND_CFA_PLT, 0, UNWIND_FP_SAME, 0},
@@ -514,12 +545,20 @@ static void test_work_budget(void **state)
 		make_elf(&elf, 0, s, 1);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st), 0);
+	assert_int_equal(build(&elf, &t, &st), 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	assert_true(b.tv_sec - a.tv_sec < 10);
-	assert_true(st.flags & UNWIND_ST_TRUNCATED);
-	/* Priced before running: the FDE is not run at all. */
-	assert_int_equal(t.nrows, 0);
+	if (engine == UNWIND_CFI_LIBDW) {
+		assert_true(st.flags & UNWIND_ST_TRUNCATED);
+		/* Priced before running: the FDE is not run at all. */
+		assert_int_equal(t.nrows, 0);
+	} else {
+		/* One pass: linear, well inside the budget. */
+		assert_false(st.flags & UNWIND_ST_TRUNCATED);
+		assert_int_equal(t.nrows, 20000 + 2);
+		assert_int_equal(t.rows[20000].cfa_offset,
+				 16 + (19999 % 8) * 8);
+	}
 	unwind_table_free(&t);
 
 	/* Over the per-FDE program cap: cannot be priced, section refused. */
@@ -535,9 +574,10 @@ static void test_work_budget(void **state)
 
 		make_elf(&elf, 0, s, 1);
 	}
-	assert_int_equal(unwind_table_build_mem(elf.b, elf.n, &t, &st), 0);
+	assert_int_equal(build(&elf, &t, &st), 0);
 	assert_int_equal(st.fdes_skipped, 1);
-	assert_true(st.flags & UNWIND_ST_HOSTILE);
+	assert_int_equal(!!(st.flags & UNWIND_ST_HOSTILE),
+			 engine == UNWIND_CFI_LIBDW);
 	assert_int_equal(t.nrows, 0);
 	unwind_table_free(&t);
 	free(eh.b);
@@ -604,5 +644,11 @@ int main(void)
 		cmocka_unit_test(test_fuzz_regressions),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed;
+
+	engine = UNWIND_CFI_LIBDW;
+	failed = cmocka_run_group_tests_name("libdw", tests, NULL, NULL);
+	engine = UNWIND_CFI_INTERP;
+	failed += cmocka_run_group_tests_name("interp", tests, NULL, NULL);
+	return failed;
 }
