@@ -44,9 +44,9 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
-.PHONY: all deps lib cli bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
+.PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean
-all: deps lib cli
+all: deps lib cli tools
 
 # Keep the BPF object (it feeds the skeleton). Only it: a global
 # .SECONDARY would let a missing library object go unnoticed.
@@ -57,7 +57,7 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
-            libcurl4-openssl-dev debuginfod
+            libcurl4-openssl-dev debuginfod gdb
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -144,6 +144,18 @@ $(BUILD)/otelprof: $(CLI_SRCS) $(shell find cli -name '*.h') include/otelprofile
 
 cli: $(BUILD)/otelprof
 
+# ---- test tools (build/tools), linked against the library objects:
+# unwind_replay captures a thread's stack and replays it through the
+# shared walk (docs/unwinding.md) ----
+TOOLS := $(BUILD)/tools/unwind_replay
+$(BUILD)/tools/unwind_replay: test/tools/unwind_replay.c test/tools/unwind_capture.c test/tools/unwind_capture.h $(LIB_OBJS) $(LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(call step,CC+LD,$@)
+	$(Q)$(CC) $(LIB_CFLAGS) -Itest/tools test/tools/unwind_replay.c test/tools/unwind_capture.c $(LIB_OBJS) \
+	  -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS)
+
+tools: $(TOOLS)
+
 # ---- unit tests (cmocka), linked against the library objects ----
 $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -198,7 +210,7 @@ $(BUILD)/test/abi/abi_soak: test/abi/abi_soak.c include/otelprofiler.h $(BUILD)/
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS)
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
@@ -224,8 +236,8 @@ test-san: deps
 # test-san that is the ASan+UBSan library and CLI with real BPF.
 # (Timing-bound tests, such as 499 Hz beside busy workloads or 4 ms
 # processes, are left to the normal build: ASan slows the recorder.)
-SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM|TestDebuginfodNamesStrippedBinary
-test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak
+SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM|TestDebuginfodNamesStrippedBinary|TestUnwindReplayMatchesGdb|TestUnwindReplayRefuses
+test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak $(TOOLS)
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
 
@@ -334,7 +346,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -348,6 +360,7 @@ FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c
+FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
 FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/% lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
   $(GEN)/process_context.pb-c.c -lbpf
@@ -362,6 +375,7 @@ FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c lib
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
+$(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c test/tools/unwind_capture.h
 
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS)
 	@mkdir -p $(dir $@)
