@@ -56,6 +56,7 @@ func TestUnwindReplayMatchesGdb(t *testing.T) {
 		{"native/callgraph_mold", []string{"60"}},
 		{"native/rust_callgraph", []string{"60"}},
 		{"native/cxx_templates", []string{"60"}},
+		{"noreturn_call", []string{"60"}},
 	}
 	const rounds = 4
 	for _, c := range cases {

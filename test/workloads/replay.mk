@@ -1,0 +1,8 @@
+# Workloads for the stack replay test (test/integration/
+# unwind_replay_test.go), included by Makefile.inc (OUT, W, WCC, NOFP come
+# from there): a call to a noreturn function as its caller's last
+# instruction, whose return address is past the end of the caller.
+EXTRA_WORKLOADS += $(OUT)/noreturn_call
+
+$(OUT)/noreturn_call: $(W)/noreturn_call.c $(W)/replay.mk
+	$(WCC) $(NOFP) -o $@ $<
