@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context/context_tracker.h"
+#include "util/debug_log.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -104,7 +105,7 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 			ct->counters.tls_resolved++;
 	st->bpf = nb;
 	push(ct, p);
-	if (getenv("OTELPROF_DEBUG"))
+	if (debug_enabled())
 		for (int i = 0; i < OTELPROF_CTX_LOCS; i++)
 			if (nb.loc[i].kind)
 				fprintf(stderr,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "interp/hotspot_tracker.h"
+#include "util/debug_log.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -105,11 +106,9 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 			return;
 		hp->reported = true;
 		t->counters.unknown++;
-		if (getenv("OTELPROF_DEBUG"))
-			fprintf(stderr,
-				"otelprof: pid %u: JVM layout not usable "
-				"(%s, %d); native frames only\n",
-				p->pid, missing ? missing : "tables", err);
+		debug_log("pid %u: JVM layout not usable "
+			  "(%s, %d); native frames only",
+			  p->pid, missing ? missing : "tables", err);
 		return;
 	}
 	hp->ready = true;

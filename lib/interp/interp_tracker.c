@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "interp/interp_tracker.h"
+#include "util/debug_log.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -148,11 +149,9 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 			/* Reported once; its stacks stay native. */
 			ip->unknown_reported = true;
 			it->counters.unknown_versions++;
-			if (getenv("OTELPROF_DEBUG"))
-				fprintf(stderr,
-					"otelprof: pid %u: CPython 3.%u has "
-					"no known layout; native frames only\n",
-					p->pid, minor);
+			debug_log("pid %u: CPython 3.%u has "
+				  "no known layout; native frames only",
+				  p->pid, minor);
 			return;
 		}
 		ip->lay = *l;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process/process_table.h"
+#include "util/debug_log.h"
 #include "process/mapped_file.h"
 #include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
@@ -165,9 +166,8 @@ static int read_maps(const char *proc_root, uint32_t pid,
 	*bad = 0;
 	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, pid);
 	n = proc_read_file(path, &text, PROC_MAPS_MAX_BYTES);
-	if (getenv("OTELPROF_DEBUG") && n <= 0)
-		fprintf(stderr, "otelprof: %s: %s\n", path,
-			n < 0 ? strerror((int)-n) : "empty");
+	if (n <= 0)
+		debug_log("%s: %s", path, n < 0 ? strerror((int)-n) : "empty");
 	if (n < 0)
 		return (int)n;
 	e = proc_maps_parse(text, (size_t)n, maps, bad);
@@ -386,13 +386,11 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 		p = NULL;
 	}
 	if (p && !same_process(t, p, start_ns)) {
-		if (getenv("OTELPROF_DEBUG"))
-			fprintf(stderr,
-				"otelprof: pid %u reused: %s started %llu "
-				"(ticks %llu), now %llu\n",
-				pid, p->comm, (unsigned long long)p->start_ns,
-				(unsigned long long)p->start_time,
-				(unsigned long long)start_ns);
+		debug_log("pid %u reused: %s started %llu "
+			  "(ticks %llu), now %llu",
+			  pid, p->comm, (unsigned long long)p->start_ns,
+			  (unsigned long long)p->start_time,
+			  (unsigned long long)start_ns);
 		t->counters.pid_reuses++;
 		remove_proc(t, p);
 		p = NULL;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/stack_symbolizer.h"
+#include "util/debug_log.h"
 #include "symbolize/go_pclntab.h"
 
 #include "process/mapped_file.h"
@@ -289,14 +290,12 @@ static int32_t user_location(struct stack_symbolizer *s,
 		*jit_unnamed = true;
 	}
 	if (!m) {
-		if (getenv("OTELPROF_DEBUG"))
-			fprintf(stderr,
-				"otelprof: pid %u (serial %llu, %zu "
-				"mappings%s, "
-				"%s): no mapping for %#llx\n",
-				p->pid, (unsigned long long)p->serial,
-				p->maps.n, p->exited ? ", exited" : "",
-				p->exe_name, (unsigned long long)pc);
+		debug_log("pid %u (serial %llu, %zu "
+			  "mappings%s, "
+			  "%s): no mapping for %#llx",
+			  p->pid, (unsigned long long)p->serial, p->maps.n,
+			  p->exited ? ", exited" : "", p->exe_name,
+			  (unsigned long long)pc);
 		return pb_location(b, &f);
 	}
 	f.map_start = m->start;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unwind/process_unwind.h"
+#include "util/debug_log.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -130,10 +131,8 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 	if (err) {
 		/* No CFI (or unusable): frame pointers for this file. */
 		f->unwind_err = err;
-		if (getenv("OTELPROF_DEBUG"))
-			fprintf(stderr,
-				"otelprof: no unwind table for %s: %s\n",
-				f->path, strerror(-err));
+		debug_log("no unwind table for %s: %s", f->path,
+			  strerror(-err));
 		if (st.flags & UNWIND_ST_OVER_BUDGET)
 			pu->counters.over_budget++;
 		else if (err != -ENOENT)
@@ -144,13 +143,10 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 	/* Built, but (part of) the file's CFI was corrupt and left out. */
 	if (st.flags & (UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE))
 		pu->counters.table_errors++;
-	if (getenv("OTELPROF_DEBUG"))
-		fprintf(stderr,
-			"otelprof: unwind table of %s: %zu rows, %llu FDEs "
-			"(%llu skipped), flags %#x\n",
-			f->path, f->unwind.nrows,
-			(unsigned long long)st.fdes_total,
-			(unsigned long long)st.fdes_skipped, st.flags);
+	debug_log("unwind table of %s: %zu rows, %llu FDEs "
+		  "(%llu skipped), flags %#x",
+		  f->path, f->unwind.nrows, (unsigned long long)st.fdes_total,
+		  (unsigned long long)st.fdes_skipped, st.flags);
 	if (pu->maps.files_fd >= 0 &&
 	    !within_budget(pu, owner,
 			   pre && pre->fd >= 0 ? pre->nrows
@@ -186,11 +182,9 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 		/* The kernel refused it: frame pointers, in the kernel and
 		 * in the stack-copy walk alike. */
 		f->unwind_err = err;
-		if (getenv("OTELPROF_DEBUG"))
-			fprintf(stderr,
-				"otelprof: unwind table of %s (%zu rows) not "
-				"loaded: %s\n",
-				f->path, f->unwind.nrows, strerror(-err));
+		debug_log("unwind table of %s (%zu rows) not "
+			  "loaded: %s",
+			  f->path, f->unwind.nrows, strerror(-err));
 	}
 	/* The chunk has it: no second copy here. */
 	unwind_table_free(&f->unwind);
