@@ -3,14 +3,15 @@
  * The native user stack walk, one source for every place that walks: the
  * BPF program (profiler.bpf.c: one frame per bpf_loop iteration, or per
  * iteration of the chained programs' bounded loop), the stack-copy
- * unwinder in userspace (lib/unwind/process_unwind.c) and the replay test
- * (test/unit/test_unwind_walk.c). Per frame: the mapping holding the pc
- * (branchless binary search over the process's mappings), the row of its
- * file (branchless binary search in the file's row chunk), then the step
- * (unwind_step.h): from CFI, by frame pointer where the mapping has no
- * table (JIT code, files without CFI), or by the validated frame-pointer
- * fallback where the file has no row for the pc (a gap between FDEs, code
- * above 4 GiB of file vaddr).
+ * unwinder in userspace (lib/unwind/process_unwind.c), the replay test
+ * (test/unit/test_unwind_walk.c) and the replay tool over stacks captured
+ * from live threads (test/tools/unwind_replay.c). Per frame: the mapping
+ * holding the pc (branchless binary search over the process's mappings),
+ * the row of its file (branchless binary search in the file's row chunk),
+ * then the step (unwind_step.h): from CFI, by frame pointer where the
+ * mapping has no table (JIT code, files without CFI), or by the validated
+ * frame-pointer fallback where the file has no row for the pc (a gap
+ * between FDEs, code above 4 GiB of file vaddr).
  *
  * The includer says how memory is read, with these macros:
  *   UNWIND_READ_U64(ctx, addr, out)  the user stack word at addr, any
