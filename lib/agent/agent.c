@@ -228,14 +228,14 @@ static void raise_fd_limit(void)
 void agent_free(struct otelprof *p)
 {
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
-	memset(&p->files.hooks, 0, sizeof(p->files.hooks));
+	file_cache_set_listener(&p->files, NULL);
 	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
 	interp_tracker_free(&p->interp);
 	bpf_sampler_close(p->sampler);
 	process_unwind_stop_worker(&p->unwinder);
 	agent_free_parked(p);
-	unwind_maps_free(&p->unwinder.maps);
+	process_unwind_free(&p->unwinder);
 	stack_symbolizer_free(&p->symbolizer);
 	pb_free(&p->windows[0]);
 	pb_free(&p->windows[1]);
@@ -311,7 +311,9 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	hotspot_tracker_init(&p->jvm, &p->procs,
 			     bpf_sampler_jvm_fd(p->sampler));
 	p->symbolizer.jvm = &p->jvm;
-	/* Every stage is ready: the table may tell of processes now. */
+	/* Every stage is ready: the tables may tell of files and processes
+	 * now. */
+	agent_file_sync_start(p);
 	agent_sync_start(p);
 	e = process_unwind_start_worker(&p->unwinder);
 	if (e)

@@ -127,6 +127,9 @@ void agent_watch_cpus(struct otelprof *p);
  * it; rescan what the context tracker's tick asked for. */
 void agent_sync_start(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
+/* file_sync.c: run the unwinder's steps for files read and freed, after
+ * the symbolizer's. */
+void agent_file_sync_start(struct otelprof *p);
 
 /* stats.c: every module's counters, for otelprof_stats. Caller holds
  * both locks. */

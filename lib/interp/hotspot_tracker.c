@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "process/mapped_file.h"
+#include "profiler_types.h"
 #include "symbolize/elf_file.h"
 
 void hotspot_process_free(struct hotspot_process *hp)

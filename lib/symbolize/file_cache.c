@@ -21,6 +21,22 @@ void file_cache_init(struct file_cache *c)
 	debuginfod_init(&c->dbgd);
 }
 
+void file_cache_set_listener(struct file_cache *c,
+			     const struct file_cache_listener *l)
+{
+	if (l)
+		c->listener = *l;
+	else
+		memset(&c->listener, 0, sizeof(c->listener));
+}
+
+static void tell_ready(struct file_cache *c, struct elf_file *f, int fd,
+		       const void *mem, size_t len)
+{
+	if (c->listener.on_ready)
+		c->listener.on_ready(c->listener.ctx, f, fd, mem, len);
+}
+
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
 			   uint64_t per_file)
 {
@@ -29,9 +45,8 @@ void file_cache_set_budget(struct file_cache *c, uint64_t total,
 
 static void file_destroy(struct file_cache *c, struct elf_file *f)
 {
-	if (c && c->hooks.on_free)
-		c->hooks.on_free(c->hooks.ctx, f);
-	unwind_table_free(&f->unwind);
+	if (c && c->listener.on_free)
+		c->listener.on_free(c->listener.ctx, f);
 	elf_symbols_free(&f->sym);
 	symbol_names_free(&f->names);
 	dwarf_lines_close(f->dwarf);
@@ -255,8 +270,7 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 			 * for the same load. */
 			c->counters.loads_async++;
 			f->loading = true;
-			f->unwind_pending = true; /* no table before symbols */
-			f->refcnt++;		  /* the job's reference */
+			f->refcnt++; /* the job's reference */
 			if (add_slot(c, f)) {
 				/* The job still refers to f: it stays,
 				 * unpublished, until the load is taken. */
@@ -264,6 +278,8 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 				*err = -ENOMEM;
 				return NULL;
 			}
+			if (c->listener.on_loading)
+				c->listener.on_loading(c->listener.ctx, f);
 			return f;
 		}
 		/* Out of memory for the job: read it here. */
@@ -287,8 +303,7 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 		}
 		take_result(c, f, &r);
 	}
-	if (c->hooks.on_load)
-		c->hooks.on_load(c->hooks.ctx, f, fd, NULL, 0);
+	tell_ready(c, f, fd, NULL, 0);
 	return f;
 }
 
@@ -384,7 +399,7 @@ int file_cache_finish_loads(struct file_cache *c)
 		struct elf_file *f = j->file;
 
 		if (f->slot >= c->nslots || c->files[f->slot] != f) {
-			/* Never published (add_slot failed): no hooks. */
+			/* Never published (add_slot failed): no report. */
 			elf_symbols_free(&j->r.sym);
 			dwarf_lines_close(j->r.dwarf);
 			file_destroy(NULL, f);
@@ -400,10 +415,8 @@ int file_cache_finish_loads(struct file_cache *c)
 		}
 		take_result(c, f, &j->r);
 		f->loading = false;
-		f->unwind_pending = false;
 		f->just_loaded = true;
-		if (c->hooks.on_load)
-			c->hooks.on_load(c->hooks.ctx, f, j->fd, NULL, 0);
+		tell_ready(c, f, j->fd, NULL, 0);
 		file_cache_put(c, f);
 		file_loader_job_free(j);
 		j = next;
@@ -450,11 +463,12 @@ void file_cache_stop_loader(struct file_cache *c)
 		dwarf_lines_close(j->r.dwarf);
 		f->load_err = -ECANCELED;
 		f->loading = false;
-		f->unwind_pending = false;
-		if (f->slot >= c->nslots || c->files[f->slot] != f)
+		if (f->slot >= c->nslots || c->files[f->slot] != f) {
 			file_destroy(NULL, f); /* never published */
-		else
+		} else {
+			tell_ready(c, f, -1, NULL, 0);
 			file_cache_put(c, f);
+		}
 		file_loader_job_free(j);
 		j = next;
 	}
@@ -514,8 +528,8 @@ struct elf_file *file_cache_get_vdso(struct file_cache *c)
 		file_destroy(NULL, f);
 		return NULL;
 	}
-	if (copy && c->hooks.on_load)
-		c->hooks.on_load(c->hooks.ctx, f, -1, copy, size);
+	if (copy)
+		tell_ready(c, f, -1, copy, size);
 	free(copy);
 	return f;
 }

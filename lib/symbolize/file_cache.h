@@ -15,8 +15,6 @@
 #include "symbolize/elf_file.h"
 #include "symbolize/file_loader.h"
 #include "symbolize/symbol_names.h"
-#include "unwind/unwind_maps.h"
-#include "unwind/unwind_table.h"
 #include "util/idxmap.h"
 #include "util/mem_budget.h"
 
@@ -43,18 +41,10 @@ struct elf_file {
 	char htlhash[33];	   /* "" if unknown */
 	char *path;		   /* path as first seen in /proc/PID/maps */
 	const char *basename;	   /* into path */
-	/* Unwind table (built by the on_load hook) and its kernel id. */
-	struct unwind_table unwind;
-	uint64_t idle_since_ns; /* refcnt 0 since (CLOCK_MONOTONIC); kept a
-				   while for the next exec of the same file */
-	struct unwind_slot unwind_slot; /* where the kernel has the rows
-					   (id 0: not in the kernel) */
-	bool unwind_pending; /* table being built in the background (or the
-				file still being read: no table yet) */
-	int unwind_err;
-	bool unwind_fresh; /* table installed in this pass (re-push marks) */
-	bool loading;	   /* read on the loader thread: no symbols yet */
-	bool just_loaded;  /* finished by the last file_cache_finish_loads */
+	uint64_t idle_since_ns;	   /* refcnt 0 since (CLOCK_MONOTONIC); kept a
+				      while for the next exec of the same file */
+	bool loading;	  /* read on the loader thread: no symbols yet */
+	bool just_loaded; /* finished by the last file_cache_finish_loads */
 	/* The process it was read for (charged for its table), set by the
 	 * process table while loading. */
 	uint32_t owner_pid;
@@ -70,12 +60,21 @@ enum file_dbgd_state {
 	FILE_DBGD_DONE,	   /* its symbols came from a server */
 };
 
-/* Called when a file is first loaded (fd, or mem/len for the vDSO) and
- * before it is freed: the unwinder builds and drops its tables here. */
-struct file_cache_hooks {
+/*
+ * What the file cache reports, to its one listener: the agent, which calls
+ * the next stages' per-file steps in order (lib/agent/file_sync.c). Each
+ * report is made when it happens, inside the call that caused it.
+ */
+struct file_cache_listener {
 	void *ctx;
-	void (*on_load)(void *ctx, struct elf_file *f, int fd, const void *mem,
-			size_t len);
+	/* f's symbols were read (inline, or taken from the loader thread):
+	 * fd is the file (mem/len for the vDSO), valid until the call
+	 * returns. fd < 0 and mem NULL: it was not read (loader stopped). */
+	void (*on_ready)(void *ctx, struct elf_file *f, int fd, const void *mem,
+			 size_t len);
+	/* f is read on the loader thread: on_ready follows when done. */
+	void (*on_loading)(void *ctx, struct elf_file *f);
+	/* f is about to be freed (its slot taken by another file next). */
 	void (*on_free)(void *ctx, struct elf_file *f);
 };
 
@@ -97,7 +96,7 @@ struct file_cache {
 	uint32_t nslots, cap;
 	struct idxmap index;
 	struct mem_budget budget; /* symbols, strings, unwind scratch */
-	struct file_cache_hooks hooks;
+	struct file_cache_listener listener; /* on_ready NULL: none */
 	/* Big files are read off the drain thread (file_loader.h). */
 	struct file_loader loader;
 	/* Debug files from debuginfod servers (off unless configured). */
@@ -112,6 +111,10 @@ struct file_cache {
 };
 
 void file_cache_init(struct file_cache *c);
+/* Who is told of files read and freed (NULL: nobody, before tearing the
+ * stages down). */
+void file_cache_set_listener(struct file_cache *c,
+			     const struct file_cache_listener *l);
 /* Budget for data derived from files (0: default). Before any load. */
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
 			   uint64_t per_file);
@@ -143,12 +146,12 @@ struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
 /*
  * With the loader started, a file of FILE_LOADER_MIN_BYTES or more is read
  * on its thread: file_cache_get_fd* returns its entry at once with
- * `loading` (and `unwind_pending`) set and no symbols; -EAGAIN (no entry)
+ * `loading` set (reported to the listener) and no symbols; -EAGAIN (no entry)
  * when the loader's queue is full, to be tried again later.
  * notify_fd (not owned) is written to when a load finished. 0 or -errno.
  */
 int file_cache_start_loader(struct file_cache *c, int notify_fd);
-/* Take the finished loads into their entries (and run the on_load hook).
+/* Take the finished loads into their entries (each reported ready).
  * Each gets just_loaded set until file_cache_clear_just_loaded. Returns
  * how many. */
 int file_cache_finish_loads(struct file_cache *c);
@@ -165,7 +168,7 @@ void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f);
 /* Loads queued, running or not yet taken. */
 bool file_cache_loads_busy(struct file_cache *c);
 /* Stop the loader; unfinished loads leave their entries without symbols.
- * Before the hooks' owners go away. */
+ * Before the listener's stages go away. */
 void file_cache_stop_loader(struct file_cache *c);
 /* The vDSO image, loaded from our own process (same kernel, same vDSO). */
 struct elf_file *file_cache_get_vdso(struct file_cache *c);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unwind/process_unwind.h"
 #include "util/debug_log.h"
+#include "unwind/unwind_table.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -44,13 +45,65 @@ static struct process *owner_of(struct process_unwind *pu, uint32_t pid,
 }
 
 static void install_table(struct process_unwind *pu, struct elf_file *f,
-			  int err, const struct unwind_table_stats *st,
+			  struct unwind_table *t, int err,
+			  const struct unwind_table_stats *st,
 			  struct prebuilt_array *pre, struct process *owner);
 
-static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
-			 size_t len)
+static struct unwind_file none;
+
+struct unwind_file *process_unwind_file(struct process_unwind *pu,
+					const struct elf_file *f)
 {
-	struct process_unwind *pu = ctx;
+	if (f->slot >= pu->nufiles) {
+		uint32_t n = pu->nufiles ? pu->nufiles : 64;
+		struct unwind_file *v;
+
+		while (n <= f->slot)
+			n *= 2;
+		v = realloc(pu->ufiles, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + pu->nufiles, 0, (n - pu->nufiles) * sizeof(*v));
+		pu->ufiles = v;
+		pu->nufiles = n;
+	}
+	return &pu->ufiles[f->slot];
+}
+
+/* Read-only: a file the table has no room for has no table. */
+static const struct unwind_file *file_of(struct process_unwind *pu,
+					 const struct elf_file *f)
+{
+	return f->slot < pu->nufiles ? &pu->ufiles[f->slot] : &none;
+}
+
+void process_unwind_file_loading(struct process_unwind *pu,
+				 const struct elf_file *f)
+{
+	struct unwind_file *u = process_unwind_file(pu, f);
+
+	if (u) {
+		memset(u, 0, sizeof(*u));
+		u->pending = true; /* no table before symbols */
+	}
+}
+
+void process_unwind_file_freed(struct process_unwind *pu,
+			       const struct elf_file *f)
+{
+	struct unwind_file *u;
+
+	if (f->slot >= pu->nufiles)
+		return;
+	u = &pu->ufiles[f->slot];
+	unwind_maps_remove_file(&pu->maps, &u->slot);
+	memset(u, 0, sizeof(*u)); /* the slot's next file starts afresh */
+}
+
+void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
+			       int fd, const void *mem, size_t len)
+{
+	struct unwind_table table = {0};
 	struct unwind_table_stats st;
 	uint64_t t0 = mono_ns();
 	struct stat sb;
@@ -61,7 +114,13 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 		pu->procs->loading_for
 			? pu->procs->loading_for
 			: owner_of(pu, f->owner_pid, f->owner_serial);
+	struct unwind_file *u = process_unwind_file(pu, f);
 
+	if (!u)
+		return;		  /* no room to note a table: frame pointers */
+	memset(u, 0, sizeof(*u)); /* not pending any more */
+	if (fd < 0 && !mem)
+		return; /* not read: no table */
 	if (fd >= 0 && pu->worker_started && !fstat(fd, &sb) &&
 	    sb.st_size >= UNWIND_ASYNC_MIN_FILE_BYTES) {
 		struct unwind_job *j = calloc(1, sizeof(*j));
@@ -71,7 +130,7 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 			if (j->fd >= 0) {
 				j->f = f;
 				file_cache_ref(f);
-				f->unwind_pending = true;
+				u->pending = true;
 				j->array.fd = -1;
 				if (owner) {
 					j->owner_pid = owner->pid;
@@ -94,10 +153,10 @@ static void on_file_load(void *ctx, struct elf_file *f, int fd, const void *mem,
 	}
 	memset(&st, 0, sizeof(st));
 	st.acct = &f->acct;
-	err = fd >= 0 ? unwind_table_build_fd(fd, &f->unwind, &st)
-		      : unwind_table_build_mem(mem, len, &f->unwind, &st);
+	err = fd >= 0 ? unwind_table_build_fd(fd, &table, &st)
+		      : unwind_table_build_mem(mem, len, &table, &st);
 	pu->counters.build_ns += mono_ns() - t0;
-	install_table(pu, f, err, &st, NULL, owner);
+	install_table(pu, f, &table, err, &st, NULL, owner);
 }
 
 /* May the kernel take nrows more rows for owner (NULL: no process)? The
@@ -119,18 +178,29 @@ static bool within_budget(struct process_unwind *pu, struct process *owner,
 	return true;
 }
 
-/* f->unwind holds the built table (if !err), or pre its kernel array: load
- * it into a chunk. */
+/* t holds the built table (if !err), or pre its kernel array: load it
+ * into a chunk. t is freed. */
 static void install_table(struct process_unwind *pu, struct elf_file *f,
-			  int err, const struct unwind_table_stats *stp,
+			  struct unwind_table *t, int err,
+			  const struct unwind_table_stats *stp,
 			  struct prebuilt_array *pre, struct process *owner)
 {
 	struct unwind_table_stats st = *stp;
+	struct unwind_file *u = process_unwind_file(pu, f);
+
+	if (!u) {
+		unwind_table_free(t);
+		if (pre && pre->fd >= 0)
+			close(pre->fd);
+		if (pre)
+			pre->fd = -1;
+		return;
+	}
 
 	pu->counters.cfi_bytes += st.bytes_of_cfi;
 	if (err) {
 		/* No CFI (or unusable): frame pointers for this file. */
-		f->unwind_err = err;
+		u->err = err;
 		debug_log("no unwind table for %s: %s", f->path,
 			  strerror(-err));
 		if (st.flags & UNWIND_ST_OVER_BUDGET)
@@ -145,18 +215,17 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 		pu->counters.table_errors++;
 	debug_log("unwind table of %s: %zu rows, %llu FDEs "
 		  "(%llu skipped), flags %#x",
-		  f->path, f->unwind.nrows, (unsigned long long)st.fdes_total,
+		  f->path, t->nrows, (unsigned long long)st.fdes_total,
 		  (unsigned long long)st.fdes_skipped, st.flags);
 	if (pu->maps.files_fd >= 0 &&
 	    !within_budget(pu, owner,
-			   pre && pre->fd >= 0 ? pre->nrows
-					       : f->unwind.nrows)) {
+			   pre && pre->fd >= 0 ? pre->nrows : t->nrows)) {
 		if (pre && pre->fd >= 0)
 			close(pre->fd);
 		if (pre)
 			pre->fd = -1;
-		f->unwind_err = -EDQUOT;
-		unwind_table_free(&f->unwind);
+		u->err = -EDQUOT;
+		unwind_table_free(t);
 		return;
 	}
 	if (pre && (pre->err || pre->fd >= 0)) {
@@ -169,32 +238,24 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 		} else {
 			/* Takes the fd, also on failure. */
 			err = unwind_maps_register(&pu->maps, pre->fd,
-						   pre->nrows, &f->unwind_slot);
+						   pre->nrows, &u->slot);
 		}
 		pre->fd = -1;
 	} else {
 		/* Into a kernel chunk, or without kernel maps (tests,
 		 * tools) a chunk in memory: the walk reads both alike. */
-		err = unwind_maps_add_file(&pu->maps, &f->unwind,
-					   &f->unwind_slot);
+		err = unwind_maps_add_file(&pu->maps, t, &u->slot);
 	}
 	if (err) {
 		/* The kernel refused it: frame pointers, in the kernel and
 		 * in the stack-copy walk alike. */
-		f->unwind_err = err;
+		u->err = err;
 		debug_log("unwind table of %s (%zu rows) not "
 			  "loaded: %s",
-			  f->path, f->unwind.nrows, strerror(-err));
+			  f->path, t->nrows, strerror(-err));
 	}
 	/* The chunk has it: no second copy here. */
-	unwind_table_free(&f->unwind);
-}
-
-static void on_file_free(void *ctx, struct elf_file *f)
-{
-	struct process_unwind *pu = ctx;
-
-	unwind_maps_remove_file(&pu->maps, &f->unwind_slot);
+	unwind_table_free(t);
 }
 
 /* One mapping as the walk sees it. sliced: a file not loaded yet may be
@@ -211,13 +272,14 @@ static void fill_mapping(struct process_unwind *pu, struct process *p,
 	memset(b, 0, sizeof(*b));
 	b->start = m->start;
 	b->end = m->end;
-	if (deferred || (f && f->unwind_pending)) {
+	const struct unwind_file *u = f ? file_of(pu, f) : &none;
+
+	if (deferred || u->pending) {
 		b->file_id = OTELPROF_FILE_ID_PENDING;
-	} else if (f && f->unwind_slot.id &&
-		   process_mapping_bias(m, f, &b->bias)) {
-		b->file_id = f->unwind_slot.id;
-		b->nrows = f->unwind_slot.nrows;
-		b->row_base = f->unwind_slot.base;
+	} else if (u->slot.id && process_mapping_bias(m, f, &b->bias)) {
+		b->file_id = u->slot.id;
+		b->nrows = u->slot.nrows;
+		b->row_base = u->slot.base;
 	}
 }
 
@@ -416,12 +478,13 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 			pthread_mutex_unlock(&pu->qlock);
 			break;
 		}
-		f->unwind = j->table;
-		f->unwind_pending = false;
+		if (f->slot < pu->nufiles)
+			pu->ufiles[f->slot].pending = false;
 		pu->counters.build_ns += j->ns;
-		install_table(pu, f, j->err, &j->st, &j->array,
+		install_table(pu, f, &j->table, j->err, &j->st, &j->array,
 			      owner_of(pu, j->owner_pid, j->owner_serial));
-		f->unwind_fresh = true;
+		if (f->slot < pu->nufiles)
+			pu->ufiles[f->slot].fresh = true;
 		j->next = installed;
 		installed = j;
 		j = next;
@@ -435,7 +498,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 			for (size_t k = 0; p && k < p->maps.n; k++) {
 				const struct elf_file *f = p->maps.v[k].file;
 
-				if (f && f->unwind_fresh) {
+				if (f && file_of(pu, f)->fresh) {
 					p->unwind_repush = true;
 					break;
 				}
@@ -445,7 +508,8 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 	while (installed) {
 		struct unwind_job *next = installed->next;
 
-		installed->f->unwind_fresh = false;
+		if (installed->f->slot < pu->nufiles)
+			pu->ufiles[installed->f->slot].fresh = false;
 		file_cache_put(pu->files, installed->f);
 		free(installed);
 		installed = next;
@@ -474,7 +538,8 @@ static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
 		if (j->array.fd >= 0)
 			close(j->array.fd);
 		unwind_table_free(&j->table);
-		j->f->unwind_pending = false;
+		if (j->f->slot < pu->nufiles)
+			pu->ufiles[j->f->slot].pending = false;
 		file_cache_put(pu->files, j->f);
 		free(j);
 		j = next;
@@ -513,9 +578,38 @@ void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 	pu->files = files;
 	unwind_maps_init(&pu->maps, files_fd, procs_fd);
 	pu->procs = t;
-	files->hooks.ctx = pu;
-	files->hooks.on_load = on_file_load;
-	files->hooks.on_free = on_file_free;
+}
+
+void process_unwind_free(struct process_unwind *pu)
+{
+	unwind_maps_free(&pu->maps);
+	free(pu->ufiles);
+	pu->ufiles = NULL;
+	pu->nufiles = 0;
+}
+
+static void alone_ready(void *ctx, struct elf_file *f, int fd, const void *mem,
+			size_t len)
+{
+	process_unwind_file_ready(ctx, f, fd, mem, len);
+}
+
+static void alone_loading(void *ctx, struct elf_file *f)
+{
+	process_unwind_file_loading(ctx, f);
+}
+
+static void alone_free(void *ctx, struct elf_file *f)
+{
+	process_unwind_file_freed(ctx, f);
+}
+
+void process_unwind_files_alone(struct process_unwind *pu)
+{
+	struct file_cache_listener l = {pu, alone_ready, alone_loading,
+					alone_free};
+
+	file_cache_set_listener(pu->files, &l);
 }
 
 static void alone_on_maps(void *ctx, struct process *p,

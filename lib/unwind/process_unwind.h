@@ -34,6 +34,17 @@
 
 struct unwind_job;
 
+/* What the unwinder keeps of one file, in its own table by the file's
+ * slot (the file cache's). */
+struct unwind_file {
+	struct unwind_slot slot; /* where the kernel has the rows (id 0: not
+				    in the kernel) */
+	bool pending; /* table being built in the background (or the file
+			 still being read: no table yet) */
+	bool fresh;   /* table installed in this pass (re-push marks) */
+	int err;      /* why it has no table (0: it has one, or none yet) */
+};
+
 /* What the unwinder counts (for otelprof_stats). */
 struct unwind_counters {
 	uint64_t tables_built, table_errors, cfi_bytes, build_ns;
@@ -49,6 +60,8 @@ struct process_unwind {
 	struct unwind_maps maps;
 	struct process_table *procs;
 	struct file_cache *files;
+	struct unwind_file *ufiles; /* by file slot */
+	uint32_t nufiles;
 	/* background builds: jobs in, results out, both under qlock */
 	pthread_t worker;
 	bool worker_started, worker_stop;
@@ -60,10 +73,33 @@ struct process_unwind {
 	struct unwind_counters counters;
 };
 
-/* Installs the file_cache hooks. With files_fd and procs_fd < 0 tables
- * are built for userspace use only (tests, tools). */
+/* With files_fd and procs_fd < 0 tables are built for userspace use only
+ * (tests, tools). */
 void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 			 struct file_cache *files, int files_fd, int procs_fd);
+/* Its per-file table and maps (after process_unwind_stop_worker). */
+void process_unwind_free(struct process_unwind *pu);
+/* The unwinder's entry of f (by slot): NULL only on -ENOMEM. */
+struct unwind_file *process_unwind_file(struct process_unwind *pu,
+					const struct elf_file *f);
+
+/*
+ * The per-file steps, called by the one listener of the file cache (the
+ * agent: lib/agent/file_sync.c) after the symbolizer's:
+ *   file_loading  f is read on the loader thread: pending until ready
+ *   file_ready    f's symbols are read: build its table from fd (mem/len
+ *                 for the vDSO; neither: it was not read, no table),
+ *                 inline or on the worker for big files
+ *   file_freed    f is about to be freed: its rows leave the kernel
+ */
+void process_unwind_file_loading(struct process_unwind *pu,
+				 const struct elf_file *f);
+void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
+			       int fd, const void *mem, size_t len);
+void process_unwind_file_freed(struct process_unwind *pu,
+			       const struct elf_file *f);
+/* Tests, tools: the unwinder alone is the file cache's listener. */
+void process_unwind_files_alone(struct process_unwind *pu);
 /* p is new, rescanned or has files read since: resolve its mapped files
  * (building their tables) and write its whole kernel entry again. Whole,
  * whatever changed: the entry is one record, and a rescan also moves when

@@ -45,6 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		process_table_init(&procs, &files);
 		process_unwind_init(&pu, &procs, &files, -1, -1);
 		process_unwind_listen_alone(&pu);
+		process_unwind_files_alone(&pu);
 		ready = 1;
 	}
 	if (size < 26)
@@ -86,7 +87,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Into a row chunk, as a loaded file's table. */
 		struct unwind_table t = {.rows = rows, .nrows = nrows};
 
-		unwind_maps_add_file(&pu.maps, &t, &f.unwind_slot);
+		unwind_maps_add_file(&pu.maps, &t,
+				     &process_unwind_file(&pu, &f)->slot);
 	}
 	f.sym.nloads = 1;
 	f.sym.loads[0].filesz = MAP_LEN;
@@ -112,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				&flags, 0);
 	if (n > OTELPROF_MAX_USER_FRAMES)
 		__builtin_trap();
-	unwind_maps_remove_file(&pu.maps, &f.unwind_slot);
+	unwind_maps_remove_file(&pu.maps, &process_unwind_file(&pu, &f)->slot);
 	free(rows);
 	return 0;
 }

@@ -134,6 +134,7 @@ static void unwinds_own_stack_snapshot(void **state)
 	process_table_init(&procs, &files);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
 	process_unwind_listen_alone(&pu);
+	process_unwind_files_alone(&pu);
 	p = process_table_get(&procs, (uint32_t)getpid(), NULL, 0, 1);
 	assert_non_null(p);
 	n = process_unwind_copy(&pu, p, &snap, frames, OTELPROF_MAX_USER_FRAMES,
@@ -199,7 +200,7 @@ static void unwinds_own_stack_snapshot(void **state)
 	process_table_free(&procs);
 	file_cache_free(&files);
 	/* After the files: dropping their tables frees row chunk ids. */
-	unwind_maps_free(&pu.maps);
+	process_unwind_free(&pu);
 	assert_true(pu.counters.tables_built >=
 		    2); /* this binary and libc at least */
 }

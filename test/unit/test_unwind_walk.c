@@ -123,14 +123,20 @@ static int setup(void **state)
 	process_table_init(&procs, &files);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
 	process_unwind_listen_alone(&pu);
+	process_unwind_files_alone(&pu);
 	file_a.sym.nloads = 1;
 	file_a.sym.loads[0] = (struct elf_load){0, 0, FILE_LEN, 5};
 	file_hi.sym.nloads = 1;
 	file_hi.sym.loads[0] =
 		(struct elf_load){0, 0x100000000ull, FILE_LEN, 5};
+	file_hi.slot = 1;
 	assert_int_equal(
-		unwind_maps_add_file(&pu.maps, &t, &file_a.unwind_slot), 0);
-	file_hi.unwind_slot = file_a.unwind_slot; /* the same rows */
+		unwind_maps_add_file(&pu.maps, &t,
+				     &process_unwind_file(&pu, &file_a)->slot),
+		0);
+	/* the same rows */
+	process_unwind_file(&pu, &file_hi)->slot =
+		process_unwind_file(&pu, &file_a)->slot;
 	maps[0] = (struct proc_mapping){.start = FILE_A,
 					.end = FILE_A + FILE_LEN,
 					.kind = PROC_MAPPING_FILE,
@@ -163,8 +169,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unwind_maps_remove_file(&pu.maps, &file_a.unwind_slot);
-	unwind_maps_free(&pu.maps);
+	unwind_maps_remove_file(&pu.maps,
+				&process_unwind_file(&pu, &file_a)->slot);
+	process_unwind_free(&pu);
 	process_table_free(&procs);
 	file_cache_free(&files);
 	return 0;
