@@ -12,6 +12,8 @@
  *   loading     unwinder    pending (no table before symbols)
  *   freed    1. unwinder    its rows leave the kernel
  *            2. symbolizer  symbols freed (by the cache after it reports)
+ *   before   process table  files its recently active processes map are
+ *   evicting                stamped as used then (eviction order)
  *
  * The processes that map a file read since learn it from the process
  * table's change reports (process_sync.c: PROCESS_FILES_READY).
@@ -40,9 +42,17 @@ static void on_free(void *ctx, struct elf_file *f)
 	process_unwind_file_freed(&p->unwinder, f);
 }
 
+static void before_evict(void *ctx)
+{
+	struct otelprof *p = ctx;
+
+	process_table_stamp_files(&p->procs);
+}
+
 void agent_file_sync_start(struct otelprof *p)
 {
-	struct file_cache_listener l = {p, on_ready, on_loading, on_free};
+	struct file_cache_listener l = {p, on_ready, on_loading, on_free,
+					before_evict};
 
 	file_cache_set_listener(&p->files, &l);
 }

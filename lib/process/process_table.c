@@ -15,11 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Files mapped by a process get its last activity as their last use. */
-static void touch_in_use(void *ctx)
+void process_table_stamp_files(struct process_table *t)
 {
-	struct process_table *t = ctx;
-
 	for (uint32_t i = 0; i < t->nslots; i++) {
 		struct process *p = t->procs[i];
 
@@ -37,10 +34,6 @@ void process_table_init(struct process_table *t, struct file_cache *files)
 	memset(t, 0, sizeof(*t));
 	idxmap_init(&t->index);
 	t->files = files;
-	if (files) {
-		files->touch_in_use = touch_in_use;
-		files->touch_ctx = t;
-	}
 	snprintf(t->proc_root, sizeof(t->proc_root), "/proc");
 	t->clk_tck = sysconf(_SC_CLK_TCK);
 	if (t->clk_tck <= 0 || t->clk_tck > 1000000000)
@@ -91,8 +84,6 @@ static void process_destroy(struct process_table *t, struct process *p)
 
 void process_table_free(struct process_table *t)
 {
-	if (t->files && t->files->touch_ctx == t)
-		t->files->touch_in_use = NULL;
 	for (uint32_t i = 0; i < t->nslots; i++)
 		if (t->procs[i])
 			process_destroy(t, t->procs[i]);

@@ -149,6 +149,9 @@ struct process_table {
 
 void process_table_init(struct process_table *t, struct file_cache *files);
 void process_table_free(struct process_table *t);
+/* Files mapped by a process get its last activity as their last use
+ * (last_used_ns, the file cache's eviction order): before evictions. */
+void process_table_stamp_files(struct process_table *t);
 /* Who is told of new, rescanned and removed processes (NULL: nobody,
  * before tearing the stages down). */
 void process_table_set_listener(struct process_table *t,

@@ -171,8 +171,8 @@ static void make_room(struct file_cache *c)
 {
 	if (mem_budget_used(&c->budget) + c->budget.file_limit >
 		    c->budget.limit &&
-	    c->touch_in_use)
-		c->touch_in_use(c->touch_ctx);
+	    c->listener.before_evict)
+		c->listener.before_evict(c->listener.ctx);
 	while (mem_budget_used(&c->budget) + c->budget.file_limit >
 	       c->budget.limit) {
 		struct elf_file *victim = NULL;

@@ -76,6 +76,12 @@ struct file_cache_listener {
 	void (*on_loading)(void *ctx, struct elf_file *f);
 	/* f is about to be freed (its slot taken by another file next). */
 	void (*on_free)(void *ctx, struct elf_file *f);
+	/* The budget is full: files are evicted, least recently used first,
+	 * right after this returns. The listener stamps last_used_ns of the
+	 * files its recently active processes map (a hot stack is
+	 * symbolized once per window, from the stack cache after that, so
+	 * per-lookup stamps alone would make it look cold). */
+	void (*before_evict)(void *ctx);
 };
 
 /* What the file cache counts (for otelprof_stats). */
@@ -101,12 +107,6 @@ struct file_cache {
 	struct file_loader loader;
 	/* Debug files from debuginfod servers (off unless configured). */
 	struct debuginfod dbgd;
-	/* Called before choosing files to evict: the owner stamps
-	 * last_used_ns of files its recently active processes map (a hot
-	 * stack is symbolized once per window, from the stack cache after
-	 * that, so per-lookup stamps alone would make it look cold). */
-	void (*touch_in_use)(void *ctx);
-	void *touch_ctx;
 	struct file_cache_counters counters;
 };
 

@@ -604,10 +604,17 @@ static void alone_free(void *ctx, struct elf_file *f)
 	process_unwind_file_freed(ctx, f);
 }
 
+static void alone_before_evict(void *ctx)
+{
+	struct process_unwind *pu = ctx;
+
+	process_table_stamp_files(pu->procs);
+}
+
 void process_unwind_files_alone(struct process_unwind *pu)
 {
 	struct file_cache_listener l = {pu, alone_ready, alone_loading,
-					alone_free};
+					alone_free, alone_before_evict};
 
 	file_cache_set_listener(pu->files, &l);
 }
