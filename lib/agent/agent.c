@@ -168,7 +168,7 @@ static bool drain(struct otelprof *p)
 	process_table_begin_pass(&p->procs);
 	bpf_sampler_consume(p->sampler);
 	process_table_resume_loads(&p->procs);
-	installed = process_unwind_finish_builds(&p->unwinder);
+	installed = agent_finish_files(p);
 	agent_replay_parked(p, installed > 0, false);
 	process_table_run_held(&p->procs);
 	now = boot_ns();
@@ -228,11 +228,13 @@ static void raise_fd_limit(void)
 void agent_free(struct otelprof *p)
 {
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
-	file_cache_set_listener(&p->files, NULL);
+	file_table_set_listener(&p->files, NULL);
+	file_cache_set_listener(&p->symfiles, NULL);
 	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
 	interp_tracker_free(&p->interp);
 	bpf_sampler_close(p->sampler);
+	file_cache_stop_loader(&p->symfiles);
 	process_unwind_stop_worker(&p->unwinder);
 	agent_free_parked(p);
 	process_unwind_free(&p->unwinder);
@@ -240,7 +242,8 @@ void agent_free(struct otelprof *p)
 	pb_free(&p->windows[0]);
 	pb_free(&p->windows[1]);
 	process_table_free(&p->procs);
-	file_cache_free(&p->files);
+	file_cache_free(&p->symfiles);
+	file_table_free(&p->files);
 	kallsyms_free(&p->ksyms);
 	if (p->epoll_fd >= 0)
 		close(p->epoll_fd);
@@ -259,13 +262,14 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	uint8_t *mask = NULL;
 	int e, ncpu, files_fd, procs_fd;
 
-	file_cache_init(&p->files);
-	file_cache_set_budget(&p->files, (uint64_t)o->symbol_budget_mb << 20,
+	file_table_init(&p->files);
+	file_cache_init(&p->symfiles, &p->files);
+	file_cache_set_budget(&p->symfiles, (uint64_t)o->symbol_budget_mb << 20,
 			      (uint64_t)o->file_budget_mb << 20);
 	{
 		const char *why;
 
-		e = file_cache_set_debuginfod(&p->files, o->debuginfod_urls,
+		e = file_cache_set_debuginfod(&p->symfiles, o->debuginfod_urls,
 					      &why);
 		if (e)
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
@@ -275,7 +279,8 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	/* Without kallsyms we still profile; kernel frames stay unnamed. */
 	if (kallsyms_load(&p->ksyms))
 		memset(&p->ksyms, 0, sizeof(p->ksyms));
-	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs);
+	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs,
+			      &p->symfiles);
 	if (pb_init(&p->windows[0]) || pb_init(&p->windows[1]))
 		return errmsg_set(err, -ENOMEM, "out of memory");
 	p->boot_to_unix_ns = agent_boot_to_unix_offset();
@@ -298,17 +303,17 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	if (e)
 		return e;
 	bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
-	process_unwind_init(&p->unwinder, &p->procs, &p->files, files_fd,
+	process_unwind_init(&p->unwinder, &p->procs, &p->symfiles, files_fd,
 			    procs_fd);
 	/* Without it, processes keep their first mappings only. */
 	(void)unwind_maps_set_big(&p->unwinder.maps,
 				  bpf_sampler_big_mappings_fd(p->sampler));
-	context_tracker_init(&p->context, &p->procs,
+	context_tracker_init(&p->context, &p->procs, &p->symfiles,
 			     bpf_sampler_ctx_fd(p->sampler));
-	interp_tracker_init(&p->interp, &p->procs,
+	interp_tracker_init(&p->interp, &p->procs, &p->symfiles,
 			    bpf_sampler_interp_fd(p->sampler));
 	p->symbolizer.interp = &p->interp;
-	hotspot_tracker_init(&p->jvm, &p->procs,
+	hotspot_tracker_init(&p->jvm, &p->procs, &p->symfiles,
 			     bpf_sampler_jvm_fd(p->sampler));
 	p->symbolizer.jvm = &p->jvm;
 	/* Every stage is ready: the tables may tell of files and processes
@@ -316,6 +321,11 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	agent_file_sync_start(p);
 	agent_sync_start(p);
 	e = process_unwind_start_worker(&p->unwinder);
+	/* Big files' symbols are read in the background too; a finished
+	 * read wakes the drain thread the same way. */
+	if (!e)
+		e = file_cache_start_loader(
+			&p->symfiles, process_unwind_notify_fd(&p->unwinder));
 	if (e)
 		return errmsg_set(err, e, "cannot start thread: %s",
 				  strerror(-e));
@@ -460,16 +470,16 @@ int agent_stop(struct otelprof *p)
 		p->discarding = false;
 	}
 	/* Held samples: give running table builds until the deadline. */
-	while (p->parked && process_unwind_busy(&p->unwinder) &&
+	while (p->parked && agent_files_busy(p) &&
 	       mono_ns() + 20 * 1000 * 1000 < deadline) {
 		struct timespec ms20 = {0, 20 * 1000 * 1000};
 
 		pthread_mutex_unlock(&p->state_lock);
 		nanosleep(&ms20, NULL);
 		pthread_mutex_lock(&p->state_lock);
-		process_unwind_finish_builds(&p->unwinder);
+		agent_finish_files(p);
 	}
-	process_unwind_finish_builds(&p->unwinder);
+	agent_finish_files(p);
 	agent_replay_parked(p, true, true);
 	/* The last samples' correlations: one non-blocking try. */
 	context_tracker_flush_apm(&p->context, boot_ns());

@@ -23,6 +23,7 @@
 #include "otelprofiler.h"
 #include "context/context_tracker.h"
 #include "encode/profile_builder.h"
+#include "files/file_table.h"
 #include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
 #include "process/process_table.h"
@@ -63,7 +64,8 @@ struct otelprof {
 	char host_name[256];
 	struct bpf_sampler *sampler;
 	struct kallsyms ksyms;
-	struct file_cache files;
+	struct file_table files;    /* the files, whatever is kept of them */
+	struct file_cache symfiles; /* their symbols */
 	struct process_table procs;
 	struct stack_symbolizer symbolizer;
 	struct process_unwind unwinder;
@@ -127,9 +129,12 @@ void agent_watch_cpus(struct otelprof *p);
  * it; rescan what the context tracker's tick asked for. */
 void agent_sync_start(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
-/* file_sync.c: run the unwinder's steps for files read and freed, after
- * the symbolizer's. */
+/* file_sync.c: run the symbolizer's and the unwinder's steps, in that
+ * order, for files added and read, and the other way round for files
+ * freed; take what the loader and builder threads finished. */
 void agent_file_sync_start(struct otelprof *p);
+int agent_finish_files(struct otelprof *p);
+bool agent_files_busy(struct otelprof *p);
 
 /* stats.c: every module's counters, for otelprof_stats. Caller holds
  * both locks. */

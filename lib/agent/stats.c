@@ -10,7 +10,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	const struct interp_counters *in = &p->interp.counters;
 	const struct hotspot_counters *jvm = &p->jvm.counters;
 	const struct process_table_counters *pt = &p->procs.counters;
-	const struct file_cache_counters *fc = &p->files.counters;
+	const struct file_cache_counters *fc = &p->symfiles.counters;
 	const struct unwind_counters *u = &p->unwinder.counters;
 	const struct unwind_maps_counters *um = &p->unwinder.maps.counters;
 	const struct symbolizer_counters *sy = &p->symbolizer.counters;
@@ -93,13 +93,13 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_over_budget = fc->over_budget;
 	s->budget_evictions = fc->evictions;
 	s->budget_reloads = fc->reloads;
-	s->debuginfod_lookups = p->files.dbgd.counters.lookups;
-	s->debuginfod_hits = p->files.dbgd.counters.hits;
-	s->debuginfod_failures = p->files.dbgd.counters.failures;
-	s->debuginfod_refused = p->files.dbgd.counters.refused;
+	s->debuginfod_lookups = p->symfiles.dbgd.counters.lookups;
+	s->debuginfod_hits = p->symfiles.dbgd.counters.hits;
+	s->debuginfod_failures = p->symfiles.dbgd.counters.failures;
+	s->debuginfod_refused = p->symfiles.dbgd.counters.refused;
 	s->demangle_refused = symbol_demangle_refused();
 	s->unwind_over_budget = u->over_budget;
-	s->budget_used_bytes = file_cache_budget_used(&p->files);
+	s->budget_used_bytes = file_cache_budget_used(&p->symfiles);
 	s->ctx_attrs_denied = ctx->pctx_denied;
 	s->cpus_onlined = bpf_sampler_cpus_onlined(p->sampler);
 	{

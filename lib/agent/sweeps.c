@@ -24,7 +24,7 @@ void agent_sweep_if_due(struct otelprof *p)
 	process_table_sweep(&p->procs, now - SWEEP_INTERVAL_NS);
 	/* Files of exited processes linger a minute for the next exec of
 	 * the same binary. */
-	file_cache_sweep(&p->files, FILE_LINGER_NS);
+	file_table_sweep(&p->files, FILE_LINGER_NS);
 	p->trim_due = true;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context/context_tracker.h"
+#include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 
 #include <bpf/bpf.h>
@@ -59,8 +60,9 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 	for (size_t i = 0; i < p->maps.n; i++) {
 		struct proc_mapping *m = &p->maps.v[i];
 		bool deferred;
-		struct elf_file *f =
-			process_mapping_file_sliced(ct->procs, p, m, &deferred);
+		struct elf_file *f = file_cache_of(
+			ct->files, process_mapping_file_sliced(ct->procs, p, m,
+							       &deferred));
 		const struct tls_symbols *ts;
 		uint64_t bias;
 
@@ -68,7 +70,7 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 			continue;
 		prev = f;
 		ts = &f->sym.tls;
-		if (!process_mapping_bias(m, f, &bias))
+		if (!file_mapping_bias(m, f, &bias))
 			continue;
 		found = true;
 		if (ts->elastic_storage_vaddr && !elastic)
@@ -339,10 +341,11 @@ static void read_host_id(char *out, size_t cap)
 }
 
 void context_tracker_init(struct context_tracker *ct, struct process_table *t,
-			  int ctx_procs_fd)
+			  struct file_cache *files, int ctx_procs_fd)
 {
 	memset(ct, 0, sizeof(*ct));
 	ct->procs = t;
+	ct->files = files;
 	ct->ctx_procs_fd = ctx_procs_fd;
 	ct->read_mem = process_memory_read;
 	read_host_id(ct->host_id, sizeof(ct->host_id));

@@ -17,6 +17,8 @@
 #include "process/process_table.h"
 #include "profiler_types.h"
 
+struct file_cache;
+
 /* Re-read a known OTEL_CTX header (cheap) this often for updates, and look
  * for a new OTEL_CTX mapping in an active process this often. */
 #define CTX_PCTX_CHECK_NS (1000ull * 1000 * 1000)
@@ -60,7 +62,8 @@ struct context_counters {
 
 struct context_tracker {
 	struct process_table *procs;
-	int ctx_procs_fd; /* BPF map; -1: userspace only (tests) */
+	struct file_cache *files; /* the mapped files' symbols */
+	int ctx_procs_fd;	  /* BPF map; -1: userspace only (tests) */
 	mem_read_fn read_mem;
 	uint64_t last_tick_ns;
 	uint32_t rescans_wanted; /* processes with rescan_wanted set */
@@ -72,7 +75,7 @@ struct context_tracker {
 
 /* ctx_procs_fd < 0: no kernel map. */
 void context_tracker_init(struct context_tracker *ct, struct process_table *t,
-			  int ctx_procs_fd);
+			  struct file_cache *files, int ctx_procs_fd);
 /* p's mappings are new or changed (c: what changed, as the process table
  * reported it; NULL: treat everything as new): resolve its context TLS
  * location into the kernel, look for a published process context. Needs

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "interp/hotspot_tracker.h"
+#include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 
 #include <bpf/bpf.h>
@@ -37,9 +38,7 @@ static struct hotspot_process *state(struct hotspot_tracker *t,
 			p->jvm->pid = p->pid;
 			idxmap_init(&p->jvm->index);
 			mem_account_init(&p->jvm->account,
-					 t->procs->files
-						 ? &t->procs->files->budget
-						 : NULL);
+					 t->files ? &t->files->budget : NULL);
 		}
 	}
 	return p->jvm;
@@ -85,8 +84,8 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 	uint64_t bias;
 	int fd, err;
 
-	f = process_mapping_file(t->procs, p, m);
-	if (!f || !process_mapping_bias(m, f, &bias))
+	f = file_cache_of(t->files, process_mapping_file(t->procs, p, m));
+	if (!f || !file_mapping_bias(m, f, &bias))
 		return;
 	fd = mapped_file_open((pid_t)p->pid, m);
 	if (fd < 0)
@@ -156,10 +155,12 @@ void hotspot_tracker_forget(struct hotspot_tracker *t, struct process *p)
 }
 
 void hotspot_tracker_init(struct hotspot_tracker *t,
-			  struct process_table *procs, int map_fd)
+			  struct process_table *procs, struct file_cache *files,
+			  int map_fd)
 {
 	memset(t, 0, sizeof(*t));
 	t->procs = procs;
+	t->files = files;
 	t->map_fd = map_fd;
 	t->read_mem = process_memory_read;
 }

@@ -20,6 +20,8 @@
 #include "util/idxmap.h"
 #include "util/mem_budget.h"
 
+struct file_cache;
+
 #define HS_CACHE_BUDGET (4u << 20) /* per process */
 #define HS_RECHECK_NS	(1000ull * 1000 * 1000)
 /* Tries to read a starting JVM's tables (they are filled during its
@@ -77,13 +79,15 @@ struct hotspot_counters {
 
 struct hotspot_tracker {
 	struct process_table *procs;
-	int map_fd; /* jvm_procs; -1: userspace only (tests) */
+	struct file_cache *files; /* the mapped files' symbols */
+	int map_fd;		  /* jvm_procs; -1: userspace only (tests) */
 	mem_read_fn read_mem;
 	struct hotspot_counters counters;
 };
 
 void hotspot_tracker_init(struct hotspot_tracker *t,
-			  struct process_table *procs, int map_fd);
+			  struct process_table *procs, struct file_cache *files,
+			  int map_fd);
 /* p is new, rescanned or has files read since: find its libjvm and tell
  * the kernel where the JVM keeps its code (once: it does not move). */
 void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,

@@ -84,9 +84,7 @@ static struct interp_process *state(struct interp_tracker *it,
 		if (p->interp) {
 			idxmap_init(&p->interp->index);
 			mem_account_init(&p->interp->account,
-					 it->procs->files
-						 ? &it->procs->files->budget
-						 : NULL);
+					 it->files ? &it->files->budget : NULL);
 		}
 	}
 	return p->interp;
@@ -118,9 +116,10 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 		if (m->kind != PROC_MAPPING_FILE || !m->path ||
 		    (fresh_only && !m->fresh) || !strstr(m->path, "python"))
 			continue;
-		f = process_mapping_file(it->procs, p, m);
+		f = file_cache_of(it->files,
+				  process_mapping_file(it->procs, p, m));
 		if (!f || !has_function(&f->sym, CPY_EVAL_SYMBOL) ||
-		    !process_mapping_bias(m, f, &bias))
+		    !file_mapping_bias(m, f, &bias))
 			continue;
 		fd = mapped_file_open((pid_t)p->pid, m);
 		if (fd < 0) {
@@ -192,10 +191,11 @@ void interp_tracker_forget(struct interp_tracker *it, struct process *p)
 }
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
-			 int map_fd)
+			 struct file_cache *files, int map_fd)
 {
 	memset(it, 0, sizeof(*it));
 	it->procs = t;
+	it->files = files;
 	it->map_fd = map_fd;
 	it->read_mem = process_memory_read;
 }

@@ -19,6 +19,9 @@
 #include "interp/cpython_layout.h"
 #include "process/process_table.h"
 #include "util/idxmap.h"
+#include "util/mem_budget.h"
+
+struct file_cache;
 
 #define CPY_NAME_MAX	  512
 #define CPY_LINETABLE_MAX (64u << 10)
@@ -66,13 +69,14 @@ struct interp_counters {
 
 struct interp_tracker {
 	struct process_table *procs;
-	int map_fd; /* interp_procs; -1: userspace only (tests) */
+	struct file_cache *files; /* the mapped files' symbols */
+	int map_fd;		  /* interp_procs; -1: userspace only (tests) */
 	mem_read_fn read_mem;
 	struct interp_counters counters;
 };
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
-			 int map_fd);
+			 struct file_cache *files, int map_fd);
 /* p is new, rescanned or has files read since: find its interpreter and
  * tell the kernel where it keeps its state (once: an interpreter does not
  * move). */

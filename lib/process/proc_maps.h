@@ -18,15 +18,18 @@ enum proc_mapping_kind {
 	PROC_MAPPING_SPECIAL,  /* [vsyscall] and other [..] names */
 };
 
+struct file;
+
 struct proc_mapping {
 	uint64_t start, end; /* [start, end) */
 	uint64_t offset;     /* file offset of start */
 	uint64_t inode;
 	uint32_t dev_major, dev_minor;
-	uint8_t kind;	 /* enum proc_mapping_kind */
-	uint8_t deleted; /* path ended in " (deleted)" */
-	char *path;	 /* owned; "" for anonymous */
-	void *file; /* struct elf_file *, resolved lazily; owned by caller */
+	uint8_t kind;	   /* enum proc_mapping_kind */
+	uint8_t deleted;   /* path ended in " (deleted)" */
+	char *path;	   /* owned; "" for anonymous */
+	struct file *file; /* files/file_table.h, resolved lazily (by the
+			      process table, which holds its reference) */
 	uint8_t file_tried;
 	uint8_t fresh; /* not in the previous scan (set by the process table) */
 };

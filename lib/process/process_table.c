@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +22,7 @@ void process_table_stamp_files(struct process_table *t)
 		struct process *p = t->procs[i];
 
 		for (size_t k = 0; p && k < p->maps.n; k++) {
-			struct elf_file *f = p->maps.v[k].file;
+			struct file *f = p->maps.v[k].file;
 
 			if (f && f->last_used_ns < p->last_seen_ns)
 				f->last_used_ns = p->last_seen_ns;
@@ -29,7 +30,7 @@ void process_table_stamp_files(struct process_table *t)
 	}
 }
 
-void process_table_init(struct process_table *t, struct file_cache *files)
+void process_table_init(struct process_table *t, struct file_table *files)
 {
 	memset(t, 0, sizeof(*t));
 	idxmap_init(&t->index);
@@ -68,7 +69,7 @@ static void release_maps(struct process_table *t, struct process *p)
 {
 	for (size_t i = 0; i < p->maps.n; i++)
 		if (p->maps.v[i].file)
-			file_cache_put(t->files, p->maps.v[i].file);
+			file_table_put(t->files, p->maps.v[i].file);
 	proc_maps_free(&p->maps);
 }
 
@@ -189,7 +190,7 @@ static void apply_maps(struct process_table *t, struct process *p,
 			maps->v[i].file = old->file;
 			maps->v[i].file_tried = 1;
 			if (old->file)
-				file_cache_ref(old->file);
+				file_ref(old->file);
 		}
 	}
 	if (c) {
@@ -668,12 +669,11 @@ bool process_table_slice_over(struct process_table *t)
 	return true;
 }
 
-struct elf_file *process_mapping_file_sliced(struct process_table *t,
-					     struct process *p,
-					     struct proc_mapping *m,
-					     bool *deferred)
+struct file *process_mapping_file_sliced(struct process_table *t,
+					 struct process *p,
+					 struct proc_mapping *m, bool *deferred)
 {
-	struct elf_file *f;
+	struct file *f;
 
 	*deferred = false;
 	if (!m->file_tried && m->kind == PROC_MAPPING_FILE &&
@@ -690,12 +690,8 @@ struct elf_file *process_mapping_file_sliced(struct process_table *t,
 	return f;
 }
 
-int process_table_finish_loads(struct process_table *t)
+void process_table_files_changed(struct process_table *t)
 {
-	int n = t->files ? file_cache_finish_loads(t->files) : 0;
-
-	if (n <= 0)
-		return n;
 	/* Every process mapping one of them learns its symbols (the
 	 * context and interpreter trackers look for theirs, the unwinder
 	 * pushes the mapping again). */
@@ -703,16 +699,15 @@ int process_table_finish_loads(struct process_table *t)
 		struct process *p = t->procs[i];
 
 		for (size_t k = 0; p && k < p->maps.n; k++) {
-			struct elf_file *f = p->maps.v[k].file;
+			struct file *f = p->maps.v[k].file;
 
-			if (f && f->just_loaded) {
+			if (f && f->changed) {
 				tell(t, p, PROCESS_FILES_READY);
 				break;
 			}
 		}
 	}
-	file_cache_clear_just_loaded(t->files);
-	return n;
+	file_table_clear_changed(t->files);
 }
 
 void process_table_resume_loads(struct process_table *t)
@@ -730,8 +725,52 @@ void process_table_resume_loads(struct process_table *t)
 	}
 }
 
-struct elf_file *process_mapping_file(struct process_table *t,
-				      struct process *p, struct proc_mapping *m)
+/* The vDSO's size comes from our own [vdso] line in /proc/self/maps. */
+static size_t own_vdso_size(uint64_t base)
+{
+	struct proc_maps maps;
+	const struct proc_mapping *m;
+	size_t size = 0;
+	char *text;
+	long n = proc_read_file("/proc/self/maps", &text, PROC_MAPS_MAX_BYTES);
+
+	if (n < 0)
+		return 0;
+	if (!proc_maps_parse(text, (size_t)n, &maps, NULL)) {
+		m = proc_maps_find(&maps, base);
+		if (m && m->kind == PROC_MAPPING_VDSO)
+			size = (size_t)(m->end - base);
+		proc_maps_free(&maps);
+	}
+	free(text);
+	return size;
+}
+
+/* The vDSO image, read from our own process (same kernel, same vDSO). */
+static struct file *vdso_file(struct process_table *t)
+{
+	struct file_id id = FILE_ID_VDSO;
+	struct file *f = file_table_find(t->files, &id);
+	uint64_t base;
+	size_t size;
+	void *copy;
+	int err;
+
+	if (f)
+		return f;
+	base = getauxval(AT_SYSINFO_EHDR);
+	size = base ? own_vdso_size(base) : 0;
+	copy = size ? malloc(size) : NULL;
+	if (copy)
+		memcpy(copy, (const void *)(uintptr_t)base, size);
+	f = file_table_get_mem(t->files, &id, "[vdso]", copy, copy ? size : 0,
+			       &err);
+	free(copy);
+	return f;
+}
+
+struct file *process_mapping_file(struct process_table *t, struct process *p,
+				  struct proc_mapping *m)
 {
 	int fd, err = 0;
 
@@ -739,7 +778,7 @@ struct elf_file *process_mapping_file(struct process_table *t,
 		return m->file;
 	m->file_tried = 1;
 	if (m->kind == PROC_MAPPING_VDSO) {
-		m->file = file_cache_get_vdso(t->files);
+		m->file = vdso_file(t);
 		return m->file;
 	}
 	if (m->kind != PROC_MAPPING_FILE)
@@ -762,16 +801,9 @@ struct elf_file *process_mapping_file(struct process_table *t,
 			 p->pid);
 		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		t->loading_for = p; /* charged for the file's table */
-		m->file = file_cache_get_fd_root(t->files, fd, m->path, root_fd,
-						 &err);
+		m->file = file_table_get_fd(t->files, fd, m->path, root_fd,
+					    p->pid, p->serial, &err);
 		t->loading_for = NULL;
-		struct elf_file *f = m->file;
-
-		if (f && f->loading && !f->owner_serial) {
-			/* Read on the loader: charged when it is done. */
-			f->owner_pid = p->pid;
-			f->owner_serial = p->serial;
-		}
 		if (err == -EAGAIN) {
 			/* The loader's queue is full: again later. */
 			m->file_tried = 0;
@@ -815,7 +847,7 @@ static int copy_maps(const struct proc_maps *from, struct proc_maps *to)
 		}
 		to->n++;
 		if (to->v[i].file)
-			file_cache_ref(to->v[i].file);
+			file_ref(to->v[i].file);
 	}
 	return 0;
 }
@@ -892,25 +924,4 @@ void process_table_sweep(struct process_table *t, uint64_t idle_before_ns)
 uint32_t process_table_count(const struct process_table *t)
 {
 	return (uint32_t)t->index.len;
-}
-
-bool process_mapping_vaddr(const struct proc_mapping *m,
-			   const struct elf_file *f, uint64_t *vaddr)
-{
-	/* The vDSO image starts at its mapping. */
-	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset;
-
-	return elf_symbols_mapping_vaddr(&f->sym, off, m->end - m->start,
-					 vaddr);
-}
-
-bool process_mapping_bias(const struct proc_mapping *m,
-			  const struct elf_file *f, uint64_t *bias)
-{
-	uint64_t vaddr;
-
-	if (!process_mapping_vaddr(m, f, &vaddr))
-		return false;
-	*bias = m->start - vaddr;
-	return true;
 }

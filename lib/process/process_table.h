@@ -15,7 +15,7 @@
 
 #include "process/proc_info.h"
 #include "process/proc_maps.h"
-#include "symbolize/file_cache.h"
+#include "files/file_table.h"
 #include "util/idxmap.h"
 
 /* A process may trigger a /proc rescan at most this often. */
@@ -128,7 +128,7 @@ struct process_table {
 	uint32_t nslots, cap;
 	struct idxmap index; /* pid -> slot */
 	uint64_t next_serial;
-	struct file_cache *files;
+	struct file_table *files;
 	uint64_t slice_end_ns; /* CLOCK_MONOTONIC end of this pass's slice */
 	bool slice_spent;      /* this pass left work for the next one */
 	/* The caller's lock, released around slow /proc reads of held
@@ -147,10 +147,10 @@ struct process_table {
 	struct process_table_counters counters;
 };
 
-void process_table_init(struct process_table *t, struct file_cache *files);
+void process_table_init(struct process_table *t, struct file_table *files);
 void process_table_free(struct process_table *t);
 /* Files mapped by a process get its last activity as their last use
- * (last_used_ns, the file cache's eviction order): before evictions. */
+ * (last_used_ns, the stages' eviction order): before evictions. */
 void process_table_stamp_files(struct process_table *t);
 /* Who is told of new, rescanned and removed processes (NULL: nobody,
  * before tearing the stages down). */
@@ -219,27 +219,20 @@ void process_table_resume_loads(struct process_table *t);
 /* process_mapping_file within the slice: NULL (and p marked for
  * resumption) if the file was not loaded yet and the slice is spent;
  * *deferred tells that case apart. */
-struct elf_file *process_mapping_file_sliced(struct process_table *t,
-					     struct process *p,
-					     struct proc_mapping *m,
-					     bool *deferred);
-/* Take the files read on the loader thread (file_cache_start_loader)
- * into their entries and tell the consumers of every process that maps
- * one. Returns how many files. */
-int process_table_finish_loads(struct process_table *t);
-/* Resolve (lazily) the ELF file behind mapping m of p; may be NULL (also
+struct file *process_mapping_file_sliced(struct process_table *t,
+					 struct process *p,
+					 struct proc_mapping *m,
+					 bool *deferred);
+/* Files were read since (marked changed in the file table: the loader
+ * thread's): tell the consumers of every process that maps one, and
+ * clear the marks. */
+void process_table_files_changed(struct process_table *t);
+/* Resolve (lazily) the file behind mapping m of p; may be NULL (also
  * while the loader's queue is full: p is then marked for
- * process_table_resume_loads). A file still being read has `loading`. */
-struct elf_file *process_mapping_file(struct process_table *t,
-				      struct process *p,
-				      struct proc_mapping *m);
-/* ELF virtual address of the mapping's first byte, from the executable
- * PT_LOAD it maps (elf_symbols_mapping_vaddr); false if none. */
-bool process_mapping_vaddr(const struct proc_mapping *m,
-			   const struct elf_file *f, uint64_t *vaddr);
-/* runtime address = ELF vaddr + bias for the code of mapping m. */
-bool process_mapping_bias(const struct proc_mapping *m,
-			  const struct elf_file *f, uint64_t *bias);
+ * process_table_resume_loads). A new file is reported by the file table
+ * (and read) before this returns. */
+struct file *process_mapping_file(struct process_table *t, struct process *p,
+				  struct proc_mapping *m);
 void process_table_exec(struct process_table *t, uint32_t pid);
 /* Process pid (started at start_ns) forked from parent_pid: if the parent
  * is known, the child starts as its copy (no /proc read). */

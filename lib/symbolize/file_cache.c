@@ -1,21 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/file_cache.h"
 #include "symbolize/debug_info.h"
-#include "process/proc_maps.h"
 #include "util/clock.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-void file_cache_init(struct file_cache *c)
+void file_cache_init(struct file_cache *c, struct file_table *table)
 {
 	memset(c, 0, sizeof(*c));
-	idxmap_init(&c->index);
+	c->table = table;
 	mem_budget_init(&c->budget, 0, 0);
 	file_loader_init(&c->loader);
 	debuginfod_init(&c->dbgd);
@@ -30,113 +27,70 @@ void file_cache_set_listener(struct file_cache *c,
 		memset(&c->listener, 0, sizeof(c->listener));
 }
 
-static void tell_ready(struct file_cache *c, struct elf_file *f, int fd,
-		       const void *mem, size_t len)
-{
-	if (c->listener.on_ready)
-		c->listener.on_ready(c->listener.ctx, f, fd, mem, len);
-}
-
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
 			   uint64_t per_file)
 {
 	mem_budget_init(&c->budget, total, per_file);
 }
 
-static void file_destroy(struct file_cache *c, struct elf_file *f)
+static void entry_destroy(struct elf_file *f)
 {
-	if (c && c->listener.on_free)
-		c->listener.on_free(c->listener.ctx, f);
 	elf_symbols_free(&f->sym);
 	symbol_names_free(&f->names);
 	dwarf_lines_close(f->dwarf);
 	mem_account_release(&f->acct);
-	free(f->path);
 	free(f);
+}
+
+void file_cache_file_freed(struct file_cache *c, struct file *file)
+{
+	struct elf_file *f = file_cache_of(c, file);
+
+	if (!f)
+		return;
+	c->v[file->slot] = NULL;
+	c->counters.memory -= elf_symbols_memory(&f->sym);
+	entry_destroy(f);
 }
 
 void file_cache_free(struct file_cache *c)
 {
 	file_cache_stop_loader(c);
 	debuginfod_free(&c->dbgd);
-	for (uint32_t i = 0; i < c->nslots; i++)
-		if (c->files[i])
-			file_destroy(c, c->files[i]);
-	free(c->files);
-	idxmap_free(&c->index);
+	for (uint32_t i = 0; i < c->nv; i++)
+		if (c->v[i])
+			entry_destroy(c->v[i]);
+	free(c->v);
 	memset(c, 0, sizeof(*c));
 }
 
-static uint64_t id_hash(const struct file_id *id)
+/* The entry of new file in its slot. */
+static struct elf_file *new_entry(struct file_cache *c, struct file *file)
 {
-	return hash_bytes(id, sizeof(*id), 0x66696c65);
-}
+	struct elf_file *f;
 
-struct id_eq_ctx {
-	const struct file_cache *c;
-	const struct file_id *id;
-};
+	if (file->slot >= c->nv) {
+		uint32_t n = c->nv ? c->nv : 64;
+		struct elf_file **v;
 
-static bool id_eq(const void *ctx, uint32_t slot)
-{
-	const struct id_eq_ctx *e = ctx;
-	const struct elf_file *f = e->c->files[slot];
-
-	return f && !memcmp(&f->id, e->id, sizeof(*e->id));
-}
-
-static int add_slot(struct file_cache *c, struct elf_file *f)
-{
-	uint32_t slot;
-
-	for (slot = 0; slot < c->nslots; slot++)
-		if (!c->files[slot])
-			break;
-	if (slot == c->nslots) {
-		if (c->nslots == c->cap) {
-			uint32_t ncap = c->cap ? c->cap * 2 : 64;
-			struct elf_file **nv =
-				realloc(c->files, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			c->files = nv;
-			c->cap = ncap;
-		}
-		c->nslots++;
+		while (n <= file->slot)
+			n *= 2;
+		v = realloc(c->v, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + c->nv, 0, (n - c->nv) * sizeof(*v));
+		c->v = v;
+		c->nv = n;
 	}
-	if (idxmap_insert(&c->index, id_hash(&f->id), slot))
-		return -ENOMEM;
-	c->files[slot] = f;
-	f->slot = slot;
-	return 0;
-}
-
-static struct elf_file *new_file(struct file_cache *c, const struct file_id *id,
-				 const char *path)
-{
-	struct elf_file *f = calloc(1, sizeof(*f));
-	const char *slash;
-
+	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
-	f->id = *id;
-	f->refcnt = 1;
+	f->file = file;
 	mem_account_init(&f->acct, &c->budget);
-	f->last_used_ns = boot_ns();
 	symbol_names_init(&f->names);
 	f->names.acct = &f->acct;
-	f->path = strdup(path && *path ? path : "[unknown]");
-	if (!f->path) {
-		free(f);
-		return NULL;
-	}
-	slash = strrchr(f->path, '/');
-	f->basename = slash ? slash + 1 : f->path;
 	return f;
 }
-
-static void file_evict(struct file_cache *c, struct elf_file *f);
 
 /* A load's result into its entry. */
 static void take_result(struct file_cache *c, struct elf_file *f,
@@ -163,9 +117,10 @@ static void take_result(struct file_cache *c, struct elf_file *f,
 /*
  * Before a load: free the least recently sampled files until one more
  * file could take its whole per-file budget. An idle file (no process
- * maps it) goes whole; a mapped one keeps its entry, loads and build id
- * and loses its symbols (its frames keep their addresses). O(files) per
- * victim: only runs when the budget is full.
+ * maps it) goes whole (the file table drops it: every stage's entry
+ * goes); a mapped one keeps its entry, loads and build id and loses its
+ * symbols (its frames keep their addresses). O(files) per victim: only
+ * runs when the budget is full.
  */
 static void make_room(struct file_cache *c)
 {
@@ -177,22 +132,23 @@ static void make_room(struct file_cache *c)
 	       c->budget.limit) {
 		struct elf_file *victim = NULL;
 
-		for (uint32_t i = 0; i < c->nslots; i++) {
-			struct elf_file *f = c->files[i];
+		for (uint32_t i = 0; i < c->nv; i++) {
+			struct elf_file *f = c->v[i];
 
 			/* A file being read is charged as it goes: its
 			 * symbols are not in the entry yet. */
 			if (!f || f->loading || !atomic_load(&f->acct.bytes) ||
-			    (f->evicted && f->refcnt))
+			    (f->evicted && f->file->refcnt))
 				continue;
-			if (!victim || f->last_used_ns < victim->last_used_ns)
+			if (!victim ||
+			    f->file->last_used_ns < victim->file->last_used_ns)
 				victim = f;
 		}
 		if (!victim)
 			return;
 		c->counters.evictions++;
-		if (!victim->refcnt) {
-			file_evict(c, victim);
+		if (!victim->file->refcnt) {
+			file_table_drop(c->table, victim->file);
 			continue;
 		}
 		c->counters.memory -= elf_symbols_memory(&victim->sym);
@@ -218,93 +174,61 @@ static void make_room(struct file_cache *c)
 	}
 }
 
-struct elf_file *file_cache_get_fd(struct file_cache *c, int fd,
-				   const char *path, int *err)
+/* The vDSO: its image (the caller's copy of ours). */
+static int add_mem(struct file_cache *c, struct elf_file *f,
+		   const struct file_added *a)
 {
-	return file_cache_get_fd_root(c, fd, path, -1, err);
+	c->v[f->file->slot] = f;
+	f->load_err =
+		a->mem ? elf_symbols_load_mem(a->mem, a->len, &f->sym, &f->acct)
+		       : -ENOENT;
+	return 0;
 }
 
-struct elf_file *file_cache_get_fd_root(struct file_cache *c, int fd,
-					const char *path, int root_fd, int *err)
+int file_cache_file_added(struct file_cache *c, struct file *file,
+			  const struct file_added *a)
 {
-	struct stat st;
-	struct file_id id;
-	struct id_eq_ctx ctx = {c, &id};
-	struct elf_file *f;
-	uint32_t slot;
+	struct elf_file *f = new_entry(c, file);
 
-	if (fstat(fd, &st)) {
-		*err = -errno;
-		return NULL;
-	}
-	memset(&id, 0, sizeof(id));
-	id.dev = (uint64_t)st.st_dev;
-	id.ino = (uint64_t)st.st_ino;
-	id.size = (uint64_t)st.st_size;
-	id.mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
-		      (uint64_t)st.st_mtim.tv_nsec;
-	if (idxmap_find(&c->index, id_hash(&id), id_eq, &ctx, &slot)) {
-		f = c->files[slot];
-		f->refcnt++;
-		f->idle_since_ns = 0;
-		return f;
-	}
-	f = new_file(c, &id, path);
-	if (!f) {
-		*err = -ENOMEM;
-		return NULL;
-	}
+	if (!f)
+		return -ENOMEM;
+	if (a->fd < 0)
+		return add_mem(c, f, a);
 	make_room(c);
-	if (c->loader.started && id.size >= FILE_LOADER_MIN_BYTES) {
-		int e = file_loader_submit(&c->loader, f, &f->acct, fd, path,
-					   root_fd);
+	if (c->loader.started && file->id.size >= FILE_LOADER_MIN_BYTES) {
+		int e = file_loader_submit(&c->loader, f, &f->acct, a->fd,
+					   file->path, a->root_fd);
 
 		if (e == -EAGAIN) {
 			c->counters.loads_retried++;
-			file_destroy(NULL, f);
-			*err = -EAGAIN;
-			return NULL;
+			entry_destroy(f);
+			return -EAGAIN;
 		}
 		if (!e) {
 			/* Published at once: a second mapping of it waits
 			 * for the same load. */
 			c->counters.loads_async++;
 			f->loading = true;
-			f->refcnt++; /* the job's reference */
-			if (add_slot(c, f)) {
-				/* The job still refers to f: it stays,
-				 * unpublished, until the load is taken. */
-				f->refcnt--;
-				*err = -ENOMEM;
-				return NULL;
-			}
-			if (c->listener.on_loading)
-				c->listener.on_loading(c->listener.ctx, f);
-			return f;
+			file_ref(file); /* the job's reference */
+			c->v[file->slot] = f;
+			return 1;
 		}
 		/* Out of memory for the job: read it here. */
 	}
 	{
 		struct file_load_result r;
 
-		file_load_run(&r, fd, path, root_fd, &f->acct, NULL);
+		file_load_run(&r, a->fd, file->path, a->root_fd, &f->acct,
+			      NULL);
 		if (r.load_err == -ENOMEM) {
 			elf_symbols_free(&r.sym);
-			file_destroy(NULL, f);
-			*err = -ENOMEM;
-			return NULL;
+			entry_destroy(f);
+			return -ENOMEM;
 		}
-		if (add_slot(c, f)) {
-			elf_symbols_free(&r.sym);
-			dwarf_lines_close(r.dwarf);
-			file_destroy(NULL, f);
-			*err = -ENOMEM;
-			return NULL;
-		}
+		c->v[file->slot] = f;
 		take_result(c, f, &r);
 	}
-	tell_ready(c, f, fd, NULL, 0);
-	return f;
+	return 0;
 }
 
 int file_cache_start_loader(struct file_cache *c, int notify_fd)
@@ -336,14 +260,14 @@ void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f)
 	if (f->dbgd_state != FILE_DBGD_IDLE || !c->dbgd.started || f->loading ||
 	    f->evicted || f->load_err || f->sym.has_symtab ||
 	    f->debug_source != DEBUG_INFO_NONE || !f->sym.build_id[0] ||
-	    f->id.dev == UINT64_MAX)
+	    f->file->id.dev == UINT64_MAX)
 		return;
 	if (f->dbgd_retry_ns && mono_ns() < f->dbgd_retry_ns)
 		return;
 	e = debuginfod_submit(&c->dbgd, f, &f->acct, f->sym.build_id, &retry);
 	if (!e) {
 		f->dbgd_state = FILE_DBGD_PENDING;
-		f->refcnt++; /* the job's reference */
+		file_ref(f->file); /* the job's reference */
 		return;
 	}
 	/* Failed lately: not before its backoff ends. Queue full: a
@@ -387,10 +311,11 @@ int file_cache_finish_loads(struct file_cache *c)
 
 	while (dj) {
 		struct debuginfod_job *next = dj->next;
+		struct elf_file *f = dj->file;
 
 		take_debuginfod(c, dj);
-		file_cache_put(c, dj->file);
 		debuginfod_job_free(dj);
+		file_table_put(c->table, f->file);
 		dj = next;
 	}
 
@@ -398,15 +323,6 @@ int file_cache_finish_loads(struct file_cache *c)
 		struct file_load_job *next = j->next;
 		struct elf_file *f = j->file;
 
-		if (f->slot >= c->nslots || c->files[f->slot] != f) {
-			/* Never published (add_slot failed): no report. */
-			elf_symbols_free(&j->r.sym);
-			dwarf_lines_close(j->r.dwarf);
-			file_destroy(NULL, f);
-			file_loader_job_free(j);
-			j = next;
-			continue;
-		}
 		if (j->r.load_err == -ENOMEM) {
 			/* Kept as an entry without symbols (counted): it is
 			 * mapped, and a retry would fail the same way. */
@@ -415,21 +331,14 @@ int file_cache_finish_loads(struct file_cache *c)
 		}
 		take_result(c, f, &j->r);
 		f->loading = false;
-		f->just_loaded = true;
-		tell_ready(c, f, j->fd, NULL, 0);
-		file_cache_put(c, f);
+		if (c->listener.on_ready)
+			c->listener.on_ready(c->listener.ctx, f->file, j->fd);
+		file_table_put(c->table, f->file);
 		file_loader_job_free(j);
 		j = next;
 		n++;
 	}
 	return n;
-}
-
-void file_cache_clear_just_loaded(struct file_cache *c)
-{
-	for (uint32_t i = 0; i < c->nslots; i++)
-		if (c->files[i])
-			c->files[i]->just_loaded = false;
 }
 
 bool file_cache_loads_busy(struct file_cache *c)
@@ -448,8 +357,8 @@ void file_cache_stop_loader(struct file_cache *c)
 
 		/* Finished or not: the file keeps what it had. */
 		f->dbgd_state = FILE_DBGD_IDLE;
-		file_cache_put(c, f);
 		debuginfod_job_free(dj);
+		file_table_put(c->table, f->file);
 		dj = next;
 	}
 
@@ -463,75 +372,12 @@ void file_cache_stop_loader(struct file_cache *c)
 		dwarf_lines_close(j->r.dwarf);
 		f->load_err = -ECANCELED;
 		f->loading = false;
-		if (f->slot >= c->nslots || c->files[f->slot] != f) {
-			file_destroy(NULL, f); /* never published */
-		} else {
-			tell_ready(c, f, -1, NULL, 0);
-			file_cache_put(c, f);
-		}
+		if (c->listener.on_ready)
+			c->listener.on_ready(c->listener.ctx, f->file, -1);
+		file_table_put(c->table, f->file);
 		file_loader_job_free(j);
 		j = next;
 	}
-}
-
-/* The vDSO's size comes from our own [vdso] line in /proc/self/maps. */
-static size_t own_vdso_size(uint64_t base)
-{
-	struct proc_maps maps;
-	const struct proc_mapping *m;
-	size_t size = 0;
-	char *text;
-	long n = proc_read_file("/proc/self/maps", &text, PROC_MAPS_MAX_BYTES);
-
-	if (n < 0)
-		return 0;
-	if (!proc_maps_parse(text, (size_t)n, &maps, NULL)) {
-		m = proc_maps_find(&maps, base);
-		if (m && m->kind == PROC_MAPPING_VDSO)
-			size = (size_t)(m->end - base);
-		proc_maps_free(&maps);
-	}
-	free(text);
-	return size;
-}
-
-struct elf_file *file_cache_get_vdso(struct file_cache *c)
-{
-	struct file_id id = {.dev = UINT64_MAX, .ino = UINT64_MAX};
-	struct id_eq_ctx ctx = {c, &id};
-	uint64_t base = getauxval(AT_SYSINFO_EHDR);
-	struct elf_file *f;
-	uint32_t slot;
-	size_t size;
-	void *copy;
-
-	if (idxmap_find(&c->index, id_hash(&id), id_eq, &ctx, &slot)) {
-		f = c->files[slot];
-		f->refcnt++;
-		f->idle_since_ns = 0;
-		return f;
-	}
-	f = new_file(c, &id, "[vdso]");
-	if (!f)
-		return NULL;
-	size = base ? own_vdso_size(base) : 0;
-	copy = size ? malloc(size) : NULL;
-	if (copy) {
-		memcpy(copy, (const void *)(uintptr_t)base, size);
-		f->load_err =
-			elf_symbols_load_mem(copy, size, &f->sym, &f->acct);
-	} else {
-		f->load_err = -ENOENT;
-	}
-	if (add_slot(c, f)) {
-		free(copy);
-		file_destroy(NULL, f);
-		return NULL;
-	}
-	if (copy)
-		tell_ready(c, f, -1, copy, size);
-	free(copy);
-	return f;
 }
 
 bool file_cache_reload_due(const struct elf_file *f)
@@ -543,19 +389,15 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd)
 {
 	struct elf_symbols sym;
-	struct stat st;
+	struct file_id id;
 	int err;
 
 	if (!f->evicted)
 		return 0;
-	if (fstat(fd, &st))
-		return -errno;
-	if ((uint64_t)st.st_dev != f->id.dev ||
-	    (uint64_t)st.st_ino != f->id.ino ||
-	    (uint64_t)st.st_size != f->id.size ||
-	    (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
-			    (uint64_t)st.st_mtim.tv_nsec !=
-		    f->id.mtime_ns)
+	err = file_id_of_fd(fd, &id);
+	if (err)
+		return err;
+	if (memcmp(&id, &f->file->id, sizeof(id)))
 		return -ESTALE;
 	/* Not again before the next due time, whatever happens now. */
 	f->reload_after_ns = UINT64_MAX;
@@ -589,36 +431,23 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 	return 0;
 }
 
-void file_cache_ref(struct elf_file *f)
+bool file_mapping_vaddr(const struct proc_mapping *m, const struct elf_file *ef,
+			uint64_t *vaddr)
 {
-	f->refcnt++;
-	f->idle_since_ns = 0;
+	/* The vDSO image starts at its mapping. */
+	uint64_t off = m->kind == PROC_MAPPING_VDSO ? 0 : m->offset;
+
+	return elf_symbols_mapping_vaddr(&ef->sym, off, m->end - m->start,
+					 vaddr);
 }
 
-static void file_evict(struct file_cache *c, struct elf_file *f)
+bool file_mapping_bias(const struct proc_mapping *m, const struct elf_file *ef,
+		       uint64_t *bias)
 {
-	idxmap_remove(&c->index, id_hash(&f->id), f->slot);
-	c->files[f->slot] = NULL;
-	c->counters.memory -= elf_symbols_memory(&f->sym);
-	file_destroy(c, f);
-}
+	uint64_t vaddr;
 
-void file_cache_put(struct file_cache *c, struct elf_file *f)
-{
-	(void)c;
-	if (!f || !f->refcnt || --f->refcnt)
-		return;
-	f->idle_since_ns = mono_ns();
-}
-
-void file_cache_sweep(struct file_cache *c, uint64_t max_idle_ns)
-{
-	uint64_t now = mono_ns();
-
-	for (uint32_t i = 0; i < c->nslots; i++) {
-		struct elf_file *f = c->files[i];
-
-		if (f && !f->refcnt && now - f->idle_since_ns >= max_idle_ns)
-			file_evict(c, f);
-	}
+	if (!file_mapping_vaddr(m, ef, &vaddr))
+		return false;
+	*bias = m->start - vaddr;
+	return true;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/stack_symbolizer.h"
+#include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 #include "symbolize/go_pclntab.h"
 
@@ -20,11 +21,13 @@
 
 void stack_symbolizer_init(struct stack_symbolizer *s,
 			   const struct kallsyms *ksyms,
-			   struct process_table *procs)
+			   struct process_table *procs,
+			   struct file_cache *files)
 {
 	memset(s, 0, sizeof(*s));
 	s->ksyms = ksyms;
 	s->procs = procs;
+	s->files = files;
 	idxmap_init(&s->cache);
 }
 
@@ -159,7 +162,7 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 		return false;
 	name = jit_process_lookup(&p->jit, s->procs->proc_root, p->pid,
 				  &p->maps, pc - return_address, now_ns,
-				  &s->procs->files->budget, &s->counters.jit);
+				  &s->files->budget, &s->counters.jit);
 	if (!name)
 		return false;
 	jit_name_split(name, s->jit_name, &fn);
@@ -244,7 +247,7 @@ static void reload_evicted(struct stack_symbolizer *s, struct process *p,
 		return;
 	snprintf(root, sizeof(root), "%s/%u/root", s->procs->proc_root, p->pid);
 	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	file_cache_reload(s->procs->files, file, fd, m->path, root_fd);
+	file_cache_reload(s->files, file, fd, m->path, root_fd);
 	if (root_fd >= 0)
 		close(root_fd);
 	close(fd);
@@ -302,20 +305,20 @@ static int32_t user_location(struct stack_symbolizer *s,
 	f.map_limit = m->end;
 	f.map_offset = m->offset;
 	f.mapping_file = m->path && *m->path ? m->path : "[anon]";
-	file = process_mapping_file(s->procs, p, m);
+	file = file_cache_of(s->files, process_mapping_file(s->procs, p, m));
 	if (!file)
 		return pb_location(b, &f);
-	file_cache_touch(file, now_ns);
+	file_cache_touch(file->file, now_ns);
 	if (file_cache_reload_due(file))
 		reload_evicted(s, p, m, file);
-	file_cache_debuginfod_check(s->procs->files, file);
+	file_cache_debuginfod_check(s->files, file);
 	/* Its names may still come from a server: do not cache the stack. */
 	if (file->dbgd_state == FILE_DBGD_PENDING)
 		*jit_unnamed = true;
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
 	f.build_id_go = file->sym.go_build_id;
-	if (process_mapping_vaddr(m, file, &vaddr)) {
+	if (file_mapping_vaddr(m, file, &vaddr)) {
 		const struct elf_sym *sym;
 
 		vaddr += pc - m->start;

@@ -22,6 +22,8 @@
 #include "symbolize/kallsyms.h"
 #include "util/idxmap.h"
 
+struct file_cache;
+
 /* What the symbolizer counts (for otelprof_stats). */
 struct symbolizer_counters {
 	uint64_t jit_frames; /* frames named from JIT symbol files */
@@ -31,6 +33,7 @@ struct symbolizer_counters {
 struct stack_symbolizer {
 	const struct kallsyms *ksyms; /* may be empty */
 	struct process_table *procs;
+	struct file_cache *files; /* the mapped files' symbols */
 	/* raw-stack cache for the current window */
 	struct idxmap cache;
 	uint64_t *keys; /* per entry: serial, nk, nu, then addresses */
@@ -51,7 +54,8 @@ struct stack_symbolizer {
 
 void stack_symbolizer_init(struct stack_symbolizer *s,
 			   const struct kallsyms *ksyms,
-			   struct process_table *procs);
+			   struct process_table *procs,
+			   struct file_cache *files);
 void stack_symbolizer_free(struct stack_symbolizer *s);
 /* Call whenever the builder is reset: cached stack indices die with it. */
 void stack_symbolizer_reset(struct stack_symbolizer *s);

@@ -23,7 +23,8 @@ struct prebuilt_array {
 };
 
 struct unwind_job {
-	struct elf_file *f; /* referenced until installed */
+	struct file *f;		  /* referenced until installed */
+	struct mem_account *acct; /* the file's (the symbolizer's entry) */
 	int fd;
 	int err;
 	uint64_t ns;
@@ -44,7 +45,7 @@ static struct process *owner_of(struct process_unwind *pu, uint32_t pid,
 	return p && p->serial == serial ? p : NULL;
 }
 
-static void install_table(struct process_unwind *pu, struct elf_file *f,
+static void install_table(struct process_unwind *pu, struct file *f,
 			  struct unwind_table *t, int err,
 			  const struct unwind_table_stats *st,
 			  struct prebuilt_array *pre, struct process *owner);
@@ -52,7 +53,7 @@ static void install_table(struct process_unwind *pu, struct elf_file *f,
 static struct unwind_file none;
 
 struct unwind_file *process_unwind_file(struct process_unwind *pu,
-					const struct elf_file *f)
+					const struct file *f)
 {
 	if (f->slot >= pu->nufiles) {
 		uint32_t n = pu->nufiles ? pu->nufiles : 64;
@@ -72,13 +73,13 @@ struct unwind_file *process_unwind_file(struct process_unwind *pu,
 
 /* Read-only: a file the table has no room for has no table. */
 static const struct unwind_file *file_of(struct process_unwind *pu,
-					 const struct elf_file *f)
+					 const struct file *f)
 {
 	return f->slot < pu->nufiles ? &pu->ufiles[f->slot] : &none;
 }
 
 void process_unwind_file_loading(struct process_unwind *pu,
-				 const struct elf_file *f)
+				 const struct file *f)
 {
 	struct unwind_file *u = process_unwind_file(pu, f);
 
@@ -88,8 +89,7 @@ void process_unwind_file_loading(struct process_unwind *pu,
 	}
 }
 
-void process_unwind_file_freed(struct process_unwind *pu,
-			       const struct elf_file *f)
+void process_unwind_file_freed(struct process_unwind *pu, const struct file *f)
 {
 	struct unwind_file *u;
 
@@ -100,7 +100,7 @@ void process_unwind_file_freed(struct process_unwind *pu,
 	memset(u, 0, sizeof(*u)); /* the slot's next file starts afresh */
 }
 
-void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
+void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 			       int fd, const void *mem, size_t len)
 {
 	struct unwind_table table = {0};
@@ -115,6 +115,7 @@ void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
 			? pu->procs->loading_for
 			: owner_of(pu, f->owner_pid, f->owner_serial);
 	struct unwind_file *u = process_unwind_file(pu, f);
+	struct elf_file *ef = file_cache_of(pu->files, f);
 
 	if (!u)
 		return;		  /* no room to note a table: frame pointers */
@@ -129,7 +130,8 @@ void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
 			j->fd = dup(fd);
 			if (j->fd >= 0) {
 				j->f = f;
-				file_cache_ref(f);
+				j->acct = ef ? &ef->acct : NULL;
+				file_ref(f);
 				u->pending = true;
 				j->array.fd = -1;
 				if (owner) {
@@ -152,7 +154,7 @@ void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
 		}
 	}
 	memset(&st, 0, sizeof(st));
-	st.acct = &f->acct;
+	st.acct = ef ? &ef->acct : NULL;
 	err = fd >= 0 ? unwind_table_build_fd(fd, &table, &st)
 		      : unwind_table_build_mem(mem, len, &table, &st);
 	pu->counters.build_ns += mono_ns() - t0;
@@ -180,7 +182,7 @@ static bool within_budget(struct process_unwind *pu, struct process *owner,
 
 /* t holds the built table (if !err), or pre its kernel array: load it
  * into a chunk. t is freed. */
-static void install_table(struct process_unwind *pu, struct elf_file *f,
+static void install_table(struct process_unwind *pu, struct file *f,
 			  struct unwind_table *t, int err,
 			  const struct unwind_table_stats *stp,
 			  struct prebuilt_array *pre, struct process *owner)
@@ -265,9 +267,10 @@ static void fill_mapping(struct process_unwind *pu, struct process *p,
 			 bool sliced)
 {
 	bool deferred = false;
-	struct elf_file *f =
+	struct file *f =
 		sliced ? process_mapping_file_sliced(pu->procs, p, m, &deferred)
 		       : process_mapping_file(pu->procs, p, m);
+	const struct elf_file *ef = file_cache_of(pu->files, f);
 
 	memset(b, 0, sizeof(*b));
 	b->start = m->start;
@@ -276,7 +279,7 @@ static void fill_mapping(struct process_unwind *pu, struct process *p,
 
 	if (deferred || u->pending) {
 		b->file_id = OTELPROF_FILE_ID_PENDING;
-	} else if (u->slot.id && process_mapping_bias(m, f, &b->bias)) {
+	} else if (u->slot.id && ef && file_mapping_bias(m, ef, &b->bias)) {
 		b->file_id = u->slot.id;
 		b->nrows = u->slot.nrows;
 		b->row_base = u->slot.base;
@@ -354,7 +357,7 @@ static void *worker_main(void *arg)
 		 * array, which nothing else refers to yet). */
 		t0 = mono_ns();
 		j->st.cancel = &pu->cancel_builds;
-		j->st.acct = &j->f->acct; /* f is referenced by the job */
+		j->st.acct = j->acct; /* f is referenced by the job */
 		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
 		/* Big tables get their own kernel array, made and filled
 		 * here; smaller ones are packed into a shared chunk by the
@@ -409,13 +412,6 @@ int process_unwind_start_worker(struct process_unwind *pu)
 		return -e;
 	}
 	pu->worker_started = true;
-	/* Big files' symbols are read in the background too; a finished
-	 * read wakes the drain thread the same way. */
-	e = file_cache_start_loader(pu->files, pu->notify_fd);
-	if (e) {
-		process_unwind_stop_worker(pu);
-		return e;
-	}
 	return 0;
 }
 
@@ -436,6 +432,18 @@ static void repush_marked(struct process_unwind *pu)
 	}
 }
 
+void process_unwind_take_wakeup(struct process_unwind *pu)
+{
+	/* The loader and the debuginfod lookups write it too, and a
+	 * finished load or lookup with no table build after it left it
+	 * readable, waking the drain thread without end. */
+	uint64_t v;
+
+	if (pu->notify_fd >= 0 && read(pu->notify_fd, &v, sizeof(v)) < 0) {
+		/* nothing to reset */
+	}
+}
+
 int process_unwind_finish_builds(struct process_unwind *pu)
 {
 	struct unwind_job *j, *installed = NULL;
@@ -443,20 +451,6 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 
 	if (!pu->worker_started)
 		return 0;
-	/* Reset the wake-up before taking what the workers finished (a
-	 * later write wakes us again): the loader and the debuginfod
-	 * lookups write it too, and a finished load or lookup with no
-	 * table build after it left it readable, waking the drain thread
-	 * without end. */
-	{
-		uint64_t v;
-
-		if (read(pu->notify_fd, &v, sizeof(v)) < 0) {
-			/* nothing to reset */
-		}
-	}
-	/* Files read since: their tables are built (or queued) now. */
-	process_table_finish_loads(pu->procs);
 	pthread_mutex_lock(&pu->qlock);
 	j = pu->done;
 	pu->done = NULL;
@@ -465,7 +459,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 	 * as many as the slice takes, the rest in the next pass. */
 	while (j) {
 		struct unwind_job *next = j->next;
-		struct elf_file *f = j->f;
+		struct file *f = j->f;
 
 		if (n && process_table_slice_over(pu->procs)) {
 			struct unwind_job *last = j;
@@ -496,7 +490,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 			struct process *p = pu->procs->procs[i];
 
 			for (size_t k = 0; p && k < p->maps.n; k++) {
-				const struct elf_file *f = p->maps.v[k].file;
+				const struct file *f = p->maps.v[k].file;
 
 				if (f && file_of(pu, f)->fresh) {
 					p->unwind_repush = true;
@@ -510,7 +504,7 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 
 		if (installed->f->slot < pu->nufiles)
 			pu->ufiles[installed->f->slot].fresh = false;
-		file_cache_put(pu->files, installed->f);
+		file_table_put(pu->procs->files, installed->f);
 		free(installed);
 		installed = next;
 	}
@@ -525,7 +519,7 @@ bool process_unwind_busy(struct process_unwind *pu)
 	pthread_mutex_lock(&pu->qlock);
 	busy = pu->todo || pu->done;
 	pthread_mutex_unlock(&pu->qlock);
-	return busy || file_cache_loads_busy(pu->files);
+	return busy;
 }
 
 static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
@@ -540,7 +534,7 @@ static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
 		unwind_table_free(&j->table);
 		if (j->f->slot < pu->nufiles)
 			pu->ufiles[j->f->slot].pending = false;
-		file_cache_put(pu->files, j->f);
+		file_table_put(pu->procs->files, j->f);
 		free(j);
 		j = next;
 	}
@@ -550,7 +544,6 @@ void process_unwind_stop_worker(struct process_unwind *pu)
 {
 	if (!pu->worker_started)
 		return;
-	file_cache_stop_loader(pu->files);
 	/* A build in progress (seconds for a big or hostile file) stops at
 	 * its next FDE: close must not wait for it. */
 	atomic_store(&pu->cancel_builds, true);
@@ -588,37 +581,6 @@ void process_unwind_free(struct process_unwind *pu)
 	pu->nufiles = 0;
 }
 
-static void alone_ready(void *ctx, struct elf_file *f, int fd, const void *mem,
-			size_t len)
-{
-	process_unwind_file_ready(ctx, f, fd, mem, len);
-}
-
-static void alone_loading(void *ctx, struct elf_file *f)
-{
-	process_unwind_file_loading(ctx, f);
-}
-
-static void alone_free(void *ctx, struct elf_file *f)
-{
-	process_unwind_file_freed(ctx, f);
-}
-
-static void alone_before_evict(void *ctx)
-{
-	struct process_unwind *pu = ctx;
-
-	process_table_stamp_files(pu->procs);
-}
-
-void process_unwind_files_alone(struct process_unwind *pu)
-{
-	struct file_cache_listener l = {pu, alone_ready, alone_loading,
-					alone_free, alone_before_evict};
-
-	file_cache_set_listener(pu->files, &l);
-}
-
 static void alone_on_maps(void *ctx, struct process *p,
 			  const struct process_change *c)
 {
@@ -636,6 +598,50 @@ void process_unwind_listen_alone(struct process_unwind *pu)
 	struct process_table_listener l = {pu, alone_on_maps, alone_on_remove};
 
 	process_table_set_listener(pu->procs, &l);
+}
+
+static int alone_added(void *ctx, struct file *f, const struct file_added *a)
+{
+	struct process_unwind *pu = ctx;
+	int r = file_cache_file_added(pu->files, f, a);
+
+	if (r < 0)
+		return r;
+	if (r > 0)
+		process_unwind_file_loading(pu, f);
+	else
+		process_unwind_file_ready(pu, f, a->fd, a->mem, a->len);
+	return 0;
+}
+
+static void alone_free(void *ctx, struct file *f)
+{
+	struct process_unwind *pu = ctx;
+
+	process_unwind_file_freed(pu, f);
+	file_cache_file_freed(pu->files, f);
+}
+
+static void alone_ready(void *ctx, struct file *f, int fd)
+{
+	process_unwind_file_ready(ctx, f, fd, NULL, 0);
+	file_mark_changed(f);
+}
+
+static void alone_before_evict(void *ctx)
+{
+	struct process_unwind *pu = ctx;
+
+	process_table_stamp_files(pu->procs);
+}
+
+void process_unwind_files_alone(struct process_unwind *pu)
+{
+	struct file_table_listener l = {pu, alone_added, alone_free};
+	struct file_cache_listener cl = {pu, alone_ready, alone_before_evict};
+
+	file_table_set_listener(pu->procs->files, &l);
+	file_cache_set_listener(pu->files, &cl);
 }
 
 /*

@@ -15,6 +15,7 @@
 
 #include "process/process_table.h"
 #include "profiler_types.h"
+#include "symbolize/file_cache.h"
 #include "unwind/unwind_maps.h"
 
 /* Files at least this big get their table built on the worker thread so
@@ -35,7 +36,7 @@
 struct unwind_job;
 
 /* What the unwinder keeps of one file, in its own table by the file's
- * slot (the file cache's). */
+ * slot (files/file_table.h). */
 struct unwind_file {
 	struct unwind_slot slot; /* where the kernel has the rows (id 0: not
 				    in the kernel) */
@@ -59,7 +60,7 @@ struct unwind_counters {
 struct process_unwind {
 	struct unwind_maps maps;
 	struct process_table *procs;
-	struct file_cache *files;
+	struct file_cache *files;   /* symbols: where a mapping's code is */
 	struct unwind_file *ufiles; /* by file slot */
 	uint32_t nufiles;
 	/* background builds: jobs in, results out, both under qlock */
@@ -81,10 +82,10 @@ void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 void process_unwind_free(struct process_unwind *pu);
 /* The unwinder's entry of f (by slot): NULL only on -ENOMEM. */
 struct unwind_file *process_unwind_file(struct process_unwind *pu,
-					const struct elf_file *f);
+					const struct file *f);
 
 /*
- * The per-file steps, called by the one listener of the file cache (the
+ * The per-file steps, called by the one listener of the file table (the
  * agent: lib/agent/file_sync.c) after the symbolizer's:
  *   file_loading  f is read on the loader thread: pending until ready
  *   file_ready    f's symbols are read: build its table from fd (mem/len
@@ -93,12 +94,12 @@ struct unwind_file *process_unwind_file(struct process_unwind *pu,
  *   file_freed    f is about to be freed: its rows leave the kernel
  */
 void process_unwind_file_loading(struct process_unwind *pu,
-				 const struct elf_file *f);
-void process_unwind_file_ready(struct process_unwind *pu, struct elf_file *f,
+				 const struct file *f);
+void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 			       int fd, const void *mem, size_t len);
-void process_unwind_file_freed(struct process_unwind *pu,
-			       const struct elf_file *f);
-/* Tests, tools: the unwinder alone is the file cache's listener. */
+void process_unwind_file_freed(struct process_unwind *pu, const struct file *f);
+/* Tests, tools without the agent: the symbolizer's and the unwinder's
+ * steps are the file table's listener, in the agent's order. */
 void process_unwind_files_alone(struct process_unwind *pu);
 /* p is new, rescanned or has files read since: resolve its mapped files
  * (building their tables) and write its whole kernel entry again. Whole,
@@ -111,8 +112,13 @@ void process_unwind_forget(struct process_unwind *pu, struct process *p);
  * listener. */
 void process_unwind_listen_alone(struct process_unwind *pu);
 
-/* Start the background builder (only with kernel maps). 0 or -errno. */
+/* Start the background builder (only with kernel maps). 0 or -errno.
+ * The file cache's loader is started by the caller, with the same
+ * notify_fd. */
 int process_unwind_start_worker(struct process_unwind *pu);
+/* Reset the wake-up (notify_fd) before taking what the threads finished:
+ * a later write wakes the drain thread again. */
+void process_unwind_take_wakeup(struct process_unwind *pu);
 /* Install finished background builds: load them into the kernel and
  * re-push the processes that map them. Call with the state lock held.
  * Returns how many were installed. */

@@ -23,6 +23,7 @@
 #define MAP_START 0x400000ull
 #define MAP_LEN	  0x100000ull
 
+static struct file_table table;
 static struct file_cache files;
 static struct process_table procs;
 static struct process_unwind pu;
@@ -32,7 +33,9 @@ static uint64_t frames[OTELPROF_MAX_USER_FRAMES];
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready;
-	struct elf_file f;
+	static struct file file = {.slot = 0};
+	static struct elf_file f;
+	static struct elf_file *entries[1] = {&f};
 	struct proc_mapping maps[2];
 	struct process p;
 	struct unwind_row *rows;
@@ -41,8 +44,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint32_t flags, n;
 
 	if (!ready) {
-		file_cache_init(&files);
-		process_table_init(&procs, &files);
+		file_table_init(&table);
+		file_cache_init(&files, &table);
+		files.v = entries; /* its symbols straight into the slot */
+		files.nv = 1;
+		process_table_init(&procs, &table);
 		process_unwind_init(&pu, &procs, &files, -1, -1);
 		process_unwind_listen_alone(&pu);
 		process_unwind_files_alone(&pu);
@@ -83,12 +89,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ev.flags = OTELPROF_SAMPLE_F_STACK_COPY;
 
 	memset(&f, 0, sizeof(f));
+	f.file = &file;
 	{
 		/* Into a row chunk, as a loaded file's table. */
 		struct unwind_table t = {.rows = rows, .nrows = nrows};
 
 		unwind_maps_add_file(&pu.maps, &t,
-				     &process_unwind_file(&pu, &f)->slot);
+				     &process_unwind_file(&pu, &file)->slot);
 	}
 	f.sym.nloads = 1;
 	f.sym.loads[0].filesz = MAP_LEN;
@@ -98,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					.end = MAP_START + MAP_LEN,
 					.kind = PROC_MAPPING_FILE,
 					.path = "/fuzz/file",
-					.file = &f,
+					.file = &file,
 					.file_tried = 1};
 	maps[1] = (struct proc_mapping){.start = 0x7f0000000000ull,
 					.end = 0x7f0000100000ull,
@@ -114,7 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				&flags, 0);
 	if (n > OTELPROF_MAX_USER_FRAMES)
 		__builtin_trap();
-	unwind_maps_remove_file(&pu.maps, &process_unwind_file(&pu, &f)->slot);
+	unwind_maps_remove_file(&pu.maps,
+				&process_unwind_file(&pu, &file)->slot);
 	free(rows);
 	return 0;
 }

@@ -75,6 +75,37 @@ static void xz_bomb_refused_at_budget(void **state)
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBM "/lib/x86_64-linux-gnu/libm.so.6"
 
+/* The files the cache's entries are of; the symbolizer alone listens
+ * (no unwinder here). */
+static struct file_table table;
+
+static int added(void *ctx, struct file *f, const struct file_added *a)
+{
+	int r = file_cache_file_added(ctx, f, a);
+
+	return r < 0 ? r : 0;
+}
+
+static void freed(void *ctx, struct file *f)
+{
+	file_cache_file_freed(ctx, f);
+}
+
+static void cache_init(struct file_cache *c)
+{
+	struct file_table_listener l = {c, added, freed};
+
+	file_table_init(&table);
+	file_cache_init(c, &table);
+	file_table_set_listener(&table, &l);
+}
+
+static void cache_free(struct file_cache *c)
+{
+	file_table_free(&table);
+	file_cache_free(c);
+}
+
 static struct elf_file *load(struct file_cache *c, const char *path, int *fd)
 {
 	struct elf_file *f;
@@ -82,7 +113,8 @@ static struct elf_file *load(struct file_cache *c, const char *path, int *fd)
 
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(*fd >= 0);
-	f = file_cache_get_fd(c, *fd, path, &err);
+	f = file_cache_of(c,
+			  file_table_get_fd(&table, *fd, path, -1, 0, 0, &err));
 	assert_non_null(f);
 	return f;
 }
@@ -95,11 +127,11 @@ static uint64_t libc_cost(void)
 	uint64_t used;
 	int fd;
 
-	file_cache_init(&c);
+	cache_init(&c);
 	f = load(&c, LIBC, &fd);
 	used = mem_budget_used(&c.budget);
-	file_cache_put(&c, f);
-	file_cache_free(&c);
+	file_table_put(&table, f->file);
+	cache_free(&c);
 	close(fd);
 	return used;
 }
@@ -118,7 +150,7 @@ static void evicted_file_reloaded(void **state)
 
 	(void)state;
 	assert_true(cost > (64u << 10));
-	file_cache_init(&c);
+	cache_init(&c);
 	file_cache_set_budget(&c, cost + per_file - 1, per_file);
 	a = load(&c, LIBC, &fa);
 	assert_true(a->sym.n > 1000);
@@ -149,9 +181,9 @@ static void evicted_file_reloaded(void **state)
 	assert_string_equal(elf_symbols_name(&a->sym, sym), "malloc");
 	assert_int_equal(c.counters.reloads, 1);
 	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
-	file_cache_put(&c, a);
-	file_cache_put(&c, b);
-	file_cache_free(&c);
+	file_table_put(&table, a->file);
+	file_table_put(&table, b->file);
+	cache_free(&c);
 	close(fa);
 	close(fb);
 }

@@ -23,6 +23,7 @@
 #include "process/proc_maps.h"
 #include "process/process_table.h"
 #include "symbolize/elf_file.h"
+#include "symbolize/file_cache.h"
 
 static const char *const variants[] = {
 	"bfd", "bfd-nosep", "gold", "lld", "lld-sep", "mold", "mold-sep",
@@ -55,8 +56,8 @@ static void check_function(const struct proc_maps *maps, uint64_t pc,
 	assert_true(fd >= 0);
 	assert_int_equal(elf_symbols_load_fd(fd, &f.sym, NULL), 0);
 	close(fd);
-	assert_true(process_mapping_vaddr(m, &f, &vaddr));
-	assert_true(process_mapping_bias(m, &f, &bias));
+	assert_true(file_mapping_vaddr(m, &f, &vaddr));
+	assert_true(file_mapping_bias(m, &f, &bias));
 	assert_int_equal(bias + vaddr, m->start);
 	vaddr += pc - m->start;
 	sym = elf_symbols_lookup(&f.sym, vaddr);

@@ -62,12 +62,12 @@ static void fake_proc(const char *comm, const char *exe, uint64_t start)
 
 static int setup(void **state)
 {
-	static struct file_cache files;
+	static struct file_table files;
 	struct process_table *t = calloc(1, sizeof(*t));
 
 	snprintf(root, sizeof(root), "/tmp/otelprof-proc-XXXXXX");
 	assert_non_null(mkdtemp(root));
-	file_cache_init(&files);
+	file_table_init(&files);
 	process_table_init(t, &files);
 	snprintf(t->proc_root, sizeof(t->proc_root), "%s", root);
 	*state = t;

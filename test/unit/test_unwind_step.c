@@ -94,6 +94,9 @@ __attribute__((noinline)) void chain_level_a(int x)
 	__asm__ volatile("" ::: "memory");
 }
 
+static struct file_table table;
+static struct file_cache files;
+
 static const char *name_of(struct process_table *t, struct process *p,
 			   uint64_t pc, int return_address)
 {
@@ -105,7 +108,7 @@ static const char *name_of(struct process_table *t, struct process *p,
 
 	if (!m)
 		return "?";
-	f = process_mapping_file(t, p, m);
+	f = file_cache_of(&files, process_mapping_file(t, p, m));
 	if (!f ||
 	    !elf_symbols_vaddr(&f->sym, pc - m->start + m->offset, &vaddr))
 		return "?";
@@ -115,7 +118,6 @@ static const char *name_of(struct process_table *t, struct process *p,
 
 static void unwinds_own_stack_snapshot(void **state)
 {
-	struct file_cache files;
 	struct process_table procs;
 	struct process_unwind pu;
 	struct process *p;
@@ -130,8 +132,9 @@ static void unwinds_own_stack_snapshot(void **state)
 	chain_level_a(0);
 	assert_true(snap.n_user > 64);
 
-	file_cache_init(&files);
-	process_table_init(&procs, &files);
+	file_table_init(&table);
+	file_cache_init(&files, &table);
+	process_table_init(&procs, &table);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
 	process_unwind_listen_alone(&pu);
 	process_unwind_files_alone(&pu);
@@ -198,6 +201,7 @@ static void unwinds_own_stack_snapshot(void **state)
 	}
 
 	process_table_free(&procs);
+	file_table_free(&table);
 	file_cache_free(&files);
 	/* After the files: dropping their tables frees row chunk ids. */
 	process_unwind_free(&pu);

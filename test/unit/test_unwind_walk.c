@@ -106,10 +106,14 @@ static uint32_t walk_kernel_shape(bool use_big, uint64_t *frames, uint32_t max,
 }
 
 /* ---- userspace: the process table and unwind_maps ---- */
+static struct file_table table;
 static struct file_cache files;
 static struct process_table procs;
 static struct process_unwind pu;
-static struct elf_file file_a, file_hi;
+/* Two files, and their symbols put straight into the cache's slots. */
+static struct file fa = {.slot = 0}, fhi = {.slot = 1};
+static struct elf_file file_a = {.file = &fa}, file_hi = {.file = &fhi};
+static struct elf_file *entries[2] = {&file_a, &file_hi};
 static struct proc_mapping maps[4];
 static struct process proc;
 
@@ -119,8 +123,11 @@ static int setup(void **state)
 				 .nrows = NROWS_A};
 
 	(void)state;
-	file_cache_init(&files);
-	process_table_init(&procs, &files);
+	file_table_init(&table);
+	file_cache_init(&files, &table);
+	files.v = entries;
+	files.nv = 2;
+	process_table_init(&procs, &table);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
 	process_unwind_listen_alone(&pu);
 	process_unwind_files_alone(&pu);
@@ -129,25 +136,24 @@ static int setup(void **state)
 	file_hi.sym.nloads = 1;
 	file_hi.sym.loads[0] =
 		(struct elf_load){0, 0x100000000ull, FILE_LEN, 5};
-	file_hi.slot = 1;
 	assert_int_equal(
 		unwind_maps_add_file(&pu.maps, &t,
-				     &process_unwind_file(&pu, &file_a)->slot),
+				     &process_unwind_file(&pu, &fa)->slot),
 		0);
 	/* the same rows */
-	process_unwind_file(&pu, &file_hi)->slot =
-		process_unwind_file(&pu, &file_a)->slot;
+	process_unwind_file(&pu, &fhi)->slot =
+		process_unwind_file(&pu, &fa)->slot;
 	maps[0] = (struct proc_mapping){.start = FILE_A,
 					.end = FILE_A + FILE_LEN,
 					.kind = PROC_MAPPING_FILE,
 					.path = "/replay/a",
-					.file = &file_a,
+					.file = &fa,
 					.file_tried = 1};
 	maps[1] = (struct proc_mapping){.start = FILE_HI,
 					.end = FILE_HI + FILE_LEN,
 					.kind = PROC_MAPPING_FILE,
 					.path = "/replay/hi",
-					.file = &file_hi,
+					.file = &fhi,
 					.file_tried = 1};
 	maps[2] = (struct proc_mapping){.start = JIT,
 					.end = JIT + FILE_LEN,
@@ -169,11 +175,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	unwind_maps_remove_file(&pu.maps,
-				&process_unwind_file(&pu, &file_a)->slot);
+	unwind_maps_remove_file(&pu.maps, &process_unwind_file(&pu, &fa)->slot);
 	process_unwind_free(&pu);
 	process_table_free(&procs);
+	files.v = NULL; /* not the cache's */
+	files.nv = 0;
 	file_cache_free(&files);
+	file_table_free(&table);
 	return 0;
 }
 
