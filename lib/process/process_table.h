@@ -196,7 +196,7 @@ void process_table_run_held(struct process_table *t);
 /*
  * Loading files for a whole process (its first scan, a rescan) is sliced:
  * within one pass of the drain thread at most PROCESS_LOAD_SLICE_NS is
- * spent opening and reading files for the bulk hooks (unwinder, context
+ * spent opening and reading files for the sync steps (unwinder, context
  * tracker); the rest is resumed in the next passes
  * (process_table_resume_loads), so one process mapping thousands of
  * libraries cannot hold the state lock for long. A pass that runs out of
