@@ -178,8 +178,8 @@ $(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $
 $(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
 # Reads the Go workloads (stripped and not).
 $(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
-# Compares the CFI engines on every workload.
-$(BUILD)/test/unit/test_cfi_engines: $(BUILD)/workloads/.built
+# Judges the CFA interpreter against libdw on every workload.
+$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
@@ -243,7 +243,7 @@ test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak $(TOOLS)
 
 # The benchmark programs are built (not run) by make test, so that make
 # bench cannot rot between runs.
-bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_cfi_engines $(BUILD)/bench/bench_top
+bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_cfi_oracle $(BUILD)/bench/bench_top
 
 test: all bench-build
 	$(MAKE) test-unit
@@ -334,7 +334,7 @@ $(BUILD)/bench/bench_unwind_table: test/bench/bench_unwind_table.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
-$(BUILD)/bench/bench_cfi_engines: test/bench/bench_cfi_engines.c $(LIB_OBJS)
+$(BUILD)/bench/bench_cfi_oracle: test/bench/bench_cfi_oracle.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 

@@ -288,6 +288,7 @@ int unwind_cfi_collect(const struct cfi_sec *s, const struct unwind_window *win,
 		c = cie_cached(s, e.cie_off, cache);
 		if (!c || fde_decode(s, &e, c, &f)) {
 			st->fdes_skipped++;
+			st->flags |= UNWIND_ST_CFI_CORRUPT;
 			continue;
 		}
 		flen = (uint64_t)(f.prog_end - f.prog);
@@ -322,7 +323,6 @@ int unwind_cfi_collect(const struct cfi_sec *s, const struct unwind_window *win,
 		}
 		v[n].lo = f.lo;
 		v[n].hi = f.lo + f.range;
-		v[n].cost = 0;
 		v[n].off = here;
 		n++;
 	}

@@ -5,14 +5,13 @@
  * classified into an unwind_span. Only the CFA, rbp (6) and the return
  * address (16) are tracked: no other register can change a row.
  *
- * The rules follow libdw's (elfutils 0.188) reading of the same bytes, so
- * that both engines give the same rows (the differential test checks it
- * on every ELF file of this host): the x86_64 ABI's initial state (rbp
- * and rip same_value, CFA undefined), def_cfa_register/offset on a
- * non-register CFA making it invalid, a program that fails to run
- * dropping the whole FDE. Where libdw would run a hostile program that
- * this one refuses (a location moving backwards, nesting past
- * UNWIND_MAX_STATE_DEPTH), only that FDE is dropped.
+ * The rules are libdw's (elfutils 0.188) reading of the same bytes, which
+ * the engine this replaced used (test_cfi_oracle.c holds every row to it,
+ * docs/unwinding.md): the x86_64 ABI's initial state (rbp and rip
+ * same_value, CFA undefined), def_cfa_register/offset on a CFA that is not
+ * register-based making it invalid, a program that fails to run dropping
+ * the whole FDE. Only the FDE is dropped, never the section: with no
+ * per-register state and one pass there is nothing to protect.
  */
 #include <errno.h>
 #include <string.h>

@@ -7,41 +7,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <elfutils/libdw.h>
-#include <libelf.h>
-
 #include "unwind/unwind_table.h"
 
 /*
  * Memory of one build, charged to the file's account before it is
- * allocated. Sizes libdw and libelf allocate on their own are charged by
- * what they will hold: section copies by section size, libdw's caches per
- * CIE and FDE (measured below).
+ * allocated. What libelf allocates on its own is charged by what it will
+ * hold: section copies by section size.
  */
 struct unwind_mem {
 	struct mem_account *acct; /* NULL: unlimited */
 	uint64_t charged, peak;
-	uint64_t libdw; /* of charged: libdw's caches of the open CFI */
-	bool refused;	/* a charge failed: the build ends with -EDQUOT */
+	bool refused; /* a charge failed: the build ends with -EDQUOT */
 };
-
-/* Give back what libdw's caches were charged (after dwarf_cfi_end). */
-void unwind_mem_libdw_done(struct unwind_mem *m);
-
-/* libdw 0.188 caches every FDE it looks up (80 bytes each with malloc's
- * overhead, measured on 700k FDEs) and every CIE with its initial rule
- * set (up to 128 registers of 16 bytes after our vetting). */
-#define UNWIND_LIBDW_FDE_BYTES 96u
-#define UNWIND_LIBDW_CIE_BYTES 2304u
 
 bool unwind_mem_charge(struct unwind_mem *m, uint64_t n);
 void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n);
 
-/* Address range of one FDE, as decoded by unwind_fde_collect(). */
+/* Address range of one FDE, as decoded by unwind_cfi_collect(). */
 struct unwind_fde {
 	uint64_t lo, hi;
-	uint64_t cost; /* libdw work for all its rows (cfi_fde.c) */
-	uint64_t off;  /* entry offset in its section (cfi_entries.c) */
+	uint64_t off; /* entry offset in its section */
 };
 
 /* One row with its extent [lo, hi); turned into unwind_row at the end. */
@@ -71,46 +56,10 @@ struct unwind_window {
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp);
 
 /*
- * Decode every FDE's [lo, hi) from a raw .eh_frame (eh = true) or
- * .debug_frame section whose first byte is at vaddr `sec_addr`. Result sorted
- * by lo; corrupt entries are counted in `st`.
- *
- * Also vets the section for libdw, which will interpret it later: every CIE
- * and FDE program (not only the FDEs returned) must use known opcodes,
- * registers <= UNWIND_MAX_REGNO and bounded remember_state nesting, and every
- * entry of the .eh_frame_hdr search table (`hdr`, may be NULL) must point at
- * an FDE of the section. Otherwise returns -EBADMSG: libdw would allocate
- * per register number or state (gigabytes on hostile input) or run programs
- * never vetted. Returns 0, -EBADMSG, -E2BIG (over UNWIND_MAX_FDES: not
- * vetted whole, so not usable either) or -ENOMEM.
- *
- * Each FDE's `cost` is the libdw work to compute all its rows. `*max_call`
- * is 0 if no two FDEs of the section overlap (then libdw runs exactly the
- * FDE we priced), else the dearest single call, to charge every call.
- */
-int unwind_fde_collect(const unsigned char *e_ident, Elf_Data *d,
-		       uint64_t sec_addr, bool eh, Elf_Data *hdr,
-		       uint64_t hdr_addr, const struct unwind_window *win,
-		       struct unwind_fde **out, size_t *nout,
-		       uint64_t *max_call, struct unwind_table_stats *st,
-		       struct unwind_mem *mem);
-
-/*
- * Append the rows libdw computes for [lo, hi) of one FDE, charging
- * out->work `upfront` once, then `per_call` per libdw call (see
- * unwind_fde_collect); stops with out->full when the budget would be
- * exceeded. Returns 0, 1 if the FDE was unusable (nothing appended),
- * -EDQUOT (out->mem refused) or -ENOMEM.
- */
-int unwind_cfi_fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
-			uint64_t upfront, uint64_t per_call,
-			struct unwind_spans *out);
-
-/*
- * The direct interpreter (cfi_entries.c, cfi_interp.c): the CIE/FDE
- * parser and a single pass over each FDE's program, for the x86_64 subset
- * compilers and glibc emit. Same rows as the libdw path above on real
- * files (docs/unwinding.md), linear per FDE, no library state.
+ * The CFA interpreter (cfi_entries.c, cfi_interp.c): the CIE/FDE parser
+ * and a single pass over each FDE's program, for the x86_64 subset
+ * compilers and glibc emit. Linear per FDE, no library state; the rows
+ * libdw gives for the same bytes (test_cfi_oracle.c, docs/unwinding.md).
  */
 
 /* A CFI section as read in place. */
@@ -144,9 +93,8 @@ int cfi_fde_at(const struct cfi_sec *s, uint64_t off, struct cfi_fde *f);
 
 /*
  * Every FDE's [lo, hi) inside `win`, sorted by lo (longest first), with
- * its entry offset; corrupt entries counted in `st` as in
- * unwind_fde_collect(). The list is charged to `mem`. Returns 0, -E2BIG
- * (over UNWIND_MAX_FDES), -EDQUOT or -ENOMEM.
+ * its entry offset; corrupt entries are counted in `st`. The list is charged to
+ * `mem`. Returns 0, -E2BIG (over UNWIND_MAX_FDES), -EDQUOT or -ENOMEM.
  */
 int unwind_cfi_collect(const struct cfi_sec *s, const struct unwind_window *win,
 		       struct unwind_fde **out, size_t *nout,

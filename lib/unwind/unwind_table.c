@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Unwind table builder: finds the CFI of one ELF file, asks cfi_fde.c for
- * FDE ranges and cfi_rows.c for their rows, then merges .eh_frame,
+ * Unwind table builder: finds the CFI of one ELF file, asks cfi_entries.c
+ * for FDE ranges and cfi_interp.c for their rows, then merges .eh_frame,
  * .debug_frame (only where .eh_frame is silent), PLT sections and the entry
  * point into one sorted, gap-free-by-INVALID row array.
  */
@@ -19,11 +19,12 @@
 #include "symbolize/elf_guard.h"
 
 /*
- * Work libdw may do per file, in plain opcode bytes as priced by cfi_fde.c
- * (~2.4 ns each here). A base plus a multiple of the CFI size, capped.
- * Measured need: libc 4.3 M (28 per CFI byte), libLLVM-15 92 M (18 per
- * byte), gcc's cc1 378 M (157 per byte: a few FDEs of 20 KB programs,
- * quadratic in libdw). Worst case at the cap: ~5 s for one hostile file.
+ * CFA program bytes the interpreter may run per file (each FDE's and its
+ * CIE's, plus 64 per FDE run): a base plus a multiple of the CFI size,
+ * capped. One pass per FDE needs about one unit per CFI byte, so only a
+ * file whose FDEs are run many times (hostile .debug_frame gaps) gets near
+ * it. The bound was sized for libdw's quadratic re-runs (gcc's cc1 needed
+ * 378 M units there); kept as the outer bound on time.
  */
 #define UNWIND_WORK_BASE	 (128ULL << 20)
 #define UNWIND_WORK_PER_CFI_BYTE 256
@@ -51,14 +52,6 @@ void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n)
 		n = m->charged;
 	mem_account_uncharge(m->acct, n);
 	m->charged -= n;
-}
-
-void unwind_mem_libdw_done(struct unwind_mem *m)
-{
-	if (!m)
-		return;
-	unwind_mem_uncharge(m, m->libdw);
-	m->libdw = 0;
 }
 
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
@@ -213,9 +206,8 @@ static void note_sec(struct sec *s, Elf_Scn *scn, const GElf_Shdr *sh)
 }
 
 /*
- * libdw locates CFI by section name on its own (first .eh_frame, last
- * .eh_frame_hdr before it). Only hand it a file where that choice is
- * unambiguous and has bytes, so it reads exactly what we vetted.
+ * Two sections of one name: which one the loader's unwinder uses is not
+ * ours to guess (hostile or broken file); refuse both.
  */
 static bool usable(const struct sec *s)
 {
@@ -369,53 +361,23 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	return 0;
 }
 
-/* Where one section's rows come from: libdw's CFI or our interpreter. */
-struct cfi_src {
-	Dwarf_CFI *cfi; /* libdw engine */
-	Elf_Data *d, *hdr;
-	struct cfi_sec sec; /* both: the section's bytes */
-	bool interp;
-};
-
-static int fde_rows(const struct cfi_src *src, const struct unwind_fde *f,
-		    uint64_t lo, uint64_t hi, uint64_t max_call,
-		    struct unwind_spans *sp)
-{
-	if (src->interp)
-		return unwind_cfi_interp_rows(&src->sec, f, lo, hi, sp);
-	return unwind_cfi_fde_rows(src->cfi, lo, hi, max_call ? 0 : f->cost,
-				   max_call, sp);
-}
-
 /* Rows for every FDE of one section, skipping what `cov` already has. */
-static int add_section(Elf *elf, const struct cfi_src *src,
-		       const struct elf_info *ei, const struct cover *cov,
-		       struct unwind_spans *sp, struct unwind_table_stats *st)
+static int add_section(const struct cfi_sec *sec, const struct elf_info *ei,
+		       const struct cover *cov, struct unwind_spans *sp,
+		       struct unwind_table_stats *st)
 {
 	int r = 0;
 
 	struct unwind_fde *f = NULL;
-	uint64_t max_call = 0;
 	size_t n = 0;
 	uint64_t cursor = 0, total0 = st->fdes_total,
 		 skipped0 = st->fdes_skipped;
-	bool eh = src->sec.eh;
 	int err;
 
-	if (src->interp)
-		err = unwind_cfi_collect(&src->sec, &ei->win, &f, &n, st,
-					 sp->mem);
-	else
-		err = unwind_fde_collect(
-			(const unsigned char *)elf_getident(elf, NULL), src->d,
-			src->sec.addr, eh, src->hdr, ei->eh_frame_hdr.addr,
-			&ei->win, &f, &n, &max_call, st, sp->mem);
-	if (err == -EBADMSG || err == -E2BIG) {
-		/* Section rejected whole: all its FDEs count as skipped. */
-		if (err == -E2BIG)
-			st->flags |= UNWIND_ST_TRUNCATED;
-		else
-			st->flags |= UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE;
+	err = unwind_cfi_collect(sec, &ei->win, &f, &n, st, sp->mem);
+	if (err == -E2BIG) {
+		/* Over UNWIND_MAX_FDES: all its FDEs count as skipped. */
+		st->flags |= UNWIND_ST_TRUNCATED;
 		st->fdes_skipped = skipped0 + (st->fdes_total - total0);
 		return 0;
 	}
@@ -436,7 +398,7 @@ static int add_section(Elf *elf, const struct cfi_src *src,
 			continue;
 		}
 		while (cover_next_gap(cov, &pos, f[i].hi, &plo, &phi)) {
-			r = fde_rows(src, &f[i], plo, phi, max_call, sp);
+			r = unwind_cfi_interp_rows(sec, &f[i], plo, phi, sp);
 			if (r < 0)
 				break;
 			if (r > 0)
@@ -446,11 +408,12 @@ static int add_section(Elf *elf, const struct cfi_src *src,
 		}
 		if (r < 0)
 			break;
-		if (bad)
+		if (bad) {
 			st->fdes_skipped++;
-		else if (!used)
+			st->flags |= UNWIND_ST_CFI_CORRUPT;
+		} else if (!used)
 			st->fdes_overlapping++;
-		else if (!eh)
+		else if (!sec->eh)
 			st->fdes_debug_frame++;
 		if (!bad)
 			cursor = f[i].hi;
@@ -508,66 +471,16 @@ static void *inflate_sec(const Elf_Data *raw, bool gnu, size_t *outlen,
 	return buf;
 }
 
-/*
- * A minimal ELF holding only `.debug_frame` (these bytes) for libdw:
- * dwarf_begin_elf() on the real file would read, and decompress, every
- * debug section (GBs for unstripped binaries, unbounded for hostile ones)
- * and might pick another copy of the section than the one we vetted.
- */
-static void *debug_frame_image(const unsigned char *ident, const void *data,
-			       size_t size, size_t *len)
-{
-	static const char names[] = "\0.debug_frame\0.shstrtab";
-	size_t off_str = sizeof(Elf64_Ehdr) + size;
-	size_t off_sh = (off_str + sizeof(names) + 7) & ~(size_t)7;
-	Elf64_Ehdr *eh;
-	Elf64_Shdr *sh;
-	uint8_t *b;
-
-	*len = off_sh + 3 * sizeof(Elf64_Shdr);
-	b = calloc(1, *len);
-	if (!b)
-		return NULL;
-	eh = (Elf64_Ehdr *)b;
-	memcpy(eh->e_ident, ident, EI_NIDENT);
-	eh->e_type = ET_REL;
-	eh->e_machine = EM_X86_64; /* libdw's x86_64 default rules */
-	eh->e_version = EV_CURRENT;
-	eh->e_shoff = off_sh;
-	eh->e_ehsize = sizeof(Elf64_Ehdr);
-	eh->e_shentsize = sizeof(Elf64_Shdr);
-	eh->e_shnum = 3;
-	eh->e_shstrndx = 2;
-	memcpy(b + sizeof(Elf64_Ehdr), data, size);
-	memcpy(b + off_str, names, sizeof(names));
-	sh = (Elf64_Shdr *)(b + off_sh);
-	sh[1].sh_name = 1;
-	sh[1].sh_type = SHT_PROGBITS;
-	sh[1].sh_offset = sizeof(Elf64_Ehdr);
-	sh[1].sh_size = size;
-	sh[1].sh_addralign = 1;
-	sh[2].sh_name = 14;
-	sh[2].sh_type = SHT_STRTAB;
-	sh[2].sh_offset = off_str;
-	sh[2].sh_size = sizeof(names);
-	sh[2].sh_addralign = 1;
-	return b;
-}
-
 /* .debug_frame rows where `cov` (from .eh_frame) has none. */
-static int add_debug_frame(Elf *elf, const struct elf_info *ei,
-			   const struct cover *cov, struct unwind_spans *sp,
-			   struct unwind_table_stats *st, bool interp)
+static int add_debug_frame(const struct elf_info *ei, const struct cover *cov,
+			   struct unwind_spans *sp,
+			   struct unwind_table_stats *st)
 {
 	const struct sec *s = &ei->debug_frame;
-	Elf_Data *raw, *d;
-	void *inflated = NULL, *img = NULL;
-	const void *bytes;
-	size_t size, len;
-	Elf *sub = NULL;
-	Dwarf *dw = NULL;
-	Dwarf_CFI *cfi;
-	int err = 0;
+	Elf_Data *raw;
+	void *inflated = NULL;
+	struct cfi_sec sec = {.eh = false};
+	int err;
 
 	/* libelf copies the section in (ELF_C_READ). */
 	if (!unwind_mem_charge(sp->mem, s->size))
@@ -577,64 +490,22 @@ static int add_debug_frame(Elf *elf, const struct elf_info *ei,
 		st->flags |= UNWIND_ST_CFI_CORRUPT;
 		return 0;
 	}
-	bytes = raw->d_buf;
-	size = raw->d_size;
+	sec.buf = raw->d_buf;
+	sec.size = raw->d_size;
 	if (s->compressed || s->gnu_zlib) {
-		inflated = inflate_sec(raw, s->gnu_zlib, &size, sp->mem);
+		inflated = inflate_sec(raw, s->gnu_zlib, &sec.size, sp->mem);
 		if (!inflated) {
 			st->flags |= UNWIND_ST_CFI_CORRUPT;
 			return 0;
 		}
-		bytes = inflated;
+		sec.buf = inflated;
 	}
-	st->bytes_of_cfi += size;
-	if (interp) {
-		struct cfi_src src = {.sec = {bytes, size, 0, false},
-				      .interp = true};
-
-		st->flags |= UNWIND_ST_DEBUG_FRAME;
-		err = add_section(elf, &src, ei, cov, sp, st);
-		goto out;
-	}
-	/* The image: the section, its headers and names (< 4 KiB). */
-	if (!unwind_mem_charge(sp->mem, size + 4096)) {
-		err = -EDQUOT;
-		goto out;
-	}
-	img = debug_frame_image((const unsigned char *)elf_getident(elf, NULL),
-				bytes, size, &len);
-	if (!img) {
-		err = -ENOMEM;
-		goto out;
-	}
-	sub = elf_memory(img, len);
-	dw = sub ? dwarf_begin_elf(sub, DWARF_C_READ, NULL) : NULL;
-	cfi = dw ? dwarf_getcfi(dw) : NULL;
-	d = sub ? elf_rawdata(elf_getscn(sub, 1), NULL) : NULL;
-	if (!cfi || !d || d->d_size != size) {
-		st->flags |= UNWIND_ST_CFI_CORRUPT;
-		goto out;
-	}
+	st->bytes_of_cfi += sec.size;
 	st->flags |= UNWIND_ST_DEBUG_FRAME;
-	{
-		struct cfi_src src = {.cfi = cfi,
-				      .d = d,
-				      .sec = {d->d_buf, d->d_size, 0, false}};
-
-		err = add_section(elf, &src, ei, cov, sp, st);
-	}
-out:
-	if (dw)
-		dwarf_end(dw);
-	if (sub)
-		elf_end(sub);
-	free(img);
+	err = add_section(&sec, ei, cov, sp, st);
 	free(inflated);
-	unwind_mem_libdw_done(sp->mem);
-	if (img)
-		unwind_mem_uncharge(sp->mem, size + 4096);
 	if (inflated)
-		unwind_mem_uncharge(sp->mem, size);
+		unwind_mem_uncharge(sp->mem, sec.size);
 	return err;
 }
 
@@ -753,13 +624,11 @@ static int finalize(struct unwind_spans *sp, struct unwind_table *t,
 static int build(Elf *elf, struct unwind_table *out,
 		 struct unwind_table_stats *st, struct unwind_mem *mem)
 {
-	bool interp = st->cfi_engine == UNWIND_CFI_INTERP;
 	struct unwind_spans sp = {.max = UNWIND_MAX_ROWS / 2,
 				  .work_max = UNWIND_WORK_BASE,
 				  .mem = mem};
 	struct cover cov = {0};
 	struct elf_info ei;
-	Dwarf_CFI *cfi = NULL;
 	bool have_cfi = false;
 	int err;
 
@@ -774,43 +643,27 @@ static int build(Elf *elf, struct unwind_table *out,
 	if (ei.eh_frame_hdr.scn)
 		st->flags |= UNWIND_ST_EH_FRAME_HDR;
 
-	/* .eh_frame: the loaded, authoritative CFI. */
-	/* A search table holds 8 bytes per FDE: 8 MiB at UNWIND_MAX_FDES. */
-	if (usable(&ei.eh_frame) &&
-	    (!ei.eh_frame_hdr.count || (usable(&ei.eh_frame_hdr) &&
-					ei.eh_frame_hdr.size <= (16u << 20)))) {
-		Elf_Data *d, *hdr = NULL;
+	/* .eh_frame: the loaded, authoritative CFI. Its search table
+	 * (.eh_frame_hdr) is not needed: the section is walked whole. */
+	if (usable(&ei.eh_frame)) {
+		Elf_Data *d;
 
-		/* libelf copies both sections in (ELF_C_READ). */
-		if (!unwind_mem_charge(mem, ei.eh_frame.size +
-						    ei.eh_frame_hdr.size)) {
+		/* libelf copies the section in (ELF_C_READ). */
+		if (!unwind_mem_charge(mem, ei.eh_frame.size)) {
 			err = -EDQUOT;
 			goto out;
 		}
 		d = elf_rawdata(ei.eh_frame.scn, NULL);
 		have_cfi = true;
 		st->bytes_of_cfi += ei.eh_frame.size;
-		if (ei.eh_frame_hdr.scn)
-			hdr = elf_rawdata(ei.eh_frame_hdr.scn, NULL);
-		cfi = interp ? NULL : dwarf_getcfi_elf(elf);
-		if ((cfi || interp) && d && d->d_buf &&
-		    d->d_size == ei.eh_frame.size &&
-		    (!ei.eh_frame_hdr.scn || (hdr && hdr->d_buf))) {
-			struct cfi_src src = {.cfi = cfi,
-					      .d = d,
-					      .hdr = hdr,
-					      .sec = {d->d_buf, d->d_size,
-						      ei.eh_frame.addr, true},
-					      .interp = interp};
+		if (d && d->d_buf && d->d_size == ei.eh_frame.size) {
+			struct cfi_sec sec = {d->d_buf, d->d_size,
+					      ei.eh_frame.addr, true};
 
 			st->flags |= UNWIND_ST_EH_FRAME;
-			err = add_section(elf, &src, &ei, &cov, &sp, st);
+			err = add_section(&sec, &ei, &cov, &sp, st);
 			if (err)
 				goto out;
-			/* Its caches are not needed past this point. */
-			dwarf_cfi_end(cfi);
-			cfi = NULL;
-			unwind_mem_libdw_done(mem);
 		} else {
 			st->flags |= UNWIND_ST_CFI_CORRUPT;
 		}
@@ -829,8 +682,7 @@ static int build(Elf *elf, struct unwind_table *out,
 		} else {
 			err = cover_build(&sp, &cov);
 			if (!err)
-				err = add_debug_frame(elf, &ei, &cov, &sp, st,
-						      interp);
+				err = add_debug_frame(&ei, &cov, &sp, st);
 			if (err)
 				goto out;
 		}
@@ -902,8 +754,6 @@ static int build(Elf *elf, struct unwind_table *out,
 	cov.charged = 0;
 	err = finalize(&sp, out, st);
 out:
-	if (cfi)
-		dwarf_cfi_end(cfi);
 	free(cov.v);
 	free(sp.v);
 	if (mem->refused && err != -ECANCELED)
@@ -923,13 +773,11 @@ static void table_init(struct unwind_table *out, struct unwind_table_stats *st,
 {
 	const atomic_bool *cancel = st->cancel;
 	struct mem_account *acct = st->acct;
-	uint8_t engine = st->cfi_engine;
 
 	memset(out, 0, sizeof(*out));
 	memset(st, 0, sizeof(*st));
 	st->cancel = cancel;
 	st->acct = acct;
-	st->cfi_engine = engine;
 	memset(mem, 0, sizeof(*mem));
 	mem->acct = acct;
 	out->acct = acct;

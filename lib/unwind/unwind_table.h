@@ -33,19 +33,13 @@ enum unwind_stats_flags {
 	UNWIND_ST_EH_FRAME = 1u << 0,	  /* .eh_frame present and used */
 	UNWIND_ST_EH_FRAME_HDR = 1u << 1, /* .eh_frame_hdr present */
 	UNWIND_ST_DEBUG_FRAME = 1u << 2,  /* .debug_frame present and used */
-	UNWIND_ST_CFI_CORRUPT = 1u << 3,  /* a section walk stopped early */
+	UNWIND_ST_CFI_CORRUPT = 1u << 3,  /* a walk stopped early, or an FDE
+					   * could not be read or run */
 	UNWIND_ST_TRUNCATED = 1u << 4,	  /* a cap (rows/work) was hit */
 	UNWIND_ST_ENTRY_STOP = 1u << 5,	  /* STOP row added at e_entry */
 	UNWIND_ST_PLT_FILLED = 1u << 6,	  /* PLT rows added without FDE */
 	UNWIND_ST_HOSTILE = 1u << 7,	  /* a CFI section was rejected whole */
 	UNWIND_ST_OVER_BUDGET = 1u << 8,  /* refused: the memory budget */
-};
-
-/* Which CFA interpreter builds the rows (unwind_table_stats.cfi_engine). */
-enum unwind_cfi_engine {
-	UNWIND_CFI_DEFAULT = 0, /* production's choice */
-	UNWIND_CFI_LIBDW = 1,	/* elfutils libdw (cfi_fde.c, cfi_rows.c) */
-	UNWIND_CFI_INTERP = 2,	/* our own (cfi_entries.c, cfi_interp.c) */
 };
 
 struct unwind_table_stats {
@@ -65,14 +59,12 @@ struct unwind_table_stats {
 	 * -ECANCELED once it is true (a profiler being closed). */
 	const atomic_bool *cancel;
 	/* In: the file's memory account (NULL: unlimited). What the build
-	 * reads and allocates (section copies, FDE lists, libdw's caches,
-	 * spans, rows) is charged to it before it is allocated; a refused
-	 * charge ends the build with -EDQUOT and UNWIND_ST_OVER_BUDGET. The
-	 * table's rows stay charged until unwind_table_free(). */
+	 * reads and allocates (section copies, FDE lists, spans, rows) is
+	 * charged to it before it is allocated; a refused charge ends the build
+	 * with -EDQUOT and UNWIND_ST_OVER_BUDGET. The table's rows stay charged
+	 * until unwind_table_free(). */
 	struct mem_account *acct;
 	uint64_t mem_peak; /* out: most bytes the build had charged */
-	/* In: enum unwind_cfi_engine (tests and benches compare them). */
-	uint8_t cfi_engine;
 };
 
 struct unwind_table {

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The CFA interpreter against libdw (libdw_cfi_oracle.h): on libraries
+ * every Debian build host has and on every test workload (C, C++, Go,
+ * Rust, JVM agents), each row built from .eh_frame must be the rule libdw
+ * computes at every one of its addresses. The hostile workloads are left
+ * out: libdw itself mishandles them. The whole-host run is
+ * test/bench/bench_cfi_oracle (docs/unwinding.md).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "libdw_cfi_oracle.h"
+
+static const char *const system_files[] = {
+	"/lib64/ld-linux-x86-64.so.2",
+	"/usr/lib/x86_64-linux-gnu/libc.so.6",
+	"/usr/lib/x86_64-linux-gnu/libm.so.6",
+	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+	"/usr/lib/x86_64-linux-gnu/libgcc_s.so.1",
+	"/usr/lib/x86_64-linux-gnu/libz.so.1",
+	"/usr/lib/x86_64-linux-gnu/libelf.so.1",
+	"/usr/lib/x86_64-linux-gnu/libdw.so.1",
+	"/usr/bin/bash",
+	"/usr/bin/ls",
+};
+
+struct tally {
+	unsigned int files, judged_files;
+	uint64_t rows, judged, frames, mismatched;
+};
+
+static void judge(const char *path, struct tally *tl)
+{
+	struct unwind_table t;
+	struct unwind_table_stats st = {0};
+	struct oracle_result r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	assert_true(fd >= 0);
+	err = unwind_table_build_fd(fd, &t, &st);
+	close(fd);
+	if (err == -ENOEXEC || err == -ENOENT)
+		return; /* not an x86_64 ELF, or no CFI (stripped Go) */
+	assert_int_equal(err, 0);
+	tl->files++;
+	assert_int_equal(oracle_check(path, &t, &r), 0);
+	if (r.mismatched)
+		print_message("%s: %lu of %lu rows differ from libdw\n", path,
+			      (unsigned long)r.mismatched,
+			      (unsigned long)r.judged);
+	tl->judged_files += r.judged > 0;
+	tl->rows += r.rows;
+	tl->judged += r.judged;
+	tl->frames += r.frames;
+	tl->mismatched += r.mismatched;
+	unwind_table_free(&t);
+}
+
+static void report(const char *what, const struct tally *tl)
+{
+	print_message("%s: %u files (%u judged), %lu rows, %lu judged against"
+		      " %lu libdw frame states, %lu differ\n",
+		      what, tl->files, tl->judged_files,
+		      (unsigned long)tl->rows, (unsigned long)tl->judged,
+		      (unsigned long)tl->frames, (unsigned long)tl->mismatched);
+}
+
+static void test_system_libraries(void **state)
+{
+	struct tally tl = {0};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(system_files) / sizeof(*system_files);
+	     i++) {
+		if (access(system_files[i], R_OK))
+			fail_msg("%s missing", system_files[i]);
+		judge(system_files[i], &tl);
+	}
+	report("system", &tl);
+	assert_int_equal(tl.judged_files, tl.files);
+	assert_int_equal(tl.mismatched, 0);
+	/* Most rows come from an FDE libdw can judge (the others: gaps after
+	 * an FDE, PLT stubs without one). */
+	assert_true(tl.judged > 50000);
+	assert_true(tl.judged * 100 > tl.rows * 80);
+}
+
+static void walk(const char *dir, struct tally *tl, int depth)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[1024];
+		struct stat sb;
+
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "hostile"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &sb))
+			continue;
+		if (S_ISDIR(sb.st_mode) && depth < 4)
+			walk(path, tl, depth + 1);
+		else if (S_ISREG(sb.st_mode))
+			judge(path, tl);
+	}
+	closedir(d);
+}
+
+static void test_workloads(void **state)
+{
+	char exe[1024], dir[1100];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct tally tl = {0};
+
+	(void)state;
+	assert_true(n > 0);
+	exe[n] = '\0';
+	/* build/test/unit/X -> build/workloads */
+	snprintf(dir, sizeof(dir), "%s/../../workloads", dirname(exe));
+	if (access(dir, R_OK))
+		fail_msg("%s missing (make workloads builds it)", dir);
+	walk(dir, &tl, 0);
+	report("workloads", &tl);
+	/* C, C++, Go (external linking), Rust, the JVM agent. */
+	assert_true(tl.judged_files >= 20);
+	assert_int_equal(tl.mismatched, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_system_libraries),
+		cmocka_unit_test(test_workloads),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
