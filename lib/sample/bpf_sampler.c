@@ -72,6 +72,52 @@ static const char *verdict(char *log)
 }
 
 /*
+ * OTELPROF_DEBUG_BPF_LOG=stats: each program's verifier statistics (its
+ * "processed N insns" line) on stderr, on a successful load too, to see how
+ * close the walk is to a kernel's budget (docs/unwinding.md). Per-program
+ * buffers: the object's one buffer would keep only the last program's.
+ */
+#define STATS_LOG_BYTES 4096u
+
+static char *stats_logs_set(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	size_t n = 0, i = 0;
+	char *bufs;
+
+	bpf_object__for_each_program(p, obj) n++;
+	bufs = calloc(n ? n : 1, STATS_LOG_BYTES);
+	if (!bufs)
+		return NULL;
+	bpf_object__for_each_program(p, obj)
+	{
+		bpf_program__set_log_buf(p, bufs + i++ * STATS_LOG_BYTES,
+					 STATS_LOG_BYTES);
+		bpf_program__set_log_level(p, 4); /* BPF_LOG_STATS */
+	}
+	return bufs;
+}
+
+static void stats_logs_print(struct bpf_object *obj, char *bufs)
+{
+	struct bpf_program *p;
+	size_t i = 0;
+
+	bpf_object__for_each_program(p, obj)
+	{
+		char *b = bufs + i++ * STATS_LOG_BYTES;
+		char *line = strstr(b, "processed ");
+
+		b[STATS_LOG_BYTES - 1] = '\0';
+		if (bpf_program__autoload(p))
+			fprintf(stderr, "bpf: %s: %.*s\n", bpf_program__name(p),
+				line ? (int)strcspn(line, "\n") : 0,
+				line ? line : "");
+	}
+	free(bufs);
+}
+
+/*
  * What the running kernel has, from libbpf's probes (each loads a tiny
  * program calling the helper). OTELPROF_KERNEL_FALLBACK forces the
  * fallbacks on a kernel that does not need them, so that their cost can
@@ -523,7 +569,16 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		!(s->fallbacks & OTELPROF_FALLBACK_NO_TASK_PT_REGS);
 	s->skel->rodata->max_user_frames = s->max_user_frames;
 	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
-	e = profiler_bpf__load(s->skel);
+	{
+		const char *dbg = getenv("OTELPROF_DEBUG_BPF_LOG");
+		char *stats = dbg && !strcmp(dbg, "stats")
+				      ? stats_logs_set(s->skel->obj)
+				      : NULL;
+
+		e = profiler_bpf__load(s->skel);
+		if (stats)
+			stats_logs_print(s->skel->obj, stats);
+	}
 	if (e) {
 		if (getenv("OTELPROF_DEBUG_BPF_LOG"))
 			fputs(log, stderr);
