@@ -87,12 +87,17 @@ struct unwind_walk {
 	uint32_t n;	/* frames written */
 	uint32_t error; /* enum otelprof_counter of the stop, 0: none */
 	uint32_t flags; /* OTELPROF_SAMPLE_F_COMPLETE / _TRUNCATED */
-	uint32_t
-		fp_frame; /* the current frame came from a frame-pointer step */
+	/* The current frame came from a frame-pointer step, 0: not;
+	 * UNWIND_FP_FALLBACK_FRAME: the fallback's, kept only if its pc is
+	 * in a known mapping. */
+	uint32_t fp_frame;
 	/* The process's mappings: up to OTELPROF_MAX_PROC_MAPPINGS inline,
 	 * or (big_n > 0) big_n of the big mappings array from big_base. */
 	struct otelprof_bpf_proc proc;
 };
+
+/* w->fp_frame of a frame the frame-pointer fallback found. */
+#define UNWIND_FP_FALLBACK_FRAME 2
 
 /* 1 if a >= b, without a branch: 1 minus the borrow out of a - b. Any
  * values: [vsyscall] starts above 2^63, where the sign of a - b says
@@ -226,20 +231,28 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 	uint32_t i;
 	int res;
 
-	if (w->n >= max || w->n >= OTELPROF_MAX_USER_FRAMES) {
-		w->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
-		return 1;
-	}
 	/* The frame's index: the walk may span several BPF programs. */
 	i = w->n;
-	frames[i & (OTELPROF_USTACK_WORDS - 1)] =
-		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
-	w->n++;
-	w->fp_frame = 0;
 	/* A return address points after the call, maybe past the end of
 	 * the calling function: look up the call instruction instead. */
 	lookup_pc = i ? w->r.pc - 1 : w->r.pc;
 	m = unwind_find_mapping(ctx, &w->proc, lookup_pc);
+	if (w->fp_frame == UNWIND_FP_FALLBACK_FRAME && !m) {
+		/* The frame-pointer fallback returned into no code we know:
+		 * that step failed. Checked by this frame's own search, not
+		 * by a second one after the step: a second inlined search
+		 * costs the 5.10 verifier more than the walk can spare. */
+		w->error = OTELPROF_CNT_UNWIND_ERR_RULE;
+		return 1;
+	}
+	if (w->n >= max || w->n >= OTELPROF_MAX_USER_FRAMES) {
+		w->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+		return 1;
+	}
+	frames[i & (OTELPROF_USTACK_WORDS - 1)] =
+		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
+	w->n++;
+	w->fp_frame = 0;
 	if (m)
 		m = UNWIND_RESOLVE_MAPPING(ctx, m);
 	if (!m) {
@@ -274,12 +287,9 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 		if (!row || UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
 			/* No CFI for this pc: the frame pointer, if the
 			 * frame it gives is plausible and returns into
-			 * code we know. */
+			 * code we know (checked at the next frame). */
 			res = unwind_step_fp_fallback(ctx, &w->r);
-			if (res == UNWIND_STEP_OK &&
-			    !unwind_find_mapping(ctx, &w->proc, w->r.pc - 1))
-				res = UNWIND_STEP_ERR_RULE;
-			w->fp_frame = 1;
+			w->fp_frame = UNWIND_FP_FALLBACK_FRAME;
 		} else {
 			res = unwind_step(ctx, UNWIND_ROW_CFA_BASE(row),
 					  UNWIND_ROW_CFA_OFFSET(row),
