@@ -122,10 +122,12 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 	if (!jp)
 		return JVM_NOT_JAVA;
 	if (lookup_pc >= jp->interp_low && lookup_pc < jp->interp_high) {
-		/* Interpreted: rbp frames, the Method and bcp in slots
-		 * below rbp, the caller's sp (before the callee extended
-		 * it for locals) saved there too. */
-		u64 base = r->fp;
+		/* Interpreted: rbp frames (the frame-pointer step), the
+		 * Method and bcp in slots below rbp, the caller's sp
+		 * (before the callee extended it for locals) saved there
+		 * too. */
+		u64 base = r->fp, callee_sp = r->sp;
+		int err;
 
 		if (!base || base < r->sp ||
 		    bpf_probe_read_user(
@@ -136,19 +138,17 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 			    (const void *)(base + jp->interp_bcp * 8)) ||
 		    bpf_probe_read_user(
 			    &sp, 8,
-			    (const void *)(base + jp->interp_sender_sp * 8)) ||
-		    bpf_probe_read_user(&ra, 8, (const void *)(base + 8)) ||
-		    bpf_probe_read_user(&fp, 8, (const void *)base))
+			    (const void *)(base + jp->interp_sender_sp * 8)))
 			return UNWIND_STEP_ERR_READ;
+		/* r is left as it was unless the step is OK */
+		err = unwind_step_fp(NULL, r);
+		if (err != UNWIND_STEP_OK && err != UNWIND_STEP_DONE)
+			return err;
 		jvm_note(e, i, method | OTELPROF_JVM_F_INTERP, bcp);
-		if (sp <= r->sp || sp > base + 16)
-			sp = base + 16; /* the raw caller sp */
-		if (!ra)
-			return UNWIND_STEP_DONE;
-		r->pc = ra;
-		r->sp = sp;
-		r->fp = fp;
-		return UNWIND_STEP_OK;
+		/* else the raw caller sp, base + 16 */
+		if (err == UNWIND_STEP_OK && sp > callee_sp && sp <= base + 16)
+			r->sp = sp;
+		return err;
 	}
 	for (int k = 0; k < OTELPROF_JVM_HEAPS; k++) {
 		if ((u32)k < jp->nheaps && lookup_pc >= jp->heaps[k].low &&
