@@ -239,6 +239,8 @@ void agent_free(struct otelprof *p)
 	agent_free_parked(p);
 	process_unwind_free(&p->unwinder);
 	stack_symbolizer_free(&p->symbolizer);
+	symbolized_stack_free(&p->symbolized);
+	stack_cache_free(&p->stack_cache);
 	pb_free(&p->windows[0]);
 	pb_free(&p->windows[1]);
 	process_table_free(&p->procs);
@@ -281,6 +283,8 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 		memset(&p->ksyms, 0, sizeof(p->ksyms));
 	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs,
 			      &p->symfiles);
+	symbolized_stack_init(&p->symbolized);
+	stack_cache_init(&p->stack_cache);
 	if (pb_init(&p->windows[0]) || pb_init(&p->windows[1]))
 		return errmsg_set(err, -ENOMEM, "out of memory");
 	p->boot_to_unix_ns = agent_boot_to_unix_offset();

@@ -23,6 +23,7 @@
 #include "otelprofiler.h"
 #include "context/context_tracker.h"
 #include "encode/profile_builder.h"
+#include "encode/stack_cache.h"
 #include "files/file_table.h"
 #include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
@@ -68,6 +69,8 @@ struct otelprof {
 	struct file_cache symfiles; /* their symbols */
 	struct process_table procs;
 	struct stack_symbolizer symbolizer;
+	struct symbolized_stack symbolized; /* the sample's frames (stage 4) */
+	struct stack_cache stack_cache;	    /* raw stacks of this window */
 	struct process_unwind unwinder;
 	struct context_tracker context;
 	struct interp_tracker interp;

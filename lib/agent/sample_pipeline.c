@@ -9,7 +9,10 @@
  *                            held while its tables are being built
  *   3. resource              the process's OTLP resource (lib/encode/)
  *   4. frames -> stack       stack_symbolize (lib/symbolize/): kernel,
- *                            native, JIT and interpreter frames
+ *                            native, JIT and interpreter frames, then
+ *                            pb_frames_stack (lib/encode/); a raw stack
+ *                            seen in this window is taken from the
+ *                            stack cache (lib/encode/stack_cache.c)
  *   5. thread context        trace link and attributes (lib/context/);
  *                            Elastic APM: stack-trace id, queued for
  *                            the agent (lib/context/apm_channel.c)
@@ -22,6 +25,9 @@
 
 #include "agent/agent.h"
 #include "context/thread_attrs.h"
+
+_Static_assert(SYMBOLIZED_MAX_FRAMES <= PB_MAX_FRAMES,
+	       "a symbolized stack must fit the builder");
 
 /* Stage 3: the resource of proc, with what its process context publishes. */
 static int sample_resource(struct otelprof *p, struct profile_builder *b,
@@ -106,6 +112,36 @@ static void sample_apm(struct otelprof *p, struct profile_builder *b,
 			id, e->hdr.ktime_boot_ns, &p->context.apm);
 }
 
+/* Stage 4: the stack's index in b. A raw stack seen before in this window
+ * is found in the stack cache; otherwise the symbolizer makes its frames
+ * and the builder interns them. */
+static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
+			    struct process *proc,
+			    const struct otelprof_sample_event *e,
+			    const uint64_t *user, uint32_t nuser,
+			    uint32_t ninterp)
+{
+	struct symbolized_stack *frames = &p->symbolized;
+	struct raw_stack raw = {proc->serial, e->kstack, user, e->n_kernel,
+				nuser};
+	int32_t stack;
+	int err;
+
+	if (stack_cache_find(&p->stack_cache, &raw, &stack))
+		return stack;
+	err = stack_symbolize(&p->symbolizer, proc, e->kstack, e->n_kernel,
+			      user, nuser, ninterp, e->interp_kind,
+			      e->hdr.ktime_boot_ns, frames);
+	if (err)
+		return err;
+	if (frames->strings_dropped)
+		p->counters.add_errors++;
+	stack = pb_frames_stack(b, frames->frames, frames->n);
+	if (stack >= 0 && frames->cacheable)
+		stack_cache_put(&p->stack_cache, &raw, stack);
+	return stack;
+}
+
 void agent_handle_sample(struct otelprof *p,
 			 const struct otelprof_sample_event *e, size_t size,
 			 bool may_park)
@@ -162,8 +198,7 @@ void agent_handle_sample(struct otelprof *p,
 		user = p->frames;
 		nuser += 2 * ninterp;
 	}
-	stack = stack_symbolize(&p->symbolizer, b, proc, e->kstack, e->n_kernel,
-				user, nuser, ninterp, e->interp_kind, now);
+	stack = sample_stack(p, b, proc, e, user, nuser, ninterp);
 
 	/* 5. thread context. */
 	if (e->ctx.format != OTELPROF_CTX_NONE)

@@ -31,7 +31,7 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 	full = &p->windows[p->cur];
 	p->cur ^= 1;
 	e = pb_reset(&p->windows[p->cur]);
-	stack_symbolizer_reset(&p->symbolizer);
+	stack_cache_clear(&p->stack_cache);
 	now = clock_ns(CLOCK_REALTIME);
 	agent_sweep_if_due(p);
 	p->boot_to_unix_ns = agent_boot_to_unix_offset();

@@ -320,16 +320,13 @@ int pb_reset(struct profile_builder *b)
 	if (r < 0)
 		return r;
 	{
-		static const char *const types[PB_FRAME_KINDS] = {
-			[PB_FRAME_NATIVE] = "native",
-			[PB_FRAME_KERNEL] = "kernel",
-			[PB_FRAME_V8JS] = "v8js",
-			[PB_FRAME_CPYTHON] = "cpython",
-			[PB_FRAME_GO] = "go",
-			[PB_FRAME_JVM] = "jvm",
+		static const char *const types[FRAME_KINDS] = {
+			[FRAME_NATIVE] = "native", [FRAME_KERNEL] = "kernel",
+			[FRAME_V8JS] = "v8js",	   [FRAME_CPYTHON] = "cpython",
+			[FRAME_GO] = "go",	   [FRAME_JVM] = "jvm",
 		};
 
-		for (int i = 0; i < PB_FRAME_KINDS; i++) {
+		for (int i = 0; i < FRAME_KINDS; i++) {
 			b->a_frame[i] = attr_str(b, b->s_frame_type, types[i]);
 			if (b->a_frame[i] < 0)
 				return -ENOMEM;
@@ -375,7 +372,7 @@ static int32_t intern_fn(struct profile_builder *b, const char *name,
 	return intern_function(b, &fn);
 }
 
-int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
+int32_t pb_location(struct profile_builder *b, const struct frame *f)
 {
 	struct pb_location l;
 	int32_t r;
@@ -383,8 +380,7 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 	memset(&l, 0, sizeof(l));
 	l.address = f->address;
 	l.frame_type_attr =
-		b->a_frame[f->kind < PB_FRAME_KINDS ? f->kind
-						    : PB_FRAME_NATIVE];
+		b->a_frame[f->kind < FRAME_KINDS ? f->kind : FRAME_NATIVE];
 	if (f->fp_unwound)
 		l.unwind_attr = b->a_unwind_fp;
 	if (f->mapping_file) {
@@ -428,7 +424,7 @@ int32_t pb_location(struct profile_builder *b, const struct pb_frame *f)
 		/* innermost first: the inlined functions, then the own */
 		for (uint32_t i = 0; i < f->ninlined && n + 1 < PB_MAX_LINES;
 		     i++) {
-			const struct pb_inline *x = &f->inlined[i];
+			const struct frame_inline *x = &f->inlined[i];
 
 			if (!x->function)
 				continue;
@@ -496,6 +492,21 @@ int32_t pb_stack(struct profile_builder *b, const int32_t *locs, size_t n)
 	if (idxmap_insert(&b->stack_index, h, idx))
 		return -ENOMEM;
 	return (int32_t)idx;
+}
+
+int32_t pb_frames_stack(struct profile_builder *b, const struct frame *frames,
+			size_t n)
+{
+	int32_t locs[PB_MAX_FRAMES];
+
+	if (n > PB_MAX_FRAMES)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++) {
+		locs[i] = pb_location(b, &frames[i]);
+		if (locs[i] < 0)
+			return locs[i];
+	}
+	return pb_stack(b, locs, n);
 }
 
 int32_t pb_link(struct profile_builder *b, const uint8_t trace_id[16],

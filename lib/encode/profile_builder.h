@@ -12,48 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolize/frame.h"
 #include "util/idxmap.h"
-
-enum pb_frame_kind {
-	PB_FRAME_NATIVE = 0,
-	PB_FRAME_KERNEL = 1,
-	PB_FRAME_V8JS = 2,    /* JavaScript compiled by V8 (Node) */
-	PB_FRAME_CPYTHON = 3, /* a Python function run by CPython */
-	PB_FRAME_GO = 4,      /* Go code (named from .gopclntab) */
-	PB_FRAME_JVM = 5,     /* Java run by HotSpot */
-	PB_FRAME_KINDS
-};
-
-struct pb_frame {
-	uint8_t kind;	      /* enum pb_frame_kind */
-	uint64_t address;     /* ELF vaddr for native frames in a known file;
-				 else the runtime address */
-	const char *function; /* NULL: unknown; Function.name (demangled) */
-	const char *function_system; /* Function.system_name; NULL: as name */
-	const char *function_file;   /* Function.filename (kernel module,
-					source file) */
-	uint32_t start_line;	     /* Function.start_line; 0 = unknown */
-	uint32_t line;		     /* Line.line; 0 = unknown */
-	const char *mapping_file;    /* NULL: no mapping */
-	uint64_t map_start, map_limit, map_offset;
-	const char *build_id;	 /* hex, NULL or "" if none */
-	const char *htlhash;	 /* hex, NULL or "" if none */
-	const char *build_id_go; /* Go build id, NULL or "" if none */
-	bool fp_unwound;	 /* found by the frame-pointer step, not CFI */
-	/* Functions inlined at this pc, innermost first (DWARF); the
-	 * frame's own function above is the outermost: Location.lines is
-	 * inlined[0..n-1] then the own line. */
-	const struct pb_inline *inlined;
-	uint32_t ninlined;
-};
 
 /* Lines per Location at most (inlining depth + 1). */
 #define PB_MAX_LINES 32
-
-struct pb_inline {
-	const char *function, *function_system, *function_file;
-	uint32_t line;
-};
 
 /* An attribute given by the caller (resource extras). */
 struct pb_attr_in {
@@ -184,7 +147,7 @@ struct profile_builder {
 	/* well-known strings and attributes, interned at reset */
 	int32_t s_thread_id, s_thread_name, s_cpu, s_frame_type, s_build_id,
 		s_htlhash, s_build_id_go, s_kernel_mapping;
-	int32_t a_frame[PB_FRAME_KINDS]; /* profile.frame.type by kind */
+	int32_t a_frame[FRAME_KINDS]; /* profile.frame.type by kind */
 	int32_t a_unwind_fp;
 
 	uint64_t total_samples;
@@ -206,9 +169,14 @@ void pb_free(struct profile_builder *b);
 int pb_reset(struct profile_builder *b);
 
 int32_t pb_string(struct profile_builder *b, const char *s);
-int32_t pb_location(struct profile_builder *b, const struct pb_frame *f);
+int32_t pb_location(struct profile_builder *b, const struct frame *f);
 /* Stack of location indices, leaf first. */
 int32_t pb_stack(struct profile_builder *b, const int32_t *locs, size_t n);
+/* Frames per stack at most for pb_frames_stack. */
+#define PB_MAX_FRAMES 1024
+/* The stack of n frames, leaf first (each interned as a Location). */
+int32_t pb_frames_stack(struct profile_builder *b, const struct frame *frames,
+			size_t n);
 int32_t pb_link(struct profile_builder *b, const uint8_t trace_id[16],
 		const uint8_t span_id[8]);
 /* Resource index for a process (created from info on first use). */

@@ -13,9 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAX_FRAMES                                                             \
-	(OTELPROF_MAX_KERNEL_FRAMES + OTELPROF_MAX_USER_FRAMES +               \
-	 OTELPROF_MAX_INTERP_FRAMES)
 /* The native frame that runs Python frames (every CPython 3.9+). */
 #define CPY_EVAL_FUNCTION "_PyEval_EvalFrameDefault"
 
@@ -28,117 +25,24 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 	s->ksyms = ksyms;
 	s->procs = procs;
 	s->files = files;
-	idxmap_init(&s->cache);
 }
 
 void stack_symbolizer_free(struct stack_symbolizer *s)
 {
-	idxmap_free(&s->cache);
-	free(s->keys);
-	free(s->entry_off);
-	free(s->entry_stack);
 	memset(s, 0, sizeof(*s));
 }
 
-void stack_symbolizer_reset(struct stack_symbolizer *s)
-{
-	idxmap_clear(&s->cache);
-	s->keys_len = 0;
-	s->nentries = 0;
-}
-
-/* A raw stack: what the kernel (or the copy unwinder) produced. */
-struct raw_stack {
-	const uint64_t *k, *u;
-	uint32_t nk, nu;
-};
-
-struct raw_key {
-	const struct stack_symbolizer *s;
-	uint64_t serial;
-	const struct raw_stack *e;
-};
-
-static bool raw_eq(const void *ctx, uint32_t idx)
-{
-	const struct raw_key *k = ctx;
-	const uint64_t *v = k->s->keys + k->s->entry_off[idx];
-
-	return v[0] == k->serial && v[1] == k->e->nk && v[2] == k->e->nu &&
-	       (!k->e->nk || !memcmp(v + 3, k->e->k, k->e->nk * 8)) &&
-	       (!k->e->nu || !memcmp(v + 3 + k->e->nk, k->e->u, k->e->nu * 8));
-}
-
-static uint64_t raw_hash(uint64_t serial, const struct raw_stack *e)
-{
-	uint64_t h =
-		hash_combine(hash_u64(serial), ((uint64_t)e->nk << 32) | e->nu);
-
-	h = hash_combine(h, hash_bytes(e->k, e->nk * 8, 1));
-	return hash_combine(h, hash_bytes(e->u, e->nu * 8, 2));
-}
-
-static int cache_put(struct stack_symbolizer *s, uint64_t h, uint64_t serial,
-		     const struct raw_stack *e, int32_t stack)
-{
-	size_t need = 3 + e->nk + e->nu;
-
-	if (s->keys_len + need > s->keys_cap) {
-		size_t ncap = s->keys_cap ? s->keys_cap * 2 : 4096;
-		uint64_t *nk;
-
-		while (ncap < s->keys_len + need)
-			ncap *= 2;
-		nk = realloc(s->keys, ncap * sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		s->keys = nk;
-		s->keys_cap = ncap;
-	}
-	if (s->nentries == s->entries_cap) {
-		uint32_t ncap = s->entries_cap ? s->entries_cap * 2 : 256;
-		uint32_t *no = realloc(s->entry_off, ncap * sizeof(*no));
-		int32_t *ns;
-
-		if (!no)
-			return -ENOMEM;
-		s->entry_off = no;
-		ns = realloc(s->entry_stack, ncap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		s->entry_stack = ns;
-		s->entries_cap = ncap;
-	}
-	if (s->keys_len > UINT32_MAX - need)
-		return -E2BIG;
-	s->entry_off[s->nentries] = (uint32_t)s->keys_len;
-	s->entry_stack[s->nentries] = stack;
-	s->keys[s->keys_len++] = serial;
-	s->keys[s->keys_len++] = e->nk;
-	s->keys[s->keys_len++] = e->nu;
-	if (e->nk)
-		memcpy(s->keys + s->keys_len, e->k, e->nk * 8);
-	s->keys_len += e->nk;
-	if (e->nu)
-		memcpy(s->keys + s->keys_len, e->u, e->nu * 8);
-	s->keys_len += e->nu;
-	if (idxmap_insert(&s->cache, h, s->nentries))
-		return -ENOMEM;
-	s->nentries++;
-	return 0;
-}
-
-static int32_t kernel_location(struct stack_symbolizer *s,
-			       struct profile_builder *b, uint64_t pc,
-			       bool return_address)
+static void kernel_frame(struct stack_symbolizer *s,
+			 struct symbolized_stack *out, uint64_t pc,
+			 bool return_address)
 {
 	const struct ksym *k =
 		s->ksyms ? kallsyms_lookup(s->ksyms, pc - return_address)
 			 : NULL;
-	struct pb_frame f;
+	struct frame f;
 
 	memset(&f, 0, sizeof(f));
-	f.kind = PB_FRAME_KERNEL;
+	f.kind = FRAME_KERNEL;
 	f.address = pc;
 	f.mapping_file = "[kernel.kallsyms]";
 	if (k) {
@@ -146,14 +50,14 @@ static int32_t kernel_location(struct stack_symbolizer *s,
 		if (k->module)
 			f.function_file = kallsyms_name(s->ksyms, k->module);
 	}
-	return pb_location(b, &f);
+	symbolized_stack_add(out, &f);
 }
 
 /* A frame in code without a file (JIT): named from the process's own JIT
  * symbol files if it publishes them. False if it does not name pc. */
 static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 		      uint64_t pc, bool return_address, uint64_t now_ns,
-		      struct pb_frame *f)
+		      struct frame *f)
 {
 	const char *name;
 	struct jit_frame_name fn;
@@ -170,7 +74,7 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 	f->function_file = fn.file;
 	f->start_line = fn.line;
 	if (fn.v8js)
-		f->kind = PB_FRAME_V8JS;
+		f->kind = FRAME_V8JS;
 	s->counters.jit_frames++;
 	return true;
 }
@@ -178,7 +82,7 @@ static bool jit_frame(struct stack_symbolizer *s, struct process *p,
 /* File, line and inlined functions of a Go pc from the file's
  * .gopclntab and inline trees. */
 static void add_go_line(struct stack_symbolizer *s, const struct elf_file *file,
-			uint64_t vaddr, struct pb_frame *f)
+			uint64_t vaddr, struct frame *f)
 {
 	struct go_inlined inl[DWARF_LINES_MAX_DEPTH];
 	struct go_pclntab t;
@@ -197,8 +101,8 @@ static void add_go_line(struct stack_symbolizer *s, const struct elf_file *file,
 	if (n < 0)
 		return;
 	for (int k = 0; k < n; k++) {
-		s->inl[k] = (struct pb_inline){inl[k].name, NULL, inl[k].file,
-					       inl[k].line};
+		s->inl[k] = (struct frame_inline){inl[k].name, NULL,
+						  inl[k].file, inl[k].line};
 	}
 	f->inlined = s->inl;
 	f->ninlined = (uint32_t)n;
@@ -209,14 +113,14 @@ static void add_go_line(struct stack_symbolizer *s, const struct elf_file *file,
 /* File, line and inlined functions at vaddr from the file's DWARF. */
 static void add_source_lines(struct stack_symbolizer *s,
 			     const struct elf_file *file, uint64_t vaddr,
-			     struct pb_frame *f)
+			     struct frame *f)
 {
 	struct dwarf_where *w = &s->where;
 
 	if (dwarf_lines_lookup(file->dwarf, vaddr, w))
 		return;
 	for (uint32_t i = 0; i < w->ninlined; i++) {
-		struct pb_inline *x = &s->inl[i];
+		struct frame_inline *x = &s->inl[i];
 		const char *raw = w->inl[i].linkage_name;
 
 		x->function = w->inl[i].name;
@@ -253,11 +157,10 @@ static void reload_evicted(struct stack_symbolizer *s, struct process *p,
 	close(fd);
 }
 
-static int32_t user_location(struct stack_symbolizer *s,
-			     struct profile_builder *b, struct process *p,
-			     uint64_t raw_pc, bool return_address,
-			     bool *rescanned, bool *jit_unnamed,
-			     const char **function, uint64_t now_ns)
+static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
+		       struct process *p, uint64_t raw_pc, bool return_address,
+		       bool *rescanned, bool *jit_unnamed,
+		       const char **function, uint64_t now_ns)
 {
 	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
 	struct proc_mapping *m;
@@ -265,7 +168,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 	*function = NULL;
 	m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	struct elf_file *file;
-	struct pb_frame f;
+	struct frame f;
 	uint64_t vaddr;
 
 	(void)now_ns;
@@ -277,7 +180,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 			m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
 	}
 	memset(&f, 0, sizeof(f));
-	f.kind = PB_FRAME_NATIVE;
+	f.kind = FRAME_NATIVE;
 	f.address = pc;
 	f.fp_unwound = (raw_pc & OTELPROF_USTACK_FP_FRAME) != 0;
 	if (!m || m->kind == PROC_MAPPING_ANON) {
@@ -287,7 +190,8 @@ static int32_t user_location(struct stack_symbolizer *s,
 				f.map_limit = m->end;
 				f.mapping_file = "[anon]";
 			}
-			return pb_location(b, &f);
+			symbolized_stack_add(out, &f);
+			return;
 		}
 		/* Its name may still come: do not cache the stack. */
 		*jit_unnamed = true;
@@ -299,15 +203,18 @@ static int32_t user_location(struct stack_symbolizer *s,
 			  p->pid, (unsigned long long)p->serial, p->maps.n,
 			  p->exited ? ", exited" : "", p->exe_name,
 			  (unsigned long long)pc);
-		return pb_location(b, &f);
+		symbolized_stack_add(out, &f);
+		return;
 	}
 	f.map_start = m->start;
 	f.map_limit = m->end;
 	f.map_offset = m->offset;
 	f.mapping_file = m->path && *m->path ? m->path : "[anon]";
 	file = file_cache_of(s->files, process_mapping_file(s->procs, p, m));
-	if (!file)
-		return pb_location(b, &f);
+	if (!file) {
+		symbolized_stack_add(out, &f);
+		return;
+	}
 	file_cache_touch(file->file, now_ns);
 	if (file_cache_reload_due(file))
 		reload_evicted(s, p, m, file);
@@ -326,7 +233,7 @@ static int32_t user_location(struct stack_symbolizer *s,
 		sym = elf_symbols_lookup(&file->sym, vaddr - return_address);
 		if (sym) {
 			if (sym->flags & ELF_SYM_GO)
-				f.kind = PB_FRAME_GO;
+				f.kind = FRAME_GO;
 			f.function_system = elf_symbols_name(&file->sym, sym);
 			f.function = symbol_names_get(
 				&file->names, (uint32_t)(sym - file->sym.syms),
@@ -340,54 +247,46 @@ static int32_t user_location(struct stack_symbolizer *s,
 		}
 	}
 	*function = f.function;
-	return pb_location(b, &f);
+	symbolized_stack_add(out, &f);
 }
 
 /* Interpreter frames from *py up to the one its evaluation-loop call
  * started with (OTELPROF_INTERP_F_LAST), or all that are left. */
-static int put_interp_frames(struct stack_symbolizer *s,
-			     struct profile_builder *b, struct process *p,
-			     const uint64_t *py, uint32_t npy, uint32_t *next,
-			     bool all, int32_t *locs, uint32_t *n,
-			     uint64_t now_ns)
+static void put_interp_frames(struct stack_symbolizer *s,
+			      struct symbolized_stack *out, struct process *p,
+			      const uint64_t *py, uint32_t npy, uint32_t *next,
+			      bool all, uint64_t now_ns)
 {
 	while (*next < npy) {
 		uint64_t code = py[2 * *next], instr = py[2 * *next + 1];
 		struct interp_frame_info fi;
-		struct pb_frame f;
-		int32_t l;
+		struct frame f;
 
 		(*next)++;
 		if (s->interp &&
 		    interp_frame(s->interp, p, code & ~OTELPROF_INTERP_F_LAST,
 				 instr, now_ns, &fi)) {
 			memset(&f, 0, sizeof(f));
-			f.kind = PB_FRAME_CPYTHON;
+			f.kind = FRAME_CPYTHON;
 			f.function = fi.name;
 			f.function_file = fi.file;
 			f.start_line = fi.start_line;
 			f.line = fi.line;
-			l = pb_location(b, &f);
-			if (l < 0)
-				return l;
-			if (*n < MAX_FRAMES)
-				locs[(*n)++] = l;
+			symbolized_stack_add(out, &f);
 		}
 		if (!all && (code & OTELPROF_INTERP_F_LAST))
 			break;
 	}
-	return 0;
 }
 
 /* The Java frame for native frame i, if the next pair names it; -ENOENT:
  * none (or it cannot be named: the native frame stays). */
-static int32_t java_location(struct stack_symbolizer *s,
-			     struct profile_builder *b, struct process *p,
-			     const uint64_t *pairs, uint32_t npairs,
-			     uint32_t *next, uint32_t i, uint64_t now_ns)
+static int java_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
+		      struct process *p, const uint64_t *pairs, uint32_t npairs,
+		      uint32_t *next, uint32_t i, uint64_t now_ns)
 {
 	struct hotspot_frame_info fi;
-	struct pb_frame f;
+	struct frame f;
 	uint64_t w0, w1;
 
 	for (;;) {
@@ -408,7 +307,7 @@ static int32_t java_location(struct stack_symbolizer *s,
 	if (!s->jvm || !hotspot_frame(s->jvm, p, w0, w1, now_ns, &fi))
 		return -ENOENT;
 	memset(&f, 0, sizeof(f));
-	f.kind = PB_FRAME_JVM;
+	f.kind = FRAME_JVM;
 	f.function = fi.name;
 	f.function_system = fi.system;
 	f.function_file = fi.file;
@@ -416,94 +315,68 @@ static int32_t java_location(struct stack_symbolizer *s,
 	/* what the compiled code inlined: one Line each, innermost first,
 	 * as DWARF inlines of native code */
 	for (uint32_t k = 0; k < fi.ninlined && k < DWARF_LINES_MAX_DEPTH; k++)
-		s->inl[k] = (struct pb_inline){fi.inl[k].name, fi.inl[k].system,
-					       fi.inl[k].file, fi.inl[k].line};
+		s->inl[k] =
+			(struct frame_inline){fi.inl[k].name, fi.inl[k].system,
+					      fi.inl[k].file, fi.inl[k].line};
 	if (fi.ninlined) {
 		f.inlined = s->inl;
 		f.ninlined = fi.ninlined < DWARF_LINES_MAX_DEPTH
 				     ? fi.ninlined
 				     : DWARF_LINES_MAX_DEPTH;
 	}
-	return pb_location(b, &f);
+	symbolized_stack_add(out, &f);
+	return 0;
 }
 
-int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
-			struct process *p, const uint64_t *kstack, uint32_t nk,
-			const uint64_t *ustack, uint32_t nu, uint32_t n_interp,
-			uint32_t interp_kind, uint64_t now_ns)
+int stack_symbolize(struct stack_symbolizer *s, struct process *p,
+		    const uint64_t *kstack, uint32_t nk, const uint64_t *ustack,
+		    uint32_t nu, uint32_t n_interp, uint32_t interp_kind,
+		    uint64_t now_ns, struct symbolized_stack *out)
 {
-	int32_t locs[MAX_FRAMES];
-	struct raw_stack e = {kstack, ustack, nk, nu};
-	uint64_t h;
-	struct raw_key k = {s, p->serial, &e};
 	bool rescanned = false, jit_unnamed = false;
-	uint32_t idx, n = 0, native, next_py = 0;
+	uint32_t native, next_py = 0;
 	const uint64_t *py;
-	int32_t stack;
-	int err;
 
+	symbolized_stack_clear(out);
 	if (nk > OTELPROF_MAX_KERNEL_FRAMES ||
 	    n_interp > OTELPROF_MAX_INTERP_FRAMES || nu < 2 * n_interp ||
 	    nu - 2 * n_interp > OTELPROF_MAX_USER_FRAMES)
 		return -EINVAL;
 	native = nu - 2 * n_interp;
 	py = ustack + native;
-	h = raw_hash(p->serial, &e);
-	if (idxmap_find(&s->cache, h, raw_eq, &k, &idx))
-		return s->entry_stack[idx];
-	for (uint32_t i = 0; i < nk; i++, n++) {
-		int32_t l = kernel_location(s, b, kstack[i], n > 0);
-
-		if (l < 0)
-			return l;
-		locs[n] = l;
-	}
+	for (uint32_t i = 0; i < nk; i++)
+		kernel_frame(s, out, kstack[i], i > 0);
 	for (uint32_t i = 0; i < native; i++) {
 		const char *fn;
-		int32_t l;
 
-		if (interp_kind == OTELPROF_INTERP_HOTSPOT) {
-			/* Java frames name the native frame they are (a
-			 * stack with them is not cached: code moves) */
-			l = java_location(s, b, p, py, n_interp, &next_py, i,
-					  now_ns);
-			if (l == -ENOENT)
-				goto native_frame;
-			if (l < 0)
-				return l;
+		/* Java frames name the native frame they are (a stack with
+		 * them is not cached: code moves) */
+		if (interp_kind == OTELPROF_INTERP_HOTSPOT &&
+		    !java_frame(s, out, p, py, n_interp, &next_py, i, now_ns)) {
 			jit_unnamed = true;
-			if (n < MAX_FRAMES)
-				locs[n++] = l;
 			continue;
 		}
-	native_frame:
-		l = user_location(s, b, p, ustack[i], n > 0, &rescanned,
-				  &jit_unnamed, &fn, now_ns);
-
-		if (l < 0)
-			return l;
-		/* The evaluation loop ran the Python frames above it. */
+		/* The evaluation loop ran the Python frames above it: they
+		 * go before it (leaf first). Its name is known only once
+		 * it is symbolized, so it is added after them. */
+		user_frame(s, out, p, ustack[i], out->n > 0, &rescanned,
+			   &jit_unnamed, &fn, now_ns);
 		if (next_py < n_interp && fn &&
 		    interp_kind != OTELPROF_INTERP_HOTSPOT &&
-		    !strcmp(fn, CPY_EVAL_FUNCTION)) {
-			err = put_interp_frames(s, b, p, py, n_interp, &next_py,
-						false, locs, &n, now_ns);
-			if (err)
-				return err;
+		    !strcmp(fn, CPY_EVAL_FUNCTION) && out->n) {
+			struct frame eval = out->frames[--out->n];
+
+			put_interp_frames(s, out, p, py, n_interp, &next_py,
+					  false, now_ns);
+			/* eval's strings are the stack's own: no copy. */
+			if (out->n < SYMBOLIZED_MAX_FRAMES)
+				out->frames[out->n++] = eval;
 		}
-		if (n < MAX_FRAMES)
-			locs[n++] = l;
 	}
-	if (next_py < n_interp && interp_kind != OTELPROF_INTERP_HOTSPOT) {
+	if (next_py < n_interp && interp_kind != OTELPROF_INTERP_HOTSPOT)
 		/* The native walk ended before their evaluation loops. */
-		err = put_interp_frames(s, b, p, py, n_interp, &next_py, true,
-					locs, &n, now_ns);
-		if (err)
-			return err;
-	}
-	stack = pb_stack(b, locs, n);
-	if (stack < 0 || jit_unnamed)
-		return stack;
-	err = cache_put(s, h, p->serial, &e, stack);
-	return err ? err : stack;
+		put_interp_frames(s, out, p, py, n_interp, &next_py, true,
+				  now_ns);
+	out->cacheable = !jit_unnamed;
+	return 0;
 }

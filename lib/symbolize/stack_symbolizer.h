@@ -1,17 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Turns the raw addresses of one sample into an interned OTLP stack:
- * kernel frames through kallsyms, user frames through the process's
- * mappings and the ELF symbols of the mapped files. Repeated raw stacks of
- * the same process within a window are resolved once (cache keyed by
- * process serial and the raw addresses).
+ * Turns the raw addresses of one sample into its frames (struct
+ * symbolized_stack): kernel frames through kallsyms, user frames through
+ * the process's mappings and the ELF symbols of the mapped files, JIT,
+ * Python and Java frames through their trackers. It knows nothing of the
+ * encoder: the agent hands the frames to the profile builder.
  */
 #ifndef OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
 #define OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
 
 #include <stdint.h>
 
-#include "encode/profile_builder.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
 #include "interp/hotspot_tracker.h"
@@ -19,7 +18,9 @@
 #include "symbolize/jit_process.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_lines.h"
+#include "symbolize/frame.h"
 #include "symbolize/kallsyms.h"
+#include "symbolize/symbolized_stack.h"
 #include "util/idxmap.h"
 
 struct file_cache;
@@ -34,13 +35,6 @@ struct stack_symbolizer {
 	const struct kallsyms *ksyms; /* may be empty */
 	struct process_table *procs;
 	struct file_cache *files; /* the mapped files' symbols */
-	/* raw-stack cache for the current window */
-	struct idxmap cache;
-	uint64_t *keys; /* per entry: serial, nk, nu, then addresses */
-	size_t keys_len, keys_cap;
-	uint32_t *entry_off; /* offset of entry i in keys */
-	int32_t *entry_stack;
-	uint32_t nentries, entries_cap;
 	struct symbolizer_counters counters;
 	struct interp_tracker *interp;	 /* NULL: no interpreter frames */
 	struct hotspot_tracker *jvm;	 /* NULL: no Java frames */
@@ -48,7 +42,7 @@ struct stack_symbolizer {
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
 	/* One frame's inlined functions (DWARF) and their demangled names */
 	struct dwarf_where where;
-	struct pb_inline inl[DWARF_LINES_MAX_DEPTH];
+	struct frame_inline inl[DWARF_LINES_MAX_DEPTH];
 	char inl_names[4][DEMANGLE_MAX_OUTPUT];
 };
 
@@ -57,17 +51,15 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 			   struct process_table *procs,
 			   struct file_cache *files);
 void stack_symbolizer_free(struct stack_symbolizer *s);
-/* Call whenever the builder is reset: cached stack indices die with it. */
-void stack_symbolizer_reset(struct stack_symbolizer *s);
-/* Stack index in b for a sample of process p: its kernel frames and the
- * user frames (pcs, leaf first) unwound for it, of which the last
- * 2 * n_interp words are interpreter frames {code, instruction}, put
- * above the interpreter's evaluation-loop frames that ran them; for
+/* The frames of a sample of process p into out (leaf first): its kernel
+ * frames and the user frames (pcs, leaf first) unwound for it, of which
+ * the last 2 * n_interp words are interpreter frames {code, instruction},
+ * put above the interpreter's evaluation-loop frames that ran them; for
  * interp_kind OTELPROF_INTERP_HOTSPOT they are Java frames, each naming
- * the native frame it replaces. Negative errno on error. */
-int32_t stack_symbolize(struct stack_symbolizer *s, struct profile_builder *b,
-			struct process *p, const uint64_t *kstack, uint32_t nk,
-			const uint64_t *ustack, uint32_t nu, uint32_t n_interp,
-			uint32_t interp_kind, uint64_t now_ns);
+ * the native frame it replaces. 0, or -EINVAL for counts out of range. */
+int stack_symbolize(struct stack_symbolizer *s, struct process *p,
+		    const uint64_t *kstack, uint32_t nk, const uint64_t *ustack,
+		    uint32_t nu, uint32_t n_interp, uint32_t interp_kind,
+		    uint64_t now_ns, struct symbolized_stack *out);
 
 #endif

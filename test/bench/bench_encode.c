@@ -77,12 +77,11 @@ int main(int argc, char **argv)
 
 		depth[s] = 8 + (int)(next() % (MAXDEPTH - 8));
 		for (int d = 0; d < depth[s]; d++) {
-			struct pb_frame f;
+			struct frame f;
 			uint64_t fn = next() % 1000;
 
 			memset(&f, 0, sizeof(f));
-			f.kind = d < 3 && (s & 1) ? PB_FRAME_KERNEL
-						  : PB_FRAME_NATIVE;
+			f.kind = d < 3 && (s & 1) ? FRAME_KERNEL : FRAME_NATIVE;
 			f.address = 0x1000 + fn * 64 + (next() % 64);
 			f.function = fnames[fn];
 			f.mapping_file = "/usr/lib/libapp.so";

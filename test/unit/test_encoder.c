@@ -20,7 +20,7 @@
 static int32_t frame(struct profile_builder *b, uint8_t kind, uint64_t addr,
 		     const char *fn, const char *file)
 {
-	struct pb_frame f;
+	struct frame f;
 
 	memset(&f, 0, sizeof(f));
 	f.kind = kind;
@@ -42,9 +42,9 @@ static void dedup_and_zero_entries(void **state)
 	(void)state;
 	assert_int_equal(pb_init(&b), 0);
 	assert_int_equal(pb_string(&b, ""), 0);
-	a = frame(&b, PB_FRAME_NATIVE, 0x1234, "main", "/bin/app");
-	a2 = frame(&b, PB_FRAME_NATIVE, 0x1234, "main", "/bin/app");
-	k = frame(&b, PB_FRAME_KERNEL, 0xffffffff81000000, "schedule",
+	a = frame(&b, FRAME_NATIVE, 0x1234, "main", "/bin/app");
+	a2 = frame(&b, FRAME_NATIVE, 0x1234, "main", "/bin/app");
+	k = frame(&b, FRAME_KERNEL, 0xffffffff81000000, "schedule",
 		  "[kernel.kallsyms]");
 	assert_true(a > 0);
 	assert_int_equal(a, a2);
@@ -114,7 +114,7 @@ static void samples_merge_and_encode(void **state)
 	assert_int_equal(pb_resource(&b, &r2, &res2), 0);
 	assert_int_equal(pb_resource(&b, &r1, &again), 0);
 	assert_int_equal(res1, again);
-	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
+	loc = frame(&b, FRAME_NATIVE, 0x10, "f", "/bin/app");
 	st = pb_stack(&b, &loc, 1);
 	/* Same stack, thread and cpu: one sample, three timestamps. */
 	assert_int_equal(
@@ -266,7 +266,7 @@ static void context_links_and_attributes(void **state)
 	(void)state;
 	assert_int_equal(pb_init(&b), 0);
 	assert_int_equal(pb_resource(&b, &ri, &res), 0);
-	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
+	loc = frame(&b, FRAME_NATIVE, 0x10, "f", "/bin/app");
 	st = pb_stack(&b, &loc, 1);
 	l1 = pb_link(&b, t1, s1);
 	l2 = pb_link(&b, t2, s2);
@@ -431,7 +431,7 @@ static void dictionary_only_referenced(void **state)
 	assert_int_equal(pb_resource(&b, &r1, &res), 0);
 	/* Native frames only: the kernel frame-type attribute and the
 	 * kernel mapping name interned at reset go unused. */
-	loc = frame(&b, PB_FRAME_NATIVE, 0x10, "f", "/bin/app");
+	loc = frame(&b, FRAME_NATIVE, 0x10, "f", "/bin/app");
 	st = pb_stack(&b, &loc, 1);
 	ctx[0] = pb_attr_string(&b, "http.route", "/checkout");
 	ctx[1] = pb_attr_string(&b, "user.tier", "gold-value");
@@ -525,11 +525,11 @@ static void empty_window_is_host_profile(void **state)
 static void inlined_lines(void **state)
 {
 	struct profile_builder b;
-	struct pb_inline in[2] = {
+	struct frame_inline in[2] = {
 		{"mix", "_Z3mixm", "/src/mix.h", 12},
 		{"step", NULL, "/src/step.c", 40},
 	};
-	struct pb_frame f;
+	struct frame f;
 	Otelprof__Otlp__ProfilesData *pd;
 	const Otelprof__Otlp__ProfilesDictionary *d;
 	const Otelprof__Otlp__Location *loc = NULL;
