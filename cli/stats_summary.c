@@ -53,6 +53,10 @@ static const struct summary_line lines[] = {
 	  V(unwind_files), V(unwind_rows), DIV(unwind_map_bytes, 1024),
 	  DIV(unwind_build_ns, 1000000), V(unwind_table_errors)}},
 	{false,
+	 "stacks not read: %v kernel stacks, %v user stacks (user registers "
+	 "or the whole stack copy unreadable)",
+	 {V(kernel_stack_errors), V(user_stack_errors)}},
+	{false,
 	 "unwind losses: %v processes not written to the kernel (frame "
 	 "pointers only), %v CFI rows the kernel cannot follow, %v processes "
 	 "with extra mappings refused",

@@ -66,11 +66,14 @@ enum otelprof_event_type {
 
 /* Indices into the per-CPU `counters` map. */
 enum otelprof_counter {
-	OTELPROF_CNT_SAMPLES = 0, /* perf_event program runs that emitted */
-	OTELPROF_CNT_LOST,	  /* ring buffer full */
-	OTELPROF_CNT_IDLE,	  /* idle CPU samples skipped */
-	OTELPROF_CNT_KSTACK_ERR,  /* bpf_get_stack(kernel) failed */
-	OTELPROF_CNT_USTACK_ERR, /* bpf_get_stack(user) failed (not kthreads) */
+	/* Samples sent to the ring buffer: once drained, samples_received
+	 * plus samples_dropped_at_stop, hence not in otelprof_stats;
+	 * test/abi/abi_soak.c reads it from the map to check that. */
+	OTELPROF_CNT_SAMPLES = 0,
+	OTELPROF_CNT_LOST,	 /* ring buffer full */
+	OTELPROF_CNT_IDLE,	 /* idle CPU samples skipped */
+	OTELPROF_CNT_KSTACK_ERR, /* bpf_get_stack(kernel) failed */
+	OTELPROF_CNT_USTACK_ERR, /* user registers or stack copy unreadable */
 	OTELPROF_CNT_TASK_EVENTS_LOST,	/* exec/exit notifications dropped */
 	OTELPROF_CNT_UNWIND_COMPLETE,	/* user stacks unwound to the root */
 	OTELPROF_CNT_UNWIND_TRUNCATED,	/* cut at max_user_frames */

@@ -120,7 +120,9 @@ struct otelprof_stats {
 	uint64_t samples_encoded;  /* samples handed out by otelprof_poll */
 	uint64_t kernel_stack_errors; /* bpf_get_stack failed for the kernel
 					 part */
-	uint64_t user_stack_errors;   /* no user stack could be taken */
+	uint64_t user_stack_errors;   /* user registers, or all of a stack
+					 copy, unreadable: no user frames,
+					 or the leaf only */
 	uint64_t proc_scan_errors;    /* /proc entries that could not be read */
 	uint64_t files_malformed;   /* mapped files skipped as malformed ELF */
 	uint64_t files_loaded;	    /* ELF files whose symbols were loaded */
