@@ -131,8 +131,8 @@ enum otelprof_ctx_format {
 struct otelprof_thread_ctx {
 	u8 trace_id[16];
 	u8 span_id[8];
-	u8 format; /* enum otelprof_ctx_format; NONE: no context */
-	u8 trace_flags;
+	u8 format;	/* enum otelprof_ctx_format; NONE: no context */
+	u8 pad0;	/* no trace flags: an OTLP Link has no field for them */
 	u16 attrs_size; /* OTEP 4947 attrs_data bytes after ustack */
 	u32 pad;
 	/* Elastic v1: the transaction (local root span) id, which the
