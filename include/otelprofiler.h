@@ -245,7 +245,10 @@ struct otelprof_stats {
 					 samples get frame pointers only */
 	uint64_t unwind_rows_unrepresentable; /* CFI rows the kernel walk
 						 cannot follow (stored as
-						 stop rows) */
+						 stop rows), or left out:
+						 code above 4 GiB of file
+						 vaddr (frame pointers
+						 there) */
 	uint64_t unwind_big_refused; /* processes with more mappings than
 					fit whose extra mappings did not fit
 					the shared array either (first ones
