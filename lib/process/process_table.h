@@ -95,8 +95,7 @@ struct process {
 /* What the process table counts (for otelprof_stats). */
 struct process_table_counters {
 	uint64_t scan_errors;
-	uint64_t pid_reuses;	 /* entries replaced by a new process */
-	uint64_t loads_deferred; /* file loads left for a later pass */
+	uint64_t pid_reuses; /* entries replaced by a new process */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
 };
