@@ -275,6 +275,10 @@ struct otelprof_stats {
 	uint64_t debuginfod_refused;  /* not asked (lookup queue full) or
 					 not taken (over 256 MiB or the
 					 file's memory budget) */
+	uint64_t jit_over_budget;     /* JIT symbols (perf map lines, jitdump
+					 records) not kept: over 16 MiB per
+					 file per process, or the total
+					 budget; their frames stay unnamed */
 };
 
 /* Opaque profiler handle. */

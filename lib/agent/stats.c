@@ -89,6 +89,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->jit_frames = sy->jit_frames;
 	s->jit_bad_entries = sy->jit.bad_entries;
 	s->jit_files_refused = sy->jit.refused;
+	s->jit_over_budget = sy->jit.over_budget;
 	s->files_refused = pt->files_refused;
 	s->files_over_budget = fc->over_budget;
 	s->budget_evictions = fc->evictions;
