@@ -127,7 +127,8 @@ struct otelprof_stats {
 	uint64_t files_malformed;   /* mapped files skipped as malformed ELF */
 	uint64_t files_loaded;	    /* ELF files whose symbols were loaded */
 	uint64_t processes_tracked; /* processes currently known */
-	uint64_t symbol_memory_bytes; /* memory held by symbol tables */
+	uint64_t symbol_memory_bytes; /* memory held by symbol tables (ELF
+					 files, kallsyms, JIT maps) */
 	uint64_t polls;		      /* successful otelprof_poll calls */
 	uint64_t bytes_encoded;	      /* OTLP bytes handed out */
 	/* user-stack unwinding (in the kernel, from .eh_frame tables) */
