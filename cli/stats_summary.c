@@ -53,6 +53,10 @@ static const struct summary_line lines[] = {
 	  V(unwind_files), V(unwind_rows), DIV(unwind_map_bytes, 1024),
 	  DIV(unwind_build_ns, 1000000), V(unwind_table_errors)}},
 	{false,
+	 "stacks not read: %v kernel stacks, %v user stacks (user registers "
+	 "or the whole stack copy unreadable)",
+	 {V(kernel_stack_errors), V(user_stack_errors)}},
+	{false,
 	 "unwind losses: %v processes not written to the kernel (frame "
 	 "pointers only), %v CFI rows the kernel cannot follow, %v processes "
 	 "with extra mappings refused",
@@ -94,11 +98,12 @@ static const struct summary_line lines[] = {
 	 "runtimes: %v Python or Java processes (%v with their own offsets, "
 	 "%v unknown versions), %v samples with Python or Java frames, %v "
 	 "unreadable frames, %v unreadable code objects or methods; %v JIT "
-	 "frames named, %v bad JIT map entries, %v JIT files refused",
+	 "frames named, %v bad JIT map entries, %v JIT files refused, %v JIT "
+	 "entries over the memory budget",
 	 {V(interp_processes), V(interp_debug_offsets),
 	  V(interp_unknown_versions), V(interp_samples), V(interp_frame_errors),
 	  V(interp_code_errors), V(jit_frames), V(jit_bad_entries),
-	  V(jit_files_refused)}},
+	  V(jit_files_refused), V(jit_over_budget)}},
 };
 
 static uint64_t value_of(const struct otelprof_stats *st,

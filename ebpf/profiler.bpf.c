@@ -382,6 +382,9 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 			       bpf_map_lookup_elem(&interp_procs, &tgid)
 				       ? INTERP_COPY_KB
 				       : OTELPROF_STACK_COPY_BYTES / 1024);
+	/* Not even the first KiB: userspace gets the leaf frame only. */
+	if (!e->n_user)
+		count(OTELPROF_CNT_USTACK_ERR);
 	e->flags |= OTELPROF_SAMPLE_F_STACK_COPY;
 	count(OTELPROF_CNT_STACK_COPIES);
 }
@@ -453,6 +456,11 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 			e->user_ip = KREAD_INT(uregs, ip);
 			e->user_sp = KREAD_INT(uregs, sp);
 			e->user_bp = KREAD_INT(uregs, bp);
+		} else {
+			/* No user registers: no user frames at all. (Zeroed
+			 * ones are not counted: io_uring and vhost workers
+			 * have an mm but never ran user code.) */
+			count(OTELPROF_CNT_USTACK_ERR);
 		}
 	}
 	return e;

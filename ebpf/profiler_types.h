@@ -66,11 +66,14 @@ enum otelprof_event_type {
 
 /* Indices into the per-CPU `counters` map. */
 enum otelprof_counter {
-	OTELPROF_CNT_SAMPLES = 0, /* perf_event program runs that emitted */
-	OTELPROF_CNT_LOST,	  /* ring buffer full */
-	OTELPROF_CNT_IDLE,	  /* idle CPU samples skipped */
-	OTELPROF_CNT_KSTACK_ERR,  /* bpf_get_stack(kernel) failed */
-	OTELPROF_CNT_USTACK_ERR, /* bpf_get_stack(user) failed (not kthreads) */
+	/* Samples sent to the ring buffer: once drained, samples_received
+	 * plus samples_dropped_at_stop, hence not in otelprof_stats;
+	 * test/abi/abi_soak.c reads it from the map to check that. */
+	OTELPROF_CNT_SAMPLES = 0,
+	OTELPROF_CNT_LOST,	 /* ring buffer full */
+	OTELPROF_CNT_IDLE,	 /* idle CPU samples skipped */
+	OTELPROF_CNT_KSTACK_ERR, /* bpf_get_stack(kernel) failed */
+	OTELPROF_CNT_USTACK_ERR, /* user registers or stack copy unreadable */
 	OTELPROF_CNT_TASK_EVENTS_LOST,	/* exec/exit notifications dropped */
 	OTELPROF_CNT_UNWIND_COMPLETE,	/* user stacks unwound to the root */
 	OTELPROF_CNT_UNWIND_TRUNCATED,	/* cut at max_user_frames */
@@ -128,8 +131,8 @@ enum otelprof_ctx_format {
 struct otelprof_thread_ctx {
 	u8 trace_id[16];
 	u8 span_id[8];
-	u8 format; /* enum otelprof_ctx_format; NONE: no context */
-	u8 trace_flags;
+	u8 format;	/* enum otelprof_ctx_format; NONE: no context */
+	u8 pad0;	/* no trace flags: an OTLP Link has no field for them */
 	u16 attrs_size; /* OTEP 4947 attrs_data bytes after ustack */
 	u32 pad;
 	/* Elastic v1: the transaction (local root span) id, which the

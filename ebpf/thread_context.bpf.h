@@ -146,7 +146,6 @@ static __always_inline void read_thread_ctx(struct otelprof_sample_event *e,
 			__builtin_memcpy(e->ctx.trace_id, h.trace_id, 16);
 			__builtin_memcpy(e->ctx.span_id, h.span_id, 8);
 			__builtin_memset(e->ctx.local_root_id, 0, 8);
-			e->ctx.trace_flags = h.trace_flags;
 			e->ctx.format = OTELPROF_CTX_OTEL_V1;
 			n = h.attrs_data_size;
 			if (n > OTELPROF_CTX_ATTRS_MAX)
@@ -170,7 +169,6 @@ static __always_inline void read_thread_ctx(struct otelprof_sample_event *e,
 			__builtin_memcpy(e->ctx.trace_id, rec + 5, 16);
 			__builtin_memcpy(e->ctx.span_id, rec + 21, 8);
 			__builtin_memcpy(e->ctx.local_root_id, rec + 29, 8);
-			e->ctx.trace_flags = rec[4];
 			e->ctx.format = OTELPROF_CTX_ELASTIC_V1;
 		} else {
 			continue;

@@ -120,12 +120,15 @@ struct otelprof_stats {
 	uint64_t samples_encoded;  /* samples handed out by otelprof_poll */
 	uint64_t kernel_stack_errors; /* bpf_get_stack failed for the kernel
 					 part */
-	uint64_t user_stack_errors;   /* no user stack could be taken */
+	uint64_t user_stack_errors;   /* user registers, or all of a stack
+					 copy, unreadable: no user frames,
+					 or the leaf only */
 	uint64_t proc_scan_errors;    /* /proc entries that could not be read */
 	uint64_t files_malformed;   /* mapped files skipped as malformed ELF */
 	uint64_t files_loaded;	    /* ELF files whose symbols were loaded */
 	uint64_t processes_tracked; /* processes currently known */
-	uint64_t symbol_memory_bytes; /* memory held by symbol tables */
+	uint64_t symbol_memory_bytes; /* memory held by symbol tables (ELF
+					 files, kallsyms, JIT maps) */
 	uint64_t polls;		      /* successful otelprof_poll calls */
 	uint64_t bytes_encoded;	      /* OTLP bytes handed out */
 	/* user-stack unwinding (in the kernel, from .eh_frame tables) */
@@ -243,7 +246,10 @@ struct otelprof_stats {
 					 samples get frame pointers only */
 	uint64_t unwind_rows_unrepresentable; /* CFI rows the kernel walk
 						 cannot follow (stored as
-						 stop rows) */
+						 stop rows), or left out:
+						 code above 4 GiB of file
+						 vaddr (frame pointers
+						 there) */
 	uint64_t unwind_big_refused; /* processes with more mappings than
 					fit whose extra mappings did not fit
 					the shared array either (first ones
@@ -270,6 +276,10 @@ struct otelprof_stats {
 	uint64_t debuginfod_refused;  /* not asked (lookup queue full) or
 					 not taken (over 256 MiB or the
 					 file's memory budget) */
+	uint64_t jit_over_budget;     /* JIT symbols (perf map lines, jitdump
+					 records) not kept: over 16 MiB per
+					 file per process, or the total
+					 budget; their frames stay unnamed */
 };
 
 /* Opaque profiler handle. */

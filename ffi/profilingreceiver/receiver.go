@@ -278,7 +278,7 @@ func (r *profilingReceiver) registerStats() error {
 		{"budget_reloads", "Evicted files read again because a sample needed their symbols", "{file}", false, func(s *otelprof.Stats) uint64 { return s.BudgetReloads }},
 		{"demangle_refused", "Symbol names left raw as hostile (demangled form over 8 KiB, or deep Rust v0 nesting)", "{name}", false, func(s *otelprof.Stats) uint64 { return s.DemangleRefused }},
 		{"unwind_procs_errors", "Processes whose mappings could not be written to the kernel (frame pointers only)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindProcsErrors }},
-		{"unwind_rows_unrepresentable", "CFI rows the kernel walk cannot follow (the walk stops there)", "{row}", false, func(s *otelprof.Stats) uint64 { return s.UnwindRowsUnrepresentable }},
+		{"unwind_rows_unrepresentable", "CFI rows the kernel walk cannot follow (the walk stops there) or that are left out (code above 4 GiB of file vaddr)", "{row}", false, func(s *otelprof.Stats) uint64 { return s.UnwindRowsUnrepresentable }},
 		{"unwind_big_refused", "Processes whose extra mappings did not fit the shared array (first ones kept)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindBigRefused }},
 		{"file_loads_retried", "Big files whose read was put off because the loader's queue was full (read at a later pass)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FileLoadsRetried }},
 		{"apm_channels", "Elastic APM agent sockets connected and registered with", "{socket}", false, func(s *otelprof.Stats) uint64 { return s.APMChannels }},
@@ -289,6 +289,7 @@ func (r *profilingReceiver) registerStats() error {
 		{"debuginfod_hits", "Debug files fetched from debuginfod servers and their symbols taken", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodHits }},
 		{"debuginfod_failures", "debuginfod lookups not found, timed out, or not an ELF of that build id", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodFailures }},
 		{"debuginfod_refused", "debuginfod lookups not made (queue full) or debug files not taken (too big, over budget)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodRefused }},
+		{"jit_over_budget", "JIT symbols (perf map lines, jitdump records) not kept for the memory budget", "{entry}", false, func(s *otelprof.Stats) uint64 { return s.JitOverBudget }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

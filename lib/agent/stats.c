@@ -1,7 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 /* otelprof_stats: the counters of every stage, in one struct. */
 #include "symbolize/demangle.h"
+#include "symbolize/jit_process.h"
 #include "agent/agent.h"
+
+/* JIT symbols are held per process, outside the file cache. */
+static uint64_t jit_memory(const struct process_table *t)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < t->nslots; i++)
+		if (t->procs[i])
+			sum += jit_process_memory(t->procs[i]->jit);
+	return sum;
+}
 
 void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 {
@@ -27,7 +39,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->files_malformed = fc->malformed;
 	s->files_loaded = fc->loaded;
 	s->processes_tracked = process_table_count(&p->procs);
-	s->symbol_memory_bytes = fc->memory + kallsyms_memory(&p->ksyms);
+	s->symbol_memory_bytes =
+		fc->memory + kallsyms_memory(&p->ksyms) + jit_memory(&p->procs);
 	s->polls = a->polls;
 	s->bytes_encoded = a->bytes_encoded;
 	s->unwind_complete =
@@ -89,6 +102,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->jit_frames = sy->jit_frames;
 	s->jit_bad_entries = sy->jit.bad_entries;
 	s->jit_files_refused = sy->jit.refused;
+	s->jit_over_budget = sy->jit.over_budget;
 	s->files_refused = pt->files_refused;
 	s->files_over_budget = fc->over_budget;
 	s->budget_evictions = fc->evictions;

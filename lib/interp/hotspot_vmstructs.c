@@ -163,6 +163,11 @@ static uint64_t field(const uint8_t *entry, uint64_t off, uint64_t width)
 	return v;
 }
 
+/* One entry of the tables: a field (its offset, or address if static), a
+ * type's size (field NULL) or an int constant (type NULL). */
+typedef void (*hotspot_entry_fn)(void *arg, const char *type, const char *field,
+				 bool is_static, uint64_t value);
+
 static int walk_tables(struct page_cache *c, const struct hotspot_syms *s,
 		       hotspot_entry_fn fn, void *arg, uint32_t *nstructs)
 {
@@ -264,14 +269,6 @@ static int with_cache(const struct hotspot_syms *s, mem_read_fn read, void *ctx,
 	err = walk_tables(c, s, fn, arg, nstructs);
 	free(c);
 	return err;
-}
-
-int hotspot_vmstructs_each(const struct hotspot_syms *s, mem_read_fn read,
-			   void *ctx, hotspot_entry_fn fn, void *arg)
-{
-	uint32_t n = 0;
-
-	return with_cache(s, read, ctx, fn, arg, &n);
 }
 
 /* What we pick from the tables: (type, field) -> a slot of the layout.

@@ -119,10 +119,4 @@ int hotspot_vmstructs_read(const struct hotspot_syms *syms, mem_read_fn read,
  * else the name of the first missing piece (for the one report). */
 const char *hotspot_layout_missing(const struct hotspot_layout *l);
 
-/* Every field, type and constant of the tables, for debugging. */
-typedef void (*hotspot_entry_fn)(void *arg, const char *type, const char *field,
-				 bool is_static, uint64_t value);
-int hotspot_vmstructs_each(const struct hotspot_syms *syms, mem_read_fn read,
-			   void *ctx, hotspot_entry_fn fn, void *arg);
-
 #endif

@@ -679,8 +679,6 @@ struct file *process_mapping_file_sliced(struct process_table *t,
 	if (!m->file_tried && m->kind == PROC_MAPPING_FILE &&
 	    process_table_slice_over(t)) {
 		*deferred = true;
-		if (!p->loads_deferred)
-			t->counters.loads_deferred++;
 		p->loads_deferred = true;
 		return NULL;
 	}
@@ -807,8 +805,6 @@ struct file *process_mapping_file(struct process_table *t, struct process *p,
 		if (err == -EAGAIN) {
 			/* The loader's queue is full: again later. */
 			m->file_tried = 0;
-			if (!p->loads_deferred)
-				t->counters.loads_deferred++;
 			p->loads_deferred = true;
 		}
 		if (root_fd >= 0)

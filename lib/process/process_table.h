@@ -18,8 +18,6 @@
 #include "files/file_table.h"
 #include "util/idxmap.h"
 
-/* A process may trigger a /proc rescan at most this often. */
-#define PROCESS_RESCAN_INTERVAL_NS (10ull * 1000 * 1000)
 /*
  * Rescans a process asks for by what it does (a pc in no known mapping, or
  * its mapping count moved) are priced: after one that took d, the next is
@@ -95,8 +93,7 @@ struct process {
 /* What the process table counts (for otelprof_stats). */
 struct process_table_counters {
 	uint64_t scan_errors;
-	uint64_t pid_reuses;	 /* entries replaced by a new process */
-	uint64_t loads_deferred; /* file loads left for a later pass */
+	uint64_t pid_reuses; /* entries replaced by a new process */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
 };
@@ -178,8 +175,9 @@ struct process *process_table_find(struct process_table *t, uint32_t pid);
 /* When /proc could not tell the executable (the process was gone), use
  * the path the exec event carried (at most len bytes, may lack a NUL). */
 void process_set_exec_path(struct process *p, const char *path, size_t len);
-/* Rescan the mappings of p if allowed by the rescan interval; true if done.
- * min_interval_ns lets a caller that must see new code now go faster. */
+/* Rescan the mappings of p now unless it is a ghost or its last scan is
+ * less than min_interval_ns old; true if done. Unlike
+ * process_table_rescan_asked, no gap or shared budget applies. */
 bool process_table_rescan(struct process_table *t, struct process *p,
 			  uint64_t now_ns, uint64_t min_interval_ns);
 /* A rescan p asked for by what it did (its address space changed, or a

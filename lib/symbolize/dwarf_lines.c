@@ -116,11 +116,6 @@ static bool unit_of(struct dwarf_lines *d, uint64_t vaddr, Dwarf_Die *cu)
 
 static atomic_uint open_files;
 
-size_t dwarf_lines_count_open(void)
-{
-	return atomic_load(&open_files);
-}
-
 /* .debug_info and .debug_line present, all .debug_* within the bound. */
 static bool dwarf_usable(Elf *elf)
 {
@@ -218,12 +213,6 @@ void dwarf_lines_close(struct dwarf_lines *d)
 				     d->ranges_cap * sizeof(*d->ranges));
 	free(d);
 	atomic_fetch_sub(&open_files, 1);
-}
-
-size_t dwarf_lines_memory(const struct dwarf_lines *d)
-{
-	return d ? d->size + DWARF_LINES_GUARD + d->nranges * sizeof(*d->ranges)
-		 : 0;
 }
 
 static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)

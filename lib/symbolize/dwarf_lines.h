@@ -43,7 +43,5 @@ void dwarf_lines_close(struct dwarf_lines *d);
 /* 0 and *out, or -ENOENT (no line for vaddr) / -EIO (broken DWARF). */
 int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
 		       struct dwarf_where *out);
-size_t dwarf_lines_count_open(void);
-size_t dwarf_lines_memory(const struct dwarf_lines *d);
 
 #endif

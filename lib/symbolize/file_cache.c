@@ -207,7 +207,6 @@ int file_cache_file_added(struct file_cache *c, struct file *file,
 		if (!e) {
 			/* Published at once: a second mapping of it waits
 			 * for the same load. */
-			c->counters.loads_async++;
 			f->loading = true;
 			file_ref(file); /* the job's reference */
 			c->v[file->slot] = f;

@@ -71,7 +71,6 @@ struct file_cache_counters {
 	uint64_t over_budget;	/* files whose own data exceeded the
 				   per-file budget: symbols dropped */
 	uint64_t reloads;	/* evicted files read again for a sample */
-	uint64_t loads_async;	/* files read on the loader thread */
 	uint64_t loads_retried; /* its queue was full: tried again later */
 };
 

@@ -144,9 +144,7 @@ static int add_chunk(struct unwind_maps *um, int fd, uint32_t nrows,
 		return err;
 	}
 	um->chunks[*id] = c;
-	um->counters.chunks_live++;
-	um->counters.chunk_bytes += c->map_len;
-	um->counters.bytes = um->counters.chunk_bytes;
+	um->counters.bytes += c->map_len;
 	return 0;
 }
 
@@ -157,9 +155,7 @@ static void drop_chunk(struct unwind_maps *um, uint32_t id)
 	if (c->fd >= 0)
 		bpf_map_delete_elem(um->files_fd, &id);
 	um->chunks[id] = NULL;
-	um->counters.chunks_live--;
-	um->counters.chunk_bytes -= c->map_len;
-	um->counters.bytes = um->counters.chunk_bytes;
+	um->counters.bytes -= c->map_len;
 	chunk_destroy(c);
 	release_id(um, id);
 }
@@ -225,7 +221,7 @@ static void extent_free(struct unwind_chunk *c, uint32_t off, uint32_t n)
 
 /* Rows of t a chunk can hold: a packed row keeps 32 bits of pc, so code
  * above 4 GiB of vaddr is left out (the walk takes the validated
- * frame-pointer fallback there). */
+ * frame-pointer fallback there; fill_rows counts them). */
 static uint32_t representable_rows(const struct unwind_table *t)
 {
 	uint32_t n = 0;
@@ -236,9 +232,12 @@ static uint32_t representable_rows(const struct unwind_table *t)
 	return n;
 }
 
+/* Pack the first n rows of t; the rows it cannot pack, and the n..nrows
+ * left out, are added to *unrepresentable. */
 static void fill_rows(const struct unwind_table *t, uint32_t n,
 		      struct unwind_packed_row *rows, uint64_t *unrepresentable)
 {
+	*unrepresentable += t->nrows - n;
 	for (uint32_t i = 0; i < n; i++)
 		if (!unwind_row_pack(&t->rows[i], &rows[i]))
 			(*unrepresentable)++;
@@ -257,8 +256,10 @@ int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 	if (!t->nrows)
 		return -ENOENT;
 	n = representable_rows(t);
-	if (!n)
+	if (!n) {
+		*unrepresentable += t->nrows;
 		return -ERANGE;
+	}
 	fd = create_rows_array(n);
 	if (fd < 0)
 		return fd;
@@ -307,6 +308,7 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		return -ENOENT;
 	n = representable_rows(t);
 	if (!n) {
+		um->counters.rows_unrepresentable += t->nrows;
 		um->counters.load_errors++;
 		return -ERANGE;
 	}
@@ -446,7 +448,6 @@ int unwind_maps_set_process(struct unwind_maps *um, uint32_t pid,
 		um->counters.procs_errors++;
 		return -errno;
 	}
-	um->counters.procs_set++;
 	return 0;
 }
 

@@ -43,11 +43,12 @@ struct unwind_chunk {
 
 /* What the kernel-side tables count (for otelprof_stats). */
 struct unwind_maps_counters {
-	uint64_t files, rows, bytes;	   /* tables loaded; rows in use */
-	uint64_t chunks_live, chunk_bytes; /* kernel memory of the chunks */
+	uint64_t files, rows; /* tables loaded; rows in use */
+	uint64_t bytes;	      /* kernel memory of the chunks */
 	uint64_t big_refused; /* big_mappings did not fit: first ones only */
-	uint64_t load_errors, procs_set, procs_errors;
-	uint64_t rows_unrepresentable; /* stored as INVALID */
+	uint64_t load_errors, procs_errors;
+	/* stored as INVALID, or left out (code above 4 GiB of vaddr) */
+	uint64_t rows_unrepresentable;
 };
 
 struct unwind_maps {
@@ -77,8 +78,9 @@ void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
  * or on close). */
 void unwind_maps_free(struct unwind_maps *um);
 /* Make t's own chunk (for big tables): *map_fd, *nrows; rows that do not
- * fit are stored INVALID and added to *unrepresentable. Touches no shared
- * state (the build worker calls it). 0 or -errno. */
+ * fit are stored INVALID, rows of code above 4 GiB of vaddr left out, and
+ * both added to *unrepresentable (all rows if none fits: -ERANGE).
+ * Touches no shared state (the build worker calls it). 0 or -errno. */
 int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 			     uint32_t *nrows, uint64_t *unrepresentable);
 /* Publish a chunk from unwind_maps_create_array as the table of one file.
@@ -86,7 +88,8 @@ int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
 			 struct unwind_slot *slot);
 /* Copy t into the kernel: packed into a shared chunk, or its own chunk
- * when big. 0 or -errno. */
+ * when big; rows it cannot hold are counted in rows_unrepresentable, as
+ * above. 0 or -errno. */
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 struct unwind_slot *slot);
 /* Chunk id, whose rows (c->rows[0 .. c->nrows)) are read through its

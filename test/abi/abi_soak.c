@@ -41,7 +41,6 @@ enum {
 	CNT_LOST = 1,
 	CNT_IDLE = 2,
 	CNT_TASK_EVENTS_LOST = 5,
-	CNT_MAX = 14,
 };
 
 static volatile sig_atomic_t interrupted;

@@ -325,6 +325,41 @@ static void process_files(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* Entries past the memory budget are dropped and counted for the stats
+ * (jit_over_budget), and what was kept goes back to the budget. */
+static void process_over_budget(void **state)
+{
+	struct jit_process *j = NULL;
+	struct jit_stats st = {0};
+	struct mem_budget b;
+	size_t cap = 4000 * 32, len = 0;
+	char *text = malloc(cap), cmd[512];
+
+	(void)state;
+	assert_non_null(text);
+	for (int i = 0; i < 4000; i++)
+		len += (size_t)snprintf(text + len, cap - len, "%x 10 name%d\n",
+					0x100000 + 16 * i, i);
+	snprintf(root, sizeof(root), "/tmp/otelprof-jit-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	mk("8");
+	mk("8/root");
+	mk("8/root/tmp");
+	write_file("8/status", "Name:\tnode\nNSpid:\t8\n");
+	write_file("8/root/tmp/perf-8.map", text);
+	free(text);
+	mem_budget_init(&b, 64 << 10, 64 << 10);
+	assert_non_null(
+		jit_process_lookup(&j, root, 8, NULL, 0x100004, 1, &b, &st));
+	assert_true(st.over_budget > 0);
+	assert_int_equal(st.bad_entries, 0);
+	assert_true(mem_budget_used(&b) <= 64 << 10);
+	jit_process_free(j);
+	assert_int_equal(mem_budget_used(&b), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +369,7 @@ int main(void)
 		cmocka_unit_test(v8_names),
 		cmocka_unit_test(nspid),
 		cmocka_unit_test(process_files),
+		cmocka_unit_test(process_over_budget),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

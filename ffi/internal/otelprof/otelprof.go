@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 64
-	expectedStatsSize = 8 + 77*8 // sz + 77 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 78*8 // sz + 78 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -154,6 +154,8 @@ type Stats struct {
 	DebuginfodHits     uint64
 	DebuginfodFailures uint64
 	DebuginfodRefused  uint64
+	// JIT symbols not kept for the memory budget
+	JitOverBudget uint64
 }
 
 type cStats struct {

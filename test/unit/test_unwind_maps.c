@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The chunks of unwind rows without kernel maps (plain memory, laid out
+ * as in the kernel): every row a chunk cannot hold is counted, whether
+ * stored INVALID (a rule that does not pack) or left out (code above
+ * 4 GiB of file vaddr, which a packed row's 32-bit pc cannot name), and
+ * the chunks' memory comes back to 0.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "unwind/unwind_maps.h"
+
+#define GIB4 0x100000000ull
+
+static struct unwind_maps um;
+
+static int setup(void **state)
+{
+	(void)state;
+	unwind_maps_init(&um, -1, -1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unwind_maps_free(&um);
+	return 0;
+}
+
+/* A shared chunk: one row stored INVALID, two left out. */
+static void small_table_counts_rows_it_cannot_hold(void **state)
+{
+	struct unwind_row rows[] = {
+		{0x1000, 16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME},
+		{0x2000, 12, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}, /* not /8 */
+		{0x3000, 0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME},
+		{GIB4, 16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME},
+		{GIB4 + 0x1000, 16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME},
+	};
+	struct unwind_table t = {.rows = rows, .nrows = 5};
+	struct unwind_slot slot;
+	const struct unwind_chunk *c;
+
+	(void)state;
+	assert_int_equal(unwind_maps_add_file(&um, &t, &slot), 0);
+	assert_int_equal(slot.nrows, 3);
+	assert_int_equal(um.counters.rows_unrepresentable, 1 + 2);
+	assert_int_equal(um.counters.rows, 3);
+	assert_int_equal(um.counters.files, 1);
+	assert_true(um.counters.bytes > 0);
+	c = unwind_maps_chunk(&um, slot.id);
+	assert_non_null(c);
+	assert_int_equal(UNWIND_ROW_CFA_BASE(&c->rows[slot.base + 1]),
+			 UNWIND_CFA_INVALID);
+	unwind_maps_remove_file(&um, &slot);
+	assert_int_equal(um.counters.rows, 0);
+	assert_int_equal(um.counters.files, 0);
+}
+
+/* A table of its own chunk: the rows past 4 GiB are counted too. */
+static void big_table_counts_rows_left_out(void **state)
+{
+	uint32_t n = UNWIND_OWN_CHUNK_ROWS + 3;
+	struct unwind_row *rows = calloc(n, sizeof(*rows));
+	struct unwind_table t = {.rows = rows, .nrows = n};
+	struct unwind_slot slot;
+
+	(void)state;
+	assert_non_null(rows);
+	for (uint32_t i = 0; i < n; i++)
+		rows[i] = (struct unwind_row){
+			(i < n - 3 ? 0x1000 : GIB4) + 16ull * i, 8, 0,
+			UNWIND_CFA_SP, UNWIND_FP_SAME};
+	assert_int_equal(unwind_maps_add_file(&um, &t, &slot), 0);
+	assert_int_equal(slot.nrows, n - 3);
+	assert_int_equal(um.counters.rows_unrepresentable, 3);
+	unwind_maps_remove_file(&um, &slot);
+	free(rows);
+}
+
+/* Nothing below 4 GiB: no table, a load error, and every row counted. */
+static void table_above_4gib_is_refused_and_counted(void **state)
+{
+	struct unwind_row rows[] = {
+		{GIB4, 16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME},
+		{GIB4 + 0x1000, 0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME},
+	};
+	struct unwind_table t = {.rows = rows, .nrows = 2};
+	struct unwind_slot slot;
+
+	(void)state;
+	assert_int_equal(unwind_maps_add_file(&um, &t, &slot), -ERANGE);
+	assert_int_equal(slot.id, 0);
+	assert_int_equal(um.counters.rows_unrepresentable, 2);
+	assert_int_equal(um.counters.load_errors, 1);
+	assert_int_equal(um.counters.files, 0);
+	assert_int_equal(um.counters.bytes, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+			small_table_counts_rows_it_cannot_hold, setup,
+			teardown),
+		cmocka_unit_test_setup_teardown(big_table_counts_rows_left_out,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			table_above_4gib_is_refused_and_counted, setup,
+			teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
