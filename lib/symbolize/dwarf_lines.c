@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/dwarf_lines.h"
+#include "util/bsearch_le.h"
 #include "util/mem_budget.h"
 
 #include <dwarf.h>
@@ -89,21 +90,14 @@ done:
 /* The compile unit holding vaddr: through .debug_aranges, else our index. */
 static bool unit_of(struct dwarf_lines *d, uint64_t vaddr, Dwarf_Die *cu)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (dwarf_addrdie(d->dw, vaddr, cu))
 		return true;
 	if (!d->indexed)
 		index_units(d);
-	hi = d->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ranges[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = bsearch_le_count(d->ranges, d->nranges, sizeof(*d->ranges),
+			      offsetof(struct cu_range, lo), vaddr);
 	/* Ranges may nest or overlap (hostile): look back a few. */
 	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
 		const struct cu_range *r = &d->ranges[i - 1];

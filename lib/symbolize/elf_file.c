@@ -3,6 +3,7 @@
 #include "symbolize/elf_guard.h"
 #include "symbolize/go_pclntab.h"
 #include "symbolize/plt_symbols.h"
+#include "util/bsearch_le.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -759,20 +760,13 @@ bool elf_symbols_mapping_vaddr(const struct elf_symbols *s, uint64_t map_offset,
 const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 					 uint64_t vaddr)
 {
-	size_t lo = 0, hi = s->n;
+	size_t n = bsearch_le_count(s->syms, s->n, sizeof(*s->syms),
+				    offsetof(struct elf_sym, addr), vaddr);
 	const struct elf_sym *sym;
 
-	if (!s->n || vaddr < s->syms[0].addr)
+	if (!n)
 		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->syms[mid].addr <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	sym = &s->syms[lo];
+	sym = &s->syms[n - 1];
 	/* A sized symbol that ends before vaddr does not contain it (the
 	 * address sits in padding or an unnamed stub). */
 	if (sym->size && vaddr - sym->addr >= sym->size)

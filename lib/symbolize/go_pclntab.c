@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/go_pclntab.h"
+#include "util/bsearch_le.h"
 
 #include <errno.h>
 #include <string.h>
@@ -216,23 +217,21 @@ bool go_pcvalue_next(struct go_pcvalue *it, uint64_t *lo, uint64_t *hi,
 	return true;
 }
 
+/* Function i's entry pc, read from the image with its bounds checked. */
+static bool functab_key(const void *ctx, size_t i, uint64_t *entry)
+{
+	uint64_t funcoff;
+
+	return functab_entry(ctx, i, entry, &funcoff);
+}
+
 bool go_pclntab_find(const struct go_pclntab *t, uint64_t pc, uint64_t *i)
 {
-	uint64_t lo = 0, hi = t->nfunc, entry, off;
+	size_t n;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (!functab_entry(t, mid, &entry, &off))
-			return false;
-		if (entry <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!bsearch_le_count_fn(t->nfunc, pc, functab_key, t, &n) || !n)
 		return false;
-	*i = lo - 1;
+	*i = n - 1;
 	return true;
 }
 

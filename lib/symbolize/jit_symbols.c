@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/jit_symbols.h"
+#include "util/bsearch_le.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -246,18 +247,12 @@ static void sort(struct jit_symbols *s)
 /* Index of the last entry starting at or below pc, or -1. */
 static int64_t last_at_or_below(struct jit_symbols *s, uint64_t pc)
 {
-	uint32_t lo = 0, hi = s->n;
+	size_t n;
 
 	sort(s);
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo - 1;
+	n = bsearch_le_count(s->v, s->n, sizeof(*s->v),
+			     offsetof(struct jit_sym, start), pc);
+	return (int64_t)n - 1;
 }
 
 static void jitdump_move(struct jit_symbols *s, const uint8_t *r)

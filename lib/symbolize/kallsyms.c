@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/kallsyms.h"
 #include "process/proc_maps.h"
+#include "util/bsearch_le.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -170,19 +171,10 @@ void kallsyms_free(struct kallsyms *k)
 
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
+	size_t n = bsearch_le_count(k->syms, k->n, sizeof(*k->syms),
+				    offsetof(struct ksym, addr), addr);
 
-	if (!k->n || addr < k->syms[0].addr)
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &k->syms[lo];
+	return n ? &k->syms[n - 1] : NULL;
 }
 
 size_t kallsyms_memory(const struct kallsyms *k)
