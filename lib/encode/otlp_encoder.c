@@ -269,7 +269,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	}
 	for (uint32_t i = 0; i < b->str_off.n; i++)
 		if (i == 0 || r->str[i] > 0)
-			st[r->str[i]] = b->arena + b->str_off.v[i];
+			st[r->str[i]] = b->arena.buf + b->str_off.v[i];
 	for (uint32_t j = 0; j < b->attrs.n; j++) {
 		const struct pb_attr *x = &b->attrs.v[j];
 		uint32_t i;
@@ -285,7 +285,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 				av[i].value_case =
 					OTELPROF__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
 				av[i].string_value =
-					b->arena + b->str_off.v[x->ival];
+					b->arena.buf + b->str_off.v[x->ival];
 			} else {
 				av[i].value_case =
 					OTELPROF__OTLP__ANY_VALUE__VALUE_INT_VALUE;

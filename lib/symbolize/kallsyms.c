@@ -15,34 +15,18 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int push_name(struct kallsyms *k, size_t *cap, const char *s, size_t n,
-		     uint32_t *off)
-{
-	if (k->names_len + n + 1 > UINT32_MAX)
-		return -E2BIG;
-	if (k->names_len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1 << 16;
-		char *nb;
+/* Names are bounded by the text they come from (KALLSYMS_MAX_BYTES). */
+static const struct str_arena_growth names_growth = {1 << 16, NULL, NULL, NULL};
 
-		while (ncap < k->names_len + n + 1)
-			ncap *= 2;
-		nb = realloc(k->names, ncap);
-		if (!nb)
-			return -ENOMEM;
-		k->names = nb;
-		*cap = ncap;
-	}
-	memcpy(k->names + k->names_len, s, n);
-	k->names[k->names_len + n] = '\0';
-	*off = (uint32_t)k->names_len;
-	k->names_len += n + 1;
-	return 0;
+static int push_name(struct kallsyms *k, const char *s, size_t n, uint32_t *off)
+{
+	return str_arena_push(&k->names, s, n, &names_growth, off);
 }
 
 int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 {
 	const char *p = text, *end = text + len;
-	size_t cap = 0, names_cap = 0;
+	size_t cap = 0;
 	/* Module names repeat for thousands of symbols: intern the last one. */
 	uint32_t last_mod = 0;
 	size_t last_mod_len = 0;
@@ -51,7 +35,7 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	err = push_name(k, &names_cap, "", 0, &last_mod);
+	err = push_name(k, "", 0, &last_mod);
 	if (err)
 		return err;
 	while (p < end) {
@@ -106,15 +90,14 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 		s.addr = addr;
 		if (addr)
 			any_nonzero = true;
-		err = push_name(k, &names_cap, name, name_len, &s.name);
+		err = push_name(k, name, name_len, &s.name);
 		if (err)
 			goto fail;
 		s.module = 0;
 		if (mod) {
 			if (!(last_mod_str && last_mod_len == mod_len &&
 			      !memcmp(last_mod_str, mod, mod_len))) {
-				err = push_name(k, &names_cap, mod, mod_len,
-						&last_mod);
+				err = push_name(k, mod, mod_len, &last_mod);
 				if (err)
 					goto fail;
 				last_mod_str = mod;
@@ -165,7 +148,7 @@ int kallsyms_load(struct kallsyms *k)
 void kallsyms_free(struct kallsyms *k)
 {
 	free(k->syms);
-	free(k->names);
+	str_arena_free(&k->names);
 	memset(k, 0, sizeof(*k));
 }
 
@@ -179,5 +162,5 @@ const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 
 size_t kallsyms_memory(const struct kallsyms *k)
 {
-	return k->n * sizeof(struct ksym) + k->names_len;
+	return k->n * sizeof(struct ksym) + k->names.len;
 }
