@@ -4,6 +4,7 @@
  * (no copies of strings or index arrays) and packs them once.
  */
 #include "encode/otlp_encoder.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,17 +48,10 @@ static void *enc_alloc(struct enc *e, size_t count, size_t size)
 	if (!count)
 		count = 1;
 	p = calloc(count, size);
-	if (p && e->n == e->cap) {
-		size_t ncap = e->cap ? e->cap * 2 : 64;
-		void **nv = realloc(e->allocs, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(p);
-			p = NULL;
-		} else {
-			e->allocs = nv;
-			e->cap = ncap;
-		}
+	if (p && grow_array(&e->allocs, &e->cap, e->n + 1, sizeof(*e->allocs),
+			    64, SIZE_MAX / sizeof(*e->allocs), NULL)) {
+		free(p);
+		p = NULL;
 	}
 	if (!p) {
 		e->failed = 1;

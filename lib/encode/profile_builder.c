@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "encode/profile_builder.h"
 #include "util/utf8.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -526,15 +527,9 @@ static int kv_add(struct pb_resource *r, size_t *cap, const char *key,
 {
 	struct pb_kv kv = {0};
 
-	if (r->nattrs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		struct pb_kv *nv = realloc(r->attrs, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->attrs = nv;
-		*cap = ncap;
-	}
+	if (grow_array(&r->attrs, cap, r->nattrs + 1, sizeof(*r->attrs), 8,
+		       SIZE_MAX / sizeof(*r->attrs), NULL))
+		return -ENOMEM;
 	kv.key = strdup(key);
 	if (str && !utf8_valid(str, strlen(str))) {
 		size_t clen;
@@ -738,16 +733,10 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 			b->samples.n--;
 			return -ENOMEM;
 		}
-		if (res->nsamples == res->cap) {
-			size_t ncap = res->cap ? res->cap * 2 : 16;
-			uint32_t *nv =
-				realloc(res->samples, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			res->samples = nv;
-			res->cap = ncap;
-		}
+		if (grow_array(&res->samples, &res->cap, res->nsamples + 1,
+			       sizeof(*res->samples), 16,
+			       SIZE_MAX / sizeof(*res->samples), NULL))
+			return -ENOMEM;
 		res->samples[res->nsamples++] = idx;
 	}
 	dst = &b->samples.v[idx];

@@ -4,6 +4,7 @@
 #include "symbolize/go_pclntab.h"
 #include "symbolize/plt_symbols.h"
 #include "util/bsearch_le.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -73,26 +74,29 @@ static int push_name(struct elf_symbols *s, const char *name, size_t n,
 	return 0;
 }
 
+static bool syms_charge(void *s, size_t bytes)
+{
+	return elf_symbols_charge(s, bytes);
+}
+
+static void syms_uncharge(void *s, size_t bytes)
+{
+	elf_symbols_uncharge(s, bytes);
+}
+
 /* Room for one more symbol, charged before it is allocated. */
 static int grow_syms(struct elf_symbols *s, size_t *cap)
 {
-	size_t ncap = *cap ? *cap * 2 : 256;
-	struct elf_sym *nv;
+	const struct grow_charge c = {syms_charge, syms_uncharge, s};
+	int err;
 
 	if (s->n < *cap)
 		return 0;
 	if (s->n >= ELF_FILE_MAX_SYMBOLS)
 		return -E2BIG;
-	if (!elf_symbols_charge(s, (ncap - *cap) * sizeof(*nv)))
-		return -E2BIG;
-	nv = realloc(s->syms, ncap * sizeof(*nv));
-	if (!nv) {
-		elf_symbols_uncharge(s, (ncap - *cap) * sizeof(*nv));
-		return -ENOMEM;
-	}
-	s->syms = nv;
-	*cap = ncap;
-	return 0;
+	err = grow_array(&s->syms, cap, s->n + 1, sizeof(*s->syms), 256,
+			 SIZE_MAX / sizeof(*s->syms), &c);
+	return err == -EDQUOT ? -E2BIG : err;
 }
 
 /* A symbol whose name is already in s->names at `name`. */

@@ -2,6 +2,7 @@
 #include "symbolize/kallsyms.h"
 #include "process/proc_maps.h"
 #include "util/bsearch_le.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -105,17 +106,10 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 			}
 			s.module = last_mod;
 		}
-		if (k->n == cap) {
-			size_t ncap = cap ? cap * 2 : 1 << 14;
-			struct ksym *nv = realloc(k->syms, ncap * sizeof(*nv));
-
-			if (!nv) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			k->syms = nv;
-			cap = ncap;
-		}
+		err = grow_array(&k->syms, &cap, k->n + 1, sizeof(*k->syms),
+				 1 << 14, KALLSYMS_MAX_SYMBOLS, NULL);
+		if (err)
+			goto fail;
 		k->syms[k->n++] = s;
 	}
 	if (k->n && !any_nonzero) {

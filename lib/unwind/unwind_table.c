@@ -18,6 +18,7 @@
 #include "unwind/unwind_internal.h"
 #include "symbolize/elf_guard.h"
 #include "util/bsearch_le.h"
+#include "util/grow.h"
 
 /*
  * CFA program bytes the interpreter may run per file (each FDE's and its
@@ -55,29 +56,29 @@ void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n)
 	m->charged -= n;
 }
 
+static bool spans_charge(void *mem, size_t bytes)
+{
+	return unwind_mem_charge(mem, bytes);
+}
+
+static void spans_uncharge(void *mem, size_t bytes)
+{
+	unwind_mem_uncharge(mem, bytes);
+}
+
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 {
+	const struct grow_charge c = {spans_charge, spans_uncharge, s->mem};
+	int err;
+
 	if (s->n >= s->max) {
 		s->full = true;
 		return 0;
 	}
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 1024;
-		struct unwind_span *nv;
-
-		if (nc > s->max)
-			nc = s->max;
-		if (!unwind_mem_charge(s->mem, (nc - s->cap) * sizeof(*nv)))
-			return -EDQUOT;
-		nv = realloc(s->v, nc * sizeof(*nv));
-		if (!nv) {
-			unwind_mem_uncharge(s->mem,
-					    (nc - s->cap) * sizeof(*nv));
-			return -ENOMEM;
-		}
-		s->v = nv;
-		s->cap = nc;
-	}
+	err = grow_array(&s->v, &s->cap, s->n + 1, sizeof(*s->v), 1024, s->max,
+			 &c);
+	if (err)
+		return err;
 	s->v[s->n++] = *sp;
 	return 0;
 }
