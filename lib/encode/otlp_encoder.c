@@ -4,6 +4,7 @@
  * (no copies of strings or index arrays) and packs them once.
  */
 #include "encode/otlp_encoder.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,17 +48,10 @@ static void *enc_alloc(struct enc *e, size_t count, size_t size)
 	if (!count)
 		count = 1;
 	p = calloc(count, size);
-	if (p && e->n == e->cap) {
-		size_t ncap = e->cap ? e->cap * 2 : 64;
-		void **nv = realloc(e->allocs, ncap * sizeof(*nv));
-
-		if (!nv) {
-			free(p);
-			p = NULL;
-		} else {
-			e->allocs = nv;
-			e->cap = ncap;
-		}
+	if (p && grow_array(&e->allocs, &e->cap, e->n + 1, sizeof(*e->allocs),
+			    64, SIZE_MAX / sizeof(*e->allocs), NULL)) {
+		free(p);
+		p = NULL;
 	}
 	if (!p) {
 		e->failed = 1;
@@ -269,7 +263,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	}
 	for (uint32_t i = 0; i < b->str_off.n; i++)
 		if (i == 0 || r->str[i] > 0)
-			st[r->str[i]] = b->arena + b->str_off.v[i];
+			st[r->str[i]] = b->arena.buf + b->str_off.v[i];
 	for (uint32_t j = 0; j < b->attrs.n; j++) {
 		const struct pb_attr *x = &b->attrs.v[j];
 		uint32_t i;
@@ -285,7 +279,7 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 				av[i].value_case =
 					OTELPROF__OTLP__ANY_VALUE__VALUE_STRING_VALUE;
 				av[i].string_value =
-					b->arena + b->str_off.v[x->ival];
+					b->arena.buf + b->str_off.v[x->ival];
 			} else {
 				av[i].value_case =
 					OTELPROF__OTLP__ANY_VALUE__VALUE_INT_VALUE;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "encode/profile_builder.h"
 #include "util/utf8.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -76,7 +77,7 @@ int pb_init(struct profile_builder *b)
 void pb_free(struct profile_builder *b)
 {
 	free_window(b);
-	free(b->arena);
+	str_arena_free(&b->arena);
 	VEC_FREE(b->str_off);
 	VEC_FREE(b->attrs);
 	VEC_FREE(b->functions);
@@ -107,10 +108,14 @@ struct str_key {
 static bool str_eq(const void *ctx, uint32_t idx)
 {
 	const struct str_key *k = ctx;
-	const char *have = k->b->arena + k->b->str_off.v[idx];
+	const char *have = k->b->arena.buf + k->b->str_off.v[idx];
 
 	return !memcmp(have, k->s, k->len) && have[k->len] == '\0';
 }
+
+/* The window's strings are bounded by the window (not charged). */
+static const struct str_arena_growth strings_growth = {1 << 16, NULL, NULL,
+						       NULL};
 
 static int32_t intern_string(struct profile_builder *b, const char *s,
 			     size_t len)
@@ -118,6 +123,7 @@ static int32_t intern_string(struct profile_builder *b, const char *s,
 	struct str_key k = {b, s, len};
 	uint64_t h;
 	uint32_t idx;
+	int err;
 
 	/* OTLP strings must be UTF-8: intern the repaired form (so two
 	 * inputs that repair alike stay one entry). */
@@ -135,25 +141,14 @@ static int32_t intern_string(struct profile_builder *b, const char *s,
 	h = hash_bytes(s, len, 0x73747273);
 	if (idxmap_find(&b->str_index, h, str_eq, &k, &idx))
 		return (int32_t)idx;
-	if (b->arena_len + len + 1 > b->arena_cap) {
-		size_t ncap = b->arena_cap ? b->arena_cap * 2 : 1 << 16;
-		char *na;
-
-		while (ncap < b->arena_len + len + 1)
-			ncap *= 2;
-		na = realloc(b->arena, ncap);
-		if (!na)
-			return -ENOMEM;
-		b->arena = na;
-		b->arena_cap = ncap;
-	}
-	if (b->arena_len > UINT32_MAX - len - 1 || b->str_off.n >= INT32_MAX)
+	if (b->str_off.n >= INT32_MAX || len >= SIZE_MAX)
 		return -E2BIG;
-	memcpy(b->arena + b->arena_len, s, len);
-	b->arena[b->arena_len + len] = '\0';
+	err = str_arena_reserve(&b->arena, len + 1, &strings_growth);
+	if (err)
+		return err;
 	idx = b->str_off.n;
-	VEC_PUSH(b->str_off, (uint32_t)b->arena_len, -ENOMEM);
-	b->arena_len += len + 1;
+	VEC_PUSH(b->str_off, (uint32_t)b->arena.len, -ENOMEM);
+	str_arena_append(&b->arena, s, len);
 	if (idxmap_insert(&b->str_index, h, idx))
 		return -ENOMEM;
 	return (int32_t)idx;
@@ -273,7 +268,7 @@ int pb_reset(struct profile_builder *b)
 	int32_t r;
 
 	free_window(b);
-	b->arena_len = 0;
+	b->arena.len = 0;
 	b->str_off.n = 0;
 	b->attrs.n = 0;
 	b->functions.n = 0;
@@ -532,15 +527,9 @@ static int kv_add(struct pb_resource *r, size_t *cap, const char *key,
 {
 	struct pb_kv kv = {0};
 
-	if (r->nattrs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		struct pb_kv *nv = realloc(r->attrs, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		r->attrs = nv;
-		*cap = ncap;
-	}
+	if (grow_array(&r->attrs, cap, r->nattrs + 1, sizeof(*r->attrs), 8,
+		       SIZE_MAX / sizeof(*r->attrs), NULL))
+		return -ENOMEM;
 	kv.key = strdup(key);
 	if (str && !utf8_valid(str, strlen(str))) {
 		size_t clen;
@@ -744,16 +733,10 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 			b->samples.n--;
 			return -ENOMEM;
 		}
-		if (res->nsamples == res->cap) {
-			size_t ncap = res->cap ? res->cap * 2 : 16;
-			uint32_t *nv =
-				realloc(res->samples, ncap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			res->samples = nv;
-			res->cap = ncap;
-		}
+		if (grow_array(&res->samples, &res->cap, res->nsamples + 1,
+			       sizeof(*res->samples), 16,
+			       SIZE_MAX / sizeof(*res->samples), NULL))
+			return -ENOMEM;
 		res->samples[res->nsamples++] = idx;
 	}
 	dst = &b->samples.v[idx];
@@ -778,7 +761,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 size_t pb_memory(const struct profile_builder *b)
 {
 	size_t m =
-		b->arena_cap + b->str_off.cap * 4 +
+		b->arena.cap + b->str_off.cap * 4 +
 		b->attrs.cap * sizeof(struct pb_attr) +
 		b->functions.cap * sizeof(struct pb_function) +
 		b->mappings.cap * sizeof(struct pb_mapping) +

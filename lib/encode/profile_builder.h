@@ -14,6 +14,7 @@
 
 #include "symbolize/frame.h"
 #include "util/idxmap.h"
+#include "util/str_arena.h"
 
 /* Lines per Location at most (inlining depth + 1). */
 #define PB_MAX_LINES 32
@@ -116,8 +117,7 @@ struct pb_link {
 
 struct profile_builder {
 	/* string table: NUL-terminated strings packed in an arena */
-	char *arena;
-	size_t arena_len, arena_cap;
+	struct str_arena arena;
 	PB_VEC(uint32_t) str_off;
 	struct idxmap str_index;
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "encode/stack_cache.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -71,18 +72,10 @@ int stack_cache_put(struct stack_cache *c, const struct raw_stack *r,
 
 	if (c->keys_len > UINT32_MAX - need)
 		return -E2BIG;
-	if (c->keys_len + need > c->keys_cap) {
-		size_t ncap = c->keys_cap ? c->keys_cap * 2 : 4096;
-		uint64_t *nk;
-
-		while (ncap < c->keys_len + need)
-			ncap *= 2;
-		nk = realloc(c->keys, ncap * sizeof(*nk));
-		if (!nk)
-			return -ENOMEM;
-		c->keys = nk;
-		c->keys_cap = ncap;
-	}
+	if (grow_array(&c->keys, &c->keys_cap, c->keys_len + need,
+		       sizeof(*c->keys), 4096, SIZE_MAX / sizeof(*c->keys),
+		       NULL))
+		return -ENOMEM;
 	if (c->nentries == c->entries_cap) {
 		uint32_t ncap = c->entries_cap ? c->entries_cap * 2 : 256;
 		uint32_t *no = realloc(c->entry_off, ncap * sizeof(*no));

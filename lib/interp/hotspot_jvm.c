@@ -254,6 +254,8 @@ int hotspot_method_read(struct hotspot_jvm *j, uint64_t method,
 	return 0;
 }
 
+/* 17's Pack200-style CompressedStream or 21+'s UNSIGNED5 (byte 0
+ * excluded), both with 6-bit continuation digits. */
 bool hotspot_stream_uint(const uint8_t *t, uint32_t len, uint32_t *pos,
 			 bool unsigned5, uint32_t *out)
 {
@@ -446,26 +448,17 @@ int32_t hotspot_nmethod_bci(struct hotspot_jvm *j, const struct hotspot_blob *b,
 	return n > 0 ? sc[n - 1].bci : -1;
 }
 
-/* One signed number of a compressed stream: 17's Pack200-style
- * CompressedStream or 21+'s UNSIGNED5 (byte 0 excluded), both with 6-bit
- * continuation digits and zigzag signs. false at the end of t. */
+/* One signed number of a compressed stream: the unsigned number
+ * hotspot_stream_uint reads, zigzag-decoded as HotSpot's decode_sign does
+ * ((v >> 1) ^ -(v & 1)). false at the end of t. */
 static bool read_signed(const uint8_t *t, uint32_t len, uint32_t *pos,
 			bool unsigned5, int32_t *out)
 {
-	const uint32_t x = unsigned5 ? 1 : 0, lo = unsigned5 ? 191 : 192;
-	uint32_t sum = 0, b;
+	uint32_t v;
 
-	for (uint32_t i = 0; i < 5; i++) {
-		if (*pos >= len)
-			return false;
-		b = t[(*pos)++];
-		if (b < x)
-			return false;
-		sum += (b - x) << (6 * i);
-		if (b - x < lo || i == 4)
-			break;
-	}
-	*out = (int32_t)((sum >> 1) ^ -(sum & 1));
+	if (!hotspot_stream_uint(t, len, pos, unsigned5, &v))
+		return false;
+	*out = (int32_t)((v >> 1) ^ -(v & 1));
 	return true;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "process/proc_maps.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -198,18 +199,11 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 				(*bad_lines)++;
 			continue;
 		}
-		if (out->n == cap) {
-			size_t ncap = cap ? cap * 2 : 32;
-			struct proc_mapping *nv =
-				realloc(out->v, ncap * sizeof(*nv));
-
-			if (!nv) {
-				free(m.path);
-				proc_maps_free(out);
-				return -ENOMEM;
-			}
-			out->v = nv;
-			cap = ncap;
+		if (grow_array(&out->v, &cap, out->n + 1, sizeof(*out->v), 32,
+			       PROC_MAPS_MAX_ENTRIES, NULL)) {
+			free(m.path);
+			proc_maps_free(out);
+			return -ENOMEM;
 		}
 		out->v[out->n++] = m;
 	}

@@ -214,7 +214,7 @@ static void apply_maps(struct process_table *t, struct process *p,
 static bool scan_maps(struct process_table *t, struct process *p,
 		      struct process_change *c)
 {
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+	uint64_t t0 = mono_ns();
 	struct proc_maps maps;
 	unsigned bad;
 
@@ -222,7 +222,7 @@ static bool scan_maps(struct process_table *t, struct process *p,
 		t->counters.scan_errors++;
 		return false;
 	}
-	p->scan_cost_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+	p->scan_cost_ns = mono_ns() - t0;
 	if (bad)
 		t->counters.scan_errors++;
 	apply_maps(t, p, &maps, c);
@@ -537,7 +537,7 @@ static bool budget_left(struct process_table *t, uint64_t now)
 static struct process *rescan_priced(struct process_table *t, struct process *p,
 				     uint64_t now, bool unlocked)
 {
-	uint64_t t0 = clock_ns(CLOCK_MONOTONIC), cost, gap;
+	uint64_t t0 = mono_ns(), cost, gap;
 	struct process_change c = {PROCESS_RESCANNED, 0, 0};
 	bool read_ok;
 
@@ -556,8 +556,7 @@ static struct process *rescan_priced(struct process_table *t, struct process *p,
 		e = read_maps(t->proc_root, pid, &maps, &bad);
 		t->relock(t->lock_ctx);
 		/* A new hold: a new slice. */
-		t->slice_end_ns =
-			clock_ns(CLOCK_MONOTONIC) + PROCESS_LOAD_SLICE_NS;
+		t->slice_end_ns = mono_ns() + PROCESS_LOAD_SLICE_NS;
 		p = find(t, pid);
 		if (!p || p->serial != serial || p->exited) {
 			if (!e)
@@ -568,7 +567,7 @@ static struct process *rescan_priced(struct process_table *t, struct process *p,
 		if (e || bad)
 			t->counters.scan_errors++;
 		if (read_ok) {
-			p->scan_cost_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+			p->scan_cost_ns = mono_ns() - t0;
 			apply_maps(t, p, &maps, &c);
 		}
 	} else {
@@ -582,7 +581,7 @@ static struct process *rescan_priced(struct process_table *t, struct process *p,
 		gap = p->rescan_gap_ns * 2;
 	else
 		gap = PROCESS_RESCAN_MAX_GAP_NS;
-	cost = clock_ns(CLOCK_MONOTONIC) - t0;
+	cost = mono_ns() - t0;
 	t->rescan_budget_ns -= (int64_t)cost;
 	t->counters.rescans_asked++;
 	p->rescan_gap_ns = gap;
@@ -598,7 +597,7 @@ static struct process *rescan_priced(struct process_table *t, struct process *p,
 bool process_table_rescan_asked(struct process_table *t, struct process *p,
 				uint32_t map_count)
 {
-	uint64_t now = clock_ns(CLOCK_BOOTTIME);
+	uint64_t now = boot_ns();
 
 	if (p->ghost || p->exited)
 		return false;
@@ -624,7 +623,7 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 
 void process_table_run_held(struct process_table *t)
 {
-	uint64_t now = clock_ns(CLOCK_BOOTTIME);
+	uint64_t now = boot_ns();
 	uint32_t n = t->nslots;
 
 	for (uint32_t k = 0; k < n; k++) {
@@ -657,13 +656,13 @@ void process_table_set_lock(struct process_table *t, void (*unlock)(void *),
 
 void process_table_begin_pass(struct process_table *t)
 {
-	t->slice_end_ns = clock_ns(CLOCK_MONOTONIC) + PROCESS_LOAD_SLICE_NS;
+	t->slice_end_ns = mono_ns() + PROCESS_LOAD_SLICE_NS;
 	t->slice_spent = false;
 }
 
 bool process_table_slice_over(struct process_table *t)
 {
-	if (!t->slice_end_ns || clock_ns(CLOCK_MONOTONIC) <= t->slice_end_ns)
+	if (!t->slice_end_ns || mono_ns() <= t->slice_end_ns)
 		return false;
 	t->slice_spent = true;
 	return true;

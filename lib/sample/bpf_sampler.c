@@ -490,6 +490,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 {
 	struct bpf_sampler *s;
 	const char *btf_path = NULL;
+	const char *dbg_log = getenv("OTELPROF_DEBUG_BPF_LOG");
 	char *log = NULL;
 	uint8_t *mask = NULL;
 	int e, ncpu;
@@ -570,8 +571,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s->skel->rodata->max_user_frames = s->max_user_frames;
 	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
 	{
-		const char *dbg = getenv("OTELPROF_DEBUG_BPF_LOG");
-		char *stats = dbg && !strcmp(dbg, "stats")
+		char *stats = dbg_log && !strcmp(dbg_log, "stats")
 				      ? stats_logs_set(s->skel->obj)
 				      : NULL;
 
@@ -580,7 +580,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 			stats_logs_print(s->skel->obj, stats);
 	}
 	if (e) {
-		if (getenv("OTELPROF_DEBUG_BPF_LOG"))
+		if (dbg_log)
 			fputs(log, stderr);
 		if ((e == -EPERM || e == -EACCES) && !have_bpf_caps())
 			explain_perm(err, e, "loading BPF programs failed");

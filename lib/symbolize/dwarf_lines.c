@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/dwarf_lines.h"
+#include "util/bsearch_le.h"
+#include "util/grow.h"
 #include "util/mem_budget.h"
 
 #include <dwarf.h>
@@ -41,8 +43,19 @@ static int range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+static bool acct_charge(void *acct, size_t bytes)
+{
+	return mem_account_charge(acct, bytes);
+}
+
+static void acct_uncharge(void *acct, size_t bytes)
+{
+	mem_account_uncharge(acct, bytes);
+}
+
 static void index_units(struct dwarf_lines *d)
 {
+	const struct grow_charge c = {acct_charge, acct_uncharge, d->acct};
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
@@ -59,24 +72,10 @@ static void index_units(struct dwarf_lines *d)
 				continue;
 			if (d->nranges >= DWARF_LINES_MAX_RANGES)
 				goto done;
-			if (d->nranges == d->ranges_cap) {
-				size_t ncap =
-					d->ranges_cap ? 2 * d->ranges_cap : 64;
-				uint64_t grow = (ncap - d->ranges_cap) *
-						sizeof(*d->ranges);
-				void *nv;
-
-				if (!mem_account_charge(d->acct, grow))
-					goto done;
-				nv = realloc(d->ranges,
-					     ncap * sizeof(*d->ranges));
-				if (!nv) {
-					mem_account_uncharge(d->acct, grow);
-					goto done;
-				}
-				d->ranges = nv;
-				d->ranges_cap = ncap;
-			}
+			if (grow_array(&d->ranges, &d->ranges_cap,
+				       d->nranges + 1, sizeof(*d->ranges), 64,
+				       DWARF_LINES_MAX_RANGES, &c))
+				goto done;
 			d->ranges[d->nranges++] = (struct cu_range){
 				lo, hi, dwarf_dieoffset(&cudie)};
 		}
@@ -89,21 +88,14 @@ done:
 /* The compile unit holding vaddr: through .debug_aranges, else our index. */
 static bool unit_of(struct dwarf_lines *d, uint64_t vaddr, Dwarf_Die *cu)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (dwarf_addrdie(d->dw, vaddr, cu))
 		return true;
 	if (!d->indexed)
 		index_units(d);
-	hi = d->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->ranges[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = bsearch_le_count(d->ranges, d->nranges, sizeof(*d->ranges),
+			      offsetof(struct cu_range, lo), vaddr);
 	/* Ranges may nest or overlap (hostile): look back a few. */
 	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
 		const struct cu_range *r = &d->ranges[i - 1];

@@ -3,6 +3,8 @@
 #include "symbolize/elf_guard.h"
 #include "symbolize/go_pclntab.h"
 #include "symbolize/plt_symbols.h"
+#include "util/bsearch_le.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -40,65 +42,61 @@ void elf_symbols_uncharge(struct elf_symbols *s, uint64_t n)
 	s->charged -= n;
 }
 
-/* Room for n more bytes of names (growth charged first). */
-static int names_reserve(struct elf_symbols *s, size_t *cap, size_t n)
+/* Growth of the names, charged first. */
+static bool names_charge(void *ctx, size_t new_cap, size_t grow)
 {
-	size_t ncap;
-	char *nb;
-
-	if (s->names_len + n + 1 > UINT32_MAX)
-		return -E2BIG;
-	if (s->names_len + n + 1 <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 4096;
-	while (ncap < s->names_len + n + 1)
-		ncap *= 2;
-	if (!elf_symbols_charge(s, ncap - *cap))
-		return -E2BIG;
-	nb = realloc(s->names, ncap);
-	if (!nb) {
-		elf_symbols_uncharge(s, ncap - *cap);
-		return -ENOMEM;
-	}
-	s->names = nb;
-	*cap = ncap;
-	return 0;
+	(void)new_cap;
+	return elf_symbols_charge(ctx, grow);
 }
 
-static int push_name(struct elf_symbols *s, size_t *cap, const char *name,
-		     size_t n, uint32_t *off)
+static void names_uncharge(void *ctx, size_t grow)
 {
-	int err = names_reserve(s, cap, n);
+	elf_symbols_uncharge(ctx, grow);
+}
+
+/* Room for n more bytes of names and a NUL. */
+static int names_reserve(struct elf_symbols *s, size_t n)
+{
+	const struct str_arena_growth g = {4096, names_charge, names_uncharge,
+					   s};
+
+	return str_arena_reserve(&s->names, n + 1, &g);
+}
+
+static int push_name(struct elf_symbols *s, const char *name, size_t n,
+		     uint32_t *off)
+{
+	int err = names_reserve(s, n);
 
 	if (err)
 		return err;
-	memcpy(s->names + s->names_len, name, n);
-	s->names[s->names_len + n] = '\0';
-	*off = (uint32_t)s->names_len;
-	s->names_len += n + 1;
+	*off = str_arena_append(&s->names, name, n);
 	return 0;
+}
+
+static bool syms_charge(void *s, size_t bytes)
+{
+	return elf_symbols_charge(s, bytes);
+}
+
+static void syms_uncharge(void *s, size_t bytes)
+{
+	elf_symbols_uncharge(s, bytes);
 }
 
 /* Room for one more symbol, charged before it is allocated. */
 static int grow_syms(struct elf_symbols *s, size_t *cap)
 {
-	size_t ncap = *cap ? *cap * 2 : 256;
-	struct elf_sym *nv;
+	const struct grow_charge c = {syms_charge, syms_uncharge, s};
+	int err;
 
 	if (s->n < *cap)
 		return 0;
 	if (s->n >= ELF_FILE_MAX_SYMBOLS)
 		return -E2BIG;
-	if (!elf_symbols_charge(s, (ncap - *cap) * sizeof(*nv)))
-		return -E2BIG;
-	nv = realloc(s->syms, ncap * sizeof(*nv));
-	if (!nv) {
-		elf_symbols_uncharge(s, (ncap - *cap) * sizeof(*nv));
-		return -ENOMEM;
-	}
-	s->syms = nv;
-	*cap = ncap;
-	return 0;
+	err = grow_array(&s->syms, cap, s->n + 1, sizeof(*s->syms), 256,
+			 SIZE_MAX / sizeof(*s->syms), &c);
+	return err == -EDQUOT ? -E2BIG : err;
 }
 
 /* A symbol whose name is already in s->names at `name`. */
@@ -118,15 +116,14 @@ static int add_sym_at(struct elf_symbols *s, size_t *cap, uint64_t addr,
 	return 0;
 }
 
-static int add_sym(struct elf_symbols *s, size_t *cap, size_t *names_cap,
-		   uint64_t addr, uint64_t size, uint32_t flags,
-		   const char *name, size_t nlen)
+static int add_sym(struct elf_symbols *s, size_t *cap, uint64_t addr,
+		   uint64_t size, uint32_t flags, const char *name, size_t nlen)
 {
 	uint32_t off;
 	int err = grow_syms(s, cap);
 
 	if (!err)
-		err = push_name(s, names_cap, name, nlen, &off);
+		err = push_name(s, name, nlen, &off);
 	if (err)
 		return err;
 	return add_sym_at(s, cap, addr, size, flags, off);
@@ -134,7 +131,7 @@ static int add_sym(struct elf_symbols *s, size_t *cap, size_t *names_cap,
 
 struct plt_ctx {
 	struct elf_symbols *s;
-	size_t *cap, *names_cap;
+	size_t *cap;
 };
 
 static int add_plt(void *ctx, uint64_t addr, uint64_t size, const char *name,
@@ -142,7 +139,7 @@ static int add_plt(void *ctx, uint64_t addr, uint64_t size, const char *name,
 {
 	struct plt_ctx *c = ctx;
 
-	return add_sym(c->s, c->cap, c->names_cap, addr, size, 0, name, len);
+	return add_sym(c->s, c->cap, addr, size, 0, name, len);
 }
 
 /* Sort by address; on ties the earlier-read symbol (.symtab before .dynsym,
@@ -160,24 +157,23 @@ static int cmp_sym(const void *a, const void *b)
  * Append the first `len` bytes of a string table to s->names (one read,
  * charged), NUL-terminated. *base gets where it starts.
  */
-static int read_strtab(struct elf_symbols *s, size_t *names_cap,
-		       const struct elf_source *src, const GElf_Shdr *str,
-		       uint64_t len, uint32_t *base)
+static int read_strtab(struct elf_symbols *s, const struct elf_source *src,
+		       const GElf_Shdr *str, uint64_t len, uint32_t *base)
 {
 	int err;
 
 	if (len > str->sh_size)
 		len = str->sh_size;
-	err = names_reserve(s, names_cap, len);
+	err = names_reserve(s, len);
 	if (err)
 		return err;
-	err = elf_source_read(src, str->sh_offset, s->names + s->names_len,
+	err = elf_source_read(src, str->sh_offset, s->names.buf + s->names.len,
 			      len);
 	if (err)
 		return err == -EIO ? -ENOEXEC : err;
-	s->names[s->names_len + len] = '\0';
-	*base = (uint32_t)s->names_len;
-	s->names_len += len + 1;
+	s->names.buf[s->names.len + len] = '\0';
+	*base = (uint32_t)s->names.len;
+	s->names.len += len + 1;
 	return 0;
 }
 
@@ -188,8 +184,7 @@ static int read_strtab(struct elf_symbols *s, size_t *names_cap,
  * as far as the last name used, and each name is checked there.
  */
 static int read_symtab(Elf *elf, const struct elf_source *src,
-		       const GElf_Shdr *sh, struct elf_symbols *s, size_t *cap,
-		       size_t *names_cap)
+		       const GElf_Shdr *sh, struct elf_symbols *s, size_t *cap)
 {
 	Elf64_Sym *chunk;
 	GElf_Shdr str;
@@ -246,8 +241,8 @@ static int read_symtab(Elf *elf, const struct elf_source *src,
 	}
 	free(chunk);
 	if (!err && s->n > first)
-		err = read_strtab(s, names_cap, src, &str,
-				  max_name + ELF_FILE_MAX_NAME, &base);
+		err = read_strtab(s, src, &str, max_name + ELF_FILE_MAX_NAME,
+				  &base);
 	if (err) {
 		s->n = first;
 		return err;
@@ -255,8 +250,8 @@ static int read_symtab(Elf *elf, const struct elf_source *src,
 	/* Names must end inside the table, within ELF_FILE_MAX_NAME. */
 	out = first;
 	for (size_t i = first; i < s->n; i++) {
-		const char *name = s->names + base + s->syms[i].name;
-		size_t room = s->names_len - (base + s->syms[i].name);
+		const char *name = s->names.buf + base + s->syms[i].name;
+		size_t room = s->names.len - (base + s->syms[i].name);
 		size_t nlen = strnlen(name, room < ELF_FILE_MAX_NAME
 						    ? room
 						    : ELF_FILE_MAX_NAME);
@@ -264,7 +259,7 @@ static int read_symtab(Elf *elf, const struct elf_source *src,
 		/* The terminator read_strtab adds ends every table: a name
 		 * running into it was not terminated in the file. */
 		if (!nlen || nlen == ELF_FILE_MAX_NAME ||
-		    base + s->syms[i].name + nlen + 1 == s->names_len) {
+		    base + s->syms[i].name + nlen + 1 == s->names.len) {
 			s->skipped_symbols++;
 			continue;
 		}
@@ -335,8 +330,7 @@ static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
 
 static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
 			  const GElf_Shdr *sh, uint64_t text_start,
-			  struct elf_symbols *s, size_t *cap, size_t *names_cap,
-			  uint64_t *scratch)
+			  struct elf_symbols *s, size_t *cap, uint64_t *scratch)
 {
 	struct go_pclntab t;
 	Elf_Data *data;
@@ -361,8 +355,8 @@ static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
 			s->skipped_symbols++;
 			continue;
 		}
-		err = add_sym(s, cap, names_cap, entry, end - entry, ELF_SYM_GO,
-			      name, nlen);
+		err = add_sym(s, cap, entry, end - entry, ELF_SYM_GO, name,
+			      nlen);
 		if (err)
 			return err;
 	}
@@ -497,7 +491,7 @@ static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
 static int load_sections(Elf *elf, const struct elf_source *src,
 			 struct elf_symbols *s, uint64_t *scratch)
 {
-	size_t shstrndx, cap = 0, names_cap = 0, out = 0;
+	size_t shstrndx, cap = 0, out = 0;
 	bool have_symtab = false, have_dynsym = false;
 	uint64_t text_start = 0;
 	size_t before;
@@ -560,7 +554,7 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 			continue;
 		}
 		before = s->n;
-		err = read_symtab(elf, src, &sh, s, &cap, &names_cap);
+		err = read_symtab(elf, src, &sh, s, &cap);
 		if (sh.sh_type == SHT_SYMTAB && s->n > before)
 			s->has_symtab = true;
 		if (err == -ENOMEM)
@@ -570,7 +564,7 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 	}
 	s->has_dwarf = dwarf_seen == 3;
 	{
-		struct plt_ctx pc = {s, &cap, &names_cap};
+		struct plt_ctx pc = {s, &cap};
 
 		err = plt_symbols_scan(elf, shstrndx, add_plt, &pc);
 		if (err == -ENOMEM)
@@ -581,8 +575,7 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 
 		err = gelf_getshdr(gopclntab, &sh)
 			      ? read_gopclntab(elf, shstrndx, gopclntab, &sh,
-					       text_start, s, &cap, &names_cap,
-					       scratch)
+					       text_start, s, &cap, scratch)
 			      : -ENOEXEC;
 		if (err == -ENOMEM)
 			return err;
@@ -700,14 +693,13 @@ int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out,
 void elf_symbols_drop(struct elf_symbols *s)
 {
 	free(s->syms);
-	free(s->names);
+	str_arena_free(&s->names);
 	free(s->go_tab);
 	free(s->go_func);
 	s->syms = NULL;
-	s->names = NULL;
 	s->go_tab = NULL;
 	s->go_func = NULL;
-	s->n = s->names_len = s->go_tab_len = s->go_func_len = 0;
+	s->n = s->go_tab_len = s->go_func_len = 0;
 	elf_symbols_uncharge(s, s->charged);
 }
 
@@ -759,20 +751,13 @@ bool elf_symbols_mapping_vaddr(const struct elf_symbols *s, uint64_t map_offset,
 const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 					 uint64_t vaddr)
 {
-	size_t lo = 0, hi = s->n;
+	size_t n = bsearch_le_count(s->syms, s->n, sizeof(*s->syms),
+				    offsetof(struct elf_sym, addr), vaddr);
 	const struct elf_sym *sym;
 
-	if (!s->n || vaddr < s->syms[0].addr)
+	if (!n)
 		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->syms[mid].addr <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	sym = &s->syms[lo];
+	sym = &s->syms[n - 1];
 	/* A sized symbol that ends before vaddr does not contain it (the
 	 * address sits in padding or an unnamed stub). */
 	if (sym->size && vaddr - sym->addr >= sym->size)
@@ -852,27 +837,28 @@ int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 	if (!src->n)
 		return 0;
 	if (src->n > ELF_FILE_MAX_SYMBOLS - dst->n ||
-	    dst->names_len + src->names_len > UINT32_MAX)
+	    dst->names.len + src->names.len > UINT32_MAX)
 		return -E2BIG;
 	/* What dst grows by is charged to dst's account first (src, read
 	 * with the same account, is released by its owner). */
-	if (!elf_symbols_charge(dst, src->n * sizeof(*syms) + src->names_len))
+	if (!elf_symbols_charge(dst, src->n * sizeof(*syms) + src->names.len))
 		return -E2BIG;
 	syms = realloc(dst->syms, (dst->n + src->n) * sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
 	dst->syms = syms;
-	names = realloc(dst->names, dst->names_len + src->names_len);
+	names = realloc(dst->names.buf, dst->names.len + src->names.len);
 	if (!names)
 		return -ENOMEM;
-	dst->names = names;
-	memcpy(names + dst->names_len, src->names, src->names_len);
+	dst->names.buf = names;
+	dst->names.cap = dst->names.len + src->names.len;
+	memcpy(names + dst->names.len, src->names.buf, src->names.len);
 	for (size_t i = 0; i < src->n; i++) {
 		syms[n + i] = src->syms[i];
-		syms[n + i].name += (uint32_t)dst->names_len;
+		syms[n + i].name += (uint32_t)dst->names.len;
 		syms[n + i].seq = (uint32_t)(n + i); /* after dst's on ties */
 	}
-	dst->names_len += src->names_len;
+	dst->names.len += src->names.len;
 	n += src->n;
 	/* dst's symbols sort first on ties (lower seq): they win. */
 	qsort(syms, n, sizeof(*syms), cmp_sym);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/str_arena.h"
+
 #include "context/tls_symbols.h"
 #include "util/mem_budget.h"
 
@@ -49,8 +51,7 @@ struct elf_load {
 struct elf_symbols {
 	struct elf_sym *syms; /* sorted by addr, unique addr */
 	size_t n;
-	char *names; /* the string tables used, each NUL-terminated */
-	size_t names_len;
+	struct str_arena names;	  /* the string tables used */
 	struct mem_account *acct; /* charged for everything above; NULL:
 				     unlimited */
 	uint64_t charged;	  /* bytes charged by this struct */
@@ -123,7 +124,7 @@ const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 static inline const char *elf_symbols_name(const struct elf_symbols *s,
 					   const struct elf_sym *sym)
 {
-	return s->names + sym->name;
+	return s->names.buf + sym->name;
 }
 size_t elf_symbols_memory(const struct elf_symbols *s);
 /* Add src's function symbols to dst (one per address, dst's first).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/go_pclntab.h"
+#include "util/bsearch_le.h"
 
 #include <errno.h>
 #include <string.h>
@@ -216,40 +217,33 @@ bool go_pcvalue_next(struct go_pcvalue *it, uint64_t *lo, uint64_t *hi,
 	return true;
 }
 
+/* Function i's entry pc, read from the image with its bounds checked. */
+static bool functab_key(const void *ctx, size_t i, uint64_t *entry)
+{
+	uint64_t funcoff;
+
+	return functab_entry(ctx, i, entry, &funcoff);
+}
+
 bool go_pclntab_find(const struct go_pclntab *t, uint64_t pc, uint64_t *i)
 {
-	uint64_t lo = 0, hi = t->nfunc, entry, off;
+	size_t n;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (!functab_entry(t, mid, &entry, &off))
-			return false;
-		if (entry <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!bsearch_le_count_fn(t->nfunc, pc, functab_key, t, &n) || !n)
 		return false;
-	*i = lo - 1;
+	*i = n - 1;
 	return true;
 }
 
-/* The value of the pc-value table at byte offset `field` of function i's
- * _func at pc. */
-static bool func_value(const struct go_pclntab *t, uint64_t i, unsigned field,
-		       uint64_t pc, int64_t *v)
+/* The value at pc of the pc-value table at pctab offset off, which covers
+ * the function [entry, end). */
+static bool pcvalue_at(const struct go_pclntab *t, uint64_t off, uint64_t entry,
+		       uint64_t end, uint64_t pc, int64_t *v)
 {
-	uint64_t entry, end, funcoff, off, lo, hi;
 	struct go_pcvalue it;
+	uint64_t lo, hi;
 	int64_t val;
 
-	if (!functab_entry(t, i, &entry, &funcoff) ||
-	    !functab_entry(t, i + 1, &end, &off) || pc < entry || pc >= end ||
-	    funcoff >= t->len || !word(t, t->pcln + funcoff + field, 4, &off) ||
-	    !off || off >= t->len - t->pctab)
-		return false;
 	go_pcvalue_start(&it, t, t->pctab + off, entry, end);
 	while (go_pcvalue_next(&it, &lo, &hi, &val))
 		if (pc >= lo && pc < hi) {
@@ -257,6 +251,21 @@ static bool func_value(const struct go_pclntab *t, uint64_t i, unsigned field,
 			return true;
 		}
 	return false;
+}
+
+/* The value of the pc-value table at byte offset `field` of function i's
+ * _func at pc. */
+static bool func_value(const struct go_pclntab *t, uint64_t i, unsigned field,
+		       uint64_t pc, int64_t *v)
+{
+	uint64_t entry, end, funcoff, off;
+
+	if (!functab_entry(t, i, &entry, &funcoff) ||
+	    !functab_entry(t, i + 1, &end, &off) || pc < entry || pc >= end ||
+	    funcoff >= t->len || !word(t, t->pcln + funcoff + field, 4, &off) ||
+	    !off || off >= t->len - t->pctab)
+		return false;
+	return pcvalue_at(t, off, entry, end, pc, v);
 }
 
 bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
@@ -310,21 +319,13 @@ bool go_moduledata_gofunc(const struct go_pclntab *t, uint64_t tab_addr,
 static bool table_value(const struct go_pclntab *t, uint64_t i, uint64_t off,
 			uint64_t pc, int64_t *v)
 {
-	uint64_t entry, end, funcoff, lo, hi;
-	struct go_pcvalue it;
-	int64_t val;
+	uint64_t entry, end, funcoff;
 
 	if (!off || off >= t->len - t->pctab ||
 	    !functab_entry(t, i, &entry, &funcoff) ||
 	    !functab_entry(t, i + 1, &end, &funcoff))
 		return false;
-	go_pcvalue_start(&it, t, t->pctab + off, entry, end);
-	while (go_pcvalue_next(&it, &lo, &hi, &val))
-		if (pc >= lo && pc < hi) {
-			*v = val;
-			return true;
-		}
-	return false;
+	return pcvalue_at(t, off, entry, end, pc, v);
 }
 
 int go_pclntab_inlined(const struct go_pclntab *t, uint64_t i, uint64_t pc,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/jit_symbols.h"
+#include "util/bsearch_le.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ void jit_symbols_free(struct jit_symbols *s)
 	if (s->account)
 		mem_account_uncharge(s->account, jit_symbols_memory(s));
 	free(s->v);
-	free(s->names);
+	str_arena_free(&s->names);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -52,18 +53,41 @@ static bool charge(struct jit_symbols *s, size_t old, size_t new_bytes)
 
 size_t jit_symbols_memory(const struct jit_symbols *s)
 {
-	return (size_t)s->cap * sizeof(*s->v) + s->names_cap;
+	return (size_t)s->cap * sizeof(*s->v) + s->names.cap;
+}
+
+/* Growing the names to new_cap: within the file's budget beside the
+ * entries, and the global one. */
+static bool names_charge(void *ctx, size_t new_cap, size_t grow)
+{
+	struct jit_symbols *s = ctx;
+
+	(void)grow;
+	return new_cap <= UINT32_MAX &&
+	       (size_t)s->cap * sizeof(*s->v) + new_cap <= s->budget &&
+	       charge(s, s->names.cap, new_cap);
+}
+
+static void names_uncharge(void *ctx, size_t grow)
+{
+	struct jit_symbols *s = ctx;
+
+	if (s->account)
+		mem_account_uncharge(s->account, grow);
 }
 
 /* Room for one more entry and `extra` name bytes, within the budget. */
 static bool reserve(struct jit_symbols *s, size_t extra)
 {
+	const struct str_arena_growth names_growth = {16384, names_charge,
+						      names_uncharge, s};
+
 	if (s->n == s->cap) {
 		uint32_t ncap = s->cap ? s->cap * 2 : 256;
 		struct jit_sym *nv;
 
 		if (ncap > UINT32_MAX / 2 ||
-		    (size_t)ncap * sizeof(*nv) + s->names_cap > s->budget ||
+		    (size_t)ncap * sizeof(*nv) + s->names.cap > s->budget ||
 		    !charge(s, (size_t)s->cap * sizeof(*nv),
 			    (size_t)ncap * sizeof(*nv)))
 			return false;
@@ -78,27 +102,7 @@ static bool reserve(struct jit_symbols *s, size_t extra)
 		s->v = nv;
 		s->cap = ncap;
 	}
-	if (s->names_len + extra > s->names_cap) {
-		size_t ncap = s->names_cap ? s->names_cap * 2 : 16384;
-		char *nn;
-
-		while (ncap < s->names_len + extra)
-			ncap *= 2;
-		if (ncap > UINT32_MAX ||
-		    (size_t)s->cap * sizeof(*s->v) + ncap > s->budget ||
-		    !charge(s, s->names_cap, ncap))
-			return false;
-		nn = realloc(s->names, ncap);
-		if (!nn) {
-			if (s->account)
-				mem_account_uncharge(s->account,
-						     ncap - s->names_cap);
-			return false;
-		}
-		s->names = nn;
-		s->names_cap = ncap;
-	}
-	return true;
+	return !str_arena_reserve(&s->names, extra, &names_growth);
 }
 
 static void add_entry(struct jit_symbols *s, uint64_t start, uint64_t size,
@@ -125,10 +129,7 @@ static void add(struct jit_symbols *s, uint64_t start, uint64_t size,
 		s->over_budget++;
 		return;
 	}
-	memcpy(s->names + s->names_len, name, len);
-	s->names[s->names_len + len] = 0;
-	add_entry(s, start, size, (uint32_t)s->names_len);
-	s->names_len += len + 1;
+	add_entry(s, start, size, str_arena_append(&s->names, name, len));
 }
 
 /* ---- perf map: "START SIZE name", hex numbers, 0x optional ---- */
@@ -246,18 +247,12 @@ static void sort(struct jit_symbols *s)
 /* Index of the last entry starting at or below pc, or -1. */
 static int64_t last_at_or_below(struct jit_symbols *s, uint64_t pc)
 {
-	uint32_t lo = 0, hi = s->n;
+	size_t n;
 
 	sort(s);
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (s->v[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (int64_t)lo - 1;
+	n = bsearch_le_count(s->v, s->n, sizeof(*s->v),
+			     offsetof(struct jit_sym, start), pc);
+	return (int64_t)n - 1;
 }
 
 static void jitdump_move(struct jit_symbols *s, const uint8_t *r)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/str_arena.h"
+
 #include "util/mem_budget.h"
 
 /* Longest perf map line and jitdump name kept; longer ones are skipped. */
@@ -31,8 +33,7 @@ struct jit_sym {
 struct jit_symbols {
 	struct jit_sym *v;
 	uint32_t n, cap;
-	char *names;
-	size_t names_len, names_cap;
+	struct str_arena names;
 	bool sorted;
 	uint32_t next_seq;
 	size_t budget;		     /* bytes allowed for v + names */
@@ -70,7 +71,7 @@ const struct jit_sym *jit_symbols_lookup(struct jit_symbols *s, uint64_t pc);
 static inline const char *jit_symbols_name(const struct jit_symbols *s,
 					   const struct jit_sym *e)
 {
-	return s->names + e->name;
+	return s->names.buf + e->name;
 }
 
 /* A runtime's symbol split into what a Function carries. V8 names

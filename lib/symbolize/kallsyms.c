@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/kallsyms.h"
 #include "process/proc_maps.h"
+#include "util/bsearch_le.h"
+#include "util/grow.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -14,34 +16,18 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static int push_name(struct kallsyms *k, size_t *cap, const char *s, size_t n,
-		     uint32_t *off)
-{
-	if (k->names_len + n + 1 > UINT32_MAX)
-		return -E2BIG;
-	if (k->names_len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1 << 16;
-		char *nb;
+/* Names are bounded by the text they come from (KALLSYMS_MAX_BYTES). */
+static const struct str_arena_growth names_growth = {1 << 16, NULL, NULL, NULL};
 
-		while (ncap < k->names_len + n + 1)
-			ncap *= 2;
-		nb = realloc(k->names, ncap);
-		if (!nb)
-			return -ENOMEM;
-		k->names = nb;
-		*cap = ncap;
-	}
-	memcpy(k->names + k->names_len, s, n);
-	k->names[k->names_len + n] = '\0';
-	*off = (uint32_t)k->names_len;
-	k->names_len += n + 1;
-	return 0;
+static int push_name(struct kallsyms *k, const char *s, size_t n, uint32_t *off)
+{
+	return str_arena_push(&k->names, s, n, &names_growth, off);
 }
 
 int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 {
 	const char *p = text, *end = text + len;
-	size_t cap = 0, names_cap = 0;
+	size_t cap = 0;
 	/* Module names repeat for thousands of symbols: intern the last one. */
 	uint32_t last_mod = 0;
 	size_t last_mod_len = 0;
@@ -50,7 +36,7 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	err = push_name(k, &names_cap, "", 0, &last_mod);
+	err = push_name(k, "", 0, &last_mod);
 	if (err)
 		return err;
 	while (p < end) {
@@ -105,15 +91,14 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 		s.addr = addr;
 		if (addr)
 			any_nonzero = true;
-		err = push_name(k, &names_cap, name, name_len, &s.name);
+		err = push_name(k, name, name_len, &s.name);
 		if (err)
 			goto fail;
 		s.module = 0;
 		if (mod) {
 			if (!(last_mod_str && last_mod_len == mod_len &&
 			      !memcmp(last_mod_str, mod, mod_len))) {
-				err = push_name(k, &names_cap, mod, mod_len,
-						&last_mod);
+				err = push_name(k, mod, mod_len, &last_mod);
 				if (err)
 					goto fail;
 				last_mod_str = mod;
@@ -121,17 +106,10 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 			}
 			s.module = last_mod;
 		}
-		if (k->n == cap) {
-			size_t ncap = cap ? cap * 2 : 1 << 14;
-			struct ksym *nv = realloc(k->syms, ncap * sizeof(*nv));
-
-			if (!nv) {
-				err = -ENOMEM;
-				goto fail;
-			}
-			k->syms = nv;
-			cap = ncap;
-		}
+		err = grow_array(&k->syms, &cap, k->n + 1, sizeof(*k->syms),
+				 1 << 14, KALLSYMS_MAX_SYMBOLS, NULL);
+		if (err)
+			goto fail;
 		k->syms[k->n++] = s;
 	}
 	if (k->n && !any_nonzero) {
@@ -164,28 +142,19 @@ int kallsyms_load(struct kallsyms *k)
 void kallsyms_free(struct kallsyms *k)
 {
 	free(k->syms);
-	free(k->names);
+	str_arena_free(&k->names);
 	memset(k, 0, sizeof(*k));
 }
 
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
+	size_t n = bsearch_le_count(k->syms, k->n, sizeof(*k->syms),
+				    offsetof(struct ksym, addr), addr);
 
-	if (!k->n || addr < k->syms[0].addr)
-		return NULL;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].addr <= addr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &k->syms[lo];
+	return n ? &k->syms[n - 1] : NULL;
 }
 
 size_t kallsyms_memory(const struct kallsyms *k)
 {
-	return k->n * sizeof(struct ksym) + k->names_len;
+	return k->n * sizeof(struct ksym) + k->names.len;
 }

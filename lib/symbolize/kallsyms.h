@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/str_arena.h"
+
 #define KALLSYMS_MAX_BYTES   (64u << 20)
 #define KALLSYMS_MAX_SYMBOLS 4000000u
 
@@ -18,8 +20,7 @@ struct ksym {
 struct kallsyms {
 	struct ksym *syms; /* sorted by addr */
 	size_t n;
-	char *names;
-	size_t names_len;
+	struct str_arena names;
 	unsigned bad_lines;
 };
 
@@ -32,7 +33,7 @@ void kallsyms_free(struct kallsyms *k);
 const struct ksym *kallsyms_lookup(const struct kallsyms *k, uint64_t addr);
 static inline const char *kallsyms_name(const struct kallsyms *k, uint32_t off)
 {
-	return k->names + off;
+	return k->names.buf + off;
 }
 size_t kallsyms_memory(const struct kallsyms *k);
 

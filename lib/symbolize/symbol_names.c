@@ -16,7 +16,7 @@ void symbol_names_free(struct symbol_names *c)
 	mem_account_uncharge(c->acct, c->charged);
 	idxmap_free(&c->index);
 	free(c->entries);
-	free(c->arena);
+	str_arena_free(&c->arena);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -37,7 +37,7 @@ static const char *entry_name(const struct symbol_names *c, uint32_t idx,
 {
 	uint32_t off = c->entries[idx].off;
 
-	return off == UINT32_MAX ? raw : c->arena + off;
+	return off == UINT32_MAX ? raw : c->arena.buf + off;
 }
 
 /* Remember id -> name (NULL: not mangled). False when over the bound or
@@ -53,7 +53,7 @@ static bool remember(struct symbol_names *c, uint64_t h, uint32_t id,
 	size_t before = symbol_names_memory(c), after;
 	uint64_t most =
 		(uint64_t)(c->cap ? c->cap : 64) * sizeof(*c->entries) +
-		(c->arena_cap > len + 1 ? c->arena_cap : 2 * (len + 1) + 4096) +
+		(c->arena.cap > len + 1 ? c->arena.cap : 2 * (len + 1) + 4096) +
 		idxmap_memory(&c->index) + 4096;
 	bool ok;
 
@@ -72,7 +72,8 @@ static bool remember(struct symbol_names *c, uint64_t h, uint32_t id,
 static bool remember_charged(struct symbol_names *c, uint64_t h, uint32_t id,
 			     const char *name, size_t len)
 {
-	size_t need = name ? len + 1 : 0;
+	/* Charged as a whole by remember. */
+	static const struct str_arena_growth growth = {4096, NULL, NULL, NULL};
 
 	if (c->n == c->cap) {
 		uint32_t ncap = c->cap ? 2 * c->cap : 64;
@@ -83,26 +84,13 @@ static bool remember_charged(struct symbol_names *c, uint64_t h, uint32_t id,
 		c->entries = nv;
 		c->cap = ncap;
 	}
-	if (name && c->arena_len + need > c->arena_cap) {
-		size_t ncap = c->arena_cap ? 2 * c->arena_cap : 4096;
-		char *na;
-
-		while (ncap < c->arena_len + need)
-			ncap *= 2;
-		na = realloc(c->arena, ncap);
-		if (!na)
-			return false;
-		c->arena = na;
-		c->arena_cap = ncap;
-	}
+	if (name && str_arena_reserve(&c->arena, len + 1, &growth))
+		return false;
 	if (idxmap_insert(&c->index, h, c->n))
 		return false;
 	c->entries[c->n].id = id;
-	c->entries[c->n].off = name ? (uint32_t)c->arena_len : UINT32_MAX;
-	if (name) {
-		memcpy(c->arena + c->arena_len, name, need);
-		c->arena_len += need;
-	}
+	c->entries[c->n].off =
+		name ? str_arena_append(&c->arena, name, len) : UINT32_MAX;
 	c->n++;
 	return true;
 }
@@ -126,5 +114,5 @@ const char *symbol_names_get(struct symbol_names *c, uint32_t id,
 size_t symbol_names_memory(const struct symbol_names *c)
 {
 	return idxmap_memory(&c->index) + (size_t)c->cap * sizeof(*c->entries) +
-	       c->arena_cap;
+	       c->arena.cap;
 }

@@ -13,6 +13,7 @@
 
 #include "symbolize/demangle.h"
 #include "util/idxmap.h"
+#include "util/str_arena.h"
 
 struct mem_account;
 
@@ -25,8 +26,7 @@ struct symbol_names {
 		uint32_t off; /* into arena; UINT32_MAX: not mangled */
 	} * entries;
 	uint32_t n, cap;
-	char *arena;
-	size_t arena_len, arena_cap;
+	struct str_arena arena;
 	struct mem_account *acct; /* charged for what is kept; may be NULL */
 	uint64_t charged;
 };

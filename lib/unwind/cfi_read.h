@@ -7,13 +7,16 @@
 #ifndef OTELPROF_CFI_READ_H
 #define OTELPROF_CFI_READ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <dwarf.h>
 
-static inline int cfi_read_uleb(const uint8_t **p, const uint8_t *end,
-				uint64_t *v)
+/* The LEB128 digits at *p; a signed one (SLEB128) has the sign of its
+ * last digit's bit 6 extended. */
+static inline int cfi_read_leb(const uint8_t **p, const uint8_t *end, bool sign,
+			       uint64_t *v)
 {
 	const uint8_t *q = *p;
 	uint64_t r = 0;
@@ -26,6 +29,8 @@ static inline int cfi_read_uleb(const uint8_t **p, const uint8_t *end,
 			r |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 		if (!(b & 0x80)) {
+			if (sign && shift < 64 && (b & 0x40))
+				r |= ~0ULL << shift;
 			*v = r;
 			*p = q;
 			return 0;
@@ -36,30 +41,21 @@ static inline int cfi_read_uleb(const uint8_t **p, const uint8_t *end,
 	return -1;
 }
 
+static inline int cfi_read_uleb(const uint8_t **p, const uint8_t *end,
+				uint64_t *v)
+{
+	return cfi_read_leb(p, end, false, v);
+}
+
 static inline int cfi_read_sleb(const uint8_t **p, const uint8_t *end,
 				int64_t *v)
 {
-	const uint8_t *q = *p;
-	uint64_t r = 0;
-	unsigned int shift = 0;
+	uint64_t r;
 
-	while (q < end) {
-		uint8_t b = *q++;
-
-		if (shift < 64)
-			r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				r |= ~0ULL << shift;
-			*v = (int64_t)r;
-			*p = q;
-			return 0;
-		}
-		if (shift > 70)
-			return -1;
-	}
-	return -1;
+	if (cfi_read_leb(p, end, true, &r))
+		return -1;
+	*v = (int64_t)r;
+	return 0;
 }
 
 /*

@@ -17,6 +17,8 @@
 #include "symbolize/go_pclntab.h"
 #include "unwind/unwind_internal.h"
 #include "symbolize/elf_guard.h"
+#include "util/bsearch_le.h"
+#include "util/grow.h"
 
 /*
  * CFA program bytes the interpreter may run per file (each FDE's and its
@@ -54,29 +56,29 @@ void unwind_mem_uncharge(struct unwind_mem *m, uint64_t n)
 	m->charged -= n;
 }
 
+static bool spans_charge(void *mem, size_t bytes)
+{
+	return unwind_mem_charge(mem, bytes);
+}
+
+static void spans_uncharge(void *mem, size_t bytes)
+{
+	unwind_mem_uncharge(mem, bytes);
+}
+
 int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp)
 {
+	const struct grow_charge c = {spans_charge, spans_uncharge, s->mem};
+	int err;
+
 	if (s->n >= s->max) {
 		s->full = true;
 		return 0;
 	}
-	if (s->n == s->cap) {
-		size_t nc = s->cap ? s->cap * 2 : 1024;
-		struct unwind_span *nv;
-
-		if (nc > s->max)
-			nc = s->max;
-		if (!unwind_mem_charge(s->mem, (nc - s->cap) * sizeof(*nv)))
-			return -EDQUOT;
-		nv = realloc(s->v, nc * sizeof(*nv));
-		if (!nv) {
-			unwind_mem_uncharge(s->mem,
-					    (nc - s->cap) * sizeof(*nv));
-			return -ENOMEM;
-		}
-		s->v = nv;
-		s->cap = nc;
-	}
+	err = grow_array(&s->v, &s->cap, s->n + 1, sizeof(*s->v), 1024, s->max,
+			 &c);
+	if (err)
+		return err;
 	s->v[s->n++] = *sp;
 	return 0;
 }
@@ -137,20 +139,12 @@ static int cover_build(struct unwind_spans *s, struct cover *c)
 	return 0;
 }
 
-/* First interval whose hi > addr. */
+/* First interval whose hi > addr (past every one that ends at or below
+ * it). */
 static size_t cover_find(const struct cover *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->v[mid].hi <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return bsearch_le_count(c->v, c->n, sizeof(*c->v),
+				offsetof(struct unwind_window, hi), addr);
 }
 
 /*
@@ -883,21 +877,13 @@ int unwind_table_build_mem(const void *buf, size_t len,
 const struct unwind_row *unwind_table_lookup(const struct unwind_table *t,
 					     uint64_t pc)
 {
-	size_t lo = 0, hi;
+	size_t n;
 
-	if (!t || !t->nrows || pc < t->rows[0].pc)
+	if (!t)
 		return NULL;
-	hi = t->nrows;
-	/* Last row with row.pc <= pc. */
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->rows[mid].pc <= pc)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &t->rows[lo];
+	n = bsearch_le_count(t->rows, t->nrows, sizeof(*t->rows),
+			     offsetof(struct unwind_row, pc), pc);
+	return n ? &t->rows[n - 1] : NULL;
 }
 
 void unwind_table_free(struct unwind_table *t)

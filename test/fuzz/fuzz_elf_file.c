@@ -62,9 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct elf_sym *sym =
 				elf_symbols_lookup(&s, s.syms[i].addr);
 
-			if (!sym || s.syms[i].name >= s.names_len ||
-			    !memchr(s.names + s.syms[i].name, 0,
-				    s.names_len - s.syms[i].name))
+			if (!sym || s.syms[i].name >= s.names.len ||
+			    !memchr(s.names.buf + s.syms[i].name, 0,
+				    s.names.len - s.syms[i].name))
 				__builtin_trap();
 		}
 		elf_symbols_free(&s);

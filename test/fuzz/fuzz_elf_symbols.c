@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct elf_sym *sym =
 				elf_symbols_lookup(&s, s.syms[i].addr);
 
-			if (!sym || s.syms[i].name >= s.names_len)
+			if (!sym || s.syms[i].name >= s.names.len)
 				__builtin_trap();
 			(void)strlen(elf_symbols_name(&s, sym));
 		}

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct jit_sym *e = jit_symbols_lookup(&s, pc);
 
 		if (!e || pc < e->start || pc >= e->end ||
-		    e->name >= s.names_len)
+		    e->name >= s.names.len)
 			__builtin_trap();
 		jit_name_split(jit_symbols_name(&s, e), name_buf, &fn);
 		if (!fn.function)

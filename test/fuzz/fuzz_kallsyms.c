@@ -14,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < k.n; i++) {
 		const struct ksym *s = kallsyms_lookup(&k, k.syms[i].addr);
 
-		if (!s || s->addr != k.syms[i].addr || s->name >= k.names_len ||
-		    s->module >= k.names_len)
+		if (!s || s->addr != k.syms[i].addr || s->name >= k.names.len ||
+		    s->module >= k.names.len)
 			__builtin_trap();
 		if (i && k.syms[i - 1].addr > k.syms[i].addr)
 			__builtin_trap();

@@ -82,7 +82,7 @@ static void builder_repairs_strings(void **state)
 	assert_int_equal(a, a2);
 	assert_int_equal(a, c);
 	for (uint32_t i = 0; i < b.str_off.n; i++) {
-		const char *s = b.arena + b.str_off.v[i];
+		const char *s = b.arena.buf + b.str_off.v[i];
 
 		assert_true(utf8_valid(s, strlen(s)));
 	}
