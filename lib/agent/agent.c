@@ -227,6 +227,11 @@ static void raise_fd_limit(void)
 
 void agent_free(struct otelprof *p)
 {
+	/* A drain thread stop could not wait for: it exits after its pass
+	 * (stopping is set); nothing can be freed under it. */
+	if (p->thread_started)
+		pthread_join(p->thread, NULL);
+	p->thread_started = false;
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	file_table_set_listener(&p->files, NULL);
 	file_cache_set_listener(&p->symfiles, NULL);

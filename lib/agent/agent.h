@@ -101,7 +101,8 @@ struct otelprof {
 int64_t agent_boot_to_unix_offset(void);
 
 /* agent.c: set every stage up and start the drain thread (o validated by
- * agent_parse_opts); stop it, reading what the kernel still holds; free. */
+ * agent_parse_opts); stop it, reading what the kernel still holds; free
+ * (after waiting for a drain thread that stop could not). */
 int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 		struct errmsg *err);
 int agent_stop(struct otelprof *p);
