@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "context/tls_symbols.h"
+#include "symbolize/tls_symbols.h"
 #include "util/mem_budget.h"
 
 #define ELF_FILE_MAX_SYMBOLS	  4000000u
