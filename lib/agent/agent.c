@@ -238,6 +238,7 @@ void agent_free(struct otelprof *p)
 	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
 	interp_tracker_free(&p->interp);
+	hotspot_tracker_free(&p->jvm);
 	bpf_sampler_close(p->sampler);
 	file_cache_stop_loader(&p->symfiles);
 	process_unwind_stop_worker(&p->unwinder);

@@ -27,8 +27,20 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 	s->files = files;
 }
 
+void stack_symbolizer_forget(struct stack_symbolizer *s, struct process *p)
+{
+	(void)s;
+	jit_process_free(p->jit);
+	p->jit = NULL;
+}
+
 void stack_symbolizer_free(struct stack_symbolizer *s)
 {
+	struct process_table *t = s->procs;
+
+	for (uint32_t i = 0; t && i < t->nslots; i++)
+		if (t->procs[i])
+			stack_symbolizer_forget(s, t->procs[i]);
 	memset(s, 0, sizeof(*s));
 }
 
