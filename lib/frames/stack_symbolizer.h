@@ -6,8 +6,8 @@
  * Python and Java frames through their trackers. It knows nothing of the
  * encoder: the agent hands the frames to the profile builder.
  */
-#ifndef OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
-#define OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
+#ifndef OTELPROF_FRAMES_STACK_SYMBOLIZER_H
+#define OTELPROF_FRAMES_STACK_SYMBOLIZER_H
 
 #include <stdint.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/stack_symbolizer.h"
+#include "frames/stack_symbolizer.h"
 #include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 #include "symbolize/go_pclntab.h"
