@@ -43,7 +43,7 @@ UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
 .PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
-        test-san bench fuzz format format-check clean
+        test-san bench fuzz format format-check clean check-layers
 all: deps lib cli tools
 
 # Keep the BPF object (it feeds the skeleton). Only it: a global
@@ -191,7 +191,12 @@ $(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
-test-unit: deps $(UNIT_BINS)
+# lib/'s folders include each other in one order, without a cycle (the
+# order: docs/architecture.md).
+check-layers:
+	python3 test/tools/include_layers.py lib
+
+test-unit: deps check-layers $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # ---- workloads used by integration tests and benchmarks ----
