@@ -43,8 +43,7 @@ static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
 	       ((e->flags & OTELPROF_SAMPLE_F_STACK_COPY) ||
 		e->n_user - 2 * e->n_interp <= OTELPROF_MAX_USER_FRAMES) &&
 	       e->ctx.attrs_size <= OTELPROF_CTX_ATTRS_MAX &&
-	       size >= need + e->n_user * sizeof(uint64_t) +
-			       ((e->ctx.attrs_size + 7u) & ~7u);
+	       size >= otelprof_sample_size(e->n_user, e->ctx.attrs_size);
 }
 
 /* Ring buffer callback; runs with state_lock held. */
