@@ -37,15 +37,13 @@ endif
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
-LIB_HDRS := $(shell find lib include ebpf -name '*.h') $(GEN)/profiler.skel.h $(GEN)/otlp_profiles.pb-c.h \
-            $(GEN)/process_context.pb-c.h
 CLI_SRCS := $(shell find cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
 .PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
-        test-san bench fuzz format format-check clean
+        test-san bench fuzz format format-check clean check-layers
 all: deps lib cli tools
 
 # Keep the BPF object (it feeds the skeleton). Only it: a global
@@ -117,6 +115,14 @@ LIB_DEPS := $(patsubst %.o,%.d,$(filter $(BUILD)/obj/lib/%,$(LIB_OBJS)))
 # is rebuilt with one.
 $(foreach d,$(LIB_DEPS),$(if $(wildcard $(d)),,$(shell rm -f $(d:.d=.o))))
 
+# Programs compiled and linked in one step (CLI, tests, tools, benchmarks,
+# fuzzers) keep their header dependencies in <program>.d too. One source:
+# -MMD -MP while compiling. Several: the compiler writes one .d per
+# command, keeping only the last source's, so a -MM -MP pass over all of
+# them comes first.
+BIN_DEPFLAGS = -MMD -MP -MF $@.d -MT $@
+scan_deps = $(1) -MM -MP -MT $@ $(filter %.c,$(2)) > $@.d.tmp && mv $@.d.tmp $@.d
+
 $(BUILD)/libotelprofiler.so.$(LIBVER): $(LIB_OBJS) lib/libotelprofiler.map
 	$(call step,LD,$@)
 	$(Q)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libotelprofiler.map \
@@ -137,8 +143,9 @@ $(GEN)/pprof.pb-c.c $(GEN)/pprof.pb-c.h &: cli/pprof.proto | $(BUILD)/.deps-ok
 	$(Q)cd cli && protoc-c --c_out=$(abspath $(GEN)) pprof.proto
 CLI_EXTRA_SRCS := $(GEN)/otlp_profiles.pb-c.c $(GEN)/pprof.pb-c.c lib/util/idxmap.c lib/symbolize/demangle.c
 CLI_LDLIBS := -ljansson -liberty -lprotobuf-c -lbpf
-$(BUILD)/otelprof: $(CLI_SRCS) $(shell find cli -name '*.h') include/otelprofiler.h $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(BUILD)/libotelprofiler.so
+$(BUILD)/otelprof: $(CLI_SRCS) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(BUILD)/libotelprofiler.so
 	$(call step,CC+LD,$@)
+	$(Q)$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$(CLI_SRCS) $(CLI_EXTRA_SRCS))
 	$(Q)$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(CLI_EXTRA_SRCS) -o $@ \
 	  -L$(BUILD) -lotelprofiler -Wl,-rpath,'$$ORIGIN' $(CLI_LDLIBS) $(SAN_LDFLAGS)
 
@@ -148,9 +155,10 @@ cli: $(BUILD)/otelprof
 # unwind_replay captures a thread's stack and replays it through the
 # shared walk (docs/unwinding.md) ----
 TOOLS := $(BUILD)/tools/unwind_replay
-$(BUILD)/tools/unwind_replay: test/tools/unwind_replay.c test/tools/unwind_capture.c test/tools/unwind_capture.h $(LIB_OBJS) $(LIB_HDRS)
+$(BUILD)/tools/unwind_replay: test/tools/unwind_replay.c test/tools/unwind_capture.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(call step,CC+LD,$@)
+	$(Q)$(call scan_deps,$(CC) $(LIB_CFLAGS) -Itest/tools,test/tools/unwind_replay.c test/tools/unwind_capture.c)
 	$(Q)$(CC) $(LIB_CFLAGS) -Itest/tools test/tools/unwind_replay.c test/tools/unwind_capture.c $(LIB_OBJS) \
 	  -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS)
 
@@ -159,7 +167,7 @@ tools: $(TOOLS)
 # ---- unit tests (cmocka), linked against the library objects ----
 $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter $< $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+	$(CC) $(LIB_CFLAGS) $(BIN_DEPFLAGS) -Wno-unused-parameter $< $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
 
 # The same small library from every linker Debian ships, for the mapping
 # bias test (test_linker_layouts.c).
@@ -183,7 +191,12 @@ $(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
-test-unit: deps $(UNIT_BINS)
+# lib/'s folders include each other in one order, without a cycle (the
+# order: docs/architecture.md).
+check-layers:
+	python3 test/tools/include_layers.py lib
+
+test-unit: deps check-layers $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # ---- workloads used by integration tests and benchmarks ----
@@ -195,18 +208,18 @@ $(BUILD)/workloads/.built: $(WORKLOAD_SRCS) $(wildcard test/workloads/*.inc test
 workloads: $(BUILD)/workloads/.built
 
 # ---- ABI test: a cmocka program linked against the shared library ----
-$(BUILD)/test/abi/test_abi: test/abi/test_abi.c include/otelprofiler.h $(BUILD)/libotelprofiler.so
+$(BUILD)/test/abi/test_abi: test/abi/test_abi.c $(BUILD)/libotelprofiler.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lcmocka -lpthread $(SAN_LDFLAGS)
+	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lcmocka -lpthread $(SAN_LDFLAGS)
 
 test-abi: all $(BUILD)/test/abi/test_abi
 	$(BUILD)/test/abi/test_abi
 
 # A long recording through the ABI that reports stats and what the process
 # holds after every poll (hostile integration tests: exec storm, overflow).
-$(BUILD)/test/abi/abi_soak: test/abi/abi_soak.c include/otelprofiler.h $(BUILD)/libotelprofiler.so
+$(BUILD)/test/abi/abi_soak: test/abi/abi_soak.c $(BUILD)/libotelprofiler.so
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lbpf $(SAN_LDFLAGS)
+	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lbpf $(SAN_LDFLAGS)
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
@@ -328,18 +341,19 @@ run: all collector
 # ---- benchmarks (not part of make test): one table, see docs/performance.md ----
 $(BUILD)/bench/bench_encode: test/bench/bench_encode.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
+	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
 $(BUILD)/bench/bench_unwind_table: test/bench/bench_unwind_table.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
+	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
 $(BUILD)/bench/bench_cfi_oracle: test/bench/bench_cfi_oracle.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_COMMON) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
+	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
 $(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h
 	@mkdir -p $(dir $@)
+	$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS))
 	$(CC) $(CFLAGS_COMMON) -Icli $< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -o $@ $(CLI_LDLIBS)
 
 bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top
@@ -354,7 +368,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c lib/util/str_arena.c
-FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/symbolize/elf_guard.c lib/context/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
+FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/symbolize/elf_guard.c lib/symbolize/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
   lib/symbolize/go_pclntab.c lib/symbolize/plt_symbols.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 # The file path (memfd, sparse and large files): symbols and unwind tables.
@@ -376,10 +390,11 @@ FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c lib
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
-$(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c test/tools/unwind_capture.h
+$(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c
 
-$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(LIB_HDRS) $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS)
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS) | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
+	$(call scan_deps,$(CLANG) $(filter -I% -D% -std=%,$(FUZZ_CFLAGS) $(FUZZ_SRCS_$*)),$< $(FUZZ_SRCS_$*))
 	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
@@ -406,6 +421,13 @@ test-fuzz-smoke: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/cor
 	  $(BUILD)/fuzz/fuzz_$$t -max_total_time=15 -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 	    -artifact_prefix=$(BUILD)/fuzz/crash-$$t- $(BUILD)/fuzz/corpus/$$t; \
 	done
+
+# The programs' dependency files (see BIN_DEPFLAGS); a program built
+# before they existed is dropped so it is rebuilt with one.
+DEP_BINS := $(BUILD)/otelprof $(TOOLS) $(UNIT_BINS) $(BUILD)/test/abi/test_abi $(BUILD)/test/abi/abi_soak \
+            $(patsubst %,$(BUILD)/bench/%,bench_encode bench_unwind_table bench_cfi_oracle bench_top) $(FUZZ_BINS)
+-include $(addsuffix .d,$(DEP_BINS))
+$(foreach b,$(DEP_BINS),$(if $(wildcard $(b).d),,$(shell rm -f $(b))))
 
 format:
 	clang-format -i $$(find include lib cli ebpf test -name '*.[ch]')

@@ -481,9 +481,7 @@ static __always_inline int sample_end(struct otelprof_sample_event *e,
 		hotspot_finish(e);
 		read_thread_ctx(e, e->hdr.pid);
 	}
-	size = offsetof(struct otelprof_sample_event, ustack) +
-	       (u64)e->n_user * sizeof(u64) +
-	       (((u64)e->ctx.attrs_size + 7) & ~7ull);
+	size = otelprof_sample_size(e->n_user, e->ctx.attrs_size);
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	/* A stack copy means a process userspace must load now: wake it. */

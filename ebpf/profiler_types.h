@@ -175,7 +175,8 @@ struct otelprof_bpf_ctx_proc {
 /*
  * A sample as emitted to the ring buffer. Only the used prefix of ustack is
  * sent: the record size is offsetof(ustack) + n_user * 8, plus
- * ctx.attrs_size rounded up to 8 (the context attributes follow).
+ * ctx.attrs_size rounded up to 8 (the context attributes follow;
+ * otelprof_sample_size below).
  */
 struct otelprof_sample_event {
 	struct otelprof_event_header hdr;
@@ -194,6 +195,25 @@ struct otelprof_sample_event {
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
 	u64 ustack[OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS];
 };
+
+/* Where a sample's context attributes start, in bytes from ustack: after
+ * its n_user words. Shared by the BPF program that writes them and
+ * userspace that reads them (inlined: the verifier sees plain bounded
+ * arithmetic). */
+static inline __attribute__((always_inline)) u64
+otelprof_sample_attrs_off(u64 n_user)
+{
+	return n_user * sizeof(u64);
+}
+
+/* The bytes of a sample event as sent: the header, n_user ustack words,
+ * then attrs_size bytes of attributes rounded up to 8. */
+static inline __attribute__((always_inline)) u64
+otelprof_sample_size(u64 n_user, u64 attrs_size)
+{
+	return __builtin_offsetof(struct otelprof_sample_event, ustack) +
+	       otelprof_sample_attrs_off(n_user) + ((attrs_size + 7) & ~7ull);
+}
 
 #define OTELPROF_SAMPLE_F_KTHREAD (1u << 0) /* no user address space */
 #define OTELPROF_SAMPLE_F_STACK_COPY                                           \

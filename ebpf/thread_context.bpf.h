@@ -150,7 +150,7 @@ static __always_inline void read_thread_ctx(struct otelprof_sample_event *e,
 			n = h.attrs_data_size;
 			if (n > OTELPROF_CTX_ATTRS_MAX)
 				n = OTELPROF_CTX_ATTRS_MAX;
-			off = (u64)e->n_user * 8;
+			off = otelprof_sample_attrs_off(e->n_user);
 			if (off > OTELPROF_STACK_COPY_BYTES)
 				off = OTELPROF_STACK_COPY_BYTES;
 			if (n &&

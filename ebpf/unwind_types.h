@@ -34,6 +34,14 @@ enum unwind_fp_rule {
 	UNWIND_FP_UNDEFINED = 2,  /* caller rbp not recoverable */
 };
 
+/* How to find the caller's frame at a pc: the CFA and the caller's rbp. */
+struct unwind_rule {
+	int32_t cfa_offset;
+	int16_t fp_offset;
+	uint8_t cfa_base; /* enum unwind_cfa_base */
+	uint8_t fp_rule;  /* enum unwind_fp_rule */
+};
+
 /*
  * One row applies from `pc` (file-relative ELF virtual address) up to the
  * next row's pc. Rows of one file are sorted by pc; a gap between FDEs is
@@ -41,10 +49,7 @@ enum unwind_fp_rule {
  */
 struct unwind_row {
 	uint64_t pc;
-	int32_t cfa_offset;
-	int16_t fp_offset;
-	uint8_t cfa_base; /* enum unwind_cfa_base */
-	uint8_t fp_rule;  /* enum unwind_fp_rule */
+	struct unwind_rule rule;
 };
 
 /*
@@ -75,24 +80,26 @@ struct unwind_packed_row {
 static inline bool unwind_row_pack(const struct unwind_row *in,
 				   struct unwind_packed_row *out)
 {
-	uint8_t base = in->cfa_base, fp = in->fp_rule;
+	uint8_t base = in->rule.cfa_base, fp = in->rule.fp_rule;
 	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP;
 
 	*out = (struct unwind_packed_row){.pc = (uint32_t)in->pc};
-	if (uses_off && (in->cfa_offset % 8 || in->cfa_offset / 8 > INT16_MAX ||
-			 in->cfa_offset / 8 < INT16_MIN))
+	if (uses_off &&
+	    (in->rule.cfa_offset % 8 || in->rule.cfa_offset / 8 > INT16_MAX ||
+	     in->rule.cfa_offset / 8 < INT16_MIN))
 		base = UNWIND_CFA_INVALID;
 	if (fp == UNWIND_FP_CFA_OFFSET &&
-	    (in->fp_offset % 8 || in->fp_offset / 8 > INT8_MAX ||
-	     in->fp_offset / 8 < INT8_MIN))
+	    (in->rule.fp_offset % 8 || in->rule.fp_offset / 8 > INT8_MAX ||
+	     in->rule.fp_offset / 8 < INT8_MIN))
 		base = UNWIND_CFA_INVALID;
 	if (base == UNWIND_CFA_INVALID) {
 		out->rules = UNWIND_CFA_INVALID;
-		return in->cfa_base == UNWIND_CFA_INVALID;
+		return in->rule.cfa_base == UNWIND_CFA_INVALID;
 	}
-	out->cfa_off8 = uses_off ? (int16_t)(in->cfa_offset / 8) : 0;
-	out->fp_off8 =
-		fp == UNWIND_FP_CFA_OFFSET ? (int8_t)(in->fp_offset / 8) : 0;
+	out->cfa_off8 = uses_off ? (int16_t)(in->rule.cfa_offset / 8) : 0;
+	out->fp_off8 = fp == UNWIND_FP_CFA_OFFSET
+			       ? (int8_t)(in->rule.fp_offset / 8)
+			       : 0;
 	out->rules = (uint8_t)(base | fp << 4);
 	return true;
 }

@@ -8,7 +8,6 @@
 #include "otelprofiler.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +47,6 @@ OTELPROF_API int otelprof_poll(struct otelprof *p, uint8_t **data, size_t *size)
 	p->errbuf[0] = '\0';
 	e = deliver_window(p, data, size);
 	pthread_mutex_unlock(&p->poll_lock);
-	/* A window's tables were just freed: glibc keeps freed heap in its
-	 * arenas unless asked, and an always-on agent should not sit on it. */
-	malloc_trim(0);
 	return e;
 }
 
@@ -77,11 +73,6 @@ OTELPROF_API void otelprof_close(struct otelprof *p)
 	if (!p)
 		return;
 	otelprof_stop(p);
-	/* A drain thread stop could not wait for: it exits after its pass
-	 * (stopping is set); nothing can be freed under it. */
-	if (p->thread_started)
-		pthread_join(p->thread, NULL);
-	p->thread_started = false;
 	agent_free(p);
 }
 

@@ -43,8 +43,7 @@ static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
 	       ((e->flags & OTELPROF_SAMPLE_F_STACK_COPY) ||
 		e->n_user - 2 * e->n_interp <= OTELPROF_MAX_USER_FRAMES) &&
 	       e->ctx.attrs_size <= OTELPROF_CTX_ATTRS_MAX &&
-	       size >= need + e->n_user * sizeof(uint64_t) +
-			       ((e->ctx.attrs_size + 7u) & ~7u);
+	       size >= otelprof_sample_size(e->n_user, e->ctx.attrs_size);
 }
 
 /* Ring buffer callback; runs with state_lock held. */
@@ -227,12 +226,18 @@ static void raise_fd_limit(void)
 
 void agent_free(struct otelprof *p)
 {
+	/* A drain thread stop could not wait for: it exits after its pass
+	 * (stopping is set); nothing can be freed under it. */
+	if (p->thread_started)
+		pthread_join(p->thread, NULL);
+	p->thread_started = false;
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	file_table_set_listener(&p->files, NULL);
 	file_cache_set_listener(&p->symfiles, NULL);
 	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
 	interp_tracker_free(&p->interp);
+	hotspot_tracker_free(&p->jvm);
 	bpf_sampler_close(p->sampler);
 	file_cache_stop_loader(&p->symfiles);
 	process_unwind_stop_worker(&p->unwinder);

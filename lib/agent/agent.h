@@ -25,13 +25,13 @@
 #include "encode/profile_builder.h"
 #include "encode/stack_cache.h"
 #include "files/file_table.h"
+#include "frames/stack_symbolizer.h"
 #include "interp/hotspot_tracker.h"
 #include "interp/interp_tracker.h"
 #include "process/process_table.h"
 #include "sample/bpf_sampler.h"
 #include "symbolize/file_cache.h"
 #include "symbolize/kallsyms.h"
-#include "symbolize/stack_symbolizer.h"
 #include "unwind/process_unwind.h"
 #include "util/errmsg.h"
 
@@ -101,7 +101,8 @@ struct otelprof {
 int64_t agent_boot_to_unix_offset(void);
 
 /* agent.c: set every stage up and start the drain thread (o validated by
- * agent_parse_opts); stop it, reading what the kernel still holds; free. */
+ * agent_parse_opts); stop it, reading what the kernel still holds; free
+ * (after waiting for a drain thread that stop could not). */
 int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 		struct errmsg *err);
 int agent_stop(struct otelprof *p);

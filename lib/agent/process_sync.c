@@ -43,6 +43,7 @@ static void on_remove(void *ctx, struct process *proc)
 	context_tracker_forget(&p->context, proc);
 	interp_tracker_forget(&p->interp, proc);
 	hotspot_tracker_forget(&p->jvm, proc);
+	stack_symbolizer_forget(&p->symbolizer, proc);
 }
 
 void agent_sync_start(struct otelprof *p)

@@ -74,7 +74,8 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 			p->counters.add_errors++;
 		}
 	}
-	n = thread_attrs_decode((const uint8_t *)e->ustack + e->n_user * 8,
+	n = thread_attrs_decode((const uint8_t *)e->ustack +
+					otelprof_sample_attrs_off(e->n_user),
 				e->ctx.attrs_size, pc ? pc->keys : NULL,
 				pc ? pc->nkeys : 0, attrs, PB_MAX_CTX_ATTRS,
 				&p->counters.ctx_attrs_dropped);

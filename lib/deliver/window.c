@@ -3,6 +3,7 @@
 #include "util/clock.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,5 +68,9 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 	e = samples > INT32_MAX ? INT32_MAX : (int)samples;
 out:
 	pb_reset(full);
+	/* The window's tables were just freed: glibc keeps freed heap in its
+	 * arenas unless asked, and an always-on agent should not sit on it
+	 * between polls. */
+	malloc_trim(0);
 	return e;
 }

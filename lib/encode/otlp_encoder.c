@@ -405,7 +405,7 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	return rp;
 }
 
-int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
+int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 		uint8_t **out, size_t *out_len)
 {
 	struct enc e = {0};
@@ -417,7 +417,6 @@ int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
 	ResourceProfiles **rps;
 	size_t nrp = 0, len;
 	uint8_t *buf;
-	struct profile_builder *mb = (struct profile_builder *)b;
 	int32_t s_samples, s_count, s_cpu, s_ns;
 	struct remap rm = {0};
 
@@ -425,10 +424,10 @@ int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
 	*out_len = 0;
 	/* The four value-type strings are interned on demand; doing it
 	 * here keeps them out of windows without samples. */
-	s_samples = pb_string(mb, "samples");
-	s_count = pb_string(mb, "count");
-	s_cpu = pb_string(mb, "cpu");
-	s_ns = pb_string(mb, "nanoseconds");
+	s_samples = pb_string(b, "samples");
+	s_count = pb_string(b, "count");
+	s_cpu = pb_string(b, "cpu");
+	s_ns = pb_string(b, "nanoseconds");
 	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0)
 		return -ENOMEM;
 	{

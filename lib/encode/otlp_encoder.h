@@ -21,8 +21,9 @@ struct otlp_window {
 /* Encode b (one ResourceProfiles per process, one Profile each; a window
  * without samples gives one host ResourceProfiles with an empty Profile)
  * into a malloc'ed buffer. Only referenced strings and attributes are
- * written. 0 or a negative errno. */
-int otlp_encode(const struct profile_builder *b, const struct otlp_window *w,
+ * written. b is not const: the value-type strings are interned into it
+ * here (only windows with samples need them). 0 or a negative errno. */
+int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 		uint8_t **out, size_t *out_len);
 
 #endif

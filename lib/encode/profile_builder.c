@@ -4,6 +4,7 @@
 #include "util/grow.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,15 +40,34 @@ _Static_assert(sizeof(struct pb_link) == 24, "pb_link must have no padding");
 		(vec).cap = 0;                                                 \
 	} while (0)
 
+/* Every index map of the builder, by offset: one list for the mutable
+ * walk (init, clear, free) and the const one (memory). */
+static const size_t map_offsets[] = {
+	offsetof(struct profile_builder, str_index),
+	offsetof(struct profile_builder, attr_index),
+	offsetof(struct profile_builder, function_index),
+	offsetof(struct profile_builder, mapping_index),
+	offsetof(struct profile_builder, location_index),
+	offsetof(struct profile_builder, stack_index),
+	offsetof(struct profile_builder, link_index),
+	offsetof(struct profile_builder, resource_index),
+	offsetof(struct profile_builder, sample_index),
+	offsetof(struct profile_builder, lines_index),
+};
+#define N_MAPS (sizeof(map_offsets) / sizeof(map_offsets[0]))
+
 static struct idxmap *all_maps(struct profile_builder *b, size_t i)
 {
-	struct idxmap *m[] = {&b->str_index,	  &b->attr_index,
-			      &b->function_index, &b->mapping_index,
-			      &b->location_index, &b->stack_index,
-			      &b->link_index,	  &b->resource_index,
-			      &b->sample_index,	  &b->lines_index};
+	return i < N_MAPS ? (struct idxmap *)((char *)b + map_offsets[i])
+			  : NULL;
+}
 
-	return i < sizeof(m) / sizeof(m[0]) ? m[i] : NULL;
+static const struct idxmap *all_maps_const(const struct profile_builder *b,
+					   size_t i)
+{
+	return i < N_MAPS ? (const struct idxmap *)((const char *)b +
+						    map_offsets[i])
+			  : NULL;
 }
 
 static void free_window(struct profile_builder *b)
@@ -772,7 +792,7 @@ size_t pb_memory(const struct profile_builder *b)
 
 	for (uint32_t i = 0; i < b->samples.n; i++)
 		m += b->samples.v[i].capts * 8;
-	for (size_t i = 0; all_maps((struct profile_builder *)b, i); i++)
-		m += idxmap_memory(all_maps((struct profile_builder *)b, i));
+	for (size_t i = 0; all_maps_const(b, i); i++)
+		m += idxmap_memory(all_maps_const(b, i));
 	return m;
 }

@@ -14,7 +14,7 @@
 #include "profiler_types.h"
 #include "symbolize/elf_file.h"
 
-void hotspot_process_free(struct hotspot_process *hp)
+static void hotspot_process_free(struct hotspot_process *hp)
 {
 	if (!hp)
 		return;
@@ -152,6 +152,25 @@ void hotspot_tracker_forget(struct hotspot_tracker *t, struct process *p)
 {
 	if (p->jvm && p->jvm->in_kernel && t->map_fd >= 0)
 		bpf_map_delete_elem(t->map_fd, &p->pid);
+	hotspot_process_free(p->jvm);
+	p->jvm = NULL;
+}
+
+void hotspot_tracker_free(struct hotspot_tracker *t)
+{
+	struct process_table *procs = t->procs;
+
+	/* The processes still in the table: their kernel entries go with
+	 * the map. */
+	for (uint32_t i = 0; procs && i < procs->nslots; i++) {
+		struct process *p = procs->procs[i];
+
+		if (p) {
+			hotspot_process_free(p->jvm);
+			p->jvm = NULL;
+		}
+	}
+	memset(t, 0, sizeof(*t));
 }
 
 void hotspot_tracker_init(struct hotspot_tracker *t,

@@ -92,9 +92,10 @@ void hotspot_tracker_init(struct hotspot_tracker *t,
  * the kernel where the JVM keeps its code (once: it does not move). */
 void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,
 			  const struct process_change *c);
-/* p is about to be freed: drop its kernel entry. */
+/* p is about to be freed: drop its kernel entry and its state (p->jvm). */
 void hotspot_tracker_forget(struct hotspot_tracker *t, struct process *p);
-void hotspot_process_free(struct hotspot_process *hp);
+/* Also frees the state of the processes still in the table. */
+void hotspot_tracker_free(struct hotspot_tracker *t);
 
 struct hotspot_frame_info {
 	const char *name, *system, *file;

@@ -18,7 +18,7 @@
  * PEP 523), stripped or not. */
 #define CPY_EVAL_SYMBOL "_PyEval_EvalFrameDefault"
 
-void interp_process_free(struct interp_process *ip)
+static void interp_process_free(struct interp_process *ip)
 {
 	if (!ip)
 		return;
@@ -188,6 +188,8 @@ void interp_tracker_forget(struct interp_tracker *it, struct process *p)
 {
 	if (p->interp && p->interp->in_kernel && it->map_fd >= 0)
 		bpf_map_delete_elem(it->map_fd, &p->pid);
+	interp_process_free(p->interp);
+	p->interp = NULL;
 }
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
@@ -202,6 +204,18 @@ void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
 
 void interp_tracker_free(struct interp_tracker *it)
 {
+	struct process_table *t = it->procs;
+
+	/* The processes still in the table: their kernel entries go with
+	 * the map. */
+	for (uint32_t i = 0; t && i < t->nslots; i++) {
+		struct process *p = t->procs[i];
+
+		if (p) {
+			interp_process_free(p->interp);
+			p->interp = NULL;
+		}
+	}
 	memset(it, 0, sizeof(*it));
 }
 

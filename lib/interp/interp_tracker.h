@@ -82,10 +82,11 @@ void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
  * move). */
 void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 			 const struct process_change *c);
-/* p is about to be freed: drop its kernel entry. */
+/* p is about to be freed: drop its kernel entry and its state
+ * (p->interp). */
 void interp_tracker_forget(struct interp_tracker *it, struct process *p);
+/* Also frees the state of the processes still in the table. */
 void interp_tracker_free(struct interp_tracker *it);
-void interp_process_free(struct interp_process *ip);
 
 /* Function and line of interpreter frame {code, instr} of process p;
  * false if the code object cannot be read (the frame is then left out).

@@ -2,9 +2,6 @@
 #include "process/process_table.h"
 #include "util/debug_log.h"
 #include "process/mapped_file.h"
-#include "interp/hotspot_tracker.h"
-#include "interp/interp_tracker.h"
-#include "symbolize/jit_process.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -76,9 +73,6 @@ static void release_maps(struct process_table *t, struct process *p)
 static void process_destroy(struct process_table *t, struct process *p)
 {
 	release_maps(t, p);
-	jit_process_free(p->jit);
-	interp_process_free(p->interp);
-	hotspot_process_free(p->jvm);
 	free(p->exe_path);
 	free(p);
 }

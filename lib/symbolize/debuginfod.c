@@ -403,7 +403,7 @@ static uint64_t id_hash(const char *build_id)
 	return h ? h : 1;
 }
 
-int debuginfod_submit(struct debuginfod *d, void *file,
+int debuginfod_submit(struct debuginfod *d, struct elf_file *file,
 		      struct mem_account *acct, const char *build_id,
 		      uint64_t *retry_ns)
 {

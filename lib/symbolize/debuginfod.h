@@ -28,6 +28,9 @@
 #include "symbolize/elf_file.h"
 #include "util/mem_budget.h"
 
+/* The file cache's entry (symbolize/file_cache.h): only carried here. */
+struct elf_file;
+
 #define DEBUGINFOD_MAX_URLS	8
 #define DEBUGINFOD_MAX_URL_LEN	1024
 #define DEBUGINFOD_THREADS	2   /* lookups in flight at most */
@@ -50,7 +53,7 @@ enum debuginfod_result {
 };
 
 struct debuginfod_job {
-	void *file; /* the owner's entry, referenced until taken */
+	struct elf_file *file; /* the owner's entry, referenced until taken */
 	struct mem_account *acct;
 	char build_id[2 * ELF_FILE_MAX_BUILD_ID + 1];
 	int result;		   /* enum debuginfod_result */
@@ -113,7 +116,7 @@ int debuginfod_start(struct debuginfod *d, int notify_fd);
  * lately, *retry_ns says when it may be asked again; -EAGAIN: the queue
  * is full (counted as refused); -ENODEV: off.
  */
-int debuginfod_submit(struct debuginfod *d, void *file,
+int debuginfod_submit(struct debuginfod *d, struct elf_file *file,
 		      struct mem_account *acct, const char *build_id,
 		      uint64_t *retry_ns);
 /* Finished lookups (counted and, failed ones, remembered), a list

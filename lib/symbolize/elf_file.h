@@ -12,10 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/str_arena.h"
-
-#include "context/tls_symbols.h"
+#include "symbolize/tls_symbols.h"
 #include "util/mem_budget.h"
+#include "util/str_arena.h"
 
 #define ELF_FILE_MAX_SYMBOLS	  4000000u
 #define ELF_FILE_MAX_SYMTAB_BYTES (256u << 20)

@@ -116,7 +116,7 @@ void file_loader_job_free(struct file_load_job *j)
 	free(j);
 }
 
-int file_loader_submit(struct file_loader *l, void *file,
+int file_loader_submit(struct file_loader *l, struct elf_file *file,
 		       struct mem_account *acct, int fd, const char *path,
 		       int root_fd)
 {

@@ -18,6 +18,9 @@
 #include "symbolize/elf_file.h"
 #include "util/mem_budget.h"
 
+/* The file cache's entry (symbolize/file_cache.h): only carried here. */
+struct elf_file;
+
 /* Files at least this big are read on the worker (smaller ones take well
  * under a millisecond: inline, known at once). */
 #define FILE_LOADER_MIN_BYTES (256u << 10)
@@ -41,7 +44,7 @@ void file_load_run(struct file_load_result *r, int fd, const char *path,
 		   const atomic_bool *cancel);
 
 struct file_load_job {
-	void *file; /* the owner's entry, referenced until finished */
+	struct elf_file *file; /* the owner's entry, held until finished */
 	struct mem_account *acct;
 	int fd, root_fd;
 	char *path;
@@ -69,7 +72,7 @@ int file_loader_start(struct file_loader *l, int notify_fd);
 /* Queue a load of fd (dup'ed; root_fd too) for file, charging acct.
  * 0, -EAGAIN if the queue is full (counted), -ENOMEM, -ENODEV if not
  * started. */
-int file_loader_submit(struct file_loader *l, void *file,
+int file_loader_submit(struct file_loader *l, struct elf_file *file,
 		       struct mem_account *acct, int fd, const char *path,
 		       int root_fd);
 /* The finished loads (a list through next; the caller frees each with

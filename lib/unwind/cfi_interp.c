@@ -140,14 +140,14 @@ static void classify(const struct run *r, struct unwind_span *sp)
 	uint64_t reg;
 	int64_t off;
 
-	sp->cfa_base = UNWIND_CFA_INVALID;
-	sp->cfa_offset = 0;
-	sp->fp_rule = UNWIND_FP_SAME;
-	sp->fp_offset = 0;
+	sp->rule.cfa_base = UNWIND_CFA_INVALID;
+	sp->rule.cfa_offset = 0;
+	sp->rule.fp_rule = UNWIND_FP_SAME;
+	sp->rule.fp_offset = 0;
 
 	/* Whole signal trampolines: the BPF side reads the ucontext. */
 	if (r->c->signal) {
-		sp->cfa_base = UNWIND_CFA_SIGNAL;
+		sp->rule.cfa_base = UNWIND_CFA_SIGNAL;
 		return;
 	}
 	if (r->c->ra != REG_RIP)
@@ -155,7 +155,7 @@ static void classify(const struct run *r, struct unwind_span *sp)
 	/* Return address: undefined marks the outermost frame; anything but
 	 * "at CFA-8" cannot be expressed in a row. */
 	if (fs->rip.kind == RK_UNDEF) {
-		sp->cfa_base = UNWIND_CFA_STOP;
+		sp->rule.cfa_base = UNWIND_CFA_STOP;
 		return;
 	}
 	if (!saved_at_cfa(&fs->rip, &off) || off != -8)
@@ -165,7 +165,7 @@ static void classify(const struct run *r, struct unwind_span *sp)
 		reg = fs->cfa_reg;
 		off = (int64_t)fs->cfa_off;
 	} else if (fs->cfa == CK_EXPR && expr_plt(fs->x, fs->xlen)) {
-		sp->cfa_base = UNWIND_CFA_PLT;
+		sp->rule.cfa_base = UNWIND_CFA_PLT;
 		return; /* PLT stubs never touch rbp */
 	} else if (fs->cfa != CK_EXPR ||
 		   !expr_breg(fs->x, fs->xlen, &reg, &off)) {
@@ -174,19 +174,19 @@ static void classify(const struct run *r, struct unwind_span *sp)
 	if (off < INT32_MIN || off > INT32_MAX ||
 	    (reg != REG_RSP && reg != REG_RBP))
 		return;
-	sp->cfa_base = reg == REG_RSP ? UNWIND_CFA_SP : UNWIND_CFA_FP;
-	sp->cfa_offset = (int32_t)off;
+	sp->rule.cfa_base = reg == REG_RSP ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+	sp->rule.cfa_offset = (int32_t)off;
 
 	if (fs->rbp.kind == RK_SAME) {
-		sp->fp_rule = UNWIND_FP_SAME;
+		sp->rule.fp_rule = UNWIND_FP_SAME;
 	} else if (saved_at_cfa(&fs->rbp, &off) && off >= INT16_MIN &&
 		   off <= INT16_MAX) {
-		sp->fp_rule = UNWIND_FP_CFA_OFFSET;
-		sp->fp_offset = (int16_t)off;
+		sp->rule.fp_rule = UNWIND_FP_CFA_OFFSET;
+		sp->rule.fp_offset = (int16_t)off;
 	} else {
 		/* Undefined, in another register or an expression: not
 		 * recoverable with a row, but the CFA still is. */
-		sp->fp_rule = UNWIND_FP_UNDEFINED;
+		sp->rule.fp_rule = UNWIND_FP_UNDEFINED;
 	}
 }
 

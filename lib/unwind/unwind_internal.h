@@ -29,13 +29,10 @@ struct unwind_fde {
 	uint64_t off; /* entry offset in its section */
 };
 
-/* One row with its extent [lo, hi); turned into unwind_row at the end. */
+/* One rule with its extent [lo, hi); turned into unwind_row at the end. */
 struct unwind_span {
 	uint64_t lo, hi;
-	int32_t cfa_offset;
-	int16_t fp_offset;
-	uint8_t cfa_base;
-	uint8_t fp_rule;
+	struct unwind_rule rule;
 };
 
 struct unwind_spans {

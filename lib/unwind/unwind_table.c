@@ -326,7 +326,8 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14))) {
 			ps = (struct unwind_span){.lo = entry,
 						  .hi = end,
-						  .cfa_base = UNWIND_CFA_STOP};
+						  .rule.cfa_base =
+							  UNWIND_CFA_STOP};
 			err = unwind_spans_push(sp, &ps);
 			if (err)
 				return err;
@@ -341,11 +342,11 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 				break;
 			ps.lo = lo;
 			ps.hi = hi;
-			ps.cfa_base = UNWIND_CFA_SP;
-			ps.cfa_offset = (int32_t)v + 8;
-			ps.fp_rule =
+			ps.rule.cfa_base = UNWIND_CFA_SP;
+			ps.rule.cfa_offset = (int32_t)v + 8;
+			ps.rule.fp_rule =
 				v > 0 ? UNWIND_FP_CFA_OFFSET : UNWIND_FP_SAME;
-			ps.fp_offset = v > 0 ? -16 : 0;
+			ps.rule.fp_offset = v > 0 ? -16 : 0;
 			err = unwind_spans_push(sp, &ps);
 			if (err)
 				return err;
@@ -503,10 +504,10 @@ static int add_debug_frame(const struct elf_info *ei, const struct cover *cov,
 	return err;
 }
 
-static bool rule_eq(const struct unwind_row *r, const struct unwind_span *s)
+static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
-	return r->cfa_base == s->cfa_base && r->cfa_offset == s->cfa_offset &&
-	       r->fp_rule == s->fp_rule && r->fp_offset == s->fp_offset;
+	return a->cfa_base == b->cfa_base && a->cfa_offset == b->cfa_offset &&
+	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset;
 }
 
 /* One pass over the sorted spans: writes rows (or, rows NULL, counts
@@ -525,10 +526,7 @@ static int emit_row(struct row_pass *w, uint64_t pc,
 	if (w->n >= w->cap)
 		return -1;
 	r.pc = pc;
-	r.cfa_offset = s->cfa_offset;
-	r.fp_offset = s->fp_offset;
-	r.cfa_base = s->cfa_base;
-	r.fp_rule = s->fp_rule;
+	r.rule = s->rule;
 	if (w->rows)
 		w->rows[w->n] = r;
 	w->last = r;
@@ -552,17 +550,17 @@ static bool row_pass(const struct unwind_spans *sp, struct row_pass *w)
 		if (s.lo >= s.hi)
 			continue;
 		if (any && s.lo > prev_hi &&
-		    w->last.cfa_base != UNWIND_CFA_INVALID &&
+		    w->last.rule.cfa_base != UNWIND_CFA_INVALID &&
 		    emit_row(w, prev_hi, &invalid))
 			return true;
-		if (!w->n || !rule_eq(&w->last, &s)) {
+		if (!w->n || !rule_eq(&w->last.rule, &s.rule)) {
 			if (emit_row(w, s.lo, &s))
 				return true;
 		}
 		prev_hi = s.hi;
 		any = true;
 	}
-	return any && w->last.cfa_base != UNWIND_CFA_INVALID &&
+	return any && w->last.rule.cfa_base != UNWIND_CFA_INVALID &&
 	       emit_row(w, prev_hi, &invalid);
 }
 
@@ -589,14 +587,13 @@ static int finalize(struct unwind_spans *sp, struct unwind_table *t,
 	if (row_pass(sp, &w)) {
 		/* Keep a valid table: the last row must be INVALID. */
 		st->flags |= UNWIND_ST_TRUNCATED;
-		t->rows[w.n - 1].cfa_base = UNWIND_CFA_INVALID;
-		t->rows[w.n - 1].cfa_offset = 0;
-		t->rows[w.n - 1].fp_rule = UNWIND_FP_SAME;
-		t->rows[w.n - 1].fp_offset = 0;
+		t->rows[w.n - 1].rule =
+			(struct unwind_rule){.cfa_base = UNWIND_CFA_INVALID,
+					     .fp_rule = UNWIND_FP_SAME};
 	}
 	t->nrows = w.n;
 	for (size_t i = 0; i < t->nrows; i++) {
-		switch (t->rows[i].cfa_base) {
+		switch (t->rows[i].rule.cfa_base) {
 		case UNWIND_CFA_INVALID:
 			st->rows_invalid++;
 			break;
@@ -690,7 +687,7 @@ static int build(Elf *elf, struct unwind_table *out,
 	for (int k = 0; k < 3; k++) {
 		const struct sec *s = &ei.plt[k];
 		uint64_t pos = s->addr, plo, phi;
-		struct unwind_span ps = {.cfa_base = UNWIND_CFA_PLT};
+		struct unwind_span ps = {.rule.cfa_base = UNWIND_CFA_PLT};
 
 		if (!s->scn || s->addr < ei.win.lo || s->addr > ei.win.hi ||
 		    s->size > ei.win.hi - s->addr)
@@ -714,7 +711,7 @@ static int build(Elf *elf, struct unwind_table *out,
 	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi) {
 		size_t i = cover_find(&cov, ei.entry);
 		uint64_t end = ei.entry + UNWIND_MAX_ENTRY_STOP;
-		struct unwind_span ps = {.cfa_base = UNWIND_CFA_STOP};
+		struct unwind_span ps = {.rule.cfa_base = UNWIND_CFA_STOP};
 
 		if (end > ei.win.hi || end < ei.entry)
 			end = ei.win.hi;

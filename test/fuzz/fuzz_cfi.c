@@ -154,15 +154,15 @@ static void check_one(const uint8_t *data, size_t size)
 	if (t.nrows != st.rows)
 		abort();
 	for (size_t i = 0; i < t.nrows; i++) {
-		if (t.rows[i].cfa_base > UNWIND_CFA_STOP ||
-		    t.rows[i].fp_rule > UNWIND_FP_UNDEFINED)
+		if (t.rows[i].rule.cfa_base > UNWIND_CFA_STOP ||
+		    t.rows[i].rule.fp_rule > UNWIND_FP_UNDEFINED)
 			abort();
 		if (i && t.rows[i - 1].pc >= t.rows[i].pc)
 			abort();
 		if (unwind_table_lookup(&t, t.rows[i].pc) != &t.rows[i])
 			abort();
 	}
-	if (t.nrows && t.rows[t.nrows - 1].cfa_base != UNWIND_CFA_INVALID)
+	if (t.nrows && t.rows[t.nrows - 1].rule.cfa_base != UNWIND_CFA_INVALID)
 		abort();
 	unwind_table_free(&t);
 }

@@ -76,10 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&delta, data + off, 4);
 		pc += (uint64_t)(delta % MAP_LEN) + 1; /* strictly increasing */
 		rows[i].pc = pc;
-		memcpy(&rows[i].cfa_offset, data + off + 4, 4);
-		memcpy(&rows[i].fp_offset, data + off + 8, 2);
-		rows[i].cfa_base = data[off + 10];
-		rows[i].fp_rule = data[off + 11];
+		memcpy(&rows[i].rule.cfa_offset, data + off + 4, 4);
+		memcpy(&rows[i].rule.fp_offset, data + off + 8, 2);
+		rows[i].rule.cfa_base = data[off + 10];
+		rows[i].rule.fp_rule = data[off + 11];
 	}
 	nwords = (size - off) / 8;
 	if (nwords > OTELPROF_USTACK_WORDS)

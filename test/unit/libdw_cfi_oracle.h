@@ -64,7 +64,7 @@ static void oracle_classify(Dwarf_Frame *f, int ra, bool signal,
 
 	*r = (struct unwind_row){0};
 	if (signal) {
-		r->cfa_base = UNWIND_CFA_SIGNAL;
+		r->rule.cfa_base = UNWIND_CFA_SIGNAL;
 		return;
 	}
 	if (ra != 16)
@@ -72,7 +72,7 @@ static void oracle_classify(Dwarf_Frame *f, int ra, bool signal,
 	if (dwarf_frame_register(f, 16, mem, &ops, &nops) != 0)
 		return;
 	if (nops == 0 && ops == mem) {
-		r->cfa_base = UNWIND_CFA_STOP;
+		r->rule.cfa_base = UNWIND_CFA_STOP;
 		return;
 	}
 	if (!oracle_cfa_offset(ops, nops, &off) || off != -8)
@@ -92,32 +92,35 @@ static void oracle_classify(Dwarf_Frame *f, int ra, bool signal,
 		if (coff < INT32_MIN || coff > INT32_MAX ||
 		    (reg != 6 && reg != 7))
 			return;
-		r->cfa_base = reg == 7 ? UNWIND_CFA_SP : UNWIND_CFA_FP;
-		r->cfa_offset = (int32_t)coff;
+		r->rule.cfa_base = reg == 7 ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+		r->rule.cfa_offset = (int32_t)coff;
 	} else if (oracle_plt(ops, nops)) {
-		r->cfa_base = UNWIND_CFA_PLT;
+		r->rule.cfa_base = UNWIND_CFA_PLT;
 		return;
 	} else {
 		return;
 	}
 	if (dwarf_frame_register(f, 6, mem, &ops, &nops) != 0) {
-		r->fp_rule = UNWIND_FP_UNDEFINED;
+		r->rule.fp_rule = UNWIND_FP_UNDEFINED;
 	} else if (nops == 0) {
-		r->fp_rule = ops == mem ? UNWIND_FP_UNDEFINED : UNWIND_FP_SAME;
+		r->rule.fp_rule =
+			ops == mem ? UNWIND_FP_UNDEFINED : UNWIND_FP_SAME;
 	} else if (oracle_cfa_offset(ops, nops, &off) && off >= INT16_MIN &&
 		   off <= INT16_MAX) {
-		r->fp_rule = UNWIND_FP_CFA_OFFSET;
-		r->fp_offset = (int16_t)off;
+		r->rule.fp_rule = UNWIND_FP_CFA_OFFSET;
+		r->rule.fp_offset = (int16_t)off;
 	} else {
-		r->fp_rule = UNWIND_FP_UNDEFINED;
+		r->rule.fp_rule = UNWIND_FP_UNDEFINED;
 	}
 }
 
 static bool oracle_same_rule(const struct unwind_row *a,
 			     const struct unwind_row *b)
 {
-	return a->cfa_base == b->cfa_base && a->cfa_offset == b->cfa_offset &&
-	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset;
+	return a->rule.cfa_base == b->rule.cfa_base &&
+	       a->rule.cfa_offset == b->rule.cfa_offset &&
+	       a->rule.fp_rule == b->rule.fp_rule &&
+	       a->rule.fp_offset == b->rule.fp_offset;
 }
 
 /* Judge table `t` of `path` against libdw; prints the first mismatches. */
@@ -164,12 +167,14 @@ static int oracle_check(const char *path, const struct unwind_table *t,
 					       "%u%+d/%u%+d,"
 					       " table %u%+d/%u%+d\n",
 					       path, (unsigned long)pc,
-					       want.cfa_base, want.cfa_offset,
-					       want.fp_rule, want.fp_offset,
-					       t->rows[i].cfa_base,
-					       t->rows[i].cfa_offset,
-					       t->rows[i].fp_rule,
-					       t->rows[i].fp_offset);
+					       want.rule.cfa_base,
+					       want.rule.cfa_offset,
+					       want.rule.fp_rule,
+					       want.rule.fp_offset,
+					       t->rows[i].rule.cfa_base,
+					       t->rows[i].rule.cfa_offset,
+					       t->rows[i].rule.fp_rule,
+					       t->rows[i].rule.fp_offset);
 				bad = true;
 				break;
 			}

@@ -64,8 +64,10 @@ static int load(const char *path, uint8_t **buf, size_t *len)
 
 static bool row_eq(const struct unwind_row *a, const struct unwind_row *b)
 {
-	return a->cfa_base == b->cfa_base && a->cfa_offset == b->cfa_offset &&
-	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset;
+	return a->rule.cfa_base == b->rule.cfa_base &&
+	       a->rule.cfa_offset == b->rule.cfa_offset &&
+	       a->rule.fp_rule == b->rule.fp_rule &&
+	       a->rule.fp_offset == b->rule.fp_offset;
 }
 
 /* Invariants every successfully built table must satisfy. */
@@ -76,12 +78,13 @@ static void check_shape(const struct unwind_table *t,
 	if (!t->nrows)
 		return;
 	assert_true(t->nrows <= UNWIND_MAX_ROWS);
-	assert_int_equal(t->rows[t->nrows - 1].cfa_base, UNWIND_CFA_INVALID);
+	assert_int_equal(t->rows[t->nrows - 1].rule.cfa_base,
+			 UNWIND_CFA_INVALID);
 	for (size_t i = 0; i < t->nrows; i++) {
 		const struct unwind_row *r = &t->rows[i];
 
-		assert_true(r->cfa_base <= UNWIND_CFA_STOP);
-		assert_true(r->fp_rule <= UNWIND_FP_UNDEFINED);
+		assert_true(r->rule.cfa_base <= UNWIND_CFA_STOP);
+		assert_true(r->rule.fp_rule <= UNWIND_FP_UNDEFINED);
 		if (i) {
 			/* Sorted, no overlap, adjacent identical merged. */
 			assert_true(t->rows[i - 1].pc < r->pc);
@@ -216,12 +219,13 @@ static void prop_cb(const char *name, uint64_t a, uint64_t size, void *arg)
 	r = unwind_table_lookup(p->t, a);
 	assert_non_null(r);
 	p->checked++;
-	if (r->cfa_base == UNWIND_CFA_STOP ||
-	    r->cfa_base == UNWIND_CFA_SIGNAL || r->cfa_base == UNWIND_CFA_PLT)
+	if (r->rule.cfa_base == UNWIND_CFA_STOP ||
+	    r->rule.cfa_base == UNWIND_CFA_SIGNAL ||
+	    r->rule.cfa_base == UNWIND_CFA_PLT)
 		return;
-	if (r->cfa_base != UNWIND_CFA_SP || r->cfa_offset != 8) {
+	if (r->rule.cfa_base != UNWIND_CFA_SP || r->rule.cfa_offset != 8) {
 		print_error("%s: %s@%#lx base %u off %d\n", p->path, name, a,
-			    r->cfa_base, r->cfa_offset);
+			    r->rule.cfa_base, r->rule.cfa_offset);
 		p->failed++;
 		return;
 	}
@@ -246,12 +250,13 @@ static void prop_cb(const char *name, uint64_t a, uint64_t size, void *arg)
 	r = unwind_table_lookup(p->t, push_at);
 	assert_non_null(r);
 	p->pushes++;
-	if (r->cfa_base != UNWIND_CFA_SP || r->cfa_offset != 16 ||
-	    (rbp &&
-	     (r->fp_rule != UNWIND_FP_CFA_OFFSET || r->fp_offset != -16))) {
+	if (r->rule.cfa_base != UNWIND_CFA_SP || r->rule.cfa_offset != 16 ||
+	    (rbp && (r->rule.fp_rule != UNWIND_FP_CFA_OFFSET ||
+		     r->rule.fp_offset != -16))) {
 		print_error("%s: %s@%#lx after push: base %u off %d fp %u/%d\n",
-			    p->path, name, push_at, r->cfa_base, r->cfa_offset,
-			    r->fp_rule, r->fp_offset);
+			    p->path, name, push_at, r->rule.cfa_base,
+			    r->rule.cfa_offset, r->rule.fp_rule,
+			    r->rule.fp_offset);
 		p->failed++;
 	}
 }
@@ -357,17 +362,17 @@ static void test_start_is_stop(void **state)
 	assert_true(t.entry != 0);
 	r = unwind_table_lookup(&t, t.entry);
 	assert_non_null(r);
-	assert_int_equal(r->cfa_base, UNWIND_CFA_STOP);
+	assert_int_equal(r->rule.cfa_base, UNWIND_CFA_STOP);
 	/* A few bytes in, too (the whole of _start is outermost). */
 	r = unwind_table_lookup(&t, t.entry + 4);
-	assert_int_equal(r->cfa_base, UNWIND_CFA_STOP);
+	assert_int_equal(r->rule.cfa_base, UNWIND_CFA_STOP);
 	unwind_table_free(&t);
 
 	/* ld.so's _start has no FDE: the entry point gets a STOP row. */
 	assert_int_equal(build_path(LDSO, &t, &st), 0);
 	assert_true(st.flags & UNWIND_ST_ENTRY_STOP);
 	r = unwind_table_lookup(&t, t.entry);
-	assert_int_equal(r->cfa_base, UNWIND_CFA_STOP);
+	assert_int_equal(r->rule.cfa_base, UNWIND_CFA_STOP);
 	unwind_table_free(&t);
 }
 
@@ -388,7 +393,7 @@ static void test_libc_thread_roots(void **state)
 	assert_non_null(e);
 	assert_true(find_func(e, "__clone", &a, &sz));
 	for (size_t i = 0; i < t.nrows; i++)
-		if (t.rows[i].cfa_base == UNWIND_CFA_STOP &&
+		if (t.rows[i].rule.cfa_base == UNWIND_CFA_STOP &&
 		    t.rows[i].pc >= a && t.rows[i].pc < a + sz)
 			in_clone = true;
 	assert_true(in_clone);
@@ -415,7 +420,7 @@ static void check_plt(const char *path)
 				unwind_table_lookup(&t, pc);
 
 			assert_non_null(r);
-			assert_int_equal(r->cfa_base, UNWIND_CFA_PLT);
+			assert_int_equal(r->rule.cfa_base, UNWIND_CFA_PLT);
 		}
 	}
 	if (find_sec(e, ".plt.got", &a, &sz) ||
@@ -426,9 +431,9 @@ static void check_plt(const char *path)
 				unwind_table_lookup(&t, pc);
 
 			assert_non_null(r);
-			assert_true(r->cfa_base == UNWIND_CFA_PLT ||
-				    (r->cfa_base == UNWIND_CFA_SP &&
-				     r->cfa_offset == 8));
+			assert_true(r->rule.cfa_base == UNWIND_CFA_PLT ||
+				    (r->rule.cfa_base == UNWIND_CFA_SP &&
+				     r->rule.cfa_offset == 8));
 		}
 	}
 	elf_end(e);
@@ -480,7 +485,7 @@ static void test_restore_rt_is_signal(void **state)
 	assert_true(st.rows_signal >= 1);
 	r = unwind_table_lookup(&t, restorer - base);
 	assert_non_null(r);
-	assert_int_equal(r->cfa_base, UNWIND_CFA_SIGNAL);
+	assert_int_equal(r->rule.cfa_base, UNWIND_CFA_SIGNAL);
 	unwind_table_free(&t);
 }
 
@@ -581,19 +586,20 @@ static void check_synth(const char *so, bool debug_frame)
 	assert_true(find_func(e, "leaf", &a, &sz));
 	rows_in(&t, a, sz, &r, &n);
 	assert_int_equal(n, 1); /* may start earlier: merged with sink() */
-	assert_int_equal(r->cfa_base, UNWIND_CFA_SP);
-	assert_int_equal(r->cfa_offset, 8);
-	assert_int_equal(r->fp_rule, UNWIND_FP_SAME);
+	assert_int_equal(r->rule.cfa_base, UNWIND_CFA_SP);
+	assert_int_equal(r->rule.cfa_offset, 8);
+	assert_int_equal(r->rule.fp_rule, UNWIND_FP_SAME);
 
 	/* vla: gcc needs a frame pointer: CFA = rbp + 16, rbp at CFA-16. */
 	assert_true(find_func(e, "vla", &a, &sz));
 	rows_in(&t, a, sz, &r, &n);
-	assert_int_equal(r[0].cfa_base, UNWIND_CFA_SP);
-	assert_int_equal(r[0].cfa_offset, 8);
+	assert_int_equal(r[0].rule.cfa_base, UNWIND_CFA_SP);
+	assert_int_equal(r[0].rule.cfa_offset, 8);
 	for (size_t i = 0; i < n; i++)
-		if (r[i].cfa_base == UNWIND_CFA_FP && r[i].cfa_offset == 16 &&
-		    r[i].fp_rule == UNWIND_FP_CFA_OFFSET &&
-		    r[i].fp_offset == -16)
+		if (r[i].rule.cfa_base == UNWIND_CFA_FP &&
+		    r[i].rule.cfa_offset == 16 &&
+		    r[i].rule.fp_rule == UNWIND_FP_CFA_OFFSET &&
+		    r[i].rule.fp_offset == -16)
 			fp16 = true;
 	assert_true(fp16);
 
@@ -601,9 +607,9 @@ static void check_synth(const char *so, bool debug_frame)
 	assert_true(find_func(e, "saver", &a, &sz));
 	rows_in(&t, a, sz, &r, &n);
 	assert_true(n >= 3);
-	assert_int_equal(r[0].cfa_offset, 8);
-	assert_int_equal(r[1].cfa_base, UNWIND_CFA_SP);
-	assert_true(r[1].cfa_offset > 8 && r[1].cfa_offset % 8 == 0);
+	assert_int_equal(r[0].rule.cfa_offset, 8);
+	assert_int_equal(r[1].rule.cfa_base, UNWIND_CFA_SP);
+	assert_true(r[1].rule.cfa_offset > 8 && r[1].rule.cfa_offset % 8 == 0);
 	elf_end(e);
 	close(fd);
 	unwind_table_free(&t);
@@ -673,9 +679,13 @@ static void test_vdso(void **state)
 static void test_lookup(void **state)
 {
 	struct unwind_row rows[] = {
-		{.pc = 0x10, .cfa_base = UNWIND_CFA_SP, .cfa_offset = 8},
-		{.pc = 0x20, .cfa_base = UNWIND_CFA_FP, .cfa_offset = 16},
-		{.pc = 0x30, .cfa_base = UNWIND_CFA_INVALID},
+		{.pc = 0x10,
+		 .rule.cfa_base = UNWIND_CFA_SP,
+		 .rule.cfa_offset = 8},
+		{.pc = 0x20,
+		 .rule.cfa_base = UNWIND_CFA_FP,
+		 .rule.cfa_offset = 16},
+		{.pc = 0x30, .rule.cfa_base = UNWIND_CFA_INVALID},
 	};
 	struct unwind_table t = {.rows = rows, .nrows = 3};
 

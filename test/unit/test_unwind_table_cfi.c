@@ -220,17 +220,17 @@ static void expect_rows(const struct unwind_table *t, const struct want *w,
 			size_t n)
 {
 	for (size_t i = 0; i < t->nrows; i++)
-		print_message("  row %#lx base %u off %d fp %u/%d\n",
-			      t->rows[i].pc, t->rows[i].cfa_base,
-			      t->rows[i].cfa_offset, t->rows[i].fp_rule,
-			      t->rows[i].fp_offset);
+		print_message(
+			"  row %#lx base %u off %d fp %u/%d\n", t->rows[i].pc,
+			t->rows[i].rule.cfa_base, t->rows[i].rule.cfa_offset,
+			t->rows[i].rule.fp_rule, t->rows[i].rule.fp_offset);
 	assert_int_equal(t->nrows, n);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(t->rows[i].pc, w[i].pc);
-		assert_int_equal(t->rows[i].cfa_base, w[i].base);
-		assert_int_equal(t->rows[i].cfa_offset, w[i].off);
-		assert_int_equal(t->rows[i].fp_rule, w[i].fp);
-		assert_int_equal(t->rows[i].fp_offset, w[i].fpoff);
+		assert_int_equal(t->rows[i].rule.cfa_base, w[i].base);
+		assert_int_equal(t->rows[i].rule.cfa_offset, w[i].off);
+		assert_int_equal(t->rows[i].rule.fp_rule, w[i].fp);
+		assert_int_equal(t->rows[i].rule.fp_offset, w[i].fpoff);
 	}
 }
 
@@ -385,11 +385,11 @@ static void test_hostile_sections(void **state)
 
 			assert_false(st.flags & UNWIND_ST_HOSTILE);
 			assert_int_equal(st.fdes_skipped, lost ? 1 : 0);
-			assert_int_equal(
-				unwind_table_lookup(&t, 0x1001)->cfa_offset,
-				16);
+			assert_int_equal(unwind_table_lookup(&t, 0x1001)
+						 ->rule.cfa_offset,
+					 16);
 			assert_non_null(r);
-			assert_int_equal(r->cfa_offset, lost ? 32 : 8);
+			assert_int_equal(r->rule.cfa_offset, lost ? 32 : 8);
 		}
 		unwind_table_free(&t);
 		free(eh.b);
@@ -423,7 +423,7 @@ static void test_good_hdr(void **state)
 	assert_false(st.flags & UNWIND_ST_HOSTILE);
 	assert_true(st.flags & UNWIND_ST_EH_FRAME_HDR);
 	assert_int_equal(t.nrows, 3);
-	assert_int_equal(t.rows[1].cfa_offset, 16);
+	assert_int_equal(t.rows[1].rule.cfa_offset, 16);
 	unwind_table_free(&t);
 	free(eh.b);
 	free(hdr.b);
@@ -539,7 +539,7 @@ static void test_work_budget(void **state)
 	/* One pass: linear, well inside the budget. */
 	assert_false(st.flags & UNWIND_ST_TRUNCATED);
 	assert_int_equal(t.nrows, 20000 + 2);
-	assert_int_equal(t.rows[20000].cfa_offset, 16 + (19999 % 8) * 8);
+	assert_int_equal(t.rows[20000].rule.cfa_offset, 16 + (19999 % 8) * 8);
 	unwind_table_free(&t);
 
 	/* Over the per-FDE program cap: that FDE is skipped. */

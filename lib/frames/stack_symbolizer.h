@@ -6,8 +6,8 @@
  * Python and Java frames through their trackers. It knows nothing of the
  * encoder: the agent hands the frames to the profile builder.
  */
-#ifndef OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
-#define OTELPROF_SYMBOLIZE_STACK_SYMBOLIZER_H
+#ifndef OTELPROF_FRAMES_STACK_SYMBOLIZER_H
+#define OTELPROF_FRAMES_STACK_SYMBOLIZER_H
 
 #include <stdint.h>
 
@@ -50,6 +50,9 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 			   const struct kallsyms *ksyms,
 			   struct process_table *procs,
 			   struct file_cache *files);
+/* p is about to be freed: drop its JIT symbols (p->jit). */
+void stack_symbolizer_forget(struct stack_symbolizer *s, struct process *p);
+/* Also drops those of the processes still in the table. */
 void stack_symbolizer_free(struct stack_symbolizer *s);
 /* The frames of a sample of process p into out (leaf first): its kernel
  * frames and the user frames (pcs, leaf first) unwound for it, of which

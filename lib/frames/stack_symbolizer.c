@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/stack_symbolizer.h"
+#include "frames/stack_symbolizer.h"
 #include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 #include "symbolize/go_pclntab.h"
@@ -27,8 +27,20 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 	s->files = files;
 }
 
+void stack_symbolizer_forget(struct stack_symbolizer *s, struct process *p)
+{
+	(void)s;
+	jit_process_free(p->jit);
+	p->jit = NULL;
+}
+
 void stack_symbolizer_free(struct stack_symbolizer *s)
 {
+	struct process_table *t = s->procs;
+
+	for (uint32_t i = 0; t && i < t->nslots; i++)
+		if (t->procs[i])
+			stack_symbolizer_forget(s, t->procs[i]);
 	memset(s, 0, sizeof(*s));
 }
 

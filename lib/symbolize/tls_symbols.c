@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "context/tls_symbols.h"
+#include "symbolize/tls_symbols.h"
 
 #include <gelf.h>
 #include <libelf.h>
