@@ -31,6 +31,8 @@ extern "C" {
 #define OTELPROF_VERSION_MAJOR 0
 #define OTELPROF_VERSION_MINOR 1
 #define OTELPROF_VERSION_PATCH 0
+/* The same as text, "MAJOR.MINOR.PATCH" (what otelprof_version returns). */
+#define OTELPROF_VERSION_STRING "0.1.0"
 
 /* Default sampling frequency per CPU, in Hz (prime, to avoid lock-step with
  * periodic work; the reference profiler's default). */

@@ -104,8 +104,5 @@ OTELPROF_API const char *otelprof_errmsg(struct otelprof *p)
 
 OTELPROF_API const char *otelprof_version(void)
 {
-#define STR2(x) #x
-#define STR(x)	STR2(x)
-	return STR(OTELPROF_VERSION_MAJOR) "." STR(
-		OTELPROF_VERSION_MINOR) "." STR(OTELPROF_VERSION_PATCH);
+	return OTELPROF_VERSION_STRING;
 }

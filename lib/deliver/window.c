@@ -52,7 +52,7 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 		goto out;
 	w.period_ns = 1000000000ull / p->frequency_hz;
 	w.scope_name = "libotelprofiler";
-	w.scope_version = otelprof_version();
+	w.scope_version = OTELPROF_VERSION_STRING;
 	w.host_name = p->host_name;
 	e = otlp_encode(full, &w, data, size);
 	if (e) {

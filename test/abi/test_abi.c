@@ -86,6 +86,14 @@ static void rejects_bad_options(void **state)
 				 -E2BIG);
 	}
 	assert_string_equal(otelprof_version(), "0.1.0");
+	{
+		/* The text and the numbers of the header agree. */
+		char v[32];
+
+		snprintf(v, sizeof(v), "%d.%d.%d", OTELPROF_VERSION_MAJOR,
+			 OTELPROF_VERSION_MINOR, OTELPROF_VERSION_PATCH);
+		assert_string_equal(v, OTELPROF_VERSION_STRING);
+	}
 	otelprof_close(NULL);
 	otelprof_buffer_free(NULL);
 }
