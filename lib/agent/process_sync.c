@@ -57,5 +57,5 @@ void agent_sync_rescans(struct otelprof *p, uint64_t now_ns)
 	struct process *proc;
 
 	while ((proc = context_tracker_take_rescan(&p->context)))
-		process_table_rescan(&p->procs, proc, now_ns, 0);
+		process_table_rescan(&p->procs, proc, now_ns);
 }

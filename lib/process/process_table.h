@@ -18,8 +18,6 @@
 #include "files/file_table.h"
 #include "util/idxmap.h"
 
-/* A process may trigger a /proc rescan at most this often. */
-#define PROCESS_RESCAN_INTERVAL_NS (10ull * 1000 * 1000)
 /*
  * Rescans a process asks for by what it does (a pc in no known mapping, or
  * its mapping count moved) are priced: after one that took d, the next is
@@ -178,10 +176,10 @@ struct process *process_table_find(struct process_table *t, uint32_t pid);
 /* When /proc could not tell the executable (the process was gone), use
  * the path the exec event carried (at most len bytes, may lack a NUL). */
 void process_set_exec_path(struct process *p, const char *path, size_t len);
-/* Rescan the mappings of p if allowed by the rescan interval; true if done.
- * min_interval_ns lets a caller that must see new code now go faster. */
+/* Rescan the mappings of p now, unpriced (false: a ghost, which has
+ * none). */
 bool process_table_rescan(struct process_table *t, struct process *p,
-			  uint64_t now_ns, uint64_t min_interval_ns);
+			  uint64_t now_ns);
 /* A rescan p asked for by what it did (its address space changed, or a
  * pc of it lies in no known mapping). Done now if p's gap and the shared
  * budget allow (true), else held for process_table_run_held. map_count:
