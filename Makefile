@@ -167,7 +167,14 @@ tools: $(TOOLS)
 # ---- unit tests (cmocka), linked against the library objects ----
 $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LIB_CFLAGS) $(BIN_DEPFLAGS) -Wno-unused-parameter $< $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+	$(call scan_deps,$(CC) $(LIB_CFLAGS),$< $(UNIT_EXTRA_SRCS_$*))
+	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter $< $(UNIT_EXTRA_SRCS_$*) $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+# The unwinder without the agent: it listens alone (a test helper, shared
+# with fuzz_unwind_copy; the library's one listener is the agent).
+UNWIND_ALONE := test/unit/unwind_alone.c test/unit/unwind_alone.h
+UNIT_EXTRA_SRCS_test_unwind_step := test/unit/unwind_alone.c
+UNIT_EXTRA_SRCS_test_unwind_walk := test/unit/unwind_alone.c
+$(BUILD)/test/unit/test_unwind_step $(BUILD)/test/unit/test_unwind_walk: $(UNWIND_ALONE)
 
 # The same small library from every linker Debian ships, for the mapping
 # bias test (test_linker_layouts.c).
@@ -377,7 +384,7 @@ FUZZ_SRCS_utf8 := lib/util/utf8.c
 FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
 FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/% lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
-  $(GEN)/process_context.pb-c.c -lbpf
+  $(GEN)/process_context.pb-c.c test/unit/unwind_alone.c -Itest/unit -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_arena.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c lib/symbolize/elf_guard.c lib/util/mem_budget.c
 FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
@@ -390,7 +397,8 @@ FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c lib
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
-$(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c
+$(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c test/tools/unwind_capture.h
+$(BUILD)/fuzz/fuzz_unwind_copy: $(UNWIND_ALONE)
 
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS) | $(GEN_HDRS)
 	@mkdir -p $(dir $@)

@@ -133,7 +133,8 @@ struct otelprof_stats {
 					 files, kallsyms, JIT maps) */
 	uint64_t polls;		      /* successful otelprof_poll calls */
 	uint64_t bytes_encoded;	      /* OTLP bytes handed out */
-	/* user-stack unwinding (in the kernel, from .eh_frame tables) */
+	/* user-stack unwinding (from .eh_frame tables): stops count the
+	 * kernel's walks and those of stack copies, unwound in userspace */
 	uint64_t unwind_complete;     /* stacks unwound to the root */
 	uint64_t unwind_truncated;    /* cut at max_frames */
 	uint64_t unwind_err_rule;     /* stopped: pc without a usable rule */
@@ -150,8 +151,10 @@ struct otelprof_stats {
 	uint64_t unwind_build_ns;     /* time spent building tables */
 	uint64_t unwind_pending;      /* cut where a table was still loading:
 					 the leaf frame only (rate-limited
-					 stack copies), or in a JVM the frames
-					 down to that file, Java ones named */
+					 stack copies), in a JVM the frames
+					 down to that file, Java ones named,
+					 or a stack copy's frames down to it
+					 (held 5 s first) */
 	/* trace correlation (docs/context-publishing.md) */
 	uint64_t ctx_samples;	     /* samples that carried a thread
 					context (trace/span link) */

@@ -18,9 +18,11 @@
  * context step skips its TLS walk when a rescan added and removed no
  * mapping; the interpreter and JVM steps look at the added mappings only.
  *
- * Rescans come from the events (maps changed), the samples (a pc in no
- * known mapping) and the context tracker's search for contexts published
- * since (agent_sync_rescans, from the drain pass).
+ * Rescans come from the events (maps changed: agent.c), the samples (a pc
+ * the unwinder or the symbolizer found in no known mapping:
+ * sample_pipeline.c) and the context tracker's search for contexts
+ * published since (agent_sync_rescans, from the drain pass). No stage asks
+ * the table for one itself.
  */
 #include "agent/agent.h"
 
@@ -58,5 +60,5 @@ void agent_sync_rescans(struct otelprof *p, uint64_t now_ns)
 	struct process *proc;
 
 	while ((proc = context_tracker_take_rescan(&p->context)))
-		process_table_rescan(&p->procs, proc, now_ns, 0);
+		process_table_rescan(&p->procs, proc, now_ns);
 }

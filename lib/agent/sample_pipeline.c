@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
  * The path of one sample, top to bottom: agent_handle_sample calls each
- * stage once, in this order.
+ * stage once, in this order (2 and 4 a second time after a rescan, see
+ * below).
  *
  *   1. event -> process      process_table_get_sample (lib/process/)
  *   2. user stack            unwound by BPF already, or unwound here from
@@ -20,6 +21,12 @@
  *
  * lib/deliver/window.c encodes the window at the next poll. Every sample
  * the builder could not take is counted in add_errors.
+ *
+ * Stages 2 and 4 do not rescan a process themselves: they report a pc in
+ * no known mapping, and the stage is run again here after the process table's
+ * rescan (process_table_rescan_asked, within the process's gap and the
+ * shared budget), which the table reports to process_sync.c as every
+ * rescan. At most one rescan per stage and sample.
  */
 #include <string.h>
 
@@ -133,6 +140,15 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 	err = stack_symbolize(&p->symbolizer, proc, e->kstack, e->n_kernel,
 			      user, nuser, ninterp, e->interp_kind,
 			      e->hdr.ktime_boot_ns, frames);
+	/* A pc in no known mapping: new code since the last scan (dlopen,
+	 * JIT)? Look again, as the process's gap and the shared budget
+	 * allow, and symbolize with what the scan found. */
+	if (!err && frames->unmapped &&
+	    process_table_rescan_asked(&p->procs, proc, 0))
+		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
+				      e->n_kernel, user, nuser, ninterp,
+				      e->interp_kind, e->hdr.ktime_boot_ns,
+				      frames);
 	if (err)
 		return err;
 	if (frames->strings_dropped)
@@ -175,15 +191,24 @@ void agent_handle_sample(struct otelprof *p,
 	/* 2. user stack: a stack copy is unwound here; the interpreter
 	 * frames BPF read follow the native ones. */
 	if (copy) {
-		uint32_t flags;
+		struct unwind_copy walk;
 
-		nuser = process_unwind_copy(&p->unwinder, proc, e, p->frames,
-					    p->max_user_frames, &flags, now);
+		process_unwind_copy(&p->unwinder, proc, e, p->frames,
+				    p->max_user_frames, &walk);
+		/* Code mapped since the last scan (ld.so loading libraries
+		 * of a new process): look again, as the process's gap and
+		 * the shared budget allow, and walk with what it found. */
+		if (walk.error == OTELPROF_CNT_UNWIND_NO_MAPPING &&
+		    process_table_rescan_asked(&p->procs, proc, 0))
+			process_unwind_copy(&p->unwinder, proc, e, p->frames,
+					    p->max_user_frames, &walk);
 		/* A big file's table is being built: hold the sample rather
 		 * than emit a cut stack. */
-		if ((flags & OTELPROF_SAMPLE_F_PENDING) && may_park &&
+		if (walk.error == OTELPROF_CNT_UNWIND_PENDING && may_park &&
 		    agent_park(p, e, size))
 			return;
+		process_unwind_count_copy(&p->unwinder, &walk);
+		nuser = walk.n;
 	}
 
 	/* 3. resource. */

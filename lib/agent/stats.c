@@ -47,14 +47,21 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_COMPLETE);
 	s->unwind_truncated =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_TRUNCATED);
+	/* Walks that stopped short (unwind_pending too): the kernel's,
+	 * and those of the stack copies unwound in userspace. */
 	s->unwind_err_rule =
-		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_RULE);
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_RULE) +
+		u->copy_stops[OTELPROF_CNT_UNWIND_ERR_RULE];
 	s->unwind_err_read =
-		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_READ);
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_READ) +
+		u->copy_stops[OTELPROF_CNT_UNWIND_ERR_READ];
 	s->unwind_err_loop =
-		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_LOOP);
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_ERR_LOOP) +
+		u->copy_stops[OTELPROF_CNT_UNWIND_ERR_LOOP];
 	s->unwind_no_mapping =
-		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_NO_MAPPING);
+		bpf_sampler_counter(p->sampler,
+				    OTELPROF_CNT_UNWIND_NO_MAPPING) +
+		u->copy_stops[OTELPROF_CNT_UNWIND_NO_MAPPING];
 	s->stack_copies =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_STACK_COPIES);
 	s->unwind_files = um->files;
@@ -64,7 +71,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 		u->table_errors + u->load_errors + um->load_errors;
 	s->unwind_build_ns = u->build_ns;
 	s->unwind_pending =
-		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING);
+		bpf_sampler_counter(p->sampler, OTELPROF_CNT_UNWIND_PENDING) +
+		u->copy_stops[OTELPROF_CNT_UNWIND_PENDING];
 	s->ctx_samples = bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_READ);
 	s->ctx_read_errors =
 		bpf_sampler_counter(p->sampler, OTELPROF_CNT_CTX_ERR);

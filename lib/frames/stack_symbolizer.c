@@ -171,26 +171,20 @@ static void reload_evicted(struct stack_symbolizer *s, struct process *p,
 
 static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		       struct process *p, uint64_t raw_pc, bool return_address,
-		       bool *rescanned, bool *jit_unnamed,
-		       const char **function, uint64_t now_ns)
+		       bool *jit_unnamed, const char **function,
+		       uint64_t now_ns)
 {
 	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
-	struct proc_mapping *m;
-
-	*function = NULL;
-	m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
+	struct proc_mapping *m = proc_maps_find_mut(&p->maps, pc);
 	struct elf_file *file;
 	struct frame f;
 	uint64_t vaddr;
 
-	(void)now_ns;
-	if (!m && !*rescanned) {
-		/* New code since the last scan (dlopen, JIT): look again,
-		 * at most once per sample and as the budgets allow. */
-		*rescanned = true;
-		if (process_table_rescan_asked(s->procs, p, 0))
-			m = (struct proc_mapping *)proc_maps_find(&p->maps, pc);
-	}
+	*function = NULL;
+	/* Maybe new code since the last scan (dlopen, JIT): the caller may
+	 * have the process rescanned and symbolize the stack again. */
+	if (!m)
+		out->unmapped = true;
 	memset(&f, 0, sizeof(f));
 	f.kind = FRAME_NATIVE;
 	f.address = pc;
@@ -345,7 +339,7 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		    uint32_t nu, uint32_t n_interp, uint32_t interp_kind,
 		    uint64_t now_ns, struct symbolized_stack *out)
 {
-	bool rescanned = false, jit_unnamed = false;
+	bool jit_unnamed = false;
 	uint32_t native, next_py = 0;
 	const uint64_t *py;
 
@@ -371,8 +365,8 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		/* The evaluation loop ran the Python frames above it: they
 		 * go before it (leaf first). Its name is known only once
 		 * it is symbolized, so it is added after them. */
-		user_frame(s, out, p, ustack[i], out->n > 0, &rescanned,
-			   &jit_unnamed, &fn, now_ns);
+		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed, &fn,
+			   now_ns);
 		if (next_py < n_interp && fn &&
 		    interp_kind != OTELPROF_INTERP_HOTSPOT &&
 		    !strcmp(fn, CPY_EVAL_FUNCTION) && out->n) {

@@ -59,7 +59,9 @@ void stack_symbolizer_free(struct stack_symbolizer *s);
  * the last 2 * n_interp words are interpreter frames {code, instruction},
  * put above the interpreter's evaluation-loop frames that ran them; for
  * interp_kind OTELPROF_INTERP_HOTSPOT they are Java frames, each naming
- * the native frame it replaces. 0, or -EINVAL for counts out of range. */
+ * the native frame it replaces. Against the mappings the process table
+ * knows now: a pc in none sets out->unmapped (the caller may have p
+ * rescanned and call again). 0, or -EINVAL for counts out of range. */
 int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		    const uint64_t *kstack, uint32_t nk, const uint64_t *ustack,
 		    uint32_t nu, uint32_t n_interp, uint32_t interp_kind,

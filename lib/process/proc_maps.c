@@ -220,8 +220,8 @@ void proc_maps_free(struct proc_maps *m)
 	memset(m, 0, sizeof(*m));
 }
 
-const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
-					  uint64_t addr)
+/* The index of the mapping holding addr, or m->n if none. */
+static size_t find_index(const struct proc_maps *m, uint64_t addr)
 {
 	size_t lo = 0, hi = m->n;
 
@@ -233,9 +233,24 @@ const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
 		else if (addr >= m->v[mid].end)
 			lo = mid + 1;
 		else
-			return &m->v[mid];
+			return mid;
 	}
-	return NULL;
+	return m->n;
+}
+
+const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
+					  uint64_t addr)
+{
+	size_t i = find_index(m, addr);
+
+	return i < m->n ? &m->v[i] : NULL;
+}
+
+struct proc_mapping *proc_maps_find_mut(struct proc_maps *m, uint64_t addr)
+{
+	size_t i = find_index(m, addr);
+
+	return i < m->n ? &m->v[i] : NULL;
 }
 
 long proc_read_file(const char *path, char **out, size_t max)

@@ -69,6 +69,8 @@ int proc_maps_parse(const char *text, size_t len, struct proc_maps *out,
 void proc_maps_free(struct proc_maps *m);
 const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
 					  uint64_t addr);
+/* The same, for a caller that may change it (load its file). */
+struct proc_mapping *proc_maps_find_mut(struct proc_maps *m, uint64_t addr);
 
 /* Read a whole (small) /proc file, bounded by max bytes; NUL-terminated.
  * Returns the length or a negative errno. */

@@ -492,11 +492,11 @@ struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
 }
 
 bool process_table_rescan(struct process_table *t, struct process *p,
-			  uint64_t now_ns, uint64_t min_interval_ns)
+			  uint64_t now_ns)
 {
 	struct process_change c = {PROCESS_RESCANNED, 0, 0};
 
-	if (p->ghost || now_ns - p->last_scan_ns < min_interval_ns)
+	if (p->ghost)
 		return false;
 	p->last_scan_ns = now_ns;
 	p->kernel_map_count = 0;

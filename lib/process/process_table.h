@@ -175,11 +175,11 @@ struct process *process_table_find(struct process_table *t, uint32_t pid);
 /* When /proc could not tell the executable (the process was gone), use
  * the path the exec event carried (at most len bytes, may lack a NUL). */
 void process_set_exec_path(struct process *p, const char *path, size_t len);
-/* Rescan the mappings of p now unless it is a ghost or its last scan is
- * less than min_interval_ns old; true if done. Unlike
- * process_table_rescan_asked, no gap or shared budget applies. */
+/* Rescan the mappings of p now, unpriced (false: a ghost, which has
+ * none). Unlike process_table_rescan_asked, no gap or shared budget
+ * applies. */
 bool process_table_rescan(struct process_table *t, struct process *p,
-			  uint64_t now_ns, uint64_t min_interval_ns);
+			  uint64_t now_ns);
 /* A rescan p asked for by what it did (its address space changed, or a
  * pc of it lies in no known mapping). Done now if p's gap and the shared
  * budget allow (true), else held for process_table_run_held. map_count:

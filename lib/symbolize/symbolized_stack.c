@@ -57,6 +57,7 @@ void symbolized_stack_clear(struct symbolized_stack *st)
 	st->ninl = 0;
 	st->cacheable = true;
 	st->strings_dropped = false;
+	st->unmapped = false;
 }
 
 static size_t strings_used(const struct symbolized_stack *st)

@@ -2,7 +2,7 @@
 /*
  * The frames of one sample's stack, leaf first, as the symbolizer hands
  * them to the encoder. The stack owns copies of every string its frames
- * name: a rescan later in the same stack can free the mappings' paths, and
+ * name: a rescan before they are encoded can free the mappings' paths, and
  * loading one file's symbols can evict another's, so pointers into those
  * would not last until the frames are encoded. Reused from stack to stack.
  */
@@ -35,7 +35,10 @@ struct symbolized_stack {
 	 * debuginfod lookup under way) or its code moves (Java): such a
 	 * stack must not be reused for later samples. */
 	bool cacheable;
-	bool strings_dropped;	  /* some frame lost its names (see above) */
+	bool strings_dropped; /* some frame lost its names (see above) */
+	/* A native pc lay in no mapping the process table knows: code
+	 * mapped since its last scan (dlopen, JIT), or a bad pc. */
+	bool unmapped;
 	struct frame_inline *inl; /* the frames' inlined functions */
 	uint32_t ninl;
 	struct symbolized_strings *strings;

@@ -147,7 +147,6 @@ void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 				pu->todo_tail = j;
 				pthread_cond_signal(&pu->qcond);
 				pthread_mutex_unlock(&pu->qlock);
-				pu->counters.async_builds++;
 				return;
 			}
 			free(j);
@@ -199,7 +198,6 @@ static void install_table(struct process_unwind *pu, struct file *f,
 		return;
 	}
 
-	pu->counters.cfi_bytes += st.bytes_of_cfi;
 	if (err) {
 		/* No CFI (or unusable): frame pointers for this file. */
 		u->err = err;
@@ -211,7 +209,6 @@ static void install_table(struct process_unwind *pu, struct file *f,
 			pu->counters.table_errors++;
 		return;
 	}
-	pu->counters.tables_built++;
 	/* Built, but (part of) the file's CFI was corrupt and left out. */
 	if (st.flags & (UNWIND_ST_CFI_CORRUPT | UNWIND_ST_HOSTILE))
 		pu->counters.table_errors++;
@@ -385,9 +382,10 @@ static void *worker_main(void *arg)
 				/* full or closed: it polls anyway */
 			}
 		}
-		/* A build's scratch (libdw's FDE caches, the row vector) sits
-		 * in this thread's malloc arena, which glibc does not shrink
-		 * by itself: give it back once the queue is empty. */
+		/* A build's scratch (the decoded CIEs and FDEs, the row
+		 * vector) sits in this thread's malloc arena, which glibc
+		 * does not shrink by itself: give it back once the queue is
+		 * empty. */
 		if (!pu->todo) {
 			pthread_mutex_unlock(&pu->qlock);
 			malloc_trim(0);
@@ -581,69 +579,6 @@ void process_unwind_free(struct process_unwind *pu)
 	pu->nufiles = 0;
 }
 
-static void alone_on_maps(void *ctx, struct process *p,
-			  const struct process_change *c)
-{
-	(void)c;
-	process_unwind_sync(ctx, p);
-}
-
-static void alone_on_remove(void *ctx, struct process *p)
-{
-	process_unwind_forget(ctx, p);
-}
-
-void process_unwind_listen_alone(struct process_unwind *pu)
-{
-	struct process_table_listener l = {pu, alone_on_maps, alone_on_remove};
-
-	process_table_set_listener(pu->procs, &l);
-}
-
-static int alone_added(void *ctx, struct file *f, const struct file_added *a)
-{
-	struct process_unwind *pu = ctx;
-	int r = file_cache_file_added(pu->files, f, a);
-
-	if (r < 0)
-		return r;
-	if (r > 0)
-		process_unwind_file_loading(pu, f);
-	else
-		process_unwind_file_ready(pu, f, a->fd, a->mem, a->len);
-	return 0;
-}
-
-static void alone_free(void *ctx, struct file *f)
-{
-	struct process_unwind *pu = ctx;
-
-	process_unwind_file_freed(pu, f);
-	file_cache_file_freed(pu->files, f);
-}
-
-static void alone_ready(void *ctx, struct file *f, int fd)
-{
-	process_unwind_file_ready(ctx, f, fd, NULL, 0);
-	file_mark_changed(f);
-}
-
-static void alone_before_evict(void *ctx)
-{
-	struct process_unwind *pu = ctx;
-
-	process_table_stamp_files(pu->procs);
-}
-
-void process_unwind_files_alone(struct process_unwind *pu)
-{
-	struct file_table_listener l = {pu, alone_added, alone_free};
-	struct file_cache_listener cl = {pu, alone_ready, alone_before_evict};
-
-	file_table_set_listener(pu->procs->files, &l);
-	file_cache_set_listener(pu->files, &cl);
-}
-
 /*
  * The stack-copy walk's memory (unwind_walk.h accessors): the stack is the
  * copy only, the mappings are the process's as userspace knows them, the
@@ -656,6 +591,7 @@ struct copy_walk {
 	struct process_unwind *pu;
 	struct process *p;
 	struct otelprof_bpf_mapping m; /* the last mapping looked at */
+	uint32_t idx;		       /* its index in p->maps */
 };
 
 /* Any alignment, as bpf_probe_read_user reads. */
@@ -678,22 +614,23 @@ static const struct otelprof_bpf_mapping *copy_mapping(void *ctx, uint32_t idx)
 
 	if (idx >= c->p->maps.n)
 		return NULL;
+	c->idx = idx;
 	memset(&c->m, 0, sizeof(c->m));
 	c->m.start = c->p->maps.v[idx].start;
 	c->m.end = c->p->maps.v[idx].end;
 	return &c->m;
 }
 
+/* What the search found is the last mapping it looked at (c->idx): no
+ * second search. */
 static const struct otelprof_bpf_mapping *
 copy_resolve(void *ctx, const struct otelprof_bpf_mapping *found)
 {
 	struct copy_walk *c = ctx;
-	struct proc_mapping *m = (struct proc_mapping *)proc_maps_find(
-		&c->p->maps, found->start);
 
-	if (!m)
+	if (found != &c->m)
 		return NULL;
-	fill_mapping(c->pu, c->p, m, &c->m, false);
+	fill_mapping(c->pu, c->p, &c->p->maps.v[c->idx], &c->m, false);
 	return &c->m;
 }
 
@@ -701,7 +638,7 @@ static void *copy_rows(void *ctx, uint32_t id)
 {
 	const struct copy_walk *c = ctx;
 
-	return (void *)unwind_maps_chunk(&c->pu->maps, id);
+	return unwind_maps_chunk(&c->pu->maps, id);
 }
 
 static const struct unwind_packed_row *copy_row(void *ctx, void *rows,
@@ -736,31 +673,30 @@ static void walk_copy(struct copy_walk *c, struct unwind_walk *w,
 		;
 }
 
-uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
-			     const struct otelprof_sample_event *e,
-			     uint64_t *frames, uint32_t max, uint32_t *flags,
-			     uint64_t now_ns)
+void process_unwind_copy(struct process_unwind *pu, struct process *p,
+			 const struct otelprof_sample_event *e,
+			 uint64_t *frames, uint32_t max,
+			 struct unwind_copy *out)
 {
 	/* interpreter frames, if any, follow the copy */
-	struct copy_walk c = {
-		e->ustack, e->user_sp, e->n_user - 2 * e->n_interp, pu, p, {0}};
+	struct copy_walk c = {.words = e->ustack,
+			      .sp0 = e->user_sp,
+			      .nwords = e->n_user - 2 * e->n_interp,
+			      .pu = pu,
+			      .p = p};
 	struct unwind_walk w;
 
-	(void)now_ns;
-	*flags = 0;
 	if (c.nwords > OTELPROF_USTACK_WORDS)
 		c.nwords = OTELPROF_USTACK_WORDS;
-	pu->counters.copies_unwound++;
 	walk_copy(&c, &w, e, frames, max);
-	/* Code mapped since the last scan (ld.so loading libraries of a
-	 * new process): look once, and walk again with what it found. */
-	if (w.error == OTELPROF_CNT_UNWIND_NO_MAPPING &&
-	    process_table_rescan_asked(pu->procs, p, 0))
-		walk_copy(&c, &w, e, frames, max);
-	*flags = w.flags;
-	/* No rule yet: the caller may hold the sample. */
-	if (w.error == OTELPROF_CNT_UNWIND_PENDING)
-		*flags |= OTELPROF_SAMPLE_F_PENDING;
-	pu->counters.copy_frames += w.n;
-	return w.n;
+	out->n = w.n;
+	out->flags = w.flags;
+	out->error = w.error;
+}
+
+void process_unwind_count_copy(struct process_unwind *pu,
+			       const struct unwind_copy *c)
+{
+	if (c->error && c->error < OTELPROF_CNT_MAX)
+		pu->counters.copy_stops[c->error]++;
 }

@@ -48,9 +48,11 @@ struct unwind_file {
 
 /* What the unwinder counts (for otelprof_stats). */
 struct unwind_counters {
-	uint64_t tables_built, table_errors, cfi_bytes, build_ns;
-	uint64_t copies_unwound, copy_frames;
-	uint64_t async_builds;
+	/* Stack copies whose walk stopped short, by reason (enum
+	 * otelprof_counter: OTELPROF_CNT_UNWIND_ERR_*, _NO_MAPPING,
+	 * _PENDING), as the kernel counts its own walks' stops. */
+	uint64_t copy_stops[OTELPROF_CNT_MAX];
+	uint64_t table_errors, build_ns;
 	uint64_t refused_process, refused_host; /* budgets, see above */
 	uint64_t over_budget; /* builds refused: the file's memory budget */
 	uint64_t load_errors; /* background-built tables that failed */
@@ -98,9 +100,6 @@ void process_unwind_file_loading(struct process_unwind *pu,
 void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 			       int fd, const void *mem, size_t len);
 void process_unwind_file_freed(struct process_unwind *pu, const struct file *f);
-/* Tests, tools without the agent: the symbolizer's and the unwinder's
- * steps are the file table's listener, in the agent's order. */
-void process_unwind_files_alone(struct process_unwind *pu);
 /* p is new, rescanned or has files read since: resolve its mapped files
  * (building their tables) and write its whole kernel entry again. Whole,
  * whatever changed: the entry is one record, and a rescan also moves when
@@ -108,9 +107,6 @@ void process_unwind_files_alone(struct process_unwind *pu);
 void process_unwind_sync(struct process_unwind *pu, struct process *p);
 /* p is about to be freed: drop its kernel entry and big_mappings range. */
 void process_unwind_forget(struct process_unwind *pu, struct process *p);
-/* Tests and tools without the agent: the unwinder is the table's only
- * listener. */
-void process_unwind_listen_alone(struct process_unwind *pu);
 
 /* Start the background builder (only with kernel maps). 0 or -errno.
  * The file cache's loader is started by the caller, with the same
@@ -134,16 +130,31 @@ bool process_unwind_busy(struct process_unwind *pu);
 /* Stop the worker and drop unfinished jobs (before freeing the caches). */
 void process_unwind_stop_worker(struct process_unwind *pu);
 
+/* What the walk of a stack copy gave. */
+struct unwind_copy {
+	uint32_t n;	/* frames written */
+	uint32_t flags; /* OTELPROF_SAMPLE_F_COMPLETE / _TRUNCATED */
+	/* Why it stopped short (enum otelprof_counter), 0: it did not.
+	 * OTELPROF_CNT_UNWIND_NO_MAPPING: a pc in no mapping the process
+	 * table knows (code mapped since its last scan: the caller may have
+	 * it rescanned and walk again); _PENDING: at a file whose table is
+	 * still being built (the caller may hold the sample). */
+	uint32_t error;
+};
+
 /*
  * Unwind a OTELPROF_SAMPLE_F_STACK_COPY sample of process p in userspace
- * with the same step code as the kernel. Writes up to max frames (pcs,
- * leaf first) and returns their count; *flags gets
- * OTELPROF_SAMPLE_F_COMPLETE / _TRUNCATED, or _PENDING when the walk
- * stopped at a file whose table is still being built.
+ * with the same step code as the kernel, against the mappings the process
+ * table knows now (never rescanning). Writes up to max frames (pcs, leaf
+ * first) and their count, flags and stop into *out.
  */
-uint32_t process_unwind_copy(struct process_unwind *pu, struct process *p,
-			     const struct otelprof_sample_event *e,
-			     uint64_t *frames, uint32_t max, uint32_t *flags,
-			     uint64_t now_ns);
+void process_unwind_copy(struct process_unwind *pu, struct process *p,
+			 const struct otelprof_sample_event *e,
+			 uint64_t *frames, uint32_t max,
+			 struct unwind_copy *out);
+/* Count the walk c the caller keeps (once per sample: not a walk it
+ * repeats or a sample it holds). */
+void process_unwind_count_copy(struct process_unwind *pu,
+			       const struct unwind_copy *c);
 
 #endif

@@ -393,8 +393,7 @@ void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot)
 	memset(slot, 0, sizeof(*slot));
 }
 
-const struct unwind_chunk *unwind_maps_chunk(const struct unwind_maps *um,
-					     uint32_t id)
+struct unwind_chunk *unwind_maps_chunk(struct unwind_maps *um, uint32_t id)
 {
 	if (!id || id >= OTELPROF_MAX_UNWIND_FILES || !um->chunks)
 		return NULL;

@@ -93,9 +93,10 @@ int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 struct unwind_slot *slot);
 /* Chunk id, whose rows (c->rows[0 .. c->nrows)) are read through its
- * mapping, no syscall; NULL if there is none. */
-const struct unwind_chunk *unwind_maps_chunk(const struct unwind_maps *um,
-					     uint32_t id);
+ * mapping, no syscall; NULL if there is none. Not const: it is the walk's
+ * handle for a file's rows (unwind_walk.h UNWIND_ROWS), which in the
+ * kernel is a map pointer. */
+struct unwind_chunk *unwind_maps_chunk(struct unwind_maps *um, uint32_t id);
 void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot);
 /* Use the big_mappings array (fd of OTELPROF_BIG_MAPPINGS entries).
  * 0 or -errno (then big processes keep their first mappings only;

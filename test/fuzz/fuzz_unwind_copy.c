@@ -18,6 +18,7 @@
 
 #include "process/process_table.h"
 #include "unwind/process_unwind.h"
+#include "unwind_alone.h"
 
 #define ROW_BYTES 12
 #define MAP_START 0x400000ull
@@ -41,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct unwind_row *rows;
 	uint64_t pc = 0;
 	size_t nrows, off, nwords;
-	uint32_t flags, n;
+	struct unwind_copy walk;
 
 	if (!ready) {
 		file_table_init(&table);
@@ -50,8 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		files.nv = 1;
 		process_table_init(&procs, &table);
 		process_unwind_init(&pu, &procs, &files, -1, -1);
-		process_unwind_listen_alone(&pu);
-		process_unwind_files_alone(&pu);
+		unwind_alone_listen(&pu);
 		ready = 1;
 	}
 	if (size < 26)
@@ -117,9 +117,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.ghost = true; /* no /proc rescans */
 	p.maps.v = maps;
 	p.maps.n = 2;
-	n = process_unwind_copy(&pu, &p, &ev, frames, OTELPROF_MAX_USER_FRAMES,
-				&flags, 0);
-	if (n > OTELPROF_MAX_USER_FRAMES)
+	process_unwind_copy(&pu, &p, &ev, frames, OTELPROF_MAX_USER_FRAMES,
+			    &walk);
+	if (walk.n > OTELPROF_MAX_USER_FRAMES)
 		__builtin_trap();
 	unwind_maps_remove_file(&pu.maps,
 				&process_unwind_file(&pu, &file)->slot);

@@ -195,7 +195,7 @@ static void late_exec_event_keeps_its_identity(void **state)
 	assert_string_equal(p->exe_name, "reuse_a");
 	assert_int_equal(p->maps.n, 0);
 	/* and no rescan brings reuse_b's mappings in */
-	assert_false(process_table_rescan(t, p, 3 * SEC, 0));
+	assert_false(process_table_rescan(t, p, 3 * SEC));
 	/* Its samples stay with it; the next process's do not. */
 	assert_ptr_equal(process_table_get_sample(t, PID, PID, "reuse_a", sa,
 						  2 * SEC + MS),
@@ -272,7 +272,7 @@ static void rescan_reports_what_changed(void **state)
 	assert_int_equal(p->maps.n, 2);
 
 	write_maps(MAP_A MAP_C); /* b unmapped, c mapped */
-	assert_true(process_table_rescan(t, p, 2 * SEC, 0));
+	assert_true(process_table_rescan(t, p, 2 * SEC));
 	assert_int_equal(ntold, 2);
 	assert_int_equal(told.why, PROCESS_RESCANNED);
 	assert_int_equal(told.added, 1);
@@ -280,7 +280,7 @@ static void rescan_reports_what_changed(void **state)
 	assert_false(fresh(p, 0x7f0000000000ull));
 	assert_true(fresh(p, 0x7f0000200000ull));
 
-	assert_true(process_table_rescan(t, p, 3 * SEC, 0));
+	assert_true(process_table_rescan(t, p, 3 * SEC));
 	assert_int_equal(told.added, 0);
 	assert_int_equal(told.removed, 0);
 	assert_false(fresh(p, 0x7f0000200000ull));

@@ -19,6 +19,7 @@
 #include "process/process_table.h"
 #include "symbolize/file_cache.h"
 #include "unwind/process_unwind.h"
+#include "unwind_alone.h"
 
 #define STACK_BASE 0x7ffd00000000ull
 #define S(i)	   (STACK_BASE + 8 * (uint64_t)(i))
@@ -129,8 +130,7 @@ static int setup(void **state)
 	files.nv = 2;
 	process_table_init(&procs, &table);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
-	process_unwind_listen_alone(&pu);
-	process_unwind_files_alone(&pu);
+	unwind_alone_listen(&pu);
 	file_a.sym.nloads = 1;
 	file_a.sym.loads[0] = (struct elf_load){0, 0, FILE_LEN, 5};
 	file_hi.sym.nloads = 1;
@@ -206,6 +206,7 @@ static void expect(const uint64_t *want, uint32_t n, uint32_t max,
 		   uint32_t want_flags, uint32_t want_error)
 {
 	uint64_t frames[OTELPROF_MAX_USER_FRAMES];
+	struct unwind_copy copy;
 	uint32_t got, flags;
 
 	for (int use_big = 0; use_big < 2; use_big++) {
@@ -218,11 +219,12 @@ static void expect(const uint64_t *want, uint32_t n, uint32_t max,
 		assert_int_equal(w.error, want_error);
 	}
 	memset(frames, 0, sizeof(frames));
-	got = process_unwind_copy(&pu, &proc, &ev, frames, max, &flags, 0);
-	assert_int_equal(got, n);
+	process_unwind_copy(&pu, &proc, &ev, frames, max, &copy);
+	assert_int_equal(copy.n, n);
 	for (uint32_t i = 0; i < n; i++)
 		assert_int_equal(frames[i], want[i]);
-	assert_int_equal(flags, want_flags);
+	assert_int_equal(copy.flags, want_flags);
+	assert_int_equal(copy.error, want_error);
 }
 
 /* Leaf (CFA = rsp + 16), caller (CFA = rsp + 32, rbp saved at CFA - 16),
