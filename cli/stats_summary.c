@@ -73,6 +73,10 @@ static const struct summary_line lines[] = {
 	 "profile (out of memory or a table full)",
 	 {V(add_errors)}},
 	{false,
+	 "%v ring buffer records skipped: sizes or counts that do not hold "
+	 "together (library and BPF program of different versions?)",
+	 {V(events_malformed)}},
+	{false,
 	 "hostile input: %v mapped files refused (not regular files), %v "
 	 "over the per-file budget (symbols), %v (unwind tables), %v evicted "
 	 "for the total budget (%v read again)",

@@ -285,6 +285,10 @@ struct otelprof_stats {
 					 records) not kept: over 16 MiB per
 					 file per process, or the total
 					 budget; their frames stay unnamed */
+	uint64_t events_malformed;    /* ring buffer records whose sizes or
+					 counts do not hold together (a
+					 library and BPF program of two
+					 versions): skipped; 0 otherwise */
 };
 
 /* Opaque profiler handle. */

@@ -290,6 +290,7 @@ func (r *profilingReceiver) registerStats() error {
 		{"debuginfod_failures", "debuginfod lookups not found, timed out, or not an ELF of that build id", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodFailures }},
 		{"debuginfod_refused", "debuginfod lookups not made (queue full) or debug files not taken (too big, over budget)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodRefused }},
 		{"jit_over_budget", "JIT symbols (perf map lines, jitdump records) not kept for the memory budget", "{entry}", false, func(s *otelprof.Stats) uint64 { return s.JitOverBudget }},
+		{"events_malformed", "Ring buffer records skipped: sizes or counts that do not hold together", "{record}", false, func(s *otelprof.Stats) uint64 { return s.EventsMalformed }},
 	}
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))

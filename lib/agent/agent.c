@@ -52,8 +52,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 	struct otelprof *p = ctx;
 	const struct otelprof_event_header *h = data;
 
-	if (size < sizeof(*h))
+	if (size < sizeof(*h)) {
+		p->counters.events_malformed++;
 		return 0;
+	}
 	if (p->discarding) {
 		/* Past stop's deadline: counted, not resolved. */
 		if (h->type == OTELPROF_EVENT_SAMPLE)
@@ -62,8 +64,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 	}
 	switch (h->type) {
 	case OTELPROF_EVENT_SAMPLE:
-		if (!sample_event_ok(data, size))
+		if (!sample_event_ok(data, size)) {
+			p->counters.events_malformed++;
 			return 0;
+		}
 		p->counters.samples_received++;
 		agent_handle_sample(p, data, size, true);
 		break;
@@ -71,8 +75,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 		const struct otelprof_task_event *t = data;
 		struct process *proc;
 
-		if (size < sizeof(*t))
+		if (size < sizeof(*t)) {
+			p->counters.events_malformed++;
 			return 0;
+		}
 		process_table_exec(&p->procs, h->pid);
 		/* Read /proc now, while the new image surely exists: a short
 		 * process may be gone by its first sample. */
@@ -88,8 +94,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 		const struct otelprof_task_event *t = data;
 		struct process *proc;
 
-		if (size < sizeof(*t))
+		if (size < sizeof(*t)) {
+			p->counters.events_malformed++;
 			return 0;
+		}
 		/* A library was mapped or unmapped, or a context published:
 		 * look again, as the process's budget allows. */
 		proc = process_table_find(&p->procs, h->pid);
@@ -104,8 +112,10 @@ static int on_event(void *ctx, const void *data, size_t size)
 	case OTELPROF_EVENT_FORK: {
 		const struct otelprof_task_event *t = data;
 
-		if (size < sizeof(*t))
+		if (size < sizeof(*t)) {
+			p->counters.events_malformed++;
 			return 0;
+		}
 		process_table_fork(&p->procs, (uint32_t)t->addr, h->pid,
 				   h->proc_start_ns, h->ktime_boot_ns);
 		break;

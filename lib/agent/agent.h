@@ -45,6 +45,7 @@ struct agent_counters {
 				       window could not take */
 	uint64_t ctx_attrs_dropped; /* thread-context attributes dropped */
 	uint64_t dropped_at_stop;   /* still buffered at stop's deadline */
+	uint64_t events_malformed;  /* records skipped: sizes do not agree */
 	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
 };
 

@@ -95,6 +95,7 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	s->unwind_refused_host = u->refused_host;
 	s->samples_dropped_at_stop = a->dropped_at_stop;
 	s->add_errors = a->add_errors;
+	s->events_malformed = a->events_malformed;
 	/* JVMs count as interpreters here */
 	s->interp_processes = in->found + jvm->found;
 	s->interp_debug_offsets = in->debug_offsets;

@@ -35,7 +35,7 @@ const (
 	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen         = 512
 	expectedOptsSize  = 64
-	expectedStatsSize = 8 + 78*8 // sz + 78 counters (include/otelprofiler.h)
+	expectedStatsSize = 8 + 79*8 // sz + 79 counters (include/otelprofiler.h)
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -156,6 +156,8 @@ type Stats struct {
 	DebuginfodRefused  uint64
 	// JIT symbols not kept for the memory budget
 	JitOverBudget uint64
+	// ring buffer records skipped: sizes or counts that disagree
+	EventsMalformed uint64
 }
 
 type cStats struct {
