@@ -9,7 +9,7 @@
  *                            the stack copy (lib/unwind/process_unwind.c);
  *                            held while its tables are being built
  *   3. resource              the process's OTLP resource (lib/encode/)
- *   4. frames -> stack       stack_symbolize (lib/symbolize/): kernel,
+ *   4. frames -> stack       stack_symbolize (lib/frames/): kernel,
  *                            native, JIT and interpreter frames, then
  *                            pb_frames_stack (lib/encode/); a raw stack
  *                            seen in this window is taken from the
