@@ -412,9 +412,10 @@ func TestStrippedGo(t *testing.T) {
 	p = steadySamples(p, time.Second)
 	frames, right, typed, withID, withLine := 0, 0, 0, 0, 0
 	src, _ := filepath.Abs("../workloads/go_callgraph/main.go")
-	mixLine := markLine(t, src, "mix")
-	leafLine := map[string]int64{"main.leafHeavy": markLine(t, src, "heavy"),
-		"main.leafMedium": markLine(t, src, "medium"), "main.leafLight": markLine(t, src, "light")}
+	mixFirst, mixLast := funcBody(t, src, "mix")
+	mixIn := inlineTruth{callee: "main.mix", file: src, first: mixFirst, last: mixLast,
+		callLine: map[string]int64{"main.leafHeavy": markLine(t, src, "heavy"),
+			"main.leafMedium": markLine(t, src, "medium"), "main.leafLight": markLine(t, src, "light")}}
 	var wrong []string
 	for _, s := range p.Samples {
 		user := 0
@@ -482,15 +483,17 @@ func TestStrippedGo(t *testing.T) {
 	// leaves: one Location, two Lines).
 	counts := map[string]int{}
 	inlined, leafFrames := 0, 0
+	var wrongLeaf []string
 	for _, s := range p.Samples {
 		var names []string
 		for _, f := range s.Frames {
 			names = append(names, outerName(f))
 			if n := len(f.Lines); n > 0 && strings.HasPrefix(f.Lines[n-1].Name, "main.leaf") {
 				leafFrames++
-				if n == 2 && f.Lines[0].Name == "main.mix" && f.Lines[0].Filename == src &&
-					f.Lines[0].Line == mixLine && f.Lines[1].Line == leafLine[f.Lines[1].Name] {
+				if mixIn.judge(f.Lines) {
 					inlined++
+				} else if len(wrongLeaf) < 10 {
+					wrongLeaf = append(wrongLeaf, fmt.Sprintf("%+v", f.Lines))
 				}
 			}
 		}
@@ -503,9 +506,9 @@ func TestStrippedGo(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d leaf frames show main.mix inlined (its line, then the call line)", inlined, leafFrames)
+	t.Logf("%d of %d leaf frames show main.mix inlined (a line of its body, then the call line)", inlined, leafFrames)
 	if float64(inlined) < 0.95*float64(leafFrames) {
-		t.Errorf("%d of %d leaf frames show main.mix inlined, want >= 95%%", inlined, leafFrames)
+		t.Errorf("%d of %d leaf frames show main.mix inlined, want >= 95%%: %v", inlined, leafFrames, wrongLeaf)
 	}
 	n := float64(len(p.Samples))
 	for leaf, want := range map[string]float64{"main.leafHeavy": 50, "main.leafMedium": 33.3, "main.leafLight": 16.7} {
@@ -611,8 +614,9 @@ func markLine(t *testing.T, src, name string) int64 {
 
 // A -O2 -g binary: every frame of it carries file and line from DWARF
 // (>= 95%), and a loop inlined into two functions comes back as two
-// Lines, the inlined function first with its own line, then the caller
-// with the line of the call.
+// Lines, the inlined function first with a line of its body (the loop's
+// control or arithmetic: where the timer lands is the CPU's business),
+// then the caller with the line of the call.
 func TestDwarfLinesAndInlines(t *testing.T) {
 	requireRoot(t)
 	src, err := filepath.Abs("../workloads/inlined.c")
@@ -620,8 +624,9 @@ func TestDwarfLinesAndInlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(buildDir(t), "workloads", "native", "inlined")
-	mixLine := markLine(t, src, "mix")
+	mixFirst, mixLast := funcBody(t, src, "mix")
 	calls := map[string]int64{"leaf_heavy": markLine(t, src, "call_heavy"), "leaf_light": markLine(t, src, "call_light")}
+	mixIn := inlineTruth{callee: "mix", file: src, first: mixFirst, last: mixLast, callLine: calls}
 	cmd := nativeWorkload(t, "inlined", "10")
 	time.Sleep(300 * time.Millisecond)
 	d := decodeFile(t, record(t, 6, 499, "--pid", itoa(cmd.Process.Pid)).Path)
@@ -650,10 +655,9 @@ func TestDwarfLinesAndInlines(t *testing.T) {
 			} else if len(bad) < 5 {
 				bad = append(bad, fmt.Sprintf("%s: %+v", f.Function, f.Lines))
 			}
-			if call, ok := calls[outer.Name]; ok {
+			if _, ok := calls[outer.Name]; ok {
 				leafs++
-				if len(f.Lines) == 2 && f.Lines[0].Name == "mix" && f.Lines[0].Filename == src &&
-					f.Lines[0].Line == mixLine && outer.Line == call {
+				if mixIn.judge(f.Lines) {
 					inlinedRight++
 				} else if len(bad) < 10 {
 					bad = append(bad, fmt.Sprintf("leaf %s: %+v", outer.Name, f.Lines))

@@ -2,7 +2,8 @@
 /*
  * A -O2 -g program whose hot loop is inlined into each leaf, for source
  * lines and inlined frames from DWARF (native_test.go): the leaf samples
- * must come back as mix (this file, its loop line) inlined into
+ * must come back as mix (this file, a line of its body: the loop's
+ * control or its arithmetic, whichever the timer lands on) inlined into
  * leaf_heavy / leaf_light (the line of the call). The test finds the
  * expected lines by the markers in the comments.
  * Usage: inlined SECONDS
@@ -19,13 +20,14 @@ static volatile uint64_t sink;
 #define MUL 6364136223846793005ULL
 #define ADD 1442695040888963407ULL
 
+/* MARK:mix_begin */
 static inline __attribute__((always_inline)) uint64_t mix(uint64_t x,
 							  unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		x = x * MUL + ADD; /* MARK:mix */
+		x = x * MUL + ADD;
 	return x;
-}
+} /* MARK:mix_end */
 
 NOINLINE void leaf_heavy(void)
 {

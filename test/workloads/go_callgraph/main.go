@@ -20,12 +20,12 @@ import (
 var sink uint64
 
 // mix is small enough to be inlined into every leaf.
-func mix(x uint64, n int) uint64 {
+func mix(x uint64, n int) uint64 { // MARK:mix_begin
 	for i := 0; i < n; i++ {
-		x = x*6364136223846793005 + 1442695040888963407 // MARK:mix
+		x = x*6364136223846793005 + 1442695040888963407
 	}
 	return x
-}
+} // MARK:mix_end
 
 //go:noinline
 func leafHeavy(x uint64) uint64 { return mix(x, 3*20000) } // MARK:heavy
