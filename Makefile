@@ -34,6 +34,9 @@ LIB_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 
+# Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
+# embedded in the library and loaded when that runtime is first found.
+RUNTIMES := cpython hotspot
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
@@ -48,7 +51,7 @@ all: deps lib cli tools
 
 # Keep the BPF object (it feeds the skeleton). Only it: a global
 # .SECONDARY would let a missing library object go unnoticed.
-.SECONDARY: $(BUILD)/bpf/profiler.bpf.o
+.SECONDARY: $(BUILD)/bpf/profiler.bpf.o $(patsubst %,$(BUILD)/bpf/rt_%.bpf.o,$(RUNTIMES))
 
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
@@ -84,7 +87,20 @@ $(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call step,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
-bpf: $(GEN)/profiler.skel.h
+RUNTIME_SKELS := $(patsubst %,$(GEN)/rt_%.skel.h,$(RUNTIMES))
+define runtime_bpf
+$(BUILD)/bpf/rt_$(1).bpf.o: ebpf/runtimes/$(1)/$(1).bpf.c ebpf/*.h $(GEN)/vmlinux.h
+	@mkdir -p $$(dir $$@)
+	$$(call step,BPF,$$<)
+	$$(Q)$$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$$(ARCH) -I$$(GEN) -Iebpf $$(WARN) -Wno-unused-function -Wno-unused-parameter -c $$< -o $$@.raw
+	$$(Q)$$(BPFTOOL) gen object $$@ $$@.raw
+$(GEN)/rt_$(1).skel.h: $(BUILD)/bpf/rt_$(1).bpf.o
+	$$(call step,SKEL,$$@)
+	$$(Q)$$(BPFTOOL) gen skeleton $$< name $(1)_bpf > $$@.tmp && mv $$@.tmp $$@
+endef
+$(foreach r,$(RUNTIMES),$(eval $(call runtime_bpf,$(r))))
+
+bpf: $(GEN)/profiler.skel.h $(RUNTIME_SKELS)
 
 # ---- protobuf (grouped targets: one protoc-c run makes both files) ----
 $(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h &: lib/encode/otlp_profiles.proto | $(BUILD)/.deps-ok
@@ -104,7 +120,7 @@ $(BUILD)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h
 
 # Each object depends on the headers it includes (-MMD -MP writes them to
 # a .d file beside it); generated headers must exist before the first build.
-GEN_HDRS := $(GEN)/profiler.skel.h $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb-c.h
+GEN_HDRS := $(GEN)/profiler.skel.h $(RUNTIME_SKELS) $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb-c.h
 $(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call step,CC,$<)
@@ -392,8 +408,8 @@ FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c lib/util/mem_budget.c
 FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c \
   lib/util/str_arena.c
-FUZZ_SRCS_cpython := lib/interp/cpython_layout.c
-FUZZ_SRCS_hotspot := lib/interp/hotspot_vmstructs.c lib/interp/hotspot_jvm.c lib/symbolize/elf_dynsym.c
+FUZZ_SRCS_cpython := lib/runtimes/cpython/cpython_layout.c
+FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/symbolize/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))

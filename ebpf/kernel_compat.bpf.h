@@ -92,6 +92,21 @@ static __always_inline struct pt_regs *task_user_regs(void)
 }
 #endif
 
+/* The thread pointer of the current task (what %fs points at). */
+static __always_inline u64 thread_pointer(void)
+{
+	/* Not bpf_get_current_task_btf (5.11): a CO-RE read works on 5.10. */
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	return BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return 0;
+#endif
+}
+
 /*
  * A loop of at most `max` calls of `step(i, ctx)` (an __always_inline
  * function returning non-zero to stop), in two shapes from one body:

@@ -7,6 +7,9 @@
  * Nothing runs per syscall or per context switch: new code shows up in
  * the samples themselves (a pc in no known mapping, or mm->map_count moved
  * since userspace looked), reported at most once per process per gap.
+ * Runtimes' frames (CPython, HotSpot, ...) are walked by programs of their
+ * own, loaded only where that runtime runs: the walk hands over to them
+ * by tail call (sampler_shared.bpf.h draws the flow).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,47 +26,7 @@ const volatile u32 target_tgid = 0; /* 0: whole host */
 const volatile u8 include_idle = 0;
 const volatile u32 max_user_frames = OTELPROF_MAX_USER_FRAMES;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20); /* resized by userspace before load */
-} events SEC(".maps");
-
-/* A sample is ~2 KiB: too big for the 512-byte BPF stack. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct otelprof_sample_event);
-} sample_scratch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, OTELPROF_CNT_MAX);
-	__type(key, u32);
-	__type(value, u64);
-} counters SEC(".maps");
-
-/*
- * Waking the reader costs an irq_work per record, more than the rest of a
- * sample: wake it only once a batch is waiting. The drain thread also
- * polls on a short timeout, so a quiet host's samples still flow.
- */
-#define WAKEUP_BYTES (64 * 1024)
-
-static __always_inline u64 ringbuf_wakeup_flag(void)
-{
-	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES
-		       ? BPF_RB_FORCE_WAKEUP
-		       : BPF_RB_NO_WAKEUP;
-}
-
-static __always_inline void count(u32 which)
-{
-	u64 *c = bpf_map_lookup_elem(&counters, &which);
-
-	if (c)
-		*c += 1;
-}
+#include "sampler_shared.bpf.h"
 
 /* The current process's identity beside its pid (see profiler_types.h). */
 static __always_inline u64 current_start_ns(void)
@@ -73,7 +36,6 @@ static __always_inline u64 current_start_ns(void)
 }
 
 #include "thread_context.bpf.h"
-#include "interp_walk.bpf.h"
 
 /* A chunk of unwind rows: many small files' tables packed at offsets a
  * userspace allocator hands out, or one big file's table (inner maps may
@@ -140,28 +102,35 @@ static __always_inline void *row_chunk(u32 id)
 #define UNWIND_ROW(ctx, rows, idx)   chunk_row((rows), (idx))
 #define UNWIND_INLINE		     static __always_inline
 #include "unwind_step.h"
-#include "hotspot_walk.bpf.h"
-/* The runtime step for code without CFI: HotSpot's code cache. ctx is
- * the sample, where the step notes the Java frames. */
-#define UNWIND_RUNTIME_STEP(ctx, r, i, pc)                                     \
-	hotspot_step((struct otelprof_sample_event *)(ctx), (r), (i), (pc))
+
+/*
+ * Code without CFI in a process whose runtime steps its own frames
+ * (OTELPROF_RT_MODE_STEP): stop the native walk before the frame, for
+ * that runtime's program (on_cpu_sample). Once per frame: a program that
+ * finds the frame not its own declines it and the walk steps it itself.
+ */
+static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
+					   u32 *declined)
+{
+	const struct otelprof_sample_event *e = ctx;
+	u32 tgid = e->hdr.pid;
+	const struct otelprof_runtime_proc *rp;
+
+	if (*declined) {
+		*declined = 0;
+		return 0;
+	}
+	rp = bpf_map_lookup_elem(&runtime_procs, &tgid);
+	if (!rp || rp->mode != OTELPROF_RT_MODE_STEP || !rp->runtime ||
+	    rp->runtime >= OTELPROF_RT_MAX)
+		return 0;
+	*runtime = rp->runtime;
+	return 1;
+}
+#define UNWIND_RUNTIME_HANDOFF(ctx, w)                                         \
+	runtime_handoff((ctx), &(w)->runtime, &(w)->declined)
 #include "unwind_walk.h"
-
-/* The walk (in a per-CPU map, see unwind_walk.h) and what the sampler
- * keeps beside it. The process's mappings are copied into it once per
- * sample. */
-struct unwinder_state {
-	struct unwind_walk w;
-	u32 map_count; /* the process's mapping count at the sample */
-	u32 pad;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct unwinder_state);
-} unwind_scratch SEC(".maps");
+#include "walk_state.bpf.h"
 
 /* One frame of the walk: a bpf_loop callback, or the body of the
  * chained programs' bounded loop. */
@@ -174,7 +143,7 @@ static __always_inline long unwind_frame(u32 iter, void *data)
 
 	if (!e || !st)
 		return 1;
-	return unwind_walk_frame(e, &st->w, e->ustack, max_user_frames);
+	return unwind_walk_frame(e, &st->w, e->ustack, st->max_user_frames);
 }
 
 OTELPROF_BOUNDED_LOOP(unwind_walk, unwind_frame)
@@ -304,6 +273,7 @@ unwind_prepare(struct otelprof_sample_event *e, u32 map_count)
 		return NULL;
 	unwind_walk_begin(&st->w, e->user_ip, e->user_sp, e->user_bp);
 	st->map_count = map_count;
+	st->max_user_frames = max_user_frames;
 	return st;
 }
 
@@ -330,13 +300,14 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 				count(w->error);
 			return;
 		}
-		/* A JVM's walk that reached a file whose table is still
-		 * being built (libjvm's takes up to a second) after Java
-		 * frames: keep the frames so far. A stack copy would lose
-		 * the Java frames (userspace unwinds a copy's JIT frames by
-		 * frame pointer) for a few native ones below them. */
+		/* A runtime's walk (a JVM's) that reached a file whose
+		 * table is still being built (libjvm's takes up to a
+		 * second) after its frames: keep the frames so far. A stack
+		 * copy would lose the runtime's frames (userspace unwinds a
+		 * copy's JIT frames by frame pointer) for a few native ones
+		 * below them. */
 		if (w->error == OTELPROF_CNT_UNWIND_PENDING &&
-		    hotspot_noted(e)) {
+		    runtime_noted(e)) {
 			e->n_user = w->n;
 			count(w->error);
 			return;
@@ -367,8 +338,8 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 
 		last = bpf_map_lookup_elem(&last_copy, &tid);
 		if (last && now - *last < OTELPROF_COPY_INTERVAL_NS) {
-			/* Java frames noted: keep the walk (see above). */
-			e->n_user = st && hotspot_noted(e) ? st->w.n : 1;
+			/* Runtime frames noted: keep the walk (see above). */
+			e->n_user = st && runtime_noted(e) ? st->w.n : 1;
 			e->ustack[0] = e->user_ip;
 			e->flags |= OTELPROF_SAMPLE_F_PENDING;
 			count(OTELPROF_CNT_UNWIND_PENDING);
@@ -376,12 +347,17 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 		}
 		bpf_map_update_elem(&last_copy, &tid, &now, BPF_ANY);
 	}
-	/* A process with interpreter frames keeps room for them after the
-	 * copy (walk_interp). */
-	e->n_user = copy_stack(e, e->user_sp,
-			       bpf_map_lookup_elem(&interp_procs, &tgid)
-				       ? INTERP_COPY_KB
-				       : OTELPROF_STACK_COPY_BYTES / 1024);
+	/* A process whose runtime appends frames keeps room for them after
+	 * the copy. */
+	{
+		const struct otelprof_runtime_proc *rp =
+			bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+		e->n_user = copy_stack(
+			e, e->user_sp,
+			rp && rp->copy_kb ? rp->copy_kb
+					  : OTELPROF_STACK_COPY_BYTES / 1024);
+	}
 	/* Not even the first KiB: userspace gets the leaf frame only. */
 	if (!e->n_user)
 		count(OTELPROF_CNT_USTACK_ERR);
@@ -466,75 +442,114 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	return e;
 }
 
-/* After the walk: the frames (or a stack copy), interpreter frames, the
- * thread's context, and out to the ring buffer. have_loop: the program
- * may call bpf_loop (see OTELPROF_BOUNDED_LOOP). */
-static __always_inline int sample_end(struct otelprof_sample_event *e,
-				      struct unwinder_state *st,
-				      const bool have_loop)
+/* The last stage of every sample: the thread's context, runtime frames
+ * noted, and out to the ring buffer. */
+static __always_inline int sample_output(struct otelprof_sample_event *e)
 {
-	u64 size;
-
-	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
-		unwind_finish(e, st);
-		walk_interp(e, e->hdr.pid, have_loop);
-		hotspot_finish(e);
+	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD))
 		read_thread_ctx(e, e->hdr.pid);
-	}
-	size = otelprof_sample_size(e->n_user, e->ctx.attrs_size);
-	if (size > sizeof(*e))
-		size = sizeof(*e);
-	/* A stack copy means a process userspace must load now: wake it. */
-	if (bpf_ringbuf_output(&events, e, size,
-			       (e->flags & OTELPROF_SAMPLE_F_STACK_COPY)
-				       ? BPF_RB_FORCE_WAKEUP
-				       : ringbuf_wakeup_flag()))
-		count(OTELPROF_CNT_LOST);
-	else
-		count(OTELPROF_CNT_SAMPLES);
+	sample_emit(e);
 	return 0;
 }
 
-/* Kernels with bpf_loop (5.17+): the whole walk in one loop. */
+/* After the walk: the frames (or a stack copy); a runtime that keeps its
+ * own frame chain appends it in its program, which ends the sample. */
+static __always_inline int sample_end(void *ctx,
+				      struct otelprof_sample_event *e,
+				      struct unwinder_state *st)
+{
+	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
+		u32 tgid = e->hdr.pid;
+		const struct otelprof_runtime_proc *rp;
+
+		unwind_finish(e, st);
+		rp = bpf_map_lookup_elem(&runtime_procs, &tgid);
+		if (rp && rp->mode == OTELPROF_RT_MODE_AFTER &&
+		    rp->runtime < OTELPROF_RT_MAX && e->user_ip)
+			walk_goto(ctx, OTELPROF_PROG_RUNTIME + rp->runtime);
+	}
+	return sample_output(e);
+}
+
+/* Hand the walk to the runtime that asked for the frame it stopped at.
+ * Returns only if the tail call failed (the chain's 33 tail calls are
+ * spent, counted): the walk ends there, cut. */
+static __always_inline void walk_handoff(void *ctx, struct unwinder_state *st)
+{
+	u32 rt = st->w.runtime;
+
+	st->w.runtime = 0;
+	count(OTELPROF_CNT_RUNTIME_HANDOFFS);
+	if (rt < OTELPROF_RT_MAX)
+		walk_goto(ctx, OTELPROF_PROG_RUNTIME + rt);
+	st->w.flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+}
+
+/*
+ * The sample, and the walk again after a runtime's frames (kernels with
+ * bpf_loop, 5.17+: the whole walk in one loop, left only for a runtime's
+ * frames): the runtime's program comes back here through
+ * OTELPROF_PROG_RESUME with st->resume set. One program, and one path
+ * into the walk, so that the verifier checks the walk once.
+ */
 SEC("perf_event")
 int on_cpu_sample(struct bpf_perf_event_data *ctx)
 {
-	u32 map_count = 0;
-	struct otelprof_sample_event *e = sample_begin(ctx, &map_count);
-	struct unwinder_state *st = NULL;
+	u32 map_count = 0, zero = 0;
+	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct otelprof_sample_event *e;
+
+	if (st && st->resume) {
+		st->resume = 0;
+		e = bpf_map_lookup_elem(&sample_scratch, &zero);
+		if (!e)
+			return 0;
+	} else {
+		e = sample_begin(ctx, &map_count);
+		if (!e)
+			return 0;
+		if (e->flags & OTELPROF_SAMPLE_F_KTHREAD)
+			return sample_end(ctx, e, NULL);
+		st = unwind_prepare(e, map_count);
+		if (!st)
+			return sample_end(ctx, e, NULL);
+	}
+	if (!unwind_walk_ended(&st->w)) {
+		unwind_walk_loop(OTELPROF_MAX_USER_FRAMES + 1, NULL);
+		if (st->w.runtime)
+			walk_handoff(ctx, st);
+	}
+	return sample_end(ctx, e, st);
+}
+
+/* The end of a sample whose runtime appended its frames
+ * (OTELPROF_PROG_FINISH). */
+SEC("perf_event")
+int on_cpu_sample_finish(struct bpf_perf_event_data *ctx)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
 
 	if (!e)
 		return 0;
-	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
-		st = unwind_prepare(e, map_count);
-		if (st)
-			unwind_walk_loop(OTELPROF_MAX_USER_FRAMES + 1, NULL);
-	}
-	return sample_end(e, st, true);
+	return sample_output(e);
 }
 
 /*
  * Kernels without bpf_loop: the walk runs OTELPROF_WALK_CHUNK frames per
  * program and continues by tail call into the same program (the state is
- * in unwind_scratch); a chain has at most OTELPROF_WALK_TAIL_CALLS.
+ * in unwind_scratch), which also resumes it after a runtime's frames; a
+ * chain has at most OTELPROF_WALK_TAIL_CALLS, handoffs included.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, u32);
-} walk_progs SEC(".maps");
-
-static __always_inline int walk_continue(struct bpf_perf_event_data *ctx,
+static __always_inline int walk_continue(void *ctx,
 					 struct otelprof_sample_event *e,
 					 struct unwinder_state *st)
 {
-	u32 zero = 0;
-
-	bpf_tail_call(ctx, &walk_progs, zero);
+	walk_goto(ctx, OTELPROF_PROG_WALK);
 	/* Out of tail calls (or none installed): what we have is cut. */
 	st->w.flags |= OTELPROF_SAMPLE_F_TRUNCATED;
-	return sample_end(e, st, false);
+	return sample_end(ctx, e, st);
 }
 
 SEC("perf_event")
@@ -547,10 +562,10 @@ int on_cpu_sample_chained(struct bpf_perf_event_data *ctx)
 	if (!e)
 		return 0;
 	if (e->flags & OTELPROF_SAMPLE_F_KTHREAD)
-		return sample_end(e, NULL, false);
+		return sample_end(ctx, e, NULL);
 	st = unwind_prepare(e, map_count);
 	if (!st)
-		return sample_end(e, NULL, false);
+		return sample_end(ctx, e, NULL);
 	return walk_continue(ctx, e, st);
 }
 
@@ -564,11 +579,15 @@ int on_cpu_sample_walk(struct bpf_perf_event_data *ctx)
 
 	if (!e || !st)
 		return 0;
+	st->resume = 0; /* entered as OTELPROF_PROG_RESUME, maybe */
 	count(OTELPROF_CNT_WALK_CHAINED);
-	if (OTELPROF_BOUNDED(unwind_frame, OTELPROF_WALK_CHUNK, NULL) <
-	    OTELPROF_WALK_CHUNK)
-		return sample_end(e, st, false);
-	return walk_continue(ctx, e, st);
+	if (!unwind_walk_ended(&st->w) &&
+	    OTELPROF_BOUNDED(unwind_frame, OTELPROF_WALK_CHUNK, NULL) ==
+		    OTELPROF_WALK_CHUNK)
+		return walk_continue(ctx, e, st);
+	if (st->w.runtime)
+		walk_handoff(ctx, st);
+	return sample_end(ctx, e, st);
 }
 
 /* sched_process_exec(struct task_struct *p, pid_t old_pid, struct linux_binprm
@@ -615,6 +634,7 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	/* Its context locations die with it, now: a process that reuses the
 	 * pid before userspace catches up must not be read with them. */
 	bpf_map_delete_elem(&ctx_procs, &tgid);
+	bpf_map_delete_elem(&runtime_procs, &tgid);
 	return emit_task_event(OTELPROF_EVENT_EXIT, tgid, tid,
 			       task_start_boottime(p), NULL, 0, 0);
 }

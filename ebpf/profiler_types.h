@@ -83,16 +83,20 @@ enum otelprof_counter {
 	OTELPROF_CNT_UNWIND_NO_MAPPING, /* pc outside known code, no fp chain */
 	OTELPROF_CNT_STACK_COPIES,	/* samples sent as a stack copy */
 	OTELPROF_CNT_UNWIND_PENDING,	/* leaf only: tables still loading */
-	OTELPROF_CNT_CTX_READ,	     /* samples that carry a thread context */
-	OTELPROF_CNT_CTX_ERR,	     /* context location set, read failed */
-	OTELPROF_CNT_MAPS_CHANGED,   /* address-space change events sent */
-	OTELPROF_CNT_NOTIFY_HELD,    /* change or unknown pc not reported yet:
-					the process's notify gap holds it */
-	OTELPROF_CNT_INTERP_SAMPLES, /* samples with interpreter frames */
-	OTELPROF_CNT_INTERP_ERR,     /* interpreter frame unreadable */
-	OTELPROF_CNT_WALK_CHAINED,   /* walk programs run (kernels without
-					bpf_loop: one per OTELPROF_WALK_CHUNK
-					frames) */
+	OTELPROF_CNT_CTX_READ,	       /* samples that carry a thread context */
+	OTELPROF_CNT_CTX_ERR,	       /* context location set, read failed */
+	OTELPROF_CNT_MAPS_CHANGED,     /* address-space change events sent */
+	OTELPROF_CNT_NOTIFY_HELD,      /* change or unknown pc not reported yet:
+					  the process's notify gap holds it */
+	OTELPROF_CNT_INTERP_SAMPLES,   /* samples with interpreter frames */
+	OTELPROF_CNT_INTERP_ERR,       /* interpreter frame unreadable */
+	OTELPROF_CNT_WALK_CHAINED,     /* walk programs run (kernels without
+					  bpf_loop: one per OTELPROF_WALK_CHUNK
+					  frames) */
+	OTELPROF_CNT_RUNTIME_HANDOFFS, /* walks handed to a runtime's program */
+	OTELPROF_CNT_TAIL_CALL_ERR,    /* a tail call failed (chain too long,
+					  program gone): the walk stopped
+					  there, truncated */
 	OTELPROF_CNT_MAX,
 };
 
@@ -267,6 +271,53 @@ struct otelprof_bpf_proc {
  * native stack where the interpreter's evaluation loop ran.
  */
 #define OTELPROF_MAX_INTERP_FRAMES 128
+
+/*
+ * Runtimes whose frames are walked in the kernel, each by its own BPF
+ * program (ebpf/runtimes/NAME/), loaded when the first process of that
+ * runtime is found and put into walk_progs at OTELPROF_PROG_RUNTIME +
+ * its id. Ids are slots, not wire values: append.
+ */
+enum otelprof_runtime {
+	OTELPROF_RT_NONE = 0,
+	OTELPROF_RT_CPYTHON = 1,
+	OTELPROF_RT_HOTSPOT = 2,
+	OTELPROF_RT_MAX = 8,
+};
+
+/* Slots of walk_progs, the programs a sample's walk tail-calls. */
+enum otelprof_prog_slot {
+	OTELPROF_PROG_WALK = 0,	   /* the native walk, OTELPROF_WALK_CHUNK
+				      frames at a time (kernels without
+				      bpf_loop) */
+	OTELPROF_PROG_RESUME = 1,  /* the native walk, resumed after a
+				      runtime's frames */
+	OTELPROF_PROG_FINISH = 2,  /* thread context and out to the ring
+				      buffer, after a runtime's walker */
+	OTELPROF_PROG_RUNTIME = 4, /* + enum otelprof_runtime */
+	OTELPROF_PROG_SLOTS = OTELPROF_PROG_RUNTIME + OTELPROF_RT_MAX,
+};
+
+/* How a runtime's program joins a sample's walk. */
+enum otelprof_runtime_mode {
+	/* Its frames are on the native stack without CFI (HotSpot): the
+	 * native walk hands it each such frame and resumes after them. */
+	OTELPROF_RT_MODE_STEP = 1,
+	/* It keeps its own frame chain (CPython): its program runs after the
+	 * native walk and appends its frames. */
+	OTELPROF_RT_MODE_AFTER = 2,
+};
+
+/* Per process of a runtime (runtime_procs, keyed by tgid): written by
+ * userspace once the runtime's program is in walk_progs and its own
+ * per-process entry is in place. */
+struct otelprof_runtime_proc {
+	u8 runtime; /* enum otelprof_runtime */
+	u8 mode;    /* enum otelprof_runtime_mode */
+	u8 copy_kb; /* stack copy size for this process (its frames need the
+		       rest of the sample), 0: the whole copy */
+	u8 pad[5];
+};
 
 enum otelprof_interp_kind {
 	OTELPROF_INTERP_NONE = 0,

@@ -17,21 +17,6 @@ struct {
 	__type(value, struct otelprof_bpf_ctx_proc);
 } ctx_procs SEC(".maps");
 
-/* The thread pointer of the current task (what %fs points at). */
-static __always_inline u64 thread_pointer(void)
-{
-	/* Not bpf_get_current_task_btf (5.11): a CO-RE read works on 5.10. */
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-
-#if defined(__TARGET_ARCH_x86)
-	return BPF_CORE_READ(task, thread.fsbase);
-#elif defined(__TARGET_ARCH_arm64)
-	return BPF_CORE_READ(task, thread.uw.tp_value);
-#else
-	return 0;
-#endif
-}
-
 /* Plausibility of what the dynamic linker wrote (x86_64 static TLS lies
  * below the thread pointer; glibc numbers modules from 1). Anything else
  * means "not relocated yet" (or lazily resolved): no context now. */

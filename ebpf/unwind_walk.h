@@ -28,31 +28,33 @@
  *                                    filled in: the search reads only start
  *                                    and end, so userspace loads a file only
  *                                    once a frame is in it; NULL: none
- *   UNWIND_RUNTIME_STEP(ctx, r, i, pc)
- *                                    a runtime's own step for code without
- *                                    CFI (a JIT's code cache): frame i at
- *                                    pc (the lookup pc), registers r; an
- *                                    enum unwind_step_result, or
- *                                    UNWIND_STEP_NOT_MINE to leave the frame
- *                                    to the walk. Tried where the pc is in
+ *   UNWIND_RUNTIME_HANDOFF(ctx, w)   whether a runtime's own walk takes the
+ *                                    frame at w->r.pc instead (code without
+ *                                    CFI: a JIT's code cache), non-zero to
+ *                                    stop the walk before the frame is
+ *                                    written; the includer then hands w to
+ *                                    that runtime's program (BPF: a tail
+ *                                    call, see sampler_shared.bpf.h), which
+ *                                    hands it back. Asked where the pc is in
  *                                    no known mapping (a code cache grows
  *                                    before userspace sees it) and where its
  *                                    mapping has no table, before the
- *                                    frame-pointer step. Default: none.
+ *                                    frame-pointer step. Default: never.
  *   UNWIND_INLINE                    static inline by default
- * ctx is handed through untouched: BPF passes the sample (the HotSpot
- * step, hotspot_walk.bpf.h, notes Java frames in it), userspace its
+ * ctx is handed through untouched: BPF passes the sample, userspace its
  * stack-copy state.
  *
- * Two seams for runtimes, keyed by process:
- * - a step inside the walk (UNWIND_RUNTIME_STEP), for runtimes whose
- *   frames are on the native stack without CFI (HotSpot's compiled and
- *   interpreted frames);
- * - a walker after it (CPython: interp_walk.bpf.h), for runtimes that keep
- *   their own frame chain: it runs once this walk has ended, in the same
- *   sample, and appends its frames after the native ones (sample_end in
- *   profiler.bpf.c); userspace splices them in. It needs nothing from this
- *   file but the final frame count.
+ * Two seams for runtimes, keyed by process (each runtime's walk is its own
+ * BPF program, ebpf/runtimes/):
+ * - a hand-off inside the walk (UNWIND_RUNTIME_HANDOFF), for runtimes
+ *   whose frames are on the native stack without CFI (HotSpot's compiled
+ *   and interpreted frames): the runtime's program writes and steps its
+ *   frames with unwind_walk_put and unwind_walk_result below, then gives
+ *   the walk back;
+ * - a walker after it (CPython), for runtimes that keep their own frame
+ *   chain: it runs once this walk has ended, in the same sample, and
+ *   appends its frames after the native ones; userspace splices them in.
+ *   It needs nothing from this file but the final frame count.
  * The userspace stack-copy walk has neither (a copy's runtime frames
  * unwind by frame pointer).
  */
@@ -72,8 +74,8 @@
 #define UNWIND_RESOLVE_MAPPING(ctx, m) (m)
 #endif
 
-#ifndef UNWIND_RUNTIME_STEP
-#define UNWIND_RUNTIME_STEP(ctx, r, i, pc) UNWIND_STEP_NOT_MINE
+#ifndef UNWIND_RUNTIME_HANDOFF
+#define UNWIND_RUNTIME_HANDOFF(ctx, w) 0
 #endif
 
 /*
@@ -91,6 +93,11 @@ struct unwind_walk {
 	 * UNWIND_FP_FALLBACK_FRAME: the fallback's, kept only if its pc is
 	 * in a known mapping. */
 	uint32_t fp_frame;
+	/* BPF only: the runtime (enum otelprof_runtime) whose program is to
+	 * take the frame at r.pc, 0: none; declined: that program found the
+	 * frame not its own, so the walk steps it itself. */
+	uint32_t runtime;
+	uint32_t declined;
 	/* The process's mappings: up to OTELPROF_MAX_PROC_MAPPINGS inline,
 	 * or (big_n > 0) big_n of the big mappings array from big_base. */
 	struct otelprof_bpf_proc proc;
@@ -211,6 +218,55 @@ UNWIND_INLINE void unwind_walk_begin(struct unwind_walk *w, uint64_t pc,
 	w->error = 0;
 	w->flags = 0;
 	w->fp_frame = 0;
+	w->runtime = 0;
+	w->declined = 0;
+}
+
+/* Has the walk ended (complete, truncated or stopped at an error)? */
+UNWIND_INLINE int unwind_walk_ended(const struct unwind_walk *w)
+{
+	return w->error || (w->flags & (OTELPROF_SAMPLE_F_COMPLETE |
+					OTELPROF_SAMPLE_F_TRUNCATED));
+}
+
+/* Write the frame at w->r.pc as frame w->n: 0, or 1 when the frame limit
+ * (max, OTELPROF_MAX_USER_FRAMES) ends the walk, truncated. */
+UNWIND_INLINE int unwind_walk_put(struct unwind_walk *w, uint64_t *frames,
+				  uint32_t max)
+{
+	uint32_t i = w->n;
+
+	if (i >= max || i >= OTELPROF_MAX_USER_FRAMES) {
+		w->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
+		return 1;
+	}
+	frames[i & (OTELPROF_USTACK_WORDS - 1)] =
+		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
+	w->n = i + 1;
+	w->fp_frame = 0;
+	return 0;
+}
+
+/* The walk after a step: 0 to go on, 1 when it has ended (w->flags or
+ * w->error say how). */
+UNWIND_INLINE int unwind_walk_result(struct unwind_walk *w, int res)
+{
+	switch (res) {
+	case UNWIND_STEP_OK:
+		return 0;
+	case UNWIND_STEP_DONE:
+		w->flags |= OTELPROF_SAMPLE_F_COMPLETE;
+		return 1;
+	case UNWIND_STEP_ERR_READ:
+		w->error = OTELPROF_CNT_UNWIND_ERR_READ;
+		return 1;
+	case UNWIND_STEP_ERR_LOOP:
+		w->error = OTELPROF_CNT_UNWIND_ERR_LOOP;
+		return 1;
+	default:
+		w->error = OTELPROF_CNT_UNWIND_ERR_RULE;
+		return 1;
+	}
 }
 
 /*
@@ -228,14 +284,12 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 	const struct otelprof_bpf_mapping *m;
 	const struct unwind_packed_row *row;
 	uint64_t lookup_pc, vaddr;
-	uint32_t i;
 	int res;
 
-	/* The frame's index: the walk may span several BPF programs. */
-	i = w->n;
 	/* A return address points after the call, maybe past the end of
-	 * the calling function: look up the call instruction instead. */
-	lookup_pc = i ? w->r.pc - 1 : w->r.pc;
+	 * the calling function: look up the call instruction instead. (The
+	 * frame's index, w->n: the walk may span several BPF programs.) */
+	lookup_pc = w->n ? w->r.pc - 1 : w->r.pc;
 	m = unwind_find_mapping(ctx, &w->proc, lookup_pc);
 	if (w->fp_frame == UNWIND_FP_FALLBACK_FRAME && !m) {
 		/* The frame-pointer fallback returned into no code we know:
@@ -245,21 +299,12 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 		w->error = OTELPROF_CNT_UNWIND_ERR_RULE;
 		return 1;
 	}
-	if (w->n >= max || w->n >= OTELPROF_MAX_USER_FRAMES) {
-		w->flags |= OTELPROF_SAMPLE_F_TRUNCATED;
-		return 1;
-	}
-	frames[i & (OTELPROF_USTACK_WORDS - 1)] =
-		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
-	w->n++;
-	w->fp_frame = 0;
 	if (m)
 		m = UNWIND_RESOLVE_MAPPING(ctx, m);
-	if (!m) {
-		res = UNWIND_RUNTIME_STEP(ctx, &w->r, i, lookup_pc);
-		if (res != UNWIND_STEP_NOT_MINE)
-			goto stepped;
-	}
+	if ((!m || !m->file_id) && UNWIND_RUNTIME_HANDOFF(ctx, w))
+		return 1; /* the runtime's program writes this frame */
+	if (unwind_walk_put(w, frames, max))
+		return 1;
 	if (!m || m->file_id == OTELPROF_FILE_ID_PENDING) {
 		/* Code the tables do not cover (mapped since userspace
 		 * last looked, or its table is still being built). */
@@ -268,14 +313,10 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 		return 1;
 	}
 	if (!m->file_id) {
-		/* Code without CFI: a runtime's code by its own frame
-		 * layout; other JIT code, or a file without tables, by its
-		 * frame pointer chain, the best we have. */
-		res = UNWIND_RUNTIME_STEP(ctx, &w->r, i, lookup_pc);
-		if (res == UNWIND_STEP_NOT_MINE) {
-			res = unwind_step_fp(ctx, &w->r);
-			w->fp_frame = 1;
-		}
+		/* Code without CFI (JIT code no runtime took, a file without
+		 * tables): its frame pointer chain, the best we have. */
+		res = unwind_step_fp(ctx, &w->r);
+		w->fp_frame = 1;
 	} else {
 		void *rows = UNWIND_ROWS(ctx, m->file_id);
 
@@ -297,23 +338,7 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 					  UNWIND_ROW_FP_OFFSET(row), &w->r);
 		}
 	}
-stepped:
-	switch (res) {
-	case UNWIND_STEP_OK:
-		return 0;
-	case UNWIND_STEP_DONE:
-		w->flags |= OTELPROF_SAMPLE_F_COMPLETE;
-		return 1;
-	case UNWIND_STEP_ERR_READ:
-		w->error = OTELPROF_CNT_UNWIND_ERR_READ;
-		return 1;
-	case UNWIND_STEP_ERR_LOOP:
-		w->error = OTELPROF_CNT_UNWIND_ERR_LOOP;
-		return 1;
-	default:
-		w->error = OTELPROF_CNT_UNWIND_ERR_RULE;
-		return 1;
-	}
+	return unwind_walk_result(w, res);
 }
 
 #endif /* OTELPROF_UNWIND_WALK_H */

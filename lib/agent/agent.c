@@ -175,6 +175,7 @@ static bool drain(struct otelprof *p)
 		agent_watch_cpus(p);
 	p->hold_since_ns = mono_ns();
 	process_table_begin_pass(&p->procs);
+	agent_runtimes_loaded(p);
 	bpf_sampler_consume(p->sampler);
 	process_table_resume_loads(&p->procs);
 	installed = agent_finish_files(p);
@@ -246,8 +247,9 @@ void agent_free(struct otelprof *p)
 	file_cache_set_listener(&p->symfiles, NULL);
 	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
-	interp_tracker_free(&p->interp);
-	hotspot_tracker_free(&p->jvm);
+	agent_runtimes_free(p);
+	/* Before the sampler: a load in progress uses it. */
+	runtime_programs_free(&p->programs);
 	bpf_sampler_close(p->sampler);
 	file_cache_stop_loader(&p->symfiles);
 	process_unwind_stop_worker(&p->unwinder);
@@ -329,11 +331,11 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 				  bpf_sampler_big_mappings_fd(p->sampler));
 	context_tracker_init(&p->context, &p->procs, &p->symfiles,
 			     bpf_sampler_ctx_fd(p->sampler));
-	interp_tracker_init(&p->interp, &p->procs, &p->symfiles,
-			    bpf_sampler_interp_fd(p->sampler));
+	e = runtime_programs_init(&p->programs, p->sampler);
+	if (e)
+		return errmsg_set(err, e, "eventfd: %s", strerror(-e));
+	agent_runtimes_init(p);
 	p->symbolizer.interp = &p->interp;
-	hotspot_tracker_init(&p->jvm, &p->procs, &p->symfiles,
-			     bpf_sampler_jvm_fd(p->sampler));
 	p->symbolizer.jvm = &p->jvm;
 	/* Every stage is ready: the tables may tell of files and processes
 	 * now. */
@@ -388,6 +390,10 @@ static int start_epoll(struct otelprof *p, struct errmsg *err)
 
 		epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 	}
+	/* A runtime's BPF program loaded: its processes go in now. */
+	e = watch_fd(p, runtime_programs_notify_fd(&p->programs), err);
+	if (e)
+		return e;
 	/* A finished table build: install it and replay held samples now. */
 	return watch_fd(p, process_unwind_notify_fd(&p->unwinder), err);
 }

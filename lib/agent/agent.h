@@ -26,10 +26,11 @@
 #include "encode/stack_cache.h"
 #include "files/file_table.h"
 #include "frames/stack_symbolizer.h"
-#include "interp/hotspot_tracker.h"
-#include "interp/interp_tracker.h"
+#include "runtimes/hotspot/hotspot_tracker.h"
+#include "runtimes/cpython/interp_tracker.h"
 #include "process/process_table.h"
 #include "sample/bpf_sampler.h"
+#include "sample/runtime_programs.h"
 #include "symbolize/file_cache.h"
 #include "symbolize/kallsyms.h"
 #include "unwind/process_unwind.h"
@@ -74,6 +75,9 @@ struct otelprof {
 	struct stack_cache stack_cache;	    /* raw stacks of this window */
 	struct process_unwind unwinder;
 	struct context_tracker context;
+	/* The runtimes walked in the kernel (runtimes.c's table) and the
+	 * loader of their BPF programs. */
+	struct runtime_programs programs;
 	struct interp_tracker interp;
 	struct hotspot_tracker jvm;
 	struct parked_sample *parked, *parked_tail;
@@ -134,6 +138,15 @@ void agent_watch_cpus(struct otelprof *p);
  * it; rescan what the context tracker's tick asked for. */
 void agent_sync_start(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
+/* runtimes.c: the runtime protocol's steps for every runtime of the
+ * table (runtimes/runtime.h); agent_runtimes_loaded hands the runtimes
+ * whose BPF program finished loading their waiting processes. */
+void agent_runtimes_init(struct otelprof *p);
+void agent_runtimes_sync(struct otelprof *p, struct process *proc,
+			 const struct process_change *c);
+void agent_runtimes_forget(struct otelprof *p, struct process *proc);
+void agent_runtimes_loaded(struct otelprof *p);
+void agent_runtimes_free(struct otelprof *p);
 /* file_sync.c: run the symbolizer's and the unwinder's steps, in that
  * order, for files added and read, and the other way round for files
  * freed; take what the loader and builder threads finished. */

@@ -10,13 +10,13 @@
  *                      resolves the mapped files
  *   2. context         context TLS locations, the published process
  *                      context (lib/context/): uses the files of step 1
- *   3. interpreter     where a CPython keeps its state (lib/interp/)
- *   4. JVM             where a HotSpot JVM keeps its code (lib/interp/)
+ *   3. runtimes        each runtime of runtimes.c's table (CPython,
+ *                      HotSpot, ...: lib/runtimes/), in its order
  *
  * The table tells what changed (struct process_change: a new process, a
  * rescan with the mappings it added and removed, files read since); the
  * context step skips its TLS walk when a rescan added and removed no
- * mapping; the interpreter and JVM steps look at the added mappings only.
+ * mapping; the runtimes look at the added mappings only.
  *
  * Rescans come from the events (maps changed: agent.c), the samples (a pc
  * the unwinder or the symbolizer found in no known mapping:
@@ -33,8 +33,7 @@ static void on_maps(void *ctx, struct process *proc,
 
 	process_unwind_sync(&p->unwinder, proc);
 	context_tracker_sync(&p->context, proc, c);
-	interp_tracker_sync(&p->interp, proc, c);
-	hotspot_tracker_sync(&p->jvm, proc, c);
+	agent_runtimes_sync(p, proc, c);
 }
 
 static void on_remove(void *ctx, struct process *proc)
@@ -43,8 +42,7 @@ static void on_remove(void *ctx, struct process *proc)
 
 	process_unwind_forget(&p->unwinder, proc);
 	context_tracker_forget(&p->context, proc);
-	interp_tracker_forget(&p->interp, proc);
-	hotspot_tracker_forget(&p->jvm, proc);
+	agent_runtimes_forget(p, proc);
 	stack_symbolizer_forget(&p->symbolizer, proc);
 }
 

@@ -13,8 +13,8 @@
 
 #include "process/process_table.h"
 #include "profiler_types.h"
-#include "interp/hotspot_tracker.h"
-#include "interp/interp_tracker.h"
+#include "runtimes/hotspot/hotspot_tracker.h"
+#include "runtimes/cpython/interp_tracker.h"
 #include "symbolize/jit_process.h"
 #include "symbolize/demangle.h"
 #include "symbolize/dwarf_lines.h"

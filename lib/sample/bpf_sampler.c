@@ -39,6 +39,12 @@ struct bpf_sampler {
 	uint64_t onlined; /* CPUs attached after start */
 	uint32_t fallbacks;	  /* enum otelprof_kernel_fallback */
 	uint32_t max_user_frames; /* what the loaded walk can take */
+	const char *btf_path;	  /* kernel BTF given by the user, or NULL */
+	/* Every program loaded so far (the sampler's, then each runtime's
+	 * as it comes): name, verified instructions, load time. */
+	struct bpf_prog_load_stat loads[BPF_SAMPLER_MAX_LOADS];
+	uint32_t nloads;
+	pthread_mutex_t loads_lock; /* runtimes load on another thread */
 };
 
 /*
@@ -72,10 +78,13 @@ static const char *verdict(char *log)
 }
 
 /*
- * OTELPROF_DEBUG_BPF_LOG=stats: each program's verifier statistics (its
- * "processed N insns" line) on stderr, on a successful load too, to see how
- * close the walk is to a kernel's budget (docs/unwinding.md). Per-program
- * buffers: the object's one buffer would keep only the last program's.
+ * Each program's verifier statistics ("processed N insns" of log level 4,
+ * BPF_LOG_STATS: a few lines, on every kernel from 5.10), kept for
+ * otelprof_stats' readers and the kernel matrix, and printed on stderr
+ * with OTELPROF_DEBUG_BPF_LOG=stats. Per-program buffers: the object's one
+ * buffer would keep only the last program's. 1 KiB is enough for the
+ * stats lines; a load that would overflow it is retried by libbpf with
+ * the object's big log, so the verdict of a failure is never lost.
  */
 #define STATS_LOG_BYTES 4096u
 
@@ -91,6 +100,10 @@ static char *stats_logs_set(struct bpf_object *obj)
 		return NULL;
 	bpf_object__for_each_program(p, obj)
 	{
+		if (!bpf_program__autoload(p)) {
+			i++;
+			continue;
+		}
 		bpf_program__set_log_buf(p, bufs + i++ * STATS_LOG_BYTES,
 					 STATS_LOG_BYTES);
 		bpf_program__set_log_level(p, 4); /* BPF_LOG_STATS */
@@ -98,23 +111,67 @@ static char *stats_logs_set(struct bpf_object *obj)
 	return bufs;
 }
 
-static void stats_logs_print(struct bpf_object *obj, char *bufs)
+/* Keep (and on request print) each loaded program's figures. */
+static void stats_logs_take(struct bpf_sampler *s, struct bpf_object *obj,
+			    char *bufs, uint64_t load_ns)
 {
+	const char *dbg = getenv("OTELPROF_DEBUG_BPF_LOG");
 	struct bpf_program *p;
 	size_t i = 0;
 
+	pthread_mutex_lock(&s->loads_lock);
 	bpf_object__for_each_program(p, obj)
 	{
-		char *b = bufs + i++ * STATS_LOG_BYTES;
-		char *line = strstr(b, "processed ");
+		char *b = bufs ? bufs + i * STATS_LOG_BYTES : NULL;
+		const char *line = NULL;
+		struct bpf_prog_load_stat *st;
 
-		b[STATS_LOG_BYTES - 1] = '\0';
-		if (bpf_program__autoload(p))
-			fprintf(stderr, "bpf: %s: %.*s\n", bpf_program__name(p),
-				line ? (int)strcspn(line, "\n") : 0,
-				line ? line : "");
+		i++;
+		if (!bpf_program__autoload(p) ||
+		    s->nloads >= BPF_SAMPLER_MAX_LOADS)
+			continue;
+		st = &s->loads[s->nloads++];
+		memset(st, 0, sizeof(*st));
+		snprintf(st->name, sizeof(st->name), "%s",
+			 bpf_program__name(p));
+		st->object_load_ns = load_ns;
+		if (b) {
+			b[STATS_LOG_BYTES - 1] = '\0';
+			line = strstr(b, "processed ");
+			if (line)
+				st->verified_insns =
+					(uint32_t)strtoul(line + 10, NULL, 10);
+		}
+		if (dbg && !strcmp(dbg, "stats"))
+			fprintf(stderr,
+				"bpf: %s: %.*s (object loaded in %.1f ms)\n",
+				st->name, line ? (int)strcspn(line, "\n") : 0,
+				line ? line : "", (double)load_ns / 1e6);
 	}
+	pthread_mutex_unlock(&s->loads_lock);
 	free(bufs);
+}
+
+uint32_t bpf_sampler_load_stats(struct bpf_sampler *s,
+				struct bpf_prog_load_stat *out, uint32_t max)
+{
+	uint32_t n;
+
+	if (!s)
+		return 0;
+	pthread_mutex_lock(&s->loads_lock);
+	n = s->nloads < max ? s->nloads : max;
+	memcpy(out, s->loads, n * sizeof(*out));
+	pthread_mutex_unlock(&s->loads_lock);
+	return n;
+}
+
+static uint64_t mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /*
@@ -484,6 +541,146 @@ uint64_t bpf_sampler_cpus_onlined(struct bpf_sampler *s)
 	return s ? s->onlined : 0;
 }
 
+static int set_slot(struct bpf_sampler *s, uint32_t slot,
+		    struct bpf_program *prog, struct errmsg *err)
+{
+	int fd = bpf_program__fd(prog), e;
+
+	if (!bpf_map_update_elem(bpf_map__fd(s->skel->maps.walk_progs), &slot,
+				 &fd, BPF_ANY))
+		return 0;
+	e = -errno;
+	return errmsg_set(err, e, "cannot put BPF program %s in walk_progs: %s",
+			  bpf_program__name(prog), strerror(-e));
+}
+
+/* The sampler's own slots of walk_progs (enum otelprof_prog_slot). */
+static int fill_walk_progs(struct bpf_sampler *s, struct errmsg *err)
+{
+	struct profiler_bpf *k = s->skel;
+	int e;
+
+	if (s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP) {
+		e = set_slot(s, OTELPROF_PROG_WALK, k->progs.on_cpu_sample_walk,
+			     err);
+		if (!e)
+			e = set_slot(s, OTELPROF_PROG_RESUME,
+				     k->progs.on_cpu_sample_walk, err);
+	} else {
+		e = set_slot(s, OTELPROF_PROG_RESUME, k->progs.on_cpu_sample,
+			     err);
+	}
+	if (!e)
+		e = set_slot(s, OTELPROF_PROG_FINISH,
+			     k->progs.on_cpu_sample_finish, err);
+	return e;
+}
+
+/* Programs named *_bounded are for kernels without bpf_loop; the others
+ * for kernels with it. */
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+int bpf_sampler_load_runtime(struct bpf_sampler *s, uint32_t runtime,
+			     const void *elf, size_t size,
+			     struct bpf_object **out, struct errmsg *err)
+{
+	bool bounded = s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP;
+	struct bpf_program *prog, *walk = NULL;
+	struct bpf_object *obj;
+	struct bpf_map *m;
+	char *log = NULL, *stats = NULL;
+	uint64_t t0;
+	int e;
+
+	*out = NULL;
+	if (runtime == OTELPROF_RT_NONE || runtime >= OTELPROF_RT_MAX)
+		return errmsg_set(err, -EINVAL, "runtime %u: no such slot",
+				  runtime);
+	log = malloc(VERIFIER_LOG_BYTES);
+	if (!log)
+		return errmsg_set(err, -ENOMEM, "out of memory");
+	log[0] = '\0';
+	{
+		LIBBPF_OPTS(bpf_object_open_opts, oo,
+			    .btf_custom_path = s->btf_path,
+			    .kernel_log_buf = log,
+			    .kernel_log_size = VERIFIER_LOG_BYTES);
+
+		obj = bpf_object__open_mem(elf, size, &oo);
+	}
+	if (!obj) {
+		e = -errno;
+		errmsg_set(err, e, "cannot open runtime %u's BPF object: %s",
+			   runtime, strerror(-e));
+		goto out;
+	}
+	/* The maps the sampler shares (sampler_shared.bpf.h): the sampler's
+	 * own, by name. The runtime's own maps are created with it. */
+	bpf_object__for_each_map(m, obj)
+	{
+		struct bpf_map *mine;
+
+		if (bpf_map__is_internal(m))
+			continue;
+		mine = bpf_object__find_map_by_name(s->skel->obj,
+						    bpf_map__name(m));
+		if (mine && bpf_map__reuse_fd(m, bpf_map__fd(mine))) {
+			e = -errno;
+			errmsg_set(err, e,
+				   "runtime %u: cannot share map %s: %s",
+				   runtime, bpf_map__name(m), strerror(-e));
+			goto out;
+		}
+	}
+	if (s->fallbacks & OTELPROF_FALLBACK_PREALLOC_MAPS)
+		preallocate_maps(obj);
+	bpf_object__for_each_program(prog, obj)
+	{
+		bool load = ends_with(bpf_program__name(prog), "_bounded") ==
+			    bounded;
+
+		bpf_program__set_autoload(prog, load);
+		if (load && !walk)
+			walk = prog;
+	}
+	if (!walk) {
+		e = errmsg_set(err, -ENOENT,
+			       "runtime %u's BPF object has no walk program",
+			       runtime);
+		goto out;
+	}
+	stats = stats_logs_set(obj);
+	t0 = mono_now_ns();
+	e = bpf_object__load(obj);
+	if (e) {
+		free(stats);
+		errmsg_set(err, e,
+			   "loading runtime %u's BPF program: %s: verifier: %s",
+			   runtime, strerror(-e), verdict(log));
+		goto out;
+	}
+	stats_logs_take(s, obj, stats, mono_now_ns() - t0);
+	e = set_slot(s, OTELPROF_PROG_RUNTIME + runtime, walk, err);
+	if (e)
+		goto out;
+	*out = obj;
+	obj = NULL;
+out:
+	bpf_object__close(obj);
+	free(log);
+	return e;
+}
+
+int bpf_sampler_runtime_procs_fd(struct bpf_sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.runtime_procs);
+}
+
 int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 		     bpf_sampler_event_fn fn, void *ctx,
 		     struct bpf_sampler **out, struct errmsg *err)
@@ -517,6 +714,8 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s->uevent_fd = -1;
 	s->fn = fn;
 	s->ctx = ctx;
+	s->btf_path = btf_path;
+	pthread_mutex_init(&s->loads_lock, NULL);
 
 	log = malloc(VERIFIER_LOG_BYTES);
 	if (!log) {
@@ -571,13 +770,15 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s->skel->rodata->max_user_frames = s->max_user_frames;
 	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
 	{
-		char *stats = dbg_log && !strcmp(dbg_log, "stats")
-				      ? stats_logs_set(s->skel->obj)
-				      : NULL;
+		char *stats = stats_logs_set(s->skel->obj);
+		uint64_t t0 = mono_now_ns();
 
 		e = profiler_bpf__load(s->skel);
-		if (stats)
-			stats_logs_print(s->skel->obj, stats);
+		if (!e)
+			stats_logs_take(s, s->skel->obj, stats,
+					mono_now_ns() - t0);
+		else
+			free(stats);
 	}
 	if (e) {
 		if (dbg_log)
@@ -595,18 +796,9 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	}
 	free(log);
 	log = NULL;
-	if (s->fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP) {
-		uint32_t key = 0;
-		int fd = bpf_program__fd(s->skel->progs.on_cpu_sample_walk);
-
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.walk_progs),
-					&key, &fd, BPF_ANY)) {
-			e = -errno;
-			errmsg_set(err, e, "cannot chain the stack walk: %s",
-				   strerror(-e));
-			goto fail;
-		}
-	}
+	e = fill_walk_progs(s, err);
+	if (e)
+		goto fail;
 
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.events),
 				 on_ring_event, s, NULL);
@@ -740,16 +932,6 @@ void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd, int *procs_fd)
 	*procs_fd = bpf_map__fd(s->skel->maps.unwind_procs);
 }
 
-int bpf_sampler_interp_fd(struct bpf_sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.interp_procs);
-}
-
-int bpf_sampler_jvm_fd(struct bpf_sampler *s)
-{
-	return bpf_map__fd(s->skel->maps.jvm_procs);
-}
-
 int bpf_sampler_big_mappings_fd(struct bpf_sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.big_mappings);
@@ -769,6 +951,7 @@ void bpf_sampler_close(struct bpf_sampler *s)
 		close(s->uevent_fd);
 	ring_buffer__free(s->rb);
 	profiler_bpf__destroy(s->skel);
+	pthread_mutex_destroy(&s->loads_lock);
 	free(s->links);
 	free(s->pfds);
 	free(s);

@@ -15,6 +15,19 @@
 #include "profiler_types.h"
 #include "util/errmsg.h"
 
+/* What loading one BPF program cost (the verifier's figures). */
+struct bpf_prog_load_stat {
+	char name[48];
+	uint32_t verified_insns; /* "processed N insns", 0: unknown */
+	uint64_t object_load_ns; /* wall time of its object's load */
+};
+#define BPF_SAMPLER_MAX_LOADS 24
+/* Copy the figures of every program loaded so far (the sampler's, then
+ * the runtimes' in load order); returns how many. */
+struct bpf_sampler;
+uint32_t bpf_sampler_load_stats(struct bpf_sampler *s,
+				struct bpf_prog_load_stat *out, uint32_t max);
+
 struct bpf_sampler_config {
 	uint32_t frequency_hz;
 	uint32_t target_tgid;
@@ -62,11 +75,21 @@ void bpf_sampler_unwind_fds(struct bpf_sampler *s, int *files_fd,
 			    int *procs_fd);
 /* The big_mappings array (processes with many executable mappings). */
 int bpf_sampler_big_mappings_fd(struct bpf_sampler *s);
-/* Bytes of locked memory used by the BPF maps. */
-/* The interp_procs map (per-process interpreter state locations). */
-int bpf_sampler_interp_fd(struct bpf_sampler *s);
-/* jvm_procs: per process, a JVM's code cache. */
-int bpf_sampler_jvm_fd(struct bpf_sampler *s);
+/*
+ * Load a runtime's BPF object (ebpf/runtimes/NAME/, its ELF bytes) beside
+ * the sampler: it shares the sampler's maps of the same names
+ * (sampler_shared.bpf.h), its walk program (the *_bounded one on kernels
+ * without bpf_loop) goes into walk_progs at OTELPROF_PROG_RUNTIME +
+ * runtime. *out: the loaded object, for its own maps; the caller closes
+ * it after bpf_sampler_close. Safe on another thread than the drain
+ * thread's (it touches no sampler state but the load figures).
+ */
+struct bpf_object;
+int bpf_sampler_load_runtime(struct bpf_sampler *s, uint32_t runtime,
+			     const void *elf, size_t size,
+			     struct bpf_object **out, struct errmsg *err);
+/* runtime_procs: per process, the runtime whose program walks it. */
+int bpf_sampler_runtime_procs_fd(struct bpf_sampler *s);
 /* The ctx_procs map (per-process context TLS locations). */
 int bpf_sampler_ctx_fd(struct bpf_sampler *s);
 void bpf_sampler_close(struct bpf_sampler *s);

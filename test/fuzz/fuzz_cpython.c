@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "interp/cpython_layout.h"
+#include "runtimes/cpython/cpython_layout.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

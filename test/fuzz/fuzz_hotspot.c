@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "interp/hotspot_jvm.h"
+#include "runtimes/hotspot/hotspot_jvm.h"
 
 #define FUZZ_BASE 0x10000ull
 

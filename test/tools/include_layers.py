@@ -20,10 +20,12 @@ def edges(lib):
         d = os.path.join(lib, folder)
         if not os.path.isdir(d):
             continue
-        for name in sorted(os.listdir(d)):
-            if not name.endswith((".c", ".h")):
+        # a folder's subfolders (runtimes/NAME/) are the folder's own
+        paths = sorted(os.path.join(root, name)
+                       for root, _, names in os.walk(d) for name in names)
+        for path in paths:
+            if not path.endswith((".c", ".h")):
                 continue
-            path = os.path.join(d, name)
             with open(path, encoding="utf-8") as f:
                 text = f.read()
             for m in INCLUDE.finditer(text):

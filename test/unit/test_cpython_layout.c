@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "interp/cpython_layout.h"
+#include "runtimes/cpython/cpython_layout.h"
 
 static void layouts_known(void **state)
 {

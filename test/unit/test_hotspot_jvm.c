@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "interp/hotspot_jvm.h"
+#include "runtimes/hotspot/hotspot_jvm.h"
 
 /* The line of "if (n < 2)" in FibHash.java: fib's bci 0. */
 static uint32_t fib_first_line(void)

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "interp/hotspot_jvm.h"
+#include "runtimes/hotspot/hotspot_jvm.h"
 
 #define BASE 0x10000ull
 #define SIZE 0x4000u

@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "interp/hotspot_vmstructs.h"
+#include "runtimes/hotspot/hotspot_vmstructs.h"
 
 #define BASE 0x7f0000000000ull
 #define SIZE (256 * 1024)

@@ -1,15 +1,23 @@
-/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /*
- * The interpreter step of the user walk: after the native frames, copy
- * the sampled thread's interpreter frames (CPython now) into the sample,
- * so userspace can put them where the evaluation loop ran. Every read is
- * of process memory and may fail: the walk then stops, keeping what it
- * has (counted). Loops are bounded: bpf_loop where the kernel has it,
- * a plain bounded loop in the programs for older kernels (see
- * OTELPROF_BOUNDED_LOOP in kernel_compat.bpf.h).
+ * CPython's walk (OTELPROF_RT_MODE_AFTER): after the native frames, copy
+ * the sampled thread's interpreter frames into the sample, so userspace
+ * can put them where the evaluation loop ran, then end the sample
+ * (OTELPROF_PROG_FINISH). Loaded when the first CPython process is found.
+ * Every read is of process memory and may fail: the walk then stops,
+ * keeping what it has (counted). Loops are bounded: bpf_loop where the
+ * kernel has it (cpython_walk), a plain bounded loop for older kernels
+ * (cpython_walk_bounded); userspace loads one of the two.
  */
-#ifndef OTELPROF_INTERP_WALK_BPF_H
-#define OTELPROF_INTERP_WALK_BPF_H
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profiler_types.h"
+#include "kernel_compat.bpf.h"
+#include "sampler_shared.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Per process: where its interpreter keeps its state (userspace fills). */
 struct {
@@ -19,10 +27,6 @@ struct {
 	__type(key, u32);
 	__type(value, struct otelprof_interp_proc);
 } interp_procs SEC(".maps");
-
-/* Stack copy of a process with an interpreter: 7 KiB, so 64 of its
- * frames (2 words each) still fit after it. */
-#define INTERP_COPY_KB 7
 
 /* Threads of one interpreter searched for the sampled one. */
 #define INTERP_MAX_THREADS 32
@@ -134,7 +138,7 @@ static __always_inline long interp_frame_step(u32 k, void *data)
 
 OTELPROF_BOUNDED_LOOP(interp_walk, interp_frame_step)
 
-/* have_loop: the calling program may use bpf_loop (5.17). */
+/* have_loop: the program may use bpf_loop (5.17). */
 static __always_inline void walk_interp(struct otelprof_sample_event *e,
 					u32 tgid, const bool have_loop)
 {
@@ -174,4 +178,27 @@ static __always_inline void walk_interp(struct otelprof_sample_event *e,
 		count(OTELPROF_CNT_INTERP_SAMPLES);
 }
 
-#endif
+static __always_inline int cpython_sample(void *ctx, const bool have_loop)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+
+	if (!e)
+		return 0;
+	walk_interp(e, e->hdr.pid, have_loop);
+	walk_goto(ctx, OTELPROF_PROG_FINISH);
+	return 0;
+}
+
+SEC("perf_event")
+int cpython_walk(struct bpf_perf_event_data *ctx)
+{
+	return cpython_sample(ctx, true);
+}
+
+SEC("perf_event")
+int cpython_walk_bounded(struct bpf_perf_event_data *ctx)
+{
+	return cpython_sample(ctx, false);
+}

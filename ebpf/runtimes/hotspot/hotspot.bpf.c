@@ -1,16 +1,40 @@
-/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
 /*
- * The HotSpot step of the native walk: a pc in anonymous code of a JVM
- * (its code cache, see otelprof_jvm_proc) is unwound by the JVM's own
- * frame layout instead of the frame pointer, which compiled Java code
- * does not keep. Each Java frame is also noted as a {pointer, bci/pc}
- * pair; after the walk the pairs follow the native frames in the sample
- * (hotspot_finish), so userspace can name the methods. Every read is of
- * process memory and may fail: the step then returns an error and the
- * walk stops there, keeping what it has.
+ * HotSpot's walk (OTELPROF_RT_MODE_STEP): the native walk hands over a
+ * frame at a pc in anonymous code of a JVM (its code cache, see
+ * otelprof_jvm_proc); this program unwinds it, and the Java frames after
+ * it, by the JVM's own frame layout instead of the frame pointer, which
+ * compiled Java code does not keep, then gives the walk back
+ * (OTELPROF_PROG_RESUME). Each Java frame is also noted as a {pointer,
+ * bci/pc} pair (runtime_note); after the walk the pairs follow the native
+ * frames in the sample, so userspace can name the methods. Loaded when
+ * the first JVM is found. Every read is of process memory and may fail:
+ * the step then returns an error and the walk stops there, keeping what
+ * it has.
  */
-#ifndef OTELPROF_HOTSPOT_WALK_BPF_H
-#define OTELPROF_HOTSPOT_WALK_BPF_H
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profiler_types.h"
+#include "unwind_types.h"
+#include "kernel_compat.bpf.h"
+#include "sampler_shared.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The walk's accessors: this program reads user memory only (the frame
+ * pointer step); it never searches mappings or rows. */
+#define UNWIND_READ_U64(ctx, addr, out)                                        \
+	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
+#define UNWIND_BIG_MAPPING(ctx, idx)                                           \
+	((void)(idx), (struct otelprof_bpf_mapping *)0)
+#define UNWIND_ROWS(ctx, id)	   ((void)(id), (void *)0)
+#define UNWIND_ROW(ctx, rows, idx) ((void)(idx), (struct unwind_packed_row *)0)
+#define UNWIND_INLINE		   static __always_inline
+#include "unwind_step.h"
+#include "unwind_walk.h"
+#include "walk_state.bpf.h"
 
 /* Per process: its code cache (userspace fills). */
 struct {
@@ -27,43 +51,16 @@ struct {
 /* A compiled frame larger than this is not believed. */
 #define JVM_MAX_FRAME_WORDS 8192
 
-/* The Java frames of the sample being walked, in walk order. */
-struct jvm_scratch {
-	u64 stamp; /* the sample's ktime: pairs of an older sample are
-		      stale */
-	u32 n;
-	u32 pad;
-	u64 pairs[2 * OTELPROF_MAX_INTERP_FRAMES];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct jvm_scratch);
-} jvm_scratch SEC(".maps");
-
+/* Note Java frame i: its Method* (interpreted, flagged) or CodeBlob,
+ * and its bcp or pc. */
 static __always_inline void jvm_note(struct otelprof_sample_event *e, u32 i,
 				     u64 word0, u64 word1)
 {
-	u32 zero = 0, n;
-	struct jvm_scratch *js = bpf_map_lookup_elem(&jvm_scratch, &zero);
-
-	if (!js)
-		return;
-	if (js->stamp != e->hdr.ktime_boot_ns) {
-		js->stamp = e->hdr.ktime_boot_ns;
-		js->n = 0;
-	}
-	n = js->n;
-	if (n >= OTELPROF_MAX_INTERP_FRAMES)
-		return;
-	js->pairs[(2 * n) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1)] =
-		((u64)i << OTELPROF_JVM_INDEX_SHIFT) |
-		(word0 & OTELPROF_JVM_PTR_MASK) |
-		(word0 & OTELPROF_JVM_F_INTERP);
-	js->pairs[(2 * n + 1) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1)] = word1;
-	js->n = n + 1;
+	runtime_note(e, OTELPROF_INTERP_HOTSPOT,
+		     ((u64)i << OTELPROF_JVM_INDEX_SHIFT) |
+			     (word0 & OTELPROF_JVM_PTR_MASK) |
+			     (word0 & OTELPROF_JVM_F_INTERP),
+		     word1);
 }
 
 /* The CodeBlob holding pc in heap h, or 0. */
@@ -206,35 +203,86 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 	return UNWIND_STEP_OK;
 }
 
-/* Did the walk of this sample note Java frames? */
-static __always_inline bool hotspot_noted(const struct otelprof_sample_event *e)
+/* Is lookup_pc JVM code this walk steps: the interpreter or a code
+ * heap? (Exactly where hotspot_step does not answer JVM_NOT_JAVA.) */
+static __always_inline bool jvm_owns(const struct otelprof_jvm_proc *jp,
+				     u64 lookup_pc)
+{
+	return (lookup_pc >= jp->interp_low && lookup_pc < jp->interp_high) ||
+	       jvm_in_code(jp, lookup_pc);
+}
+
+/* One frame: write and step it while it is Java code; 1 to give the walk
+ * back (the frame is not Java, or the walk has ended). */
+static __always_inline long jvm_frame(u32 k, void *data)
+{
+	u32 zero = 0, tgid;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	const struct otelprof_jvm_proc *jp;
+	u64 lookup_pc;
+	u32 i;
+	int res;
+
+	if (!e || !st)
+		return 1;
+	tgid = e->hdr.pid;
+	jp = bpf_map_lookup_elem(&jvm_procs, &tgid);
+	i = st->w.n;
+	lookup_pc = i ? st->w.r.pc - 1 : st->w.r.pc;
+	if (!jp || !jvm_owns(jp, lookup_pc)) {
+		/* The frame handed over is not ours: the native walk
+		 * steps it (by frame pointer, or stops there). */
+		if (!k)
+			st->w.declined = 1;
+		return 1;
+	}
+	if (unwind_walk_put(&st->w, e->ustack, st->max_user_frames))
+		return 1;
+	res = hotspot_step(e, &st->w.r, i, lookup_pc);
+	if (res == JVM_NOT_JAVA) {
+		st->w.error = OTELPROF_CNT_UNWIND_ERR_RULE;
+		return 1;
+	}
+	return unwind_walk_result(&st->w, res);
+}
+
+OTELPROF_BOUNDED_LOOP(jvm_walk, jvm_frame)
+
+/* Java frames in a row per program on kernels without bpf_loop; more go
+ * back through the native walk, which hands them over again. */
+#define JVM_BOUNDED_FRAMES 16
+
+/* Back to the native walk; if the chain of tail calls is spent, the
+ * sample goes out with the frames so far, cut. */
+static __always_inline int jvm_give_back(void *ctx)
 {
 	u32 zero = 0;
-	struct jvm_scratch *js = bpf_map_lookup_elem(&jvm_scratch, &zero);
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
 
-	return js && js->stamp == e->hdr.ktime_boot_ns && js->n;
+	if (!e || !st)
+		return 0;
+	walk_resume(ctx, st);
+	e->n_user = st->w.n;
+	e->flags |= st->w.flags | OTELPROF_SAMPLE_F_TRUNCATED;
+	count(OTELPROF_CNT_UNWIND_TRUNCATED);
+	sample_emit(e);
+	return 0;
 }
 
-/* After the walk: the Java frames noted go after the native ones. */
-static __always_inline void hotspot_finish(struct otelprof_sample_event *e)
+SEC("perf_event")
+int hotspot_walk(struct bpf_perf_event_data *ctx)
 {
-	u32 zero = 0, n, at;
-	struct jvm_scratch *js = bpf_map_lookup_elem(&jvm_scratch, &zero);
-
-	if (!js || js->stamp != e->hdr.ktime_boot_ns || !js->n ||
-	    (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) || e->n_interp)
-		return;
-	n = js->n;
-	at = e->n_user;
-	if (n > OTELPROF_MAX_INTERP_FRAMES ||
-	    at > OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
-		return;
-	if (bpf_probe_read_kernel(&e->ustack[at], (u64)n * 16, js->pairs))
-		return;
-	e->n_user = at + 2 * n;
-	e->n_interp = n;
-	e->interp_kind = OTELPROF_INTERP_HOTSPOT;
-	count(OTELPROF_CNT_INTERP_SAMPLES);
+	jvm_walk_loop(OTELPROF_MAX_USER_FRAMES + 1, NULL);
+	return jvm_give_back(ctx);
 }
 
-#endif
+SEC("perf_event")
+int hotspot_walk_bounded(struct bpf_perf_event_data *ctx)
+{
+	OTELPROF_BOUNDED(jvm_frame, JVM_BOUNDED_FRAMES, NULL);
+	return jvm_give_back(ctx);
+}

@@ -15,7 +15,8 @@
 #include <stdint.h>
 
 #include "context/process_memory.h"
-#include "interp/hotspot_jvm.h"
+#include "runtimes/hotspot/hotspot_jvm.h"
+#include "runtimes/runtime.h"
 #include "process/process_table.h"
 #include "util/idxmap.h"
 #include "util/mem_budget.h"
@@ -75,19 +76,24 @@ struct hotspot_counters {
 	uint64_t map_errors;
 	uint64_t inline_errors; /* an inlined scope's Method unreadable:
 				   the frame shows its callers only */
+	uint64_t waited;	/* found while the walk program loaded */
 };
 
 struct hotspot_tracker {
 	struct process_table *procs;
 	struct file_cache *files; /* the mapped files' symbols */
-	int map_fd;		  /* jvm_procs; -1: userspace only (tests) */
+	/* Loads the walk program; NULL: userspace only (tests). */
+	struct runtime_programs *progs;
 	mem_read_fn read_mem;
 	struct hotspot_counters counters;
 };
 
+/* The runtime protocol's entry (runtimes/runtime.h). */
+extern const struct runtime_ops hotspot_runtime;
+
 void hotspot_tracker_init(struct hotspot_tracker *t,
 			  struct process_table *procs, struct file_cache *files,
-			  int map_fd);
+			  struct runtime_programs *progs);
 /* p is new, rescanned or has files read since: find its libjvm and tell
  * the kernel where the JVM keeps its code (once: it does not move). */
 void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,

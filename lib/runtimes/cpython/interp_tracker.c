@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "interp/interp_tracker.h"
+#include "runtimes/cpython/interp_tracker.h"
 #include "util/debug_log.h"
 
 #include <bpf/bpf.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "process/mapped_file.h"
+#include "rt_cpython.skel.h"
 #include "symbolize/elf_dynsym.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/file_cache.h"
@@ -90,6 +91,47 @@ static struct interp_process *state(struct interp_tracker *it,
 	return p->interp;
 }
 
+/* Stack copy of a CPython process: 7 KiB, so 64 of its frames (2 words
+ * each, appended by its walk) still fit after it. */
+#define CPY_COPY_KB 7
+
+/*
+ * Put process p's interpreter in the kernel: its entry in interp_procs,
+ * then runtime_procs, which sends its samples through the walk. The
+ * first CPython asks for the walk program; until it is loaded (another
+ * thread) p waits, native stacks only, and kernel_ready writes it.
+ */
+static void kernel_write(struct interp_tracker *it, struct process *p)
+{
+	struct interp_process *ip = p->interp;
+	struct otelprof_interp_proc v;
+	int fd;
+
+	if (!ip || !ip->layout || ip->in_kernel)
+		return;
+	switch (runtime_programs_want(it->progs, OTELPROF_RT_CPYTHON,
+				      &cpython_runtime.program)) {
+	case RUNTIME_PROGRAM_READY:
+		break;
+	case RUNTIME_PROGRAM_LOADING:
+		it->counters.waited++;
+		return;
+	default:
+		return; /* no kernel walk here: native frames */
+	}
+	fd = runtime_programs_map_fd(it->progs, OTELPROF_RT_CPYTHON,
+				     "interp_procs");
+	v = ip->lay.walk;
+	v.runtime = ip->runtime;
+	if (fd < 0 || bpf_map_update_elem(fd, &p->pid, &v, BPF_ANY) ||
+	    runtime_programs_attach(it->progs, p->pid, OTELPROF_RT_CPYTHON,
+				    OTELPROF_RT_MODE_AFTER, CPY_COPY_KB)) {
+		it->counters.map_errors++;
+		return;
+	}
+	ip->in_kernel = true;
+}
+
 void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 			 const struct process_change *c)
 {
@@ -106,7 +148,6 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 		struct proc_mapping *m = &p->maps.v[i];
 		const struct cpython_layout *l;
 		struct interp_process *ip;
-		struct otelprof_interp_proc v;
 		struct cpy_symbols cs;
 		struct elf_file *f;
 		uint64_t bias;
@@ -170,37 +211,86 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 				it->counters.debug_offsets++;
 			}
 		}
-		v = ip->lay.walk;
-		v.runtime = ip->runtime;
 		it->counters.found++;
-		if (it->map_fd >= 0) {
-			if (bpf_map_update_elem(it->map_fd, &p->pid, &v,
-						BPF_ANY))
-				it->counters.map_errors++;
-			else
-				ip->in_kernel = true;
-		}
+		kernel_write(it, p);
 		return;
 	}
 }
 
 void interp_tracker_forget(struct interp_tracker *it, struct process *p)
 {
-	if (p->interp && p->interp->in_kernel && it->map_fd >= 0)
-		bpf_map_delete_elem(it->map_fd, &p->pid);
+	if (p->interp && p->interp->in_kernel) {
+		int fd = runtime_programs_map_fd(it->progs, OTELPROF_RT_CPYTHON,
+						 "interp_procs");
+
+		runtime_programs_detach(it->progs, p->pid);
+		if (fd >= 0)
+			bpf_map_delete_elem(fd, &p->pid);
+	}
 	interp_process_free(p->interp);
 	p->interp = NULL;
 }
 
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
-			 struct file_cache *files, int map_fd)
+			 struct file_cache *files,
+			 struct runtime_programs *progs)
 {
 	memset(it, 0, sizeof(*it));
 	it->procs = t;
 	it->files = files;
-	it->map_fd = map_fd;
+	it->progs = progs;
 	it->read_mem = process_memory_read;
 }
+
+/* The walk program loaded: the processes found meanwhile go in. */
+static void kernel_ready(void *rt)
+{
+	struct interp_tracker *it = rt;
+	struct process_table *t = it->procs;
+
+	for (uint32_t i = 0; t && i < t->nslots; i++)
+		if (t->procs[i])
+			kernel_write(it, t->procs[i]);
+}
+
+static void rt_init(void *rt, struct process_table *procs,
+		    struct file_cache *files, struct runtime_programs *progs)
+{
+	interp_tracker_init(rt, procs, files, progs);
+}
+
+static void rt_sync(void *rt, struct process *p, const struct process_change *c)
+{
+	interp_tracker_sync(rt, p, c);
+}
+
+static void rt_forget(void *rt, struct process *p)
+{
+	interp_tracker_forget(rt, p);
+}
+
+static void rt_free(void *rt)
+{
+	interp_tracker_free(rt);
+}
+
+static const void *program_elf(size_t *size)
+{
+	return cpython_bpf__elf_bytes(size);
+}
+
+const struct runtime_ops cpython_runtime = {
+	.name = "cpython",
+	.id = OTELPROF_RT_CPYTHON,
+	.mode = OTELPROF_RT_MODE_AFTER,
+	.copy_kb = CPY_COPY_KB,
+	.program = {"cpython", program_elf},
+	.init = rt_init,
+	.sync = rt_sync,
+	.kernel_ready = kernel_ready,
+	.forget = rt_forget,
+	.free = rt_free,
+};
 
 void interp_tracker_free(struct interp_tracker *it)
 {

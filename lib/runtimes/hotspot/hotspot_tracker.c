@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "interp/hotspot_tracker.h"
+#include "runtimes/hotspot/hotspot_tracker.h"
+#include "rt_hotspot.skel.h"
 #include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 
@@ -74,11 +75,46 @@ static bool is_libjvm(const char *path)
 	return b && !strcmp(b + 1, "libjvm.so");
 }
 
+/*
+ * Put process p's JVM in the kernel: its code cache in jvm_procs, then
+ * runtime_procs, which hands its Java frames to the walk. The first JVM
+ * asks for the walk program; until it is loaded (another thread) p
+ * waits, native stacks only, and kernel_ready writes it.
+ */
+static void kernel_write(struct hotspot_tracker *t, struct process *p)
+{
+	struct hotspot_process *hp = p->jvm;
+	struct otelprof_jvm_proc v;
+	int fd;
+
+	if (!hp || !hp->ready || hp->in_kernel)
+		return;
+	switch (runtime_programs_want(t->progs, OTELPROF_RT_HOTSPOT,
+				      &hotspot_runtime.program)) {
+	case RUNTIME_PROGRAM_READY:
+		break;
+	case RUNTIME_PROGRAM_LOADING:
+		t->counters.waited++;
+		return;
+	default:
+		return; /* no kernel walk here: native frames */
+	}
+	fd = runtime_programs_map_fd(t->progs, OTELPROF_RT_HOTSPOT,
+				     "jvm_procs");
+	kernel_view(&hp->jvm, &v);
+	if (fd < 0 || bpf_map_update_elem(fd, &p->pid, &v, BPF_ANY) ||
+	    runtime_programs_attach(t->progs, p->pid, OTELPROF_RT_HOTSPOT,
+				    OTELPROF_RT_MODE_STEP, 0)) {
+		t->counters.map_errors++;
+		return;
+	}
+	hp->in_kernel = true;
+}
+
 static void try_open(struct hotspot_tracker *t, struct process *p,
 		     struct hotspot_process *hp, struct proc_mapping *m)
 {
 	struct hotspot_syms syms;
-	struct otelprof_jvm_proc v;
 	const char *missing = NULL;
 	struct elf_file *f;
 	uint64_t bias;
@@ -113,13 +149,7 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 	}
 	hp->ready = true;
 	t->counters.found++;
-	kernel_view(&hp->jvm, &v);
-	if (t->map_fd >= 0) {
-		if (bpf_map_update_elem(t->map_fd, &p->pid, &v, BPF_ANY))
-			t->counters.map_errors++;
-		else
-			hp->in_kernel = true;
-	}
+	kernel_write(t, p);
 }
 
 void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,
@@ -150,8 +180,14 @@ void hotspot_tracker_sync(struct hotspot_tracker *t, struct process *p,
 
 void hotspot_tracker_forget(struct hotspot_tracker *t, struct process *p)
 {
-	if (p->jvm && p->jvm->in_kernel && t->map_fd >= 0)
-		bpf_map_delete_elem(t->map_fd, &p->pid);
+	if (p->jvm && p->jvm->in_kernel) {
+		int fd = runtime_programs_map_fd(t->progs, OTELPROF_RT_HOTSPOT,
+						 "jvm_procs");
+
+		runtime_programs_detach(t->progs, p->pid);
+		if (fd >= 0)
+			bpf_map_delete_elem(fd, &p->pid);
+	}
 	hotspot_process_free(p->jvm);
 	p->jvm = NULL;
 }
@@ -175,14 +211,64 @@ void hotspot_tracker_free(struct hotspot_tracker *t)
 
 void hotspot_tracker_init(struct hotspot_tracker *t,
 			  struct process_table *procs, struct file_cache *files,
-			  int map_fd)
+			  struct runtime_programs *progs)
 {
 	memset(t, 0, sizeof(*t));
 	t->procs = procs;
 	t->files = files;
-	t->map_fd = map_fd;
+	t->progs = progs;
 	t->read_mem = process_memory_read;
 }
+
+/* The walk program loaded: the JVMs found meanwhile go in. */
+static void kernel_ready(void *rt)
+{
+	struct hotspot_tracker *t = rt;
+	struct process_table *procs = t->procs;
+
+	for (uint32_t i = 0; procs && i < procs->nslots; i++)
+		if (procs->procs[i])
+			kernel_write(t, procs->procs[i]);
+}
+
+static void rt_init(void *rt, struct process_table *procs,
+		    struct file_cache *files, struct runtime_programs *progs)
+{
+	hotspot_tracker_init(rt, procs, files, progs);
+}
+
+static void rt_sync(void *rt, struct process *p, const struct process_change *c)
+{
+	hotspot_tracker_sync(rt, p, c);
+}
+
+static void rt_forget(void *rt, struct process *p)
+{
+	hotspot_tracker_forget(rt, p);
+}
+
+static void rt_free(void *rt)
+{
+	hotspot_tracker_free(rt);
+}
+
+static const void *program_elf(size_t *size)
+{
+	return hotspot_bpf__elf_bytes(size);
+}
+
+const struct runtime_ops hotspot_runtime = {
+	.name = "hotspot",
+	.id = OTELPROF_RT_HOTSPOT,
+	.mode = OTELPROF_RT_MODE_STEP,
+	.copy_kb = 0,
+	.program = {"hotspot", program_elf},
+	.init = rt_init,
+	.sync = rt_sync,
+	.kernel_ready = kernel_ready,
+	.forget = rt_forget,
+	.free = rt_free,
+};
 
 /* ---- methods ---- */
 

@@ -6,7 +6,7 @@
  * page, not per string). No library reads these tables (the JDK's own
  * reader, the serviceability agent, is Java), hence this one.
  */
-#include "interp/hotspot_vmstructs.h"
+#include "runtimes/hotspot/hotspot_vmstructs.h"
 #include "symbolize/elf_dynsym.h"
 
 #include <errno.h>

@@ -16,7 +16,8 @@
 #include <stdint.h>
 
 #include "context/process_memory.h"
-#include "interp/cpython_layout.h"
+#include "runtimes/cpython/cpython_layout.h"
+#include "runtimes/runtime.h"
 #include "process/process_table.h"
 #include "util/idxmap.h"
 #include "util/mem_budget.h"
@@ -65,18 +66,24 @@ struct interp_counters {
 	uint64_t read_errors;	   /* code objects or strings unreadable */
 	uint64_t over_budget;	   /* code objects not kept: memory budget */
 	uint64_t map_errors;	   /* kernel map updates that failed */
+	uint64_t waited;	   /* found while the walk program loaded */
 };
 
 struct interp_tracker {
 	struct process_table *procs;
 	struct file_cache *files; /* the mapped files' symbols */
-	int map_fd;		  /* interp_procs; -1: userspace only (tests) */
+	/* Loads the walk program; NULL: userspace only (tests). */
+	struct runtime_programs *progs;
 	mem_read_fn read_mem;
 	struct interp_counters counters;
 };
 
+/* The runtime protocol's entry (runtimes/runtime.h). */
+extern const struct runtime_ops cpython_runtime;
+
 void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
-			 struct file_cache *files, int map_fd);
+			 struct file_cache *files,
+			 struct runtime_programs *progs);
 /* p is new, rescanned or has files read since: find its interpreter and
  * tell the kernel where it keeps its state (once: an interpreter does not
  * move). */

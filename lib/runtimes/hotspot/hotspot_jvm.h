@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "interp/hotspot_vmstructs.h"
+#include "runtimes/hotspot/hotspot_vmstructs.h"
 
 #define HS_MAX_HEAPS	 8
 #define HS_SYMBOL_MAX	 1024 /* longest class/method/signature kept */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "interp/cpython_layout.h"
+#include "runtimes/cpython/cpython_layout.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "interp/hotspot_jvm.h"
+#include "runtimes/hotspot/hotspot_jvm.h"
 
 #include <errno.h>
 #include <string.h>

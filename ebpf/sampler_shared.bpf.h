@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * What the sampler (profiler.bpf.c) and each runtime's program
+ * (ebpf/runtimes/NAME/NAME.bpf.c) share: the sample being built, the walk
+ * in progress, the counters, the program array they tail-call through and
+ * the per-process runtime entries. Each object declares these maps; a
+ * runtime's object, loaded later, is given the sampler's maps of the same
+ * names before it loads (lib/sample/bpf_sampler.c), so one sample flows
+ * through programs of several objects:
+ *
+ *   on_cpu_sample: header, kernel stack, native walk
+ *     -> a frame in a runtime's code (OTELPROF_RT_MODE_STEP):
+ *        tail call walk_progs[OTELPROF_PROG_RUNTIME + id], which writes and
+ *        steps that runtime's frames, then walk_progs[OTELPROF_PROG_RESUME]
+ *        (the native walk again)
+ *     -> walk ended: the frames, or a stack copy (unwind_finish)
+ *     -> a process whose runtime keeps its own chain (OTELPROF_RT_MODE_AFTER):
+ *        tail call its program, which appends its frames, then
+ *        walk_progs[OTELPROF_PROG_FINISH]
+ *     -> thread context, ring buffer (sample_output)
+ *
+ * The walk's own state is in walk_state.bpf.h. A runtime's program reads
+ * none of the native walk's tables.
+ */
+#ifndef OTELPROF_SAMPLER_SHARED_BPF_H
+#define OTELPROF_SAMPLER_SHARED_BPF_H
+
+#include "profiler_types.h"
+#include "unwind_types.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20); /* resized by userspace before load */
+} events SEC(".maps");
+
+/* A sample is ~2 KiB: too big for the 512-byte BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct otelprof_sample_event);
+} sample_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OTELPROF_CNT_MAX);
+	__type(key, u32);
+	__type(value, u64);
+} counters SEC(".maps");
+
+/* Per process of a runtime walked in the kernel: which, and how. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, u32);
+	__type(value, struct otelprof_runtime_proc);
+} runtime_procs SEC(".maps");
+
+/* The programs a sample's walk goes on in (enum otelprof_prog_slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, OTELPROF_PROG_SLOTS);
+	__type(key, u32);
+	__type(value, u32);
+} walk_progs SEC(".maps");
+
+static __always_inline void count(u32 which)
+{
+	u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		*c += 1;
+}
+
+/*
+ * Frames a runtime's step noted during the walk ({pointer, pc or bci}
+ * pairs, innermost first), for userspace to name: after the walk they
+ * follow the native frames in the sample (sample_output).
+ */
+struct runtime_frames {
+	u64 stamp; /* the sample's ktime: pairs of an older sample are
+		      stale */
+	u32 n;
+	u32 kind; /* enum otelprof_interp_kind of the pairs */
+	u64 pairs[2 * OTELPROF_MAX_INTERP_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct runtime_frames);
+} runtime_frames SEC(".maps");
+
+/* Note one runtime frame of sample e: word0 carries the frame's index in
+ * the walk (OTELPROF_JVM_INDEX_SHIFT) and the runtime's pointer. */
+static __always_inline void runtime_note(const struct otelprof_sample_event *e,
+					 u32 kind, u64 word0, u64 word1)
+{
+	u32 zero = 0, n;
+	struct runtime_frames *rf = bpf_map_lookup_elem(&runtime_frames, &zero);
+
+	if (!rf)
+		return;
+	if (rf->stamp != e->hdr.ktime_boot_ns) {
+		rf->stamp = e->hdr.ktime_boot_ns;
+		rf->n = 0;
+	}
+	n = rf->n;
+	if (n >= OTELPROF_MAX_INTERP_FRAMES)
+		return;
+	rf->kind = kind;
+	rf->pairs[(2 * n) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1)] = word0;
+	rf->pairs[(2 * n + 1) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1)] = word1;
+	rf->n = n + 1;
+}
+
+/* Did the walk of sample e note runtime frames? */
+static __always_inline bool runtime_noted(const struct otelprof_sample_event *e)
+{
+	u32 zero = 0;
+	struct runtime_frames *rf = bpf_map_lookup_elem(&runtime_frames, &zero);
+
+	return rf && rf->stamp == e->hdr.ktime_boot_ns && rf->n;
+}
+
+/* Go on in the program at slot; returns only if the tail call failed
+ * (counted: the caller ends the sample with what it has). */
+static __always_inline void walk_goto(void *ctx, u32 slot)
+{
+	bpf_tail_call(ctx, &walk_progs, slot);
+	count(OTELPROF_CNT_TAIL_CALL_ERR);
+}
+
+/*
+ * Waking the reader costs an irq_work per record, more than the rest of a
+ * sample: wake it only once a batch is waiting. The drain thread also
+ * polls on a short timeout, so a quiet host's samples still flow.
+ */
+#define WAKEUP_BYTES (64 * 1024)
+
+static __always_inline u64 ringbuf_wakeup_flag(void)
+{
+	return bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+/* After the walk: the runtime frames it noted go after the native ones. */
+static __always_inline void
+runtime_frames_append(struct otelprof_sample_event *e)
+{
+	u32 zero = 0, n, at;
+	struct runtime_frames *rf = bpf_map_lookup_elem(&runtime_frames, &zero);
+
+	if (!rf || rf->stamp != e->hdr.ktime_boot_ns || !rf->n ||
+	    (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) || e->n_interp)
+		return;
+	n = rf->n;
+	at = e->n_user;
+	if (n > OTELPROF_MAX_INTERP_FRAMES ||
+	    at > OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
+		return;
+	if (bpf_probe_read_kernel(&e->ustack[at], (u64)n * 16, rf->pairs))
+		return;
+	e->n_user = at + 2 * n;
+	e->n_interp = n;
+	e->interp_kind = rf->kind;
+	count(OTELPROF_CNT_INTERP_SAMPLES);
+}
+
+/* Out to the ring buffer, with the runtime frames the walk noted. */
+static __always_inline void sample_emit(struct otelprof_sample_event *e)
+{
+	u64 size;
+
+	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD))
+		runtime_frames_append(e);
+	size = otelprof_sample_size(e->n_user, e->ctx.attrs_size);
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	/* A stack copy means a process userspace must load now: wake it. */
+	if (bpf_ringbuf_output(&events, e, size,
+			       (e->flags & OTELPROF_SAMPLE_F_STACK_COPY)
+				       ? BPF_RB_FORCE_WAKEUP
+				       : ringbuf_wakeup_flag()))
+		count(OTELPROF_CNT_LOST);
+	else
+		count(OTELPROF_CNT_SAMPLES);
+}
+
+#endif
