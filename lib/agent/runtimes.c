@@ -7,6 +7,8 @@
 #include "agent/agent.h"
 
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const struct {
 	const struct runtime_ops *ops;
@@ -23,11 +25,36 @@ static void *state_of(struct otelprof *p, size_t i)
 	return (char *)p + runtimes[i].state;
 }
 
+/* Is name in the comma list (or the list "all")? */
+static bool listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strcmp(list, "all"))
+		return true;
+	for (const char *c = list; (c = strstr(c, name)); c += n)
+		if ((c == list || c[-1] == ',') && (c[n] == '\0' || c[n] == ','))
+			return true;
+	return false;
+}
+
 void agent_runtimes_init(struct otelprof *p)
 {
-	for (size_t i = 0; i < NRUNTIMES; i++)
-		runtimes[i].ops->init(state_of(p, i), &p->procs, &p->symfiles,
-				      &p->programs);
+	/* OTELPROF_LOAD_RUNTIMES=all (or "cpython,hotspot"): load those
+	 * programs at start, for the kernel matrix, which verifies every
+	 * program on every kernel, and for the start-up benchmark's
+	 * comparison with loading everything. */
+	const char *load = getenv("OTELPROF_LOAD_RUNTIMES");
+
+	for (size_t i = 0; i < NRUNTIMES; i++) {
+		const struct runtime_ops *rt = runtimes[i].ops;
+
+		rt->init(state_of(p, i), &p->procs, &p->symfiles,
+			 &p->programs);
+		if (load && listed(load, rt->name))
+			runtime_programs_want(&p->programs, rt->id,
+					      &rt->program);
+	}
 }
 
 void agent_runtimes_sync(struct otelprof *p, struct process *proc,

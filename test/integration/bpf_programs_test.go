@@ -1,0 +1,148 @@
+// The BPF programs: each runtime's walk is its own program, verified on
+// its own and loaded only where that runtime runs; every program stays
+// within 60% of its kernel's verifier limit (the figures the CLI prints
+// with OTELPROF_DEBUG_BPF_LOG=stats, one line per loaded program:
+// "bpf: NAME: processed N insns (limit L) ... (object loaded in T ms)").
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+var progStatRe = regexp.MustCompile(`(?m)^bpf: (\w+): processed (\d+) insns \(limit (\d+)\)`)
+
+// progInsns: program -> {processed, limit}, from a CLI log.
+func progInsns(log string) map[string][2]int {
+	out := map[string][2]int{}
+	for _, m := range progStatRe.FindAllStringSubmatch(log, -1) {
+		n, _ := strconv.Atoi(m[2])
+		l, _ := strconv.Atoi(m[3])
+		out[m[1]] = [2]int{n, l}
+	}
+	return out
+}
+
+// The programs a sampler with every runtime loaded has: the native
+// sample (one program with bpf_loop, two without), its finish, the task
+// events, and each runtime's walk in the matching variant.
+func wantPrograms(bpfLoop bool) []string {
+	if bpfLoop {
+		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk"}
+	}
+	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
+		"cpython_walk_bounded", "hotspot_walk_bounded"}
+}
+
+// judgeProgramBudget: every wanted program was verified, within 60% of
+// the limit; returns the summary ("max 9% hotspot_walk_bounded").
+func judgeProgramBudget(t *testing.T, log string, want []string) string {
+	t.Helper()
+	got := progInsns(log)
+	worst, worstName := 0.0, ""
+	var names []string
+	for name := range got {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := got[name]
+		share := float64(v[0]) / float64(v[1])
+		t.Logf("%-24s %7d of %d verifier instructions (%.1f%%)", name, v[0], v[1], 100*share)
+		if share > worst {
+			worst, worstName = share, name
+		}
+		if share > 0.6 {
+			t.Errorf("%s: %d of %d instructions: above 60%% of the verifier's limit", name, v[0], v[1])
+		}
+	}
+	for _, name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("program %s not loaded (or no verifier figures); log:\n%s", name, log)
+		}
+	}
+	return fmt.Sprintf("insns max %.0f%% %s", 100*worst, worstName)
+}
+
+// On this kernel, every program with every runtime loaded (forced), with
+// and without bpf_loop.
+func TestBPFProgramsWithinBudget(t *testing.T) {
+	requireRoot(t)
+	for _, fallback := range []string{"", "bpf_loop"} {
+		cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", "2", "--frequency", "19", "--output", t.TempDir()+"/p.otlp")
+		cmd.Env = append(os.Environ(), "OTELPROF_LOAD_RUNTIMES=all", "OTELPROF_DEBUG_BPF_LOG=stats")
+		if fallback != "" {
+			cmd.Env = append(cmd.Env, "OTELPROF_KERNEL_FALLBACK="+fallback)
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("record (fallback %q): %v\n%s", fallback, err, out)
+		}
+		t.Logf("fallback %q: %s", fallback, judgeProgramBudget(t, string(out), wantPrograms(fallback == "")))
+	}
+}
+
+// A runtime's program is verified only where that runtime runs: a
+// recording of a C program loads none; one of a JVM loads HotSpot's walk
+// and not CPython's, one of a CPython the other way round.
+func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
+	requireRoot(t)
+	requireExe(t, python312)
+	requireExe(t, jdks[0].java)
+	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	classes := filepath.Join(buildDir(t), "workloads", "java")
+	java := func() *exec.Cmd {
+		cmd := exec.Command(jdks[0].java, "-cp", classes, "FibHash", "20")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+		return cmd
+	}
+	cases := []struct {
+		name         string
+		start        func() *exec.Cmd
+		want, refuse []string
+	}{
+		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk"}},
+		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk"}},
+		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := c.start()
+			// the JVM maps libjvm and fills its tables in its first
+			// second
+			time.Sleep(1500 * time.Millisecond)
+			cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", "3", "--frequency", "99", "--pid", itoa(w.Process.Pid),
+				"--output", t.TempDir()+"/p.otlp")
+			cmd.Env = append(os.Environ(), "OTELPROF_DEBUG_BPF_LOG=stats")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("record: %v\n%s", err, out)
+			}
+			got := progInsns(string(out))
+			if _, ok := got["on_cpu_sample"]; !ok {
+				t.Fatalf("no figures for on_cpu_sample: %s", out)
+			}
+			for _, p := range c.want {
+				if _, ok := got[p]; !ok {
+					t.Errorf("%s not loaded for a %s process:\n%s", p, c.name, out)
+				}
+			}
+			for _, p := range c.refuse {
+				if _, ok := got[p]; ok {
+					t.Errorf("%s loaded, but no process of its runtime was recorded:\n%s", p, strings.TrimSpace(string(out)))
+				}
+			}
+		})
+	}
+}
