@@ -47,6 +47,40 @@ static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
 }
 
 /* Ring buffer callback; runs with state_lock held. */
+static uint64_t rusage_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull +
+	       (uint64_t)tv->tv_usec * 1000ull;
+}
+
+/*
+ * Start-up: how long after otelprof_start the first sample was taken
+ * and what the process had spent by then (BPF verification is system
+ * time of the thread that loads). OTELPROF_DEBUG_STARTUP=1 prints it;
+ * make bench reads it.
+ */
+static void note_first_sample(struct otelprof *p,
+			      const struct otelprof_sample_event *e)
+{
+	struct rusage ru;
+	uint64_t taken;
+
+	if (!getenv("OTELPROF_DEBUG_STARTUP") || getrusage(RUSAGE_SELF, &ru))
+		return;
+	/* the sample's own time, on the boot clock, back on the monotonic
+	 * one the start was read on */
+	taken = e->hdr.ktime_boot_ns - (boot_ns() - mono_ns());
+	fprintf(stderr,
+		"otelprof: start-up: first sample %.1f ms after start; CPU "
+		"to then %.1f ms (user %.1f, system %.1f)\n",
+		(double)(taken - p->start_mono_ns) / 1e6,
+		(double)(rusage_ns(&ru.ru_utime) + rusage_ns(&ru.ru_stime) -
+			 p->start_cpu_ns) /
+			1e6,
+		(double)(rusage_ns(&ru.ru_utime) - p->start_user_ns) / 1e6,
+		(double)(rusage_ns(&ru.ru_stime) - p->start_sys_ns) / 1e6);
+}
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	struct otelprof *p = ctx;
@@ -68,7 +102,8 @@ static int on_event(void *ctx, const void *data, size_t size)
 			p->counters.events_malformed++;
 			return 0;
 		}
-		p->counters.samples_received++;
+		if (!p->counters.samples_received++)
+			note_first_sample(p, data);
 		agent_handle_sample(p, data, size, true);
 		break;
 	case OTELPROF_EVENT_EXEC: {
@@ -295,9 +330,6 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	}
 	process_table_init(&p->procs, &p->files);
 	process_table_set_lock(&p->procs, state_unlock, state_relock, p);
-	/* Without kallsyms we still profile; kernel frames stay unnamed. */
-	if (kallsyms_load(&p->ksyms))
-		memset(&p->ksyms, 0, sizeof(p->ksyms));
 	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs,
 			      &p->symfiles);
 	symbolized_stack_init(&p->symbolized);
@@ -323,6 +355,12 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, err);
 	if (e)
 		return e;
+	/* Sampling is on: the kernel's symbols are read while the first
+	 * samples wait in the ring buffer (reading /proc/kallsyms takes
+	 * 50-150 ms; no sample is named before the drain thread starts).
+	 * Without them we still profile; kernel frames stay unnamed. */
+	if (kallsyms_load(&p->ksyms))
+		memset(&p->ksyms, 0, sizeof(p->ksyms));
 	bpf_sampler_unwind_fds(p->sampler, &files_fd, &procs_fd);
 	process_unwind_init(&p->unwinder, &p->procs, &p->symfiles, files_fd,
 			    procs_fd);
@@ -407,6 +445,16 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return errmsg_set(err, -ENOMEM, "out of memory");
+	{
+		struct rusage ru;
+
+		p->start_mono_ns = mono_ns();
+		if (!getrusage(RUSAGE_SELF, &ru)) {
+			p->start_user_ns = rusage_ns(&ru.ru_utime);
+			p->start_sys_ns = rusage_ns(&ru.ru_stime);
+			p->start_cpu_ns = p->start_user_ns + p->start_sys_ns;
+		}
+	}
 	p->wake_fd = p->epoll_fd = -1;
 	pthread_mutex_init(&p->state_lock, NULL);
 	pthread_mutex_init(&p->poll_lock, NULL);

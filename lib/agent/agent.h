@@ -98,6 +98,9 @@ struct otelprof {
 			     (drain thread only) */
 
 	struct agent_counters counters; /* state_lock */
+	/* At agent_start: the monotonic clock and the process's CPU time
+	 * (start-up figures, OTELPROF_DEBUG_STARTUP). */
+	uint64_t start_mono_ns, start_cpu_ns, start_user_ns, start_sys_ns;
 
 	char errbuf[1024];
 };

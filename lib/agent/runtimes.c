@@ -33,7 +33,8 @@ static bool listed(const char *list, const char *name)
 	if (!strcmp(list, "all"))
 		return true;
 	for (const char *c = list; (c = strstr(c, name)); c += n)
-		if ((c == list || c[-1] == ',') && (c[n] == '\0' || c[n] == ','))
+		if ((c == list || c[-1] == ',') &&
+		    (c[n] == '\0' || c[n] == ','))
 			return true;
 	return false;
 }
@@ -49,8 +50,7 @@ void agent_runtimes_init(struct otelprof *p)
 	for (size_t i = 0; i < NRUNTIMES; i++) {
 		const struct runtime_ops *rt = runtimes[i].ops;
 
-		rt->init(state_of(p, i), &p->procs, &p->symfiles,
-			 &p->programs);
+		rt->init(state_of(p, i), &p->procs, &p->symfiles, &p->programs);
 		if (load && listed(load, rt->name))
 			runtime_programs_want(&p->programs, rt->id,
 					      &rt->program);

@@ -275,7 +275,10 @@ for hz in 19 99 999; do
 	unset c0
 done
 
-# ---- 8. host churn: drain-thread stalls, bystander samples, stop ----
+# ---- 8. start-up: first sample, CPU to it, the verifier's figures ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/startup.sh" "$B" 5)
+
+# ---- 9. host churn: drain-thread stalls, bystander samples, stop ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/churn.sh" "$B" 12)
 
 echo
