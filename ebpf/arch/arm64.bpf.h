@@ -44,11 +44,13 @@ struct otelprof_perf_ctx {
 #define PERF_CTX_LR(ctx) PERF_CTX_REG(ctx, regs[30])
 
 /* The kernel's struct pt_regs saved at entry (user_pt_regs in a union at
- * its start), read through CO-RE like any kernel struct. */
+ * its start), read through CO-RE. Array elements by BPF_CORE_READ: libbpf
+ * applies only byte-offset relocations to them, not KREAD_INT's size and
+ * shift ones (the load would fail); every register is a u64 anyway. */
 #define USER_REGS_IP(uregs) KREAD_INT(uregs, pc)
 #define USER_REGS_SP(uregs) KREAD_INT(uregs, sp)
-#define USER_REGS_FP(uregs) KREAD_INT(uregs, regs[29])
-#define USER_REGS_LR(uregs) KREAD_INT(uregs, regs[30])
+#define USER_REGS_FP(uregs) ((u64)BPF_CORE_READ(uregs, regs[29]))
+#define USER_REGS_LR(uregs) ((u64)BPF_CORE_READ(uregs, regs[30]))
 
 /* task_pt_regs on arm64: the last struct pt_regs below the top of the
  * task's kernel stack, no padding. THREAD_SIZE is 16 KiB with 4 KiB and
