@@ -27,11 +27,24 @@ $W/callgraph_nofp 600 >/dev/null &
 cg=$!
 $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
+# BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
+# recorder's perf_event programs (type 7) just before it stops.
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
 t0=$(cut -d' ' -f1 /proc/uptime)
-$BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --output /tmp/out.otlp 2>/tmp/record.err
+$BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --output /tmp/out.otlp 2>/tmp/record.err &
+rec=$!
+while kill -0 $rec 2>/dev/null && ! grep -q recording /tmp/record.err; do sleep 0.1; done
+sleep $((SECONDS_REC - 1))
+for f in /proc/$rec/fdinfo/*; do
+	grep -q '^prog_type:.7$' $f 2>/dev/null || continue
+	echo "bpf-prog $(grep -E '^(run_time_ns|run_cnt):' $f | tr -d '\t' | tr '\n' ' ')"
+done >/tmp/bpf_stats
+wait $rec
 rc=$?
 t1=$(cut -d' ' -f1 /proc/uptime)
 echo "guest: record exit $rc, $t0 -> $t1 s uptime"
+echo "==== bpf_stats"
+cat /tmp/bpf_stats
 echo "==== record.err"
 cat /tmp/record.err
 echo "==== folded"

@@ -37,6 +37,8 @@ release = release.group(1) if release else "?"
 err = section("record.err") or ""
 wrote = re.search(r"wrote (\d+) samples", err)
 total = int(wrote.group(1)) if wrote else 0
+lost = re.search(r"; lost (\d+) ", err)
+lost = int(lost.group(1)) if lost else 0
 
 leaves = {"leaf_heavy": 0, "leaf_medium": 0, "leaf_light": 0}
 cg = cg_main = sc = sc_kernel = sc_main = 0
@@ -59,6 +61,14 @@ for line in (section("folded") or "").splitlines():
         if any(f.startswith("__arm64_sys_") or f in ("el0_svc", "invoke_syscall") for f in frames):
             sc_kernel += n
 
+# Measured: BPF time per sample of the perf_event programs, under TCG
+# (emulated: says nothing about a real CPU's cost).
+run_ns = run_cnt = 0
+for m in re.finditer(r"^bpf-prog run_time_ns:(\d+) run_cnt:(\d+)", section("bpf_stats") or "", re.M):
+    run_ns += int(m.group(1))
+    run_cnt += int(m.group(2))
+bpf = f"BPF {run_ns / run_cnt / 1000:.0f} us/sample emulated ({run_cnt} runs)" if run_cnt else "BPF time not read"
+
 in_leaves = sum(leaves.values())
 shares = [100.0 * leaves[k] / in_leaves if in_leaves else 0 for k in ("leaf_heavy", "leaf_medium", "leaf_light")]
 if in_leaves < 40:
@@ -75,9 +85,9 @@ if bpffs:
 
 status = "ok  " if not problems else "FAIL"
 print(
-    f"kernel {kernel} {status} {release}: {total} samples in {t1 - t0:.1f} s; "
+    f"kernel {kernel} {status} {release}: {total} samples ({lost} lost) in {t1 - t0:.1f} s; "
     f"nofp leaves {shares[0]:.0f}/{shares[1]:.0f}/{shares[2]:.0f} ({in_leaves} of {cg}), "
-    f"reaching main: nofp {cg_main}/{cg}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}"
+    f"reaching main: nofp {cg_main}/{cg}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}"
     + ("" if not problems else "; " + "; ".join(problems))
 )
 sys.exit(1 if problems else 0)
