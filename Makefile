@@ -59,10 +59,16 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
             libcurl4-openssl-dev debuginfod gdb
+# The packages of $(1) not installed: NAME means the machine's own
+# architecture (or all), NAME:ARCH that one. (Not `dpkg -s NAME`: it fails
+# on a name installed for two architectures, as after `make arm64`.)
+deb_missing = na=$$(dpkg --print-architecture); for p in $(1); do \
+	  case $$p in *:*) a=$${p\#*:} ;; *) a=$$na ;; esac; \
+	  dpkg-query -W -f='$${Architecture} $${Status}\n' "$${p%%:*}" 2>/dev/null | \
+	    grep -Eqx "($$a|all) install ok installed" || missing="$$missing $$p"; done
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; $(call deb_missing,$(DEB_PKGS)); \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install:$$missing" >&2; exit 1; fi; \
@@ -72,12 +78,15 @@ $(BUILD)/.deps-ok: Makefile
 	@mkdir -p $(BUILD) && touch $@
 
 # ---- BPF ----
+# The BTF vmlinux.h comes from: this machine's kernel; `make arm64` gives
+# an arm64 kernel's (see there).
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 $(GEN)/vmlinux.h: | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
 	$(call step,BTF,$@)
-	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/bpf/%.bpf.o: ebpf/%.bpf.c ebpf/*.h $(GEN)/vmlinux.h
+$(BUILD)/bpf/%.bpf.o: ebpf/%.bpf.c ebpf/*.h $(wildcard ebpf/arch/*.h) $(GEN)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(call step,BPF,$<)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(GEN) -Iebpf $(WARN) -Wno-unused-function -Wno-unused-parameter -c $< -o $@.raw
@@ -317,6 +326,73 @@ $(BUILD)/otelcol-profiler: collector-config/manifest.yaml $(FFI_SRCS) | $(OCB)
 	$(Q)cp $(BUILD)/otelcol-profiler-src/otelcol-profiler $@
 
 collector: $(BUILD)/otelcol-profiler
+
+# ---- arm64 cross build (docs/arm64.md): the library, CLI and BPF object
+# by Debian's cross compiler against Debian's arm64 -dev packages
+# (multiarch), the collector by Go (GOARCH=arm64, no cgo). The BPF
+# object's vmlinux.h is the BTF of Debian's arm64 cloud kernel
+# ARM64_KERNEL, cut out of its boot Image (Debian ships no arm64 vmlinux
+# ELF but in the -dbg package). Not part of `all` or `test`. ----
+ARM64_BUILD := $(BUILD)/arm64
+ARM64_CC := aarch64-linux-gnu-gcc
+ARM64_KERNEL ?= 6.12
+ARM64_KERNELS ?= 5.10 6.1 6.12
+ARM64_KERNEL_CACHE := $(abspath $(ARM64_BUILD))/kernels
+ARM64_DEB_PKGS := gcc-aarch64-linux-gnu qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 \
+            zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libssl-dev:arm64 \
+            libiberty-dev:arm64 libjansson-dev:arm64 libcurl4-openssl-dev:arm64
+# (libcurl: its header only; the library dlopens libcurl.so.4.)
+.PHONY: arm64 arm64-deps test-arm64
+# Only what is missing; busybox-static:arm64 is not installed (it would
+# replace the machine's x86_64 busybox): test-arm64 unpacks its deb.
+arm64-deps: $(ARM64_BUILD)/.deps-arm64-ok
+$(ARM64_BUILD)/.deps-arm64-ok: Makefile | $(BUILD)/.deps-ok
+	@missing=""; $(call deb_missing,$(ARM64_DEB_PKGS)); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install:$$missing" >&2; exit 1; fi; \
+	  dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@mkdir -p $(ARM64_BUILD) && touch $@
+
+$(ARM64_KERNEL_CACHE)/%/vmlinuz: | $(BUILD)/.deps-ok
+	$(Q)OTELPROF_KERNEL_ARCH=arm64 bash test/kernels/fetch.sh $(ARM64_KERNEL_CACHE) $*
+$(ARM64_KERNEL_CACHE)/%/btf: $(ARM64_KERNEL_CACHE)/%/vmlinuz test/arm64/image_btf.py
+	$(call step,BTF,$@ (from the arm64 $* Image))
+	$(Q)python3 test/arm64/image_btf.py $< $@.tmp && $(BPFTOOL) btf dump file $@.tmp format raw >/dev/null && mv $@.tmp $@
+
+ARM64_BTFS := $(patsubst %,$(ARM64_KERNEL_CACHE)/%/btf,$(ARM64_KERNELS))
+arm64: $(ARM64_BUILD)/.deps-arm64-ok $(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf $(ARM64_BTFS)
+	$(Q)$(MAKE) --no-print-directory BUILD=$(ARM64_BUILD) CC=$(ARM64_CC) ARCH=arm64 \
+	  VMLINUX_BTF=$(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf lib cli
+	$(Q)$(MAKE) --no-print-directory $(ARM64_BUILD)/otelcol-profiler
+	$(Q)bash test/arm64/check_build.sh $(ARM64_BUILD) $(ARM64_BTFS)
+
+# The smoke test (docs/arm64.md): each of ARM64_KERNELS (5.10 runs the
+# kernel fallbacks) boots under qemu-system-aarch64 (TCG) with the arm64
+# build in a busybox initramfs and records ARM64_SECONDS (2 s gives too
+# few samples to judge) of two workloads cross-compiled with gcc
+# (callgraph without frame pointers, syscalls with). Not in `make test`.
+ARM64_SECONDS ?= 10
+$(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+$(ARM64_BUILD)/workloads/syscalls_fp: test/workloads/syscalls.c | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/syscalls_fp \
+            $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
+	bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
+
+# The native builder, run with Go cross-compiling.
+$(ARM64_BUILD)/otelcol-profiler: collector-config/manifest.yaml $(FFI_SRCS) | $(OCB)
+	$(call step,OCB,$@ (GOARCH=arm64; cold Go cache: minutes))
+	@mkdir -p $(ARM64_BUILD)
+	$(Q)GOFLAGS=-e CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(OCB) --config collector-config/manifest.yaml \
+	  --output-path $(abspath $(ARM64_BUILD))/otelcol-profiler-src > $(ARM64_BUILD)/ocb.log 2>&1 || \
+	  { tail -40 $(ARM64_BUILD)/ocb.log; echo "error: ocb failed, full log in $(ARM64_BUILD)/ocb.log" >&2; exit 1; }
+	$(Q)cp $(ARM64_BUILD)/otelcol-profiler-src/otelcol-profiler $@
 
 # ---- the container image: no base image; the collector, the library and
 # the shared libraries they load, copied from this machine ----

@@ -70,6 +70,16 @@ struct otelprof_perf_ctx {
 #define PERF_CTX_REG(ctx, r)                                                   \
 	(*(volatile u64 *)&((struct otelprof_perf_ctx *)(ctx))->regs.r)
 
+/* The sample's registers under the names profiler.bpf.c uses on every
+ * architecture: user mode is CPL 3; the frame pointer is rbp. */
+#define PERF_CTX_USER_MODE(ctx) ((PERF_CTX_REG(ctx, cs) & 3) == 3)
+#define PERF_CTX_IP(ctx)	PERF_CTX_REG(ctx, ip)
+#define PERF_CTX_SP(ctx)	PERF_CTX_REG(ctx, sp)
+#define PERF_CTX_FP(ctx)	PERF_CTX_REG(ctx, bp)
+#define USER_REGS_IP(uregs)	KREAD_INT(uregs, ip)
+#define USER_REGS_SP(uregs)	KREAD_INT(uregs, sp)
+#define USER_REGS_FP(uregs)	KREAD_INT(uregs, bp)
+
 /* Where a task's user registers are saved on kernel entry: the top of
  * its kernel stack (task_pt_regs). THREAD_SIZE is 16 KiB on x86_64
  * without KASAN; TOP_OF_KERNEL_STACK_PADDING is 0 on the kernels that
@@ -90,6 +100,10 @@ static __always_inline struct pt_regs *task_user_regs(void)
 	return (struct pt_regs *)(stack + OTELPROF_THREAD_SIZE -
 				  bpf_core_type_size(struct pt_regs));
 }
+#elif defined(__TARGET_ARCH_arm64)
+#include "arch/arm64.bpf.h"
+#else
+#error "no sample register layout for this __TARGET_ARCH"
 #endif
 
 /* The thread pointer of the current task (what %fs points at). */

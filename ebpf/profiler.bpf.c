@@ -422,16 +422,16 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	*map_count = (u32)KREAD_INT(mm, map_count);
 	/* Interrupted in user mode: the perf regs are the user's; in the
 	 * kernel: the registers saved at entry. */
-	if ((PERF_CTX_REG(ctx, cs) & 3) == 3) {
-		e->user_ip = PERF_CTX_REG(ctx, ip);
-		e->user_sp = PERF_CTX_REG(ctx, sp);
-		e->user_bp = PERF_CTX_REG(ctx, bp);
+	if (PERF_CTX_USER_MODE(ctx)) {
+		e->user_ip = PERF_CTX_IP(ctx);
+		e->user_sp = PERF_CTX_SP(ctx);
+		e->user_bp = PERF_CTX_FP(ctx);
 	} else {
 		uregs = task_user_regs();
 		if (uregs) {
-			e->user_ip = KREAD_INT(uregs, ip);
-			e->user_sp = KREAD_INT(uregs, sp);
-			e->user_bp = KREAD_INT(uregs, bp);
+			e->user_ip = USER_REGS_IP(uregs);
+			e->user_sp = USER_REGS_SP(uregs);
+			e->user_bp = USER_REGS_FP(uregs);
 		} else {
 			/* No user registers: no user frames at all. (Zeroed
 			 * ones are not counted: io_uring and vhost workers

@@ -5,8 +5,10 @@
 #   the PREEMPT_RT kernel of that suite)
 # Leaves CACHE_DIR/VERSION/vmlinuz (and .../release: the kernel release).
 # A separate sources list, lists folder and package cache: the machine's
-# own apt state is never touched.
+# own apt state is never touched. OTELPROF_KERNEL_ARCH=arm64 fetches the
+# arm64 kernels instead (Debian architecture names; amd64 by default).
 set -euo pipefail
+arch=${OTELPROF_KERNEL_ARCH:-amd64}
 cache=$1
 shift
 mkdir -p "$cache"
@@ -36,15 +38,15 @@ for v in "$@"; do
 	[ -s "$dir/vmlinuz" ] && [ -s "$dir/release" ] && continue
 	apt=$cache/apt-$suite
 	mkdir -p "$apt/lists/partial" "$apt/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $suite main" >"$apt/sources.list"
+	echo "deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $suite main" >"$apt/sources.list"
 	opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
 		-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives"
-		-o Acquire::Languages=none -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-	echo "kernels: fetching the $suite $flavour kernel ($v) from $archive"
+		-o Acquire::Languages=none -o APT::Architecture=$arch -o APT::Architectures=$arch -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+	echo "kernels: fetching the $suite $flavour $arch kernel ($v) from $archive"
 	apt-get -qq "${opts[@]}" update
 	# The metapackage names the current image package.
-	pkg=$(apt-cache "${opts[@]}" depends linux-image-$flavour-amd64 |
-		sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour-amd64\(-unsigned\)\?\)\$/\1/p" | head -n1)
+	pkg=$(apt-cache "${opts[@]}" depends linux-image-$flavour-$arch |
+		sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour-$arch\(-unsigned\)\?\)\$/\1/p" | head -n1)
 	if [ -z "$pkg" ]; then
 		echo "fetch.sh: no $flavour kernel image package in $suite" >&2
 		exit 1

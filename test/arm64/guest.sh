@@ -1,0 +1,57 @@
+#!/bin/busybox sh
+# /init of the arm64 smoke test's guest (initramfs.sh): starts the
+# workloads, records the whole guest with the arm64 otelprof, and prints
+# the CLI's log and the profile as folded stacks on the console between
+# markers, for run.sh to judge.
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+ulimit -l unlimited
+. /arm64.env
+for a in $(cat /proc/cmdline); do
+	case $a in
+	otelprof.seconds=*) SECONDS_REC=${a#*=} ;;
+	otelprof.hz=*) HZ=${a#*=} ;;
+	esac
+done
+W=$BUILD/workloads
+echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
+# Running before the recording starts: the profiler's own start-up under
+# emulation takes seconds.
+$W/callgraph_nofp 600 >/dev/null &
+cg=$!
+$W/syscalls_fp 600 >/dev/null 2>&1 &
+sc=$!
+# BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
+# recorder's perf_event programs (type 7) just before it stops.
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+t0=$(cut -d' ' -f1 /proc/uptime)
+$BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --output /tmp/out.otlp 2>/tmp/record.err &
+rec=$!
+while kill -0 $rec 2>/dev/null && ! grep -q recording /tmp/record.err; do sleep 0.1; done
+sleep $((SECONDS_REC - 1))
+for f in /proc/$rec/fdinfo/*; do
+	grep -q '^prog_type:.7$' $f 2>/dev/null || continue
+	echo "bpf-prog $(grep -E '^(run_time_ns|run_cnt):' $f | tr -d '\t' | tr '\n' ' ')"
+done >/tmp/bpf_stats
+wait $rec
+rc=$?
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "guest: record exit $rc, $t0 -> $t1 s uptime"
+echo "==== bpf_stats"
+cat /tmp/bpf_stats
+echo "==== record.err"
+cat /tmp/record.err
+echo "==== folded"
+[ -s /tmp/out.otlp ] && $BUILD/otelprof convert /tmp/out.otlp --format folded
+echo "==== bpffs"
+ls /sys/fs/bpf
+echo "==== end"
+kill -9 $cg $sc 2>/dev/null
+sync
+poweroff -f
