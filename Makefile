@@ -174,6 +174,8 @@ $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 UNWIND_ALONE := test/unit/unwind_alone.c test/unit/unwind_alone.h
 UNIT_EXTRA_SRCS_test_unwind_step := test/unit/unwind_alone.c
 UNIT_EXTRA_SRCS_test_unwind_walk := test/unit/unwind_alone.c
+# The CLI's summary, printed from the counter list.
+UNIT_EXTRA_SRCS_test_stats_summary := cli/stats_summary.c
 $(BUILD)/test/unit/test_unwind_step $(BUILD)/test/unit/test_unwind_walk: $(UNWIND_ALONE)
 
 # The same small library from every linker Debian ships, for the mapping
