@@ -46,7 +46,7 @@ UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
 .PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
-        test-san bench fuzz format format-check clean check-layers
+        test-san bench fuzz format format-check clean check-layers gen-stats check-stats-gen
 all: deps lib cli tools
 
 # Keep the BPF object (it feeds the skeleton). Only it: a global
@@ -199,6 +199,8 @@ $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 UNWIND_ALONE := test/unit/unwind_alone.c test/unit/unwind_alone.h
 UNIT_EXTRA_SRCS_test_unwind_step := test/unit/unwind_alone.c
 UNIT_EXTRA_SRCS_test_unwind_walk := test/unit/unwind_alone.c
+# The CLI's summary, printed from the counter list.
+UNIT_EXTRA_SRCS_test_stats_summary := cli/stats_summary.c
 $(BUILD)/test/unit/test_unwind_step $(BUILD)/test/unit/test_unwind_walk: $(UNWIND_ALONE)
 
 # The same small library from every linker Debian ships, for the mapping
@@ -228,7 +230,26 @@ $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 check-layers:
 	python3 test/tools/include_layers.py lib
 
-test-unit: deps check-layers $(UNIT_BINS)
+# The Go side of otelprof_stats (the receiver's struct mirror and metric
+# table), generated from lib/agent/stats_fields.def by test/tools/gen_stats.c
+# and committed, so that building the receiver needs no C toolchain.
+# `make gen-stats` rewrites them; check-stats-gen (test-unit, test-go) fails
+# while they differ from what the list gives.
+GOFMT = $(shell $(GO) env GOROOT)/bin/gofmt
+STATS_GO := otelprof:ffi/internal/otelprof/stats_gen.go receiver:ffi/profilingreceiver/stats_metrics_gen.go
+$(BUILD)/tools/gen_stats: test/tools/gen_stats.c lib/agent/stats_fields.def include/otelprofiler.h
+	@mkdir -p $(dir $@)
+	$(call step,CC+LD,$@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $< -o $@
+gen-stats: $(BUILD)/tools/gen_stats
+	$(Q)set -eo pipefail; for kf in $(STATS_GO); do f=$${kf#*:}; \
+	  $(BUILD)/tools/gen_stats $${kf%%:*} | $(GOFMT) > $$f.tmp && mv $$f.tmp $$f; echo "  GEN      $$f"; done
+check-stats-gen: $(BUILD)/tools/gen_stats
+	$(Q)set -eo pipefail; for kf in $(STATS_GO); do f=$${kf#*:}; \
+	  $(BUILD)/tools/gen_stats $${kf%%:*} | $(GOFMT) | diff -u $$f - || \
+	  { echo "error: $$f is stale (lib/agent/stats_fields.def changed): run make gen-stats and commit it" >&2; exit 1; }; done
+
+test-unit: deps check-layers check-stats-gen $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # ---- workloads used by integration tests and benchmarks ----
@@ -420,7 +441,7 @@ test-k8s: image-context
 # Receiver/connector tests with a fake library (go vet too); the built
 # collector with the shipped configs; a second collector built from a
 # user-style manifest that names only the receiver module.
-test-go: all workloads collector $(OCB)
+test-go: all workloads collector $(OCB) check-stats-gen
 	cd ffi && $(GO) vet ./... && OTELPROF_COLLECTOR=$(abspath $(BUILD))/otelcol-profiler \
 	  OTELPROF_BUILDER=$(abspath $(OCB)) CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m $$($(GO) list ./... | grep -v /e2e)
 

@@ -112,7 +112,9 @@ enum otelprof_kernel_fallback {
 
 /*
  * Counters since start. Extensible like otelprof_opts: set `sz` before the
- * call; the library fills at most `sz` bytes.
+ * call; the library fills at most `sz` bytes. Fields are only appended
+ * (the library's build checks this struct against its list of counters,
+ * lib/agent/stats_fields.def).
  */
 struct otelprof_stats {
 	size_t sz;

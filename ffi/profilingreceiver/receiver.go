@@ -227,71 +227,18 @@ func (r *profilingReceiver) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// statsMetric is one otelprof_stats field exported as a metric; the table,
+// statsMetrics, is generated from lib/agent/stats_fields.def.
+type statsMetric struct {
+	name, desc, unit string
+	gauge            bool
+	get              func(*otelprof.Stats) uint64
+}
+
 // registerStats exports otelprof_stats as asynchronous instruments.
 func (r *profilingReceiver) registerStats() error {
 	meter := r.set.MeterProvider.Meter(ScopeName)
-	type counter struct {
-		name, desc, unit string
-		gauge            bool
-		get              func(*otelprof.Stats) uint64
-	}
-	defs := []counter{
-		{"samples_received", "Samples read from the BPF ring buffer", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesReceived }},
-		{"samples_lost", "Samples dropped in the kernel (ring buffer full)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesLost }},
-		{"samples_idle", "Idle-CPU samples skipped in the kernel", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesIdle }},
-		{"samples_encoded", "Samples handed out by otelprof_poll", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesEncoded }},
-		{"kernel_stack_errors", "Kernel stacks that could not be taken", "{error}", false, func(s *otelprof.Stats) uint64 { return s.KernelStackErrors }},
-		{"user_stack_errors", "User stacks that could not be taken", "{error}", false, func(s *otelprof.Stats) uint64 { return s.UserStackErrors }},
-		{"proc_scan_errors", "/proc entries that could not be read", "{error}", false, func(s *otelprof.Stats) uint64 { return s.ProcScanErrors }},
-		{"files_malformed", "Mapped files skipped as malformed ELF", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesMalformed }},
-		{"files_loaded", "ELF files whose symbols were loaded", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesLoaded }},
-		{"polls", "Successful otelprof_poll calls", "{call}", false, func(s *otelprof.Stats) uint64 { return s.Polls }},
-		{"bytes_encoded", "OTLP bytes handed out", "By", false, func(s *otelprof.Stats) uint64 { return s.BytesEncoded }},
-		{"processes_tracked", "Processes currently known", "{process}", true, func(s *otelprof.Stats) uint64 { return s.ProcessesTracked }},
-		{"symbol_memory", "Memory held by symbol tables", "By", true, func(s *otelprof.Stats) uint64 { return s.SymbolMemoryBytes }},
-		{"unwind_complete", "User stacks unwound to the root", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindComplete }},
-		{"unwind_truncated", "User stacks cut at max_frames", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindTruncated }},
-		{"unwind_err_rule", "User stacks stopped at a pc without a usable unwind rule", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindErrRule }},
-		{"unwind_err_read", "User stacks stopped at unreadable stack memory", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindErrRead }},
-		{"unwind_err_loop", "User stacks stopped because sp went backwards", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindErrLoop }},
-		{"unwind_no_mapping", "User stacks stopped at a pc outside known code", "{stack}", false, func(s *otelprof.Stats) uint64 { return s.UnwindNoMapping }},
-		{"stack_copies", "Samples unwound in userspace from a stack copy", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.StackCopies }},
-		{"unwind_pending", "Samples with the leaf frame only (tables loading)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.UnwindPending }},
-		{"unwind_files", "Files with unwind tables in the kernel", "{file}", true, func(s *otelprof.Stats) uint64 { return s.UnwindFiles }},
-		{"unwind_map_memory", "Kernel memory of unwind tables", "By", true, func(s *otelprof.Stats) uint64 { return s.UnwindMapBytes }},
-		{"unwind_table_errors", "Files whose CFI could not be used", "{file}", false, func(s *otelprof.Stats) uint64 { return s.UnwindTableErrors }},
-		{"task_events_lost", "Exec/exit/mmap notifications dropped in the kernel", "{event}", false, func(s *otelprof.Stats) uint64 { return s.TaskEventsLost }},
-		{"pid_reuses", "Samples of a new process under a known pid", "{process}", false, func(s *otelprof.Stats) uint64 { return s.PidReuses }},
-		{"ctx_samples", "Samples carrying a thread context (trace/span link)", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.CtxSamples }},
-		{"ctx_read_errors", "Thread contexts that could not be read", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxReadErrors }},
-		{"ctx_process_errors", "Malformed or unreadable process contexts", "{error}", false, func(s *otelprof.Stats) uint64 { return s.CtxProcessErrors }},
-		{"ctx_attrs_dropped", "Thread-context attributes dropped", "{attribute}", false, func(s *otelprof.Stats) uint64 { return s.CtxAttrsDropped }},
-		{"files_refused", "Mapped paths not opened: not a regular file", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesRefused }},
-		{"files_over_budget", "Files kept without symbols: over the per-file budget", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesOverBudget }},
-		{"budget_evictions", "Files whose symbols were dropped to stay in the budget", "{file}", false, func(s *otelprof.Stats) uint64 { return s.BudgetEvictions }},
-		{"budget_used", "Memory charged to the symbol budget", "By", true, func(s *otelprof.Stats) uint64 { return s.BudgetUsedBytes }},
-		{"ctx_attrs_denied", "Published process-context attributes dropped: namespace owned by the profiler", "{attribute}", false, func(s *otelprof.Stats) uint64 { return s.CtxAttrsDenied }},
-		{"cpus_onlined", "CPUs that came online while running", "{cpu}", false, func(s *otelprof.Stats) uint64 { return s.CPUsOnlined }},
-		{"samples_dropped_at_stop", "Samples still in the ring buffer when stop's deadline came", "{sample}", false, func(s *otelprof.Stats) uint64 { return s.SamplesDroppedAtStop }},
-		{"add_errors", "Samples, links or context attributes the profile could not take (out of memory, a table full)", "{error}", false, func(s *otelprof.Stats) uint64 { return s.AddErrors }},
-		{"unwind_over_budget", "Unwind tables not built because their scratch exceeded the file's memory budget (frame pointers instead)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.UnwindOverBudget }},
-		{"budget_reloads", "Evicted files read again because a sample needed their symbols", "{file}", false, func(s *otelprof.Stats) uint64 { return s.BudgetReloads }},
-		{"demangle_refused", "Symbol names left raw as hostile (demangled form over 8 KiB, or deep Rust v0 nesting)", "{name}", false, func(s *otelprof.Stats) uint64 { return s.DemangleRefused }},
-		{"unwind_procs_errors", "Processes whose mappings could not be written to the kernel (frame pointers only)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindProcsErrors }},
-		{"unwind_rows_unrepresentable", "CFI rows the kernel walk cannot follow (the walk stops there) or that are left out (code above 4 GiB of file vaddr)", "{row}", false, func(s *otelprof.Stats) uint64 { return s.UnwindRowsUnrepresentable }},
-		{"unwind_big_refused", "Processes whose extra mappings did not fit the shared array (first ones kept)", "{process}", false, func(s *otelprof.Stats) uint64 { return s.UnwindBigRefused }},
-		{"file_loads_retried", "Big files whose read was put off because the loader's queue was full (read at a later pass)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FileLoadsRetried }},
-		{"apm_channels", "Elastic APM agent sockets connected and registered with", "{socket}", false, func(s *otelprof.Stats) uint64 { return s.APMChannels }},
-		{"apm_messages_sent", "Stack-trace correlations sent to Elastic APM agents", "{message}", false, func(s *otelprof.Stats) uint64 { return s.APMMessagesSent }},
-		{"apm_messages_dropped", "Stack-trace correlations not delivered to Elastic APM agents", "{message}", false, func(s *otelprof.Stats) uint64 { return s.APMMessagesDropped }},
-		{"apm_sockets_refused", "Elastic APM agent socket paths refused (not a socket, other owner, unreachable)", "{socket}", false, func(s *otelprof.Stats) uint64 { return s.APMSocketsRefused }},
-		{"debuginfod_lookups", "Build ids asked of debuginfod servers", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodLookups }},
-		{"debuginfod_hits", "Debug files fetched from debuginfod servers and their symbols taken", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodHits }},
-		{"debuginfod_failures", "debuginfod lookups not found, timed out, or not an ELF of that build id", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodFailures }},
-		{"debuginfod_refused", "debuginfod lookups not made (queue full) or debug files not taken (too big, over budget)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodRefused }},
-		{"jit_over_budget", "JIT symbols (perf map lines, jitdump records) not kept for the memory budget", "{entry}", false, func(s *otelprof.Stats) uint64 { return s.JitOverBudget }},
-		{"events_malformed", "Ring buffer records skipped: sizes or counts that do not hold together", "{record}", false, func(s *otelprof.Stats) uint64 { return s.EventsMalformed }},
-	}
+	defs := statsMetrics
 	attrs := metric.WithAttributeSet(attribute.NewSet(attribute.String("receiver", r.set.ID.String())))
 	obs := make([]metric.Observable, 0, len(defs))
 	insts := make([]metric.Int64Observable, 0, len(defs))

@@ -26,16 +26,15 @@ import (
 // LibraryName is the file name looked up in each candidate directory; the
 // versioned soname is tried second.
 const (
-	LibraryName       = "libotelprofiler.so"
-	LibrarySoname     = "libotelprofiler.so.0"
-	LibraryEnv        = "OTELPROF_LIBRARY"
-	FlagIncludeIdle   = 1 << 0 // OTELPROF_F_INCLUDE_IDLE
-	DefaultFrequency  = 19     // OTELPROF_DEFAULT_FREQUENCY_HZ
-	MaxFrequency      = 10000
-	MaxUserFrames     = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
-	errbufLen         = 512
-	expectedOptsSize  = 64
-	expectedStatsSize = 8 + 79*8 // sz + 79 counters (include/otelprofiler.h)
+	LibraryName      = "libotelprofiler.so"
+	LibrarySoname    = "libotelprofiler.so.0"
+	LibraryEnv       = "OTELPROF_LIBRARY"
+	FlagIncludeIdle  = 1 << 0 // OTELPROF_F_INCLUDE_IDLE
+	DefaultFrequency = 19     // OTELPROF_DEFAULT_FREQUENCY_HZ
+	MaxFrequency     = 10000
+	MaxUserFrames    = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
+	errbufLen        = 512
+	expectedOptsSize = 64
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -63,103 +62,12 @@ type cOpts struct {
 	debuginfodURLs *byte
 }
 
-// Stats mirrors struct otelprof_stats after its sz field.
-type Stats struct {
-	SamplesReceived   uint64
-	SamplesLost       uint64
-	SamplesIdle       uint64
-	SamplesEncoded    uint64
-	KernelStackErrors uint64
-	UserStackErrors   uint64
-	ProcScanErrors    uint64
-	FilesMalformed    uint64
-	FilesLoaded       uint64
-	ProcessesTracked  uint64
-	SymbolMemoryBytes uint64
-	Polls             uint64
-	BytesEncoded      uint64
-	// user-stack unwinding
-	UnwindComplete    uint64
-	UnwindTruncated   uint64
-	UnwindErrRule     uint64
-	UnwindErrRead     uint64
-	UnwindErrLoop     uint64
-	UnwindNoMapping   uint64
-	StackCopies       uint64
-	UnwindFiles       uint64
-	UnwindRows        uint64
-	UnwindMapBytes    uint64
-	UnwindTableErrors uint64
-	UnwindBuildNs     uint64
-	UnwindPending     uint64
-	// trace correlation
-	CtxSamples       uint64
-	CtxReadErrors    uint64
-	CtxTLSResolved   uint64
-	CtxProcessReads  uint64
-	CtxProcessErrors uint64
-	CtxAttrsDropped  uint64
-	PidReuses        uint64
-	TaskEventsLost   uint64
-	// address-space changes learnt from the samples
-	MapsChangedEvents uint64
-	MapsNotifyHeld    uint64
-	RescansAsked      uint64
-	RescansHeld       uint64
-	CtxFoundByProbe   uint64
-	DrainMaxHoldNs    uint64
-	// language runtimes
-	InterpProcesses       uint64
-	InterpDebugOffsets    uint64
-	InterpUnknownVersions uint64
-	InterpSamples         uint64
-	InterpFrameErrors     uint64
-	InterpCodeErrors      uint64
-	JitFrames             uint64
-	JitBadEntries         uint64
-	JitFilesRefused       uint64
-	// hostile input
-	FilesRefused    uint64
-	FilesOverBudget uint64
-	BudgetEvictions uint64
-	BudgetUsedBytes uint64
-	CPUsOnlined     uint64
-	CtxAttrsDenied  uint64
-	// unwind rows refused (per process, host-wide shares)
-	UnwindRefusedProcess uint64
-	UnwindRefusedHost    uint64
-	// kernel support (docs/kernels.md)
-	KernelFallbacks uint64
-	MaxFrames       uint64
-	WalkPrograms    uint64
-	// losses at stop and in the profile builder
-	SamplesDroppedAtStop uint64
-	AddErrors            uint64
-	// memory budget, beyond symbols
-	UnwindOverBudget uint64
-	BudgetReloads    uint64
-	DemangleRefused  uint64
-	// unwinding losses in the kernel tables
-	UnwindProcsErrors         uint64
-	UnwindRowsUnrepresentable uint64
-	UnwindBigRefused          uint64
-	FileLoadsRetried          uint64 // the loader's queue was full
-	// Elastic APM agent return channel
-	APMChannels        uint64
-	APMMessagesSent    uint64
-	APMMessagesDropped uint64
-	APMSocketsRefused  uint64
-	// debuginfod (all 0 when off)
-	DebuginfodLookups  uint64
-	DebuginfodHits     uint64
-	DebuginfodFailures uint64
-	DebuginfodRefused  uint64
-	// JIT symbols not kept for the memory budget
-	JitOverBudget uint64
-	// ring buffer records skipped: sizes or counts that disagree
-	EventsMalformed uint64
-}
+// Stats and expectedStatsSize are generated from lib/agent/stats_fields.def,
+// with a compile-time check of every field's offset (stats_gen.go).
+//
+//go:generate make -C ../../.. gen-stats
 
+// cStats is struct otelprof_stats as the library fills it.
 type cStats struct {
 	sz uintptr
 	Stats
