@@ -291,6 +291,19 @@ struct otelprof_stats {
 					 counts do not hold together (a
 					 library and BPF program of two
 					 versions): skipped; 0 otherwise */
+	/* Runtimes walked in the kernel (CPython, HotSpot), each by its own
+	 * BPF program, loaded when the first process of the runtime is
+	 * found: */
+	uint64_t runtime_programs_loaded;  /* programs loaded so far */
+	uint64_t runtime_program_failures; /* programs the kernel refused:
+					      native stacks for those
+					      processes */
+	uint64_t runtime_processes_waited; /* processes found while their
+					      runtime's program loaded */
+	uint64_t runtime_handoffs;	   /* native walks handed to a
+					      runtime's program */
+	uint64_t walk_tail_call_errors;	   /* walks cut: the kernel's tail
+					      calls per sample spent */
 };
 
 /* Opaque profiler handle. */

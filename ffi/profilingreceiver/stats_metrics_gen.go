@@ -63,4 +63,6 @@ var statsMetrics = []statsMetric{
 	{"debuginfod_refused", "debuginfod lookups not made (queue full) or debug files not taken (too big, over budget)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.DebuginfodRefused }},
 	{"jit_over_budget", "JIT symbols (perf map lines, jitdump records) not kept for the memory budget", "{entry}", false, func(s *otelprof.Stats) uint64 { return s.JitOverBudget }},
 	{"events_malformed", "Ring buffer records skipped: sizes or counts that do not hold together", "{record}", false, func(s *otelprof.Stats) uint64 { return s.EventsMalformed }},
+	{"runtime_program_failures", "Runtimes' BPF walk programs the kernel refused: their processes keep native stacks", "{program}", false, func(s *otelprof.Stats) uint64 { return s.RuntimeProgramFailures }},
+	{"walk_tail_call_errors", "Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent)", "{walk}", false, func(s *otelprof.Stats) uint64 { return s.WalkTailCallErrors }},
 }

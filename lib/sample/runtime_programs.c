@@ -123,6 +123,19 @@ runtime_programs_want(struct runtime_programs *rp, uint32_t id,
 	return st;
 }
 
+uint64_t runtime_programs_loaded(struct runtime_programs *rp)
+{
+	uint64_t n = 0;
+
+	if (!rp || !rp->inited)
+		return 0;
+	pthread_mutex_lock(&rp->lock);
+	for (uint32_t i = 1; i < OTELPROF_RT_MAX; i++)
+		n += rp->rt[i].state == RUNTIME_PROGRAM_READY;
+	pthread_mutex_unlock(&rp->lock);
+	return n;
+}
+
 enum runtime_program_state runtime_programs_state(struct runtime_programs *rp,
 						  uint32_t id)
 {

@@ -50,6 +50,9 @@ struct runtime_programs {
 	uint64_t failed; /* loads the kernel refused */
 };
 
+/* Programs loaded so far. */
+uint64_t runtime_programs_loaded(struct runtime_programs *rp);
+
 /* sampler NULL: nothing is ever loaded (want answers FAILED). */
 int runtime_programs_init(struct runtime_programs *rp,
 			  struct bpf_sampler *sampler);

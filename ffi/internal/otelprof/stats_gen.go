@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 640
+const expectedStatsSize = 680
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -168,6 +168,16 @@ type Stats struct {
 	JitOverBudget uint64
 	// Ring buffer records skipped: sizes or counts that do not hold together (events_malformed, {record}).
 	EventsMalformed uint64
+	// Runtimes' BPF walk programs loaded (each when the first process of its runtime was found) (runtime_programs_loaded, {program}).
+	RuntimeProgramsLoaded uint64
+	// Runtimes' BPF walk programs the kernel refused: their processes keep native stacks (runtime_program_failures, {program}).
+	RuntimeProgramFailures uint64
+	// Processes found while their runtime's program was loading (native stacks until it was in) (runtime_processes_waited, {process}).
+	RuntimeProcessesWaited uint64
+	// Native walks handed to a runtime's program (its frames without CFI) and taken back (runtime_handoffs, {walk}).
+	RuntimeHandoffs uint64
+	// Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent) (walk_tail_call_errors, {walk}).
+	WalkTailCallErrors uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -251,4 +261,9 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.DebuginfodRefused)-616]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.JitOverBudget)-624]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.EventsMalformed)-632]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeProgramsLoaded)-640]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeProgramFailures)-648]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeProcessesWaited)-656]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeHandoffs)-664]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.WalkTailCallErrors)-672]
 )
