@@ -317,6 +317,7 @@ test: all bench-build
 	$(MAKE) test-fuzz-smoke
 	$(MAKE) test-integration
 	$(MAKE) test-kernels
+	$(MAKE) test-arm64
 	$(MAKE) test-go
 	$(MAKE) test-k8s
 	$(MAKE) test-e2e
