@@ -55,7 +55,7 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
-            libcurl4-openssl-dev debuginfod gdb
+            libcurl4-openssl-dev debuginfod gdb xxd
 deps: $(BUILD)/.deps-ok
 $(BUILD)/.deps-ok: Makefile
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -141,9 +141,16 @@ $(GEN)/pprof.pb-c.c $(GEN)/pprof.pb-c.h &: cli/pprof.proto | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
 	$(call step,PROTOC,$<)
 	$(Q)cd cli && protoc-c --c_out=$(abspath $(GEN)) pprof.proto
+# The report page's style, markup and script, compiled in as byte arrays
+# (xxd -i): the HTML the CLI writes needs no file beside the binary.
+REPORT_PAGE := cli/report_page/report.css cli/report_page/body.html cli/report_page/report.js
+$(GEN)/report_page.h: $(REPORT_PAGE) | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	$(call step,XXD,$@)
+	$(Q)(cd cli/report_page && for f in $(notdir $(REPORT_PAGE)); do xxd -i $$f; done) > $@.tmp && mv $@.tmp $@
 CLI_EXTRA_SRCS := $(GEN)/otlp_profiles.pb-c.c $(GEN)/pprof.pb-c.c lib/util/idxmap.c lib/symbolize/demangle.c
 CLI_LDLIBS := -ljansson -liberty -lprotobuf-c -lbpf
-$(BUILD)/otelprof: $(CLI_SRCS) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(BUILD)/libotelprofiler.so
+$(BUILD)/otelprof: $(CLI_SRCS) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(BUILD)/libotelprofiler.so
 	$(call step,CC+LD,$@)
 	$(Q)$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$(CLI_SRCS) $(CLI_EXTRA_SRCS))
 	$(Q)$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(CLI_EXTRA_SRCS) -o $@ \
@@ -358,7 +365,7 @@ $(BUILD)/bench/bench_cfi_oracle: test/bench/bench_cfi_oracle.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
-$(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h
+$(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(GEN)/report_page.h
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS))
 	$(CC) $(CFLAGS_COMMON) -Icli $< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -o $@ $(CLI_LDLIBS)
@@ -400,7 +407,7 @@ FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 $(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c test/tools/unwind_capture.h
 $(BUILD)/fuzz/fuzz_unwind_copy: $(UNWIND_ALONE)
 
-$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS) | $(GEN_HDRS)
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(CLI_SRCS) | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CLANG) $(filter -I% -D% -std=%,$(FUZZ_CFLAGS) $(FUZZ_SRCS_$*)),$< $(FUZZ_SRCS_$*))
 	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
