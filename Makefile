@@ -42,7 +42,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
-.PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
+.PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-report test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean check-layers
 all: deps lib cli tools
 
@@ -176,6 +176,14 @@ $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CC) $(LIB_CFLAGS),$< $(UNIT_EXTRA_SRCS_$*))
 	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter $< $(UNIT_EXTRA_SRCS_$*) $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+# The report's aggregation and cost arithmetic (cli/), with the CLI's
+# OTLP readers they fold.
+REPORT_UNIT_SRCS := cli/report_tree.c cli/report_cost.c cli/profile_walk.c cli/otlp_input.c cli/otlp_json.c
+REPORT_UNIT_BINS := $(BUILD)/test/unit/test_report_tree $(BUILD)/test/unit/test_report_cost
+$(REPORT_UNIT_BINS): $(BUILD)/test/unit/%: test/unit/%.c $(REPORT_UNIT_SRCS) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(call scan_deps,$(CC) $(LIB_CFLAGS) -Icli,$< $(REPORT_UNIT_SRCS))
+	$(CC) $(LIB_CFLAGS) -Icli -Wno-unused-parameter $< $(REPORT_UNIT_SRCS) $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -ljansson -lcmocka
 # The unwinder without the agent: it listens alone (a test helper, shared
 # with fuzz_unwind_copy; the library's one listener is the agent).
 UNWIND_ALONE := test/unit/unwind_alone.c test/unit/unwind_alone.h
@@ -235,9 +243,25 @@ $(BUILD)/test/abi/abi_soak: test/abi/abi_soak.c $(BUILD)/libotelprofiler.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lbpf $(SAN_LDFLAGS)
 
+# ---- the report's browser test: a real browser, Debian's chromium,
+# installed here when missing (test/integration/report_test.go fails
+# loudly without it) ----
+$(BUILD)/.chromium-ok: | $(BUILD)/.deps-ok
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install chromium" >&2; exit 1; fi; \
+	  echo "installing Debian package: chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@touch $@
+
+# `otelprof report` alone: real recordings of report_abc rendered by
+# headless chromium (also part of test-integration); screenshots in
+# $(BUILD)/report-screenshot.png and report-diff-screenshot.png.
+test-report: all workloads $(BUILD)/.chromium-ok
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 5m -run '^(TestReportInBrowser|TestCLIHelp)$$' ./...
+
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS)
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,

@@ -118,8 +118,7 @@ int cmd_report(const struct report_args *a)
 	if (a->title) {
 		m.title = a->title;
 	} else {
-		snprintf(title, sizeof(title), "%s%s%s%s",
-			 a->diff ? "diff: " : "", a->inputs[0],
+		snprintf(title, sizeof(title), "%s%s%s", a->inputs[0],
 			 a->diff ? " -> " : (a->ninputs > 1 ? " ..." : ""),
 			 a->diff ? a->inputs[1] : "");
 		m.title = title;

@@ -253,7 +253,7 @@
         const d = 100 * (share(cur, f) - share(b, f)), rd = rBase[f] && rNew[f] ? rBase[f] - rNew[f] : null;
         r += ' data-delta="' + d.toFixed(2) + '" data-rank-change="' + (rd === null ? '' : rd) + '"';
         cells += '<td>' + pct(share(b, f)) + '</td><td class="' + (d > 0 ? 'gain' : d < 0 ? 'loss' : '') + '">' + (d > 0 ? '+' : '') + d.toFixed(2) + '</td><td>' + (rBase[f] || '-') + ' → ' + (rNew[f] || '-') +
-          '</td><td>' + (rd === null ? (rNew[f] ? 'new' : 'gone') : rd > 0 ? '↑' + rd : rd < 0 ? '↓' + -rd : '=') + '</td>';
+          '</td><td>' + (rd === null ? (rNew[f] ? 'new' : rBase[f] ? 'gone' : '') : rd > 0 ? '↑' + rd : rd < 0 ? '↓' + -rd : '=') + '</td>';
       }
       rows.push(r + '>' + cells + '</tr>');
     }
