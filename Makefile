@@ -374,6 +374,8 @@ run: all collector
 	@echo "otelcol-profiler with collector-config/local.yaml (Ctrl-C stops):"
 	@echo "  profiles -> $(CURDIR)/out/profiles.jsonl (OTLP/JSON)"
 	@echo "  profile-derived metrics -> $(CURDIR)/out/metrics.jsonl, and below (debug exporter)"
+	@echo "  then a page of the profiles (flamegraph, top functions, cost; docs/report.md):"
+	@echo "    $(BUILD)/otelprof report $(CURDIR)/out/profiles.jsonl -o $(CURDIR)/out/report.html"
 	$(BUILD)/otelcol-profiler --feature-gates=+service.profilesSupport --config $(CURDIR)/collector-config/local.yaml
 
 # ---- benchmarks (not part of make test): one table, see docs/performance.md ----

@@ -311,4 +311,5 @@
   $('top').addEventListener('click', (e) => { const th = e.target.closest('th'); if (th) { st.sort = th.dataset.sort; writeHash(); render(); } });
   readHash(); setupControls(); render();
   document.body.dataset.rendered = '1';
+  document.body.dataset.renderMs = Math.round(performance.now()); // since navigation: load, parse, first render
 })();

@@ -233,6 +233,40 @@ func TestReportInBrowser(t *testing.T) {
 		t.Errorf("thread=abc-side: page total %v, want %v", got, side)
 	}
 
+	// Time range (seconds from the first sample's, inclusive) and frame
+	// type (a frame of that type on the stack), against pdata's samples.
+	first := uint64(math.MaxUint64)
+	for _, pr := range dec.Processes {
+		for _, s := range pr.Samples {
+			if s.TimeNs/1e9 < first {
+				first = s.TimeNs / 1e9
+			}
+		}
+	}
+	var early, inKernel float64
+	for _, pr := range dec.Processes {
+		for _, s := range pr.Samples {
+			if s.TimeNs/1e9-first <= 1 {
+				early++
+			}
+			for _, f := range s.Frames {
+				if f.Type == "kernel" {
+					inKernel++
+					break
+				}
+			}
+		}
+	}
+	if early == 0 || early == all {
+		t.Fatalf("the first two seconds hold %v of %v samples: nothing to filter", early, all)
+	}
+	if got := summaryTotal(t, renderedPage(t, baseHTML, "from=0&to=1")); got != early {
+		t.Errorf("from=0&to=1: page total %v, want %v", got, early)
+	}
+	if got := summaryTotal(t, renderedPage(t, baseHTML, "ftype=kernel")); got != inKernel {
+		t.Errorf("ftype=kernel: page total %v, want %v samples with a kernel frame", got, inKernel)
+	}
+
 	// Search: alpha's frames highlighted, no other; the sum is alpha's share.
 	dom = renderedPage(t, baseHTML, "thread=abc-main&search=alpha")
 	hits := 0
