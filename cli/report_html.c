@@ -107,7 +107,8 @@ static void write_data(FILE *out, const struct report_tree *t,
 			t0 = t->groups[i].sec;
 	if (!t->ngroup)
 		t0 = 0;
-	fprintf(out, "],\"t0\":%lld,\"group\":{", (long long)t0);
+	fprintf(out, "],\"t0\":%lld,\"bucketSeconds\":%lld,\"group\":{",
+		(long long)t0, (long long)t->bucket_s);
 	u32_array(out, "leaf",
 		  FIELD(t->groups, t->ngroup, struct report_group, leaf));
 	fputc(',', out);

@@ -87,6 +87,7 @@ int report_tree_init(struct report_tree *t, size_t max_nodes, size_t max_groups)
 	t->max_nodes = max_nodes ? max_nodes : REPORT_MAX_NODES;
 	t->max_groups = max_groups ? max_groups : REPORT_MAX_GROUPS;
 	t->max_strings = REPORT_MAX_STRINGS;
+	t->bucket_s = 1;
 	if (report_tree_intern(t, "", &empty) ||
 	    grow((void **)&t->nodes, &t->capnode, 0, sizeof(*t->nodes))) {
 		report_tree_free(t);
@@ -283,7 +284,7 @@ static bool group_eq(const void *ctx, uint32_t i)
 }
 
 /* Add weight to the group like g; -ENOSPC past the cap. */
-static int add_group(struct report_tree *t, const struct report_group *g)
+static int add_group_once(struct report_tree *t, const struct report_group *g)
 {
 	struct group_key k = {t, g};
 	uint64_t h = hash_combine(
@@ -307,6 +308,50 @@ static int add_group(struct report_tree *t, const struct report_group *g)
 		return -ENOMEM;
 	t->groups[t->ngroup++] = *g;
 	return 0;
+}
+
+static int64_t bucket_of(const struct report_tree *t, int64_t sec)
+{
+	return sec - ((sec % t->bucket_s) + t->bucket_s) % t->bucket_s;
+}
+
+/* Double the time buckets and merge the groups that now share one: a long
+ * recording keeps every sample at a coarser time resolution instead of
+ * dropping any. */
+static int coarsen_time(struct report_tree *t)
+{
+	struct report_group *old = t->groups;
+	size_t n = t->ngroup;
+	int e = 0;
+
+	t->bucket_s *= 2;
+	t->groups = NULL;
+	t->ngroup = t->capgroup = 0;
+	idxmap_free(&t->group_ix);
+	idxmap_init(&t->group_ix);
+	for (size_t i = 0; i < n && !e; i++) {
+		struct report_group g = old[i];
+
+		g.sec = bucket_of(t, g.sec);
+		e = add_group_once(t, &g); /* fewer than before: no cap */
+	}
+	free(old);
+	return e;
+}
+
+static int add_group(struct report_tree *t, struct report_group *g)
+{
+	int e;
+
+	g->sec = bucket_of(t, g->sec);
+	while ((e = add_group_once(t, g)) == -ENOSPC &&
+	       t->bucket_s < REPORT_MAX_BUCKET_S) {
+		e = coarsen_time(t);
+		if (e)
+			return e;
+		g->sec = bucket_of(t, g->sec);
+	}
+	return e;
 }
 
 /* ---- folding one document set ---- */

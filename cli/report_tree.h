@@ -19,9 +19,10 @@
 #include "util/idxmap.h"
 
 /* Defaults of the caps (memory stays bounded whatever the input). */
-#define REPORT_MAX_NODES   (2u << 20)
-#define REPORT_MAX_GROUPS  (4u << 20)
-#define REPORT_MAX_STRINGS (4u << 20)
+#define REPORT_MAX_NODES    (2u << 20)
+#define REPORT_MAX_GROUPS   (4u << 20)
+#define REPORT_MAX_STRINGS  (4u << 20)
+#define REPORT_MAX_BUCKET_S (1 << 16) /* 18 h */
 
 /* Resource attributes the page filters on, in this order. */
 enum report_res_key {
@@ -48,7 +49,7 @@ struct report_group {
 	/* ctx: string id of the sample's context attributes and trace link,
 	 * "key=value" lines; 0 (the empty string) when it has none. */
 	uint32_t leaf, thread, res, ctx;
-	int64_t sec; /* unix seconds */
+	int64_t sec; /* unix seconds, a multiple of bucket_s */
 	uint32_t side;
 	uint64_t weight;
 };
@@ -91,6 +92,10 @@ struct report_tree {
 
 	struct report_side side[2];
 	uint64_t dropped; /* samples past a cap */
+	/* Time resolution of the groups: 1 s, doubled (groups merged) each
+	 * time the groups reach their cap, up to REPORT_MAX_BUCKET_S; only
+	 * then are samples dropped. */
+	int64_t bucket_s;
 	size_t max_nodes, max_groups, max_strings;
 };
 

@@ -90,12 +90,12 @@
     const thr = st.thread, tb = st.ftype ? typeBit[st.ftype] : 0;
     const from = st.from !== undefined && st.from !== '' ? +st.from : -Infinity;
     const to = st.to !== undefined && st.to !== '' ? +st.to : Infinity;
-    const cm = ctxMatcher(st.ctx);
+    const cm = ctxMatcher(st.ctx), bucket = D.bucketSeconds || 1;
     const resOk = D.res.map((r) => D.resKeys.every((k, i) => { const v = st['res.' + k]; return v === undefined || v === '' || S[r[i]] === v; }));
     const thrOk = D.thread.name.map((nm) => !thr || S[nm] === thr);
     for (let i = 0; i < G.leaf.length; i++) {
       if (!thrOk[G.thread[i]] || !resOk[G.res[i]]) continue;
-      if (G.t[i] < from || G.t[i] > to) continue;
+      if (G.t[i] + bucket - 1 < from || G.t[i] > to) continue; // buckets overlapping [from, to]
       if (st.ftype && !(typeMask[G.leaf[i]] & tb)) continue;
       if (cm && !cm(G.ctx[i])) continue;
       self[G.side[i] < nsides ? G.side[i] : 0][G.leaf[i]] += G.w[i];
@@ -153,7 +153,7 @@
         ' samples, ' + fmt(c.ch) + ' core-h/yr, $' + fmt(c.usd) + '/yr, ' + fmt(c.co2) + ' kg CO2/yr');
     }
     const sm = $('summary');
-    sm.innerHTML = parts.join(' &middot; ') + (D.dropped ? ' &middot; <b>' + D.dropped + ' samples left out (caps)</b>' : '');
+    sm.innerHTML = parts.join(' &middot; ') + (D.bucketSeconds > 1 ? ' &middot; time resolution ' + D.bucketSeconds + ' s' : '') + (D.dropped ? ' &middot; <b>' + D.dropped + ' samples left out (caps)</b>' : '');
     sm.dataset.total = sel.tot[main][0];
     if (D.diff) sm.dataset.baseTotal = sel.tot[0][0];
 

@@ -3,7 +3,8 @@
  * `otelprof report`'s aggregation against a hand-made profile whose tree,
  * groups and counts are known: shared prefixes become one node, an inlined
  * frame its own node, timestamps split by second, values weigh, context
- * attributes and the trace link kept per group, caps drop and count.
+ * attributes and the trace link kept per group, a full group table
+ * coarsens time before caps drop and count.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -221,7 +222,20 @@ static void caps_drop_and_count(void **state)
 	assert_int_equal(t.side[0].samples, 5);
 	report_tree_free(&t);
 
-	/* 2 groups: the rest of the samples counted as dropped */
+	/* 5 groups for 6: the time resolution halves until alpha<-main's
+	 * seconds 1000 and 1002 share a bucket (4 s); nothing dropped */
+	assert_int_equal(report_tree_init(&t, 0, 5), 0);
+	assert_int_equal(report_tree_add(&t, &d, 0, 0), 0);
+	assert_int_equal(t.bucket_s, 4);
+	assert_int_equal(t.ngroup, 5);
+	assert_int_equal(t.dropped, 0);
+	assert_int_equal(t.side[0].samples, 11);
+	for (size_t i = 0; i < t.ngroup; i++)
+		assert_int_equal(t.groups[i].sec, 1000);
+	report_tree_free(&t);
+
+	/* 2 groups: no time resolution makes room (the groups differ in
+	 * more than time); the rest of the samples counted as dropped */
 	assert_int_equal(report_tree_init(&t, 0, 2), 0);
 	assert_int_equal(report_tree_add(&t, &d, 0, 0), 0);
 	assert_int_equal(t.ngroup, 2);
