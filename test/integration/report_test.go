@@ -9,6 +9,7 @@ package integration
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -374,6 +375,93 @@ func TestCLIHelp(t *testing.T) {
 		ee, ok := err.(*exec.ExitError)
 		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), c.msg) {
 			t.Errorf("%v: %v %q; want exit 2 with %q", c.args, err, out, c.msg)
+		}
+	}
+}
+
+// The context filter on a file whose samples carry known thread-context
+// attributes and trace links (written here as the Collector's OTLP/JSON):
+// "filter on the hashing algorithm" (the articles' SHA-256 vs SHA3-256)
+// and one trace.
+func TestReportContextFilter(t *testing.T) {
+	chromiumPath(t)
+	bin := buildDir(t)
+	const t0 = 1_700_000_000_000_000_000
+	ts := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = strconv.FormatInt(t0+int64(i)*10_000_000, 10)
+		}
+		return out
+	}
+	attr := func(key int, v string) map[string]any {
+		return map[string]any{"keyStrindex": key, "value": map[string]any{"stringValue": v}}
+	}
+	doc := map[string]any{
+		"resourceProfiles": []any{map[string]any{
+			"resource": map[string]any{"attributes": []any{
+				map[string]any{"key": "process.pid", "value": map[string]any{"intValue": "7"}},
+				map[string]any{"key": "service.name", "value": map[string]any{"stringValue": "hasher"}},
+			}},
+			"scopeProfiles": []any{map[string]any{"profiles": []any{map[string]any{
+				"timeUnixNano": strconv.FormatInt(t0, 10), "durationNano": "10000000000", "period": "10000000",
+				"samples": []any{
+					map[string]any{"stackIndex": 1, "attributeIndices": []int{1, 3}, "timestampsUnixNano": ts(70)},
+					map[string]any{"stackIndex": 2, "attributeIndices": []int{2, 3}, "timestampsUnixNano": ts(30)},
+					map[string]any{"stackIndex": 2, "attributeIndices": []int{2, 3}, "linkIndex": 1, "timestampsUnixNano": ts(12)},
+				},
+			}}}},
+		}},
+		"dictionary": map[string]any{
+			"stringTable":    []string{"", "main", "sha256_block", "sha3_keccak", "hash.algorithm", "thread.name", "profile.frame.type"},
+			"attributeTable": []any{map[string]any{}, attr(4, "sha256"), attr(4, "sha3-256"), attr(5, "hasher-1"), attr(6, "native")},
+			"functionTable":  []any{map[string]any{}, map[string]any{"nameStrindex": 1}, map[string]any{"nameStrindex": 2}, map[string]any{"nameStrindex": 3}},
+			"locationTable": []any{map[string]any{},
+				map[string]any{"lines": []any{map[string]any{"functionIndex": 1}}, "attributeIndices": []int{4}},
+				map[string]any{"lines": []any{map[string]any{"functionIndex": 2}}, "attributeIndices": []int{4}},
+				map[string]any{"lines": []any{map[string]any{"functionIndex": 3}}, "attributeIndices": []int{4}}},
+			"stackTable": []any{map[string]any{}, map[string]any{"locationIndices": []int{2, 1}}, map[string]any{"locationIndices": []int{3, 1}}},
+			"linkTable": []any{map[string]any{}, map[string]any{
+				"traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": "00f067aa0ba902b7"}},
+		},
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in, page := filepath.Join(dir, "ctx.jsonl"), filepath.Join(dir, "ctx.html")
+	if err := os.WriteFile(in, append(raw, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(filepath.Join(bin, "otelprof"), "report", in, "-o", page).CombinedOutput(); err != nil {
+		t.Fatalf("otelprof report: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		fragment string
+		total    float64
+		shown    string // the one leaf function left, "" for both
+	}{
+		{"", 112, ""},
+		{"ctx=hash.algorithm%3Dsha256", 70, "sha256_block"},
+		{"ctx=hash.algorithm%3Dsha3-256", 42, "sha3_keccak"},
+		{"ctx=4bf92f3577b34da6a3ce929d0e0e4736", 12, "sha3_keccak"},
+		{"ctx=span_id%3D00f067aa0ba902b7", 12, "sha3_keccak"},
+		{"res.service.name=hasher&ctx=sha3", 42, "sha3_keccak"},
+	} {
+		dom := renderedPage(t, page, c.fragment)
+		if got := summaryTotal(t, dom); got != c.total {
+			t.Errorf("#%s: page total %v, want %v", c.fragment, got, c.total)
+		}
+		w := widths(t, dom)
+		if c.shown != "" {
+			for _, leaf := range []string{"sha256_block", "sha3_keccak"} {
+				if want := map[bool]float64{true: 100, false: 0}[leaf == c.shown]; math.Abs(w[leaf]-want) > 0.01 {
+					t.Errorf("#%s: %s width %.2f%%, want %.0f%%", c.fragment, leaf, w[leaf], want)
+				}
+			}
+		} else if math.Abs(w["sha256_block"]-62.5) > 0.01 {
+			t.Errorf("unfiltered: sha256_block width %.2f%%, want 62.5%% (70 of 112)", w["sha256_block"])
 		}
 	}
 }
