@@ -257,7 +257,7 @@ $(BUILD)/.chromium-ok: | $(BUILD)/.deps-ok
 # headless chromium (also part of test-integration); screenshots in
 # $(BUILD)/report-screenshot.png and report-diff-screenshot.png.
 test-report: all workloads $(BUILD)/.chromium-ok
-	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 5m -run '^(TestReportInBrowser|TestReportContextFilter|TestCLIHelp)$$' ./...
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 5m -run '^(TestReportInBrowser|TestReportContextFilter|TestCLIHelp|TestCompletionMatchesHelp)$$' ./...
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----

@@ -465,3 +465,43 @@ func TestReportContextFilter(t *testing.T) {
 		}
 	}
 }
+
+// The bash completion offers each subcommand's options exactly as its
+// help lists them (so neither drifts from the other).
+func TestCompletionMatchesHelp(t *testing.T) {
+	bin := filepath.Join(buildDir(t), "otelprof")
+	script, err := filepath.Abs("../../cli/completion/otelprof.bash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	longOpt := regexp.MustCompile(`(?m)(?:^|[ ,])(--[a-z0-9-]+)`)
+	for _, cmd := range []string{"record", "report", "top", "convert"} {
+		help, err := exec.Command(bin, cmd, "--help").Output()
+		if err != nil {
+			t.Fatalf("%s --help: %v", cmd, err)
+		}
+		want := map[string]bool{}
+		for _, m := range longOpt.FindAllStringSubmatch(string(help), -1) {
+			want[m[1]] = true
+		}
+		out, err := exec.Command("bash", "-c", `source "$1"; COMP_WORDS=(otelprof "$2" --); COMP_CWORD=2; _otelprof; printf '%s\n' "${COMPREPLY[@]}"`,
+			"bash", script, cmd).Output()
+		if err != nil {
+			t.Fatalf("completion of %s: %v", cmd, err)
+		}
+		got := map[string]bool{}
+		for _, o := range strings.Fields(string(out)) {
+			got[o] = true
+		}
+		for o := range want {
+			if !got[o] {
+				t.Errorf("%s: help lists %s, completion does not offer it", cmd, o)
+			}
+		}
+		for o := range got {
+			if !want[o] {
+				t.Errorf("%s: completion offers %s, help does not list it", cmd, o)
+			}
+		}
+	}
+}
