@@ -39,35 +39,32 @@ static int fold_file(struct report_tree *t, const char *path, int side, int pid)
 	return 0;
 }
 
+/* The page into out (opened before the inputs were read: a path that
+ * cannot be written fails before the work). */
 static int write_report(const struct report_tree *t,
-			const struct report_meta *m, const char *path)
+			const struct report_meta *m, struct output_file *out,
+			const char *path)
 {
-	struct output_file out;
 	char err[512];
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *mem;
 	int e;
 
-	e = output_open(&out, path, err, sizeof(err));
-	if (e) {
-		fprintf(stderr, "otelprof: %s\n", err);
-		return 1;
-	}
 	mem = open_memstream(&buf, &len);
 	if (!mem) {
-		output_abort(&out);
+		output_abort(out);
 		fprintf(stderr, "otelprof: %s\n", strerror(errno));
 		return 1;
 	}
 	e = report_html_write(mem, t, m);
 	if (fclose(mem) || e) {
 		free(buf);
-		output_abort(&out);
+		output_abort(out);
 		fprintf(stderr, "otelprof: cannot build the report\n");
 		return 1;
 	}
-	e = output_commit(&out, (const uint8_t *)buf, len, err, sizeof(err));
+	e = output_commit(out, (const uint8_t *)buf, len, err, sizeof(err));
 	free(buf);
 	if (e) {
 		fprintf(stderr, "otelprof: cannot write %s: %s\n", path, err);
@@ -84,10 +81,16 @@ int cmd_report(const struct report_args *a)
 		.coeffs = {a->watts_per_core, a->pue, a->co2_kg_per_kwh,
 			   a->cost_per_core_hour},
 	};
-	char title[512];
+	struct output_file out;
+	char title[512], err[512];
 	int e;
 
+	if (output_open(&out, a->output, err, sizeof(err))) {
+		fprintf(stderr, "otelprof: %s\n", err);
+		return 1;
+	}
 	if (report_tree_init(&t, a->max_nodes, a->max_groups)) {
+		output_abort(&out);
 		fprintf(stderr, "otelprof: out of memory\n");
 		return 1;
 	}
@@ -104,6 +107,7 @@ int cmd_report(const struct report_args *a)
 		e = fold_file(&t, a->inputs[i], a->diff ? (int)i : 0, a->pid);
 		if (e) {
 			report_tree_free(&t);
+			output_abort(&out);
 			return e;
 		}
 	}
@@ -123,7 +127,7 @@ int cmd_report(const struct report_args *a)
 			 a->diff ? a->inputs[1] : "");
 		m.title = title;
 	}
-	e = write_report(&t, &m, a->output);
+	e = write_report(&t, &m, &out, a->output);
 	if (!e && !a->quiet)
 		fprintf(stderr,
 			"otelprof: wrote %s (%llu samples, %zu functions, "
