@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "report_cost.h"
+#include "report_tree.h"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
@@ -62,66 +63,57 @@ static const char convert_help[] =
 	"example:\n"
 	"  otelprof convert host.otlp -f pprof -o host.pb\n";
 
-static const char report_help[] =
-	"usage: otelprof report [options] FILE... -o REPORT.html\n"
-	"       otelprof report --diff BASE NEW -o DIFF.html\n"
-	"One self-contained HTML page (no network): flamegraph and icicle,\n"
-	"search, top functions with cost and CO2, filters by resource, "
-	"thread,\n"
-	"frame type, time, trace/span and context attributes; with --diff the\n"
-	"change from BASE to NEW. See docs/report.md.\n"
-	"\n"
-	"  -o, --output FILE            the HTML file to write (required)\n"
-	"      --diff                   exactly two FILEs: BASE then NEW\n"
-	"  -p, --pid PID                only this process\n"
-	"  -t, --title TEXT             the page's title\n"
-	"      --watts-per-core W       default " STR(
-		REPORT_DEFAULT_WATTS_PER_CORE) "\n"
-					       "      --pue RATIO              "
-					       "data centre PUE, default " STR(
-						       REPORT_DEFAULT_PUE) "\n"
-									   "   "
-									   "   "
-									   "--"
-									   "co2"
-									   "-kg"
-									   "-pe"
-									   "r-"
-									   "kwh"
-									   " KG"
-									   "   "
-									   "   "
-									   "gri"
-									   "d "
-									   "int"
-									   "ens"
-									   "ity"
-									   ", "
-									   "def"
-									   "aul"
-									   "t"
-									   " " STR(REPORT_DEFAULT_CO2_KG_PER_KWH) "\n"
-														  "      --cost-per-core-hour C   default " STR(
-															  REPORT_DEFAULT_COST_PER_CORE_HOUR) " (USD)\n"
-																			     "      --max-nodes N            call-tree nodes kept (default "
-																			     "2097152)\n"
-																			     "      --max-groups N           sample groups kept (default 4194304)\n"
-																			     "      --quiet                  no summary on stderr\n"
-																			     "  -h, --help                   this help\n"
-																			     "FILE: OTLP protobuf (what record writes) or the Collector file\n"
-																			     "exporter's OTLP/JSON lines.\n"
-																			     "\n"
-																			     "examples:\n"
-																			     "  otelprof report host.otlp -o host.html\n"
-																			     "  otelprof report --diff before.otlp after.otlp -o diff.html\n";
+/* Printed, not a constant: the defaults come from report_cost.h and
+ * report_tree.h. */
+static void report_help(FILE *f)
+{
+	fprintf(f,
+		"usage: otelprof report [options] FILE... -o REPORT.html\n"
+		"       otelprof report --diff BASE NEW -o DIFF.html\n"
+		"One self-contained HTML page (no network): flamegraph and "
+		"icicle,\n"
+		"search, top functions with cost and CO2, filters by "
+		"resource,\n"
+		"thread, frame type, time, trace/span and context attributes;\n"
+		"with --diff the change from BASE to NEW. See docs/report.md.\n"
+		"\n"
+		"  -o, --output FILE            the HTML file to write "
+		"(required)\n"
+		"      --diff                   exactly two FILEs: BASE then "
+		"NEW\n"
+		"  -p, --pid PID                only this process\n"
+		"  -t, --title TEXT             the page's title\n"
+		"      --watts-per-core W       per busy core, default %g\n"
+		"      --pue RATIO              data centre PUE, default %g\n"
+		"      --co2-kg-per-kwh KG      grid intensity, default %g\n"
+		"      --cost-per-core-hour C   default %g (USD)\n"
+		"      --max-nodes N            call-tree nodes kept (default "
+		"%u)\n"
+		"      --max-groups N           sample groups kept (default "
+		"%u)\n"
+		"      --quiet                  no summary on stderr\n"
+		"  -h, --help                   this help\n"
+		"FILE: OTLP protobuf (what record writes) or the Collector "
+		"file\n"
+		"exporter's output (OTLP/JSON lines or proto).\n"
+		"\n"
+		"examples:\n"
+		"  otelprof report host.otlp -o host.html\n"
+		"  otelprof report --diff before.otlp after.otlp -o "
+		"diff.html\n",
+		REPORT_DEFAULT_WATTS_PER_CORE, REPORT_DEFAULT_PUE,
+		REPORT_DEFAULT_CO2_KG_PER_KWH,
+		REPORT_DEFAULT_COST_PER_CORE_HOUR, REPORT_MAX_NODES,
+		REPORT_MAX_GROUPS);
+}
 
 static const char version_help[] = "usage: otelprof version\n";
 
 static const struct {
-	const char *name, *help;
+	const char *name, *help; /* help NULL: printed by report_help */
 } helps[] = {
 	{"record", record_help},   {"top", top_help},
-	{"convert", convert_help}, {"report", report_help},
+	{"convert", convert_help}, {"report", NULL},
 	{"version", version_help},
 };
 
@@ -136,7 +128,7 @@ void usage_all(FILE *f)
 	      "  convert   to pprof, folded stacks or OTLP/JSON\n"
 	      "  version   print the version\n"
 	      "FILE: an OTLP profile (protobuf, as `record` writes) or the "
-	      "Collector file exporter's OTLP/JSON lines\n"
+	      "Collector file exporter's output (OTLP/JSON lines or proto)\n"
 	      "example:\n"
 	      "  sudo otelprof record -F 99 -o host.otlp   # Ctrl-C stops\n"
 	      "  otelprof report host.otlp -o host.html\n",
@@ -147,7 +139,10 @@ int usage_command(FILE *f, const char *cmd)
 {
 	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++)
 		if (!strcmp(cmd, helps[i].name)) {
-			fputs(helps[i].help, f);
+			if (helps[i].help)
+				fputs(helps[i].help, f);
+			else
+				report_help(f);
 			return 0;
 		}
 	return -1;

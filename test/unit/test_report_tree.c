@@ -245,11 +245,53 @@ static void caps_drop_and_count(void **state)
 	otlp_docs_free(&d);
 }
 
+/* The Collector file exporter's `format: proto`: two requests, each after
+ * its 4-byte big-endian size, fold as two documents. */
+static void length_prefixed_batches(void **state)
+{
+	struct report_tree t;
+	struct otlp_docs d, two;
+	size_t n, len;
+	uint8_t *buf;
+	char err[256] = "";
+
+	(void)state;
+	parse(&d);
+	n = otelprof__otlp__profiles_data__get_packed_size(d.v[0]);
+	len = 2 * (4 + n);
+	buf = malloc(len);
+	assert_non_null(buf);
+	for (int k = 0; k < 2; k++) {
+		uint8_t *p = buf + (size_t)k * (4 + n);
+
+		p[0] = (uint8_t)(n >> 24);
+		p[1] = (uint8_t)(n >> 16);
+		p[2] = (uint8_t)(n >> 8);
+		p[3] = (uint8_t)n;
+		otelprof__otlp__profiles_data__pack(d.v[0], p + 4);
+	}
+	assert_int_equal(otlp_docs_parse(buf, len, &two, err, sizeof(err)), 0);
+	assert_int_equal(two.n, 2);
+	assert_int_equal(report_tree_init(&t, 0, 0), 0);
+	assert_int_equal(report_tree_add(&t, &two, 0, 0), 0);
+	assert_int_equal(t.side[0].samples, 22);
+	assert_int_equal(t.nnode, 6);
+	report_tree_free(&t);
+	otlp_docs_free(&two);
+	/* a size past the end: refused, not read beyond */
+	buf[4 + n + 3]++;
+	assert_int_not_equal(otlp_docs_parse(buf, len, &two, err, sizeof(err)),
+			     0);
+	free(buf);
+	otlp_docs_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(tree_and_groups),
 		cmocka_unit_test(caps_drop_and_count),
+		cmocka_unit_test(length_prefixed_batches),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
