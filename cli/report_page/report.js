@@ -161,8 +161,9 @@
     let zoom = st.zoom ? +st.zoom : 0;
     if (!(zoom > 0 && zoom < NN) || !tot[zoom]) zoom = 0;
     const out = [];
-    const rows = maxDepth + 1, flame = st.view !== 'icicle';
-    const top = (d) => (flame ? (rows - 1 - d) * ROW : d * ROW);
+    // the root (depth 0) is not drawn: rows hold depths 1..maxDepth
+    const rows = Math.max(maxDepth, 1), flame = st.view !== 'icicle';
+    const top = (d) => (flame ? (rows - d) * ROW : (d - 1) * ROW);
     const base = D.diff ? sel.tot[0] : null, ball = D.diff ? sel.tot[0][0] || 0 : 0;
     function frame(n, x, w, cls) {
       const f = nfn[n], name = fname(f);
