@@ -45,7 +45,7 @@ UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
 WORKLOAD_SRCS := $(shell find test/workloads -name '*.c' -o -name '*.h' -o -name '*.rs' -o -name '*.toml' -o -name '*.go' -o -name '*.cc' -o -name '*.java' | sort)
 
-.PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-go test-e2e workloads test-fuzz-smoke \
+.PHONY: all deps lib cli tools bpf collector image image-context test-k8s run test test-kernels bench-build test-unit test-abi test-integration test-integration-subset test-report test-go test-e2e workloads test-fuzz-smoke \
         test-san bench fuzz format format-check clean check-layers gen-stats check-stats-gen
 all: deps lib cli tools
 
@@ -58,7 +58,7 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
-            libcurl4-openssl-dev debuginfod gdb
+            libcurl4-openssl-dev debuginfod gdb xxd
 # The packages of $(1) not installed: NAME means the machine's own
 # architecture (or all), NAME:ARCH that one. (Not `dpkg -s NAME`: it fails
 # on a name installed for two architectures, as after `make arm64`.)
@@ -166,9 +166,16 @@ $(GEN)/pprof.pb-c.c $(GEN)/pprof.pb-c.h &: cli/pprof.proto | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
 	$(call step,PROTOC,$<)
 	$(Q)cd cli && protoc-c --c_out=$(abspath $(GEN)) pprof.proto
+# The report page's style, markup and script, compiled in as byte arrays
+# (xxd -i): the HTML the CLI writes needs no file beside the binary.
+REPORT_PAGE := cli/report_page/report.css cli/report_page/body.html cli/report_page/report.js
+$(GEN)/report_page.h: $(REPORT_PAGE) | $(BUILD)/.deps-ok
+	@mkdir -p $(GEN)
+	$(call step,XXD,$@)
+	$(Q)(cd cli/report_page && for f in $(notdir $(REPORT_PAGE)); do xxd -i $$f; done) > $@.tmp && mv $@.tmp $@
 CLI_EXTRA_SRCS := $(GEN)/otlp_profiles.pb-c.c $(GEN)/pprof.pb-c.c lib/util/idxmap.c lib/symbolize/demangle.c
 CLI_LDLIBS := -ljansson -liberty -lprotobuf-c -lbpf
-$(BUILD)/otelprof: $(CLI_SRCS) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(BUILD)/libotelprofiler.so
+$(BUILD)/otelprof: $(CLI_SRCS) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(BUILD)/libotelprofiler.so
 	$(call step,CC+LD,$@)
 	$(Q)$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$(CLI_SRCS) $(CLI_EXTRA_SRCS))
 	$(Q)$(CC) $(CFLAGS_COMMON) -Icli $(CLI_SRCS) $(CLI_EXTRA_SRCS) -o $@ \
@@ -194,6 +201,14 @@ $(BUILD)/test/unit/%: test/unit/%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CC) $(LIB_CFLAGS),$< $(UNIT_EXTRA_SRCS_$*))
 	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter $< $(UNIT_EXTRA_SRCS_$*) $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -lcmocka
+# The report's aggregation and cost arithmetic (cli/), with the CLI's
+# OTLP readers they fold.
+REPORT_UNIT_SRCS := cli/report_tree.c cli/report_cost.c cli/profile_walk.c cli/otlp_input.c cli/otlp_json.c
+REPORT_UNIT_BINS := $(BUILD)/test/unit/test_report_tree $(BUILD)/test/unit/test_report_cost
+$(REPORT_UNIT_BINS): $(BUILD)/test/unit/%: test/unit/%.c $(REPORT_UNIT_SRCS) $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(call scan_deps,$(CC) $(LIB_CFLAGS) -Icli,$< $(REPORT_UNIT_SRCS))
+	$(CC) $(LIB_CFLAGS) -Icli -Wno-unused-parameter $< $(REPORT_UNIT_SRCS) $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -ljansson -lcmocka
 # The unwinder without the agent: it listens alone (a test helper, shared
 # with fuzz_unwind_copy; the library's one listener is the agent).
 UNWIND_ALONE := test/unit/unwind_alone.c test/unit/unwind_alone.h
@@ -274,9 +289,25 @@ $(BUILD)/test/abi/abi_soak: test/abi/abi_soak.c $(BUILD)/libotelprofiler.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< -o $@ -L$(BUILD) -lotelprofiler -Wl,-rpath,$(abspath $(BUILD)) -lbpf $(SAN_LDFLAGS)
 
+# ---- the report's browser test: a real browser, Debian's chromium,
+# installed here when missing (test/integration/report_test.go fails
+# loudly without it) ----
+$(BUILD)/.chromium-ok: | $(BUILD)/.deps-ok
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "error: need root to install chromium" >&2; exit 1; fi; \
+	  echo "installing Debian package: chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	@touch $@
+
+# `otelprof report` alone: real recordings of report_abc rendered by
+# headless chromium (also part of test-integration); screenshots in
+# $(BUILD)/report-screenshot.png and report-diff-screenshot.png.
+test-report: all workloads $(BUILD)/.chromium-ok
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 5m -run '^(TestReportInBrowser|TestReportContextFilter|TestCLIHelp|TestCompletionMatchesHelp)$$' ./...
+
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS)
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
@@ -457,6 +488,8 @@ run: all collector
 	@echo "otelcol-profiler with collector-config/local.yaml (Ctrl-C stops):"
 	@echo "  profiles -> $(CURDIR)/out/profiles.jsonl (OTLP/JSON)"
 	@echo "  profile-derived metrics -> $(CURDIR)/out/metrics.jsonl, and below (debug exporter)"
+	@echo "  then a page of the profiles (flamegraph, top functions, cost; docs/report.md):"
+	@echo "    $(BUILD)/otelprof report $(CURDIR)/out/profiles.jsonl -o $(CURDIR)/out/report.html"
 	$(BUILD)/otelcol-profiler --feature-gates=+service.profilesSupport --config $(CURDIR)/collector-config/local.yaml
 
 # ---- benchmarks (not part of make test): one table, see docs/performance.md ----
@@ -472,7 +505,7 @@ $(BUILD)/bench/bench_cfi_oracle: test/bench/bench_cfi_oracle.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
-$(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h
+$(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) $(GEN)/pprof.pb-c.h $(GEN)/report_page.h
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS))
 	$(CC) $(CFLAGS_COMMON) -Icli $< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -o $@ $(CLI_LDLIBS)
@@ -514,7 +547,7 @@ FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 $(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c test/tools/unwind_capture.h
 $(BUILD)/fuzz/fuzz_unwind_copy: $(UNWIND_ALONE)
 
-$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(CLI_SRCS) | $(GEN_HDRS)
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(CLI_SRCS) | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CLANG) $(filter -I% -D% -std=%,$(FUZZ_CFLAGS) $(FUZZ_SRCS_$*)),$< $(FUZZ_SRCS_$*))
 	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty

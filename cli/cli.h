@@ -3,6 +3,7 @@
 #define OTELPROF_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct record_args {
 	unsigned duration;
@@ -13,6 +14,7 @@ struct record_args {
 	const char *output;
 	const char *btf;	/* kernel BTF file, NULL: the kernel's own */
 	const char *debuginfod; /* server URLs, NULL: off */
+	const char *report;	/* also write this HTML report, NULL: no */
 	bool quiet;
 };
 
@@ -29,6 +31,21 @@ struct convert_args {
 	int pid;	    /* 0: all processes */
 };
 
+struct report_args {
+	const char **inputs; /* with diff: BASE then NEW */
+	size_t ninputs;
+	const char *output;
+	const char *title; /* NULL: from the inputs */
+	int pid;	   /* 0: all processes */
+	bool diff;
+	double watts_per_core, pue, co2_kg_per_kwh, cost_per_core_hour;
+	unsigned long max_nodes, max_groups; /* 0: the defaults */
+	bool quiet;
+};
+
+int cmd_report(const struct report_args *a);
+/* `record --report`: the report of one recording with the defaults. */
+int report_of_recording(const char *input, const char *output, bool quiet);
 int cmd_record(const struct record_args *a);
 int cmd_convert(const struct convert_args *a);
 int cmd_top(const struct top_args *a);

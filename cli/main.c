@@ -5,26 +5,40 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "convert.h"
 #include "otelprofiler.h"
+#include "report_cost.h"
+#include "usage.h"
 
-static void usage(FILE *f)
+/* o is the short or the long spelling of an option. */
+static bool opt_is(const char *o, const char *short_opt, const char *long_opt)
 {
-	fprintf(f, "usage:\n"
-		   "  otelprof record --duration SECONDS --frequency HZ "
-		   "--output FILE [--pid PID] [--ringbuf-kb KB] [--btf FILE]\n"
-		   "      [--symbol-budget-mb MB] [--file-budget-mb MB] "
-		   "[--debuginfod[=URLS]] [--quiet]\n"
-		   "  otelprof top FILE [--limit N] [--pid PID]\n"
-		   "  otelprof convert FILE --format pprof|folded|otlp-json "
-		   "[--output OUT] [--pid PID]\n"
-		   "FILE: an OTLP profile (protobuf, as `record` writes) or "
-		   "the Collector file exporter's OTLP/JSON lines\n"
-		   "  otelprof version\n");
+	return (short_opt && !strcmp(o, short_opt)) || !strcmp(o, long_opt);
+}
+
+static bool is_help(const char *o)
+{
+	return opt_is(o, "-h", "--help");
+}
+
+static int parse_double(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v >= 0) || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -64,8 +78,8 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 
 static int main_record(int argc, char **argv)
 {
-	struct record_args a = {.duration = 10,
-				.frequency = OTELPROF_DEFAULT_FREQUENCY_HZ};
+	/* duration 0: until Ctrl-C or SIGTERM, as perf record */
+	struct record_args a = {.frequency = OTELPROF_DEFAULT_FREQUENCY_HZ};
 	unsigned long v;
 
 	if (!getenv("OTELPROF_DEBUG"))
@@ -75,10 +89,16 @@ static int main_record(int argc, char **argv)
 		const char *o = argv[i],
 			   *val = i + 1 < argc ? argv[i + 1] : NULL;
 
+		if (is_help(o)) {
+			usage_command(stdout, "record");
+			return 0;
+		}
 		if (!strcmp(o, "--quiet")) {
 			a.quiet = true;
 			continue;
 		}
+		if (opt_is(o, "-a", "--all-cpus"))
+			continue; /* the default: perf's spelling accepted */
 		/* Off unless asked: the servers given, or those of
 		 * $DEBUGINFOD_URLS. */
 		if (!strcmp(o, "--debuginfod")) {
@@ -102,15 +122,15 @@ static int main_record(int argc, char **argv)
 			fprintf(stderr, "otelprof: %s needs a value\n", o);
 			return 2;
 		}
-		if (!strcmp(o, "--duration")) {
+		if (opt_is(o, "-d", "--duration")) {
 			if (parse_uint(val, 86400 * 365, &v) || !v)
 				return bad(o, val);
 			a.duration = (unsigned)v;
-		} else if (!strcmp(o, "--frequency")) {
+		} else if (opt_is(o, "-F", "--frequency")) {
 			if (parse_uint(val, 10000, &v) || !v)
 				return bad(o, val);
 			a.frequency = (unsigned)v;
-		} else if (!strcmp(o, "--pid")) {
+		} else if (opt_is(o, "-p", "--pid")) {
 			if (parse_uint(val, INT_MAX, &v) || !v)
 				return bad(o, val);
 			a.pid = (int)v;
@@ -126,13 +146,15 @@ static int main_record(int argc, char **argv)
 			if (parse_uint(val, 1u << 20, &v) || !v)
 				return bad(o, val);
 			a.file_budget_mb = (unsigned)v;
-		} else if (!strcmp(o, "--output")) {
+		} else if (opt_is(o, "-o", "--output")) {
 			a.output = val;
+		} else if (!strcmp(o, "--report")) {
+			a.report = val;
 		} else if (!strcmp(o, "--btf")) {
 			a.btf = val;
 		} else {
 			fprintf(stderr, "otelprof: unknown option %s\n", o);
-			usage(stderr);
+			usage_command(stderr, "record");
 			return 2;
 		}
 		i++;
@@ -157,15 +179,19 @@ static int main_top(int argc, char **argv)
 			a.input = o;
 			continue;
 		}
+		if (is_help(o)) {
+			usage_command(stdout, "top");
+			return 0;
+		}
 		if (!val) {
 			fprintf(stderr, "otelprof: %s needs a value\n", o);
 			return 2;
 		}
-		if (!strcmp(o, "--limit")) {
+		if (opt_is(o, "-n", "--limit")) {
 			if (parse_uint(val, 100000, &v) || !v)
 				return bad(o, val);
 			a.limit = (unsigned)v;
-		} else if (!strcmp(o, "--pid")) {
+		} else if (opt_is(o, "-p", "--pid")) {
 			if (parse_uint(val, INT_MAX, &v))
 				return bad(o, val);
 			a.pid = (int)v;
@@ -195,11 +221,15 @@ static int main_convert(int argc, char **argv)
 			a.input = o;
 			continue;
 		}
+		if (is_help(o)) {
+			usage_command(stdout, "convert");
+			return 0;
+		}
 		if (!val) {
 			fprintf(stderr, "otelprof: %s needs a value\n", o);
 			return 2;
 		}
-		if (!strcmp(o, "--format")) {
+		if (opt_is(o, "-f", "--format")) {
 			if (!strcmp(val, "pprof"))
 				a.format = CONVERT_PPROF;
 			else if (!strcmp(val, "folded"))
@@ -208,9 +238,9 @@ static int main_convert(int argc, char **argv)
 				a.format = CONVERT_OTLP_JSON;
 			else
 				return bad(o, val);
-		} else if (!strcmp(o, "--output")) {
+		} else if (opt_is(o, "-o", "--output")) {
 			a.output = val;
-		} else if (!strcmp(o, "--pid")) {
+		} else if (opt_is(o, "-p", "--pid")) {
 			if (parse_uint(val, INT_MAX, &v))
 				return bad(o, val);
 			a.pid = (int)v;
@@ -228,10 +258,104 @@ static int main_convert(int argc, char **argv)
 	return cmd_convert(&a);
 }
 
+static int main_report(int argc, char **argv)
+{
+	struct report_args a = {
+		.watts_per_core = REPORT_DEFAULT_WATTS_PER_CORE,
+		.pue = REPORT_DEFAULT_PUE,
+		.co2_kg_per_kwh = REPORT_DEFAULT_CO2_KG_PER_KWH,
+		.cost_per_core_hour = REPORT_DEFAULT_COST_PER_CORE_HOUR,
+	};
+	const char **inputs = calloc((size_t)argc + 1, sizeof(*inputs));
+	unsigned long v;
+	int e;
+
+	if (!inputs)
+		return 1;
+	a.inputs = inputs;
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i],
+			   *val = i + 1 < argc ? argv[i + 1] : NULL;
+		double *coef = NULL;
+
+		if (o[0] != '-' || !strcmp(o, "-")) {
+			inputs[a.ninputs++] = o;
+			continue;
+		}
+		if (is_help(o)) {
+			usage_command(stdout, "report");
+			free(inputs);
+			return 0;
+		}
+		if (!strcmp(o, "--diff")) {
+			a.diff = true;
+			continue;
+		}
+		if (!strcmp(o, "--quiet")) {
+			a.quiet = true;
+			continue;
+		}
+		if (!val) {
+			fprintf(stderr, "otelprof: %s needs a value\n", o);
+			free(inputs);
+			return 2;
+		}
+		i++;
+		if (opt_is(o, "-o", "--output")) {
+			a.output = val;
+		} else if (opt_is(o, "-t", "--title")) {
+			a.title = val;
+		} else if (opt_is(o, "-p", "--pid")) {
+			if (parse_uint(val, INT_MAX, &v) || !v)
+				goto bad_value;
+			a.pid = (int)v;
+		} else if (!strcmp(o, "--max-nodes") ||
+			   !strcmp(o, "--max-groups")) {
+			if (parse_uint(val, UINT32_MAX / 2, &v) || v < 16)
+				goto bad_value;
+			if (!strcmp(o, "--max-nodes"))
+				a.max_nodes = v;
+			else
+				a.max_groups = v;
+		} else if (!strcmp(o, "--watts-per-core")) {
+			coef = &a.watts_per_core;
+		} else if (!strcmp(o, "--pue")) {
+			coef = &a.pue;
+		} else if (!strcmp(o, "--co2-kg-per-kwh")) {
+			coef = &a.co2_kg_per_kwh;
+		} else if (!strcmp(o, "--cost-per-core-hour")) {
+			coef = &a.cost_per_core_hour;
+		} else {
+			fprintf(stderr, "otelprof: unknown option %s\n", o);
+			usage_command(stderr, "report");
+			free(inputs);
+			return 2;
+		}
+		if (coef && parse_double(val, 1e6, coef))
+			goto bad_value;
+		continue;
+	bad_value:
+		free(inputs);
+		return bad(o, val);
+	}
+	if (!a.output || !a.ninputs || (a.diff && a.ninputs != 2)) {
+		fprintf(stderr,
+			"otelprof: report needs %s and -o FILE.html "
+			"(otelprof report -h)\n",
+			a.diff ? "exactly two FILEs (BASE NEW) with --diff"
+			       : "a FILE");
+		free(inputs);
+		return 2;
+	}
+	e = cmd_report(&a);
+	free(inputs);
+	return e;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		usage_all(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "record"))
@@ -240,15 +364,30 @@ int main(int argc, char **argv)
 		return main_top(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "convert"))
 		return main_convert(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "report"))
+		return main_report(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version")) {
 		printf("otelprof %s\n", otelprof_version());
 		return 0;
 	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			usage_all(stdout);
+			return 0;
+		}
+		if (usage_command(stdout, argv[2])) {
+			fprintf(stderr, "otelprof: unknown command '%s'\n",
+				argv[2]);
+			usage_all(stderr);
+			return 2;
+		}
+		return 0;
+	}
+	if (is_help(argv[1])) {
+		usage_all(stdout);
 		return 0;
 	}
 	fprintf(stderr, "otelprof: unknown command '%s'\n", argv[1]);
-	usage(stderr);
+	usage_all(stderr);
 	return 2;
 }

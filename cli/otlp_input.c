@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,71 @@ static int push(struct otlp_docs *d, ProfilesData *pd)
 	return 0;
 }
 
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The Collector file exporter's `format: proto`: each message preceded by
+ * its size, 4 bytes big-endian. True when the sizes tile buf exactly (a
+ * single ProfilesData starts with a field tag, 0x0a or 0x12, so its first
+ * "size" would be over 160 MiB). */
+static bool length_prefixed(const uint8_t *buf, size_t len)
+{
+	size_t i = 0;
+
+	if (len < 4)
+		return false;
+	while (i < len) {
+		uint32_t n;
+
+		if (len - i < 4)
+			return false;
+		n = be32(buf + i);
+		if (n > len - i - 4)
+			return false;
+		i += 4 + (size_t)n;
+	}
+	return true;
+}
+
+static int parse_length_prefixed(const uint8_t *buf, size_t len,
+				 struct otlp_docs *out, char *err,
+				 size_t errlen)
+{
+	for (size_t i = 0, k = 0; i < len; k++) {
+		uint32_t n = be32(buf + i);
+		ProfilesData *pd = otelprof__otlp__profiles_data__unpack(
+			NULL, n, buf + i + 4);
+
+		if (!pd) {
+			snprintf(err, errlen,
+				 "message %zu (byte %zu) of a length-prefixed "
+				 "file is not an OTLP ProfilesData",
+				 k + 1, i);
+			otlp_docs_free(out);
+			return -EINVAL;
+		}
+		if (push(out, pd)) {
+			otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+			otlp_docs_free(out);
+			return -ENOMEM;
+		}
+		i += 4 + (size_t)n;
+	}
+	return 0;
+}
+
 int otlp_docs_parse(const uint8_t *buf, size_t len, struct otlp_docs *out,
 		    char *err, size_t errlen)
 {
 	size_t i = 0, lineno = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (length_prefixed(buf, len) &&
+	    !parse_length_prefixed(buf, len, out, err, errlen))
+		return 0;
 	while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' ||
 			   buf[i] == '\t'))
 		i++;

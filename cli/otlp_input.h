@@ -2,7 +2,8 @@
 /*
  * Profiles files the CLI reads: one serialized OTLP ProfilesData (what
  * `otelprof record` writes, also an ExportProfilesServiceRequest), or the
- * Collector file exporter's OTLP/JSON, one request per line.
+ * Collector file exporter's output: OTLP/JSON, one request per line, or
+ * `format: proto`, each request preceded by its 4-byte big-endian size.
  */
 #ifndef OTELPROF_CLI_OTLP_INPUT_H
 #define OTELPROF_CLI_OTLP_INPUT_H
@@ -19,8 +20,9 @@ struct otlp_docs {
 	size_t n;
 };
 
-/* Parse buf (protobuf, or JSON lines when it starts with '{'). 0, or a
- * negative errno with a message in err. */
+/* Parse buf (length-prefixed protobuf messages when the sizes tile it,
+ * else JSON lines when it starts with '{', else one protobuf message). 0,
+ * or a negative errno with a message in err. */
 int otlp_docs_parse(const uint8_t *buf, size_t len, struct otlp_docs *out,
 		    char *err, size_t errlen);
 /* Read a regular file (at most OTLP_INPUT_MAX_BYTES) and parse it. */

@@ -8,23 +8,21 @@
 
 typedef Otelprof__Otlp__ProfilesDictionary Dictionary;
 
-static const char *attr_key(const Dictionary *d, int32_t a)
+const char *walk_attr_key(const Dictionary *d, int32_t a)
 {
 	if (a <= 0 || (size_t)a >= d->n_attribute_table)
 		return "";
 	return otlp_str(d, d->attribute_table[a]->key_strindex);
 }
 
-static const Otelprof__Otlp__AnyValue *attr_value(const Dictionary *d,
-						  int32_t a)
+const Otelprof__Otlp__AnyValue *walk_attr_value(const Dictionary *d, int32_t a)
 {
 	return a > 0 && (size_t)a < d->n_attribute_table
 		       ? d->attribute_table[a]->value
 		       : NULL;
 }
 
-static const char *any_str(const Dictionary *d,
-			   const Otelprof__Otlp__AnyValue *v)
+const char *walk_any_str(const Dictionary *d, const Otelprof__Otlp__AnyValue *v)
 {
 	if (!v)
 		return "";
@@ -59,11 +57,12 @@ int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx)
 		for (size_t r = 0; r < pd->n_resource_profiles; r++) {
 			const Otelprof__Otlp__ResourceProfiles *rp =
 				pd->resource_profiles[r];
-			struct walk_sample s = {.pd = pd, .d = d, .doc = di};
+			struct walk_sample s = {
+				.pd = pd, .d = d, .doc = di, .rp = rp};
 
 			s.pid = any_int(
 				otlp_resource_attr(pd, rp, "process.pid"));
-			s.exe = any_str(
+			s.exe = walk_any_str(
 				d, otlp_resource_attr(
 					   pd, rp, "process.executable.name"));
 			if (pid > 0 && s.pid != pid)
@@ -85,6 +84,7 @@ int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx)
 						    (size_t)smp->stack_index >=
 							    d->n_stack_table)
 							continue;
+						s.smp = smp;
 						s.stack =
 							d->stack_table
 								[smp->stack_index];
@@ -107,13 +107,14 @@ int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx)
 								smp->attribute_indices
 									[k];
 							const char *key =
-								attr_key(d, a);
+								walk_attr_key(
+									d, a);
 
 							if (!strcmp(key,
 								    "thread."
 								    "id"))
 								s.tid = any_int(
-									attr_value(
+									walk_attr_value(
 										d,
 										a));
 							else if (!strcmp(key,
@@ -121,9 +122,9 @@ int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx)
 									 "d."
 									 "nam"
 									 "e"))
-								s.thread_name = any_str(
+								s.thread_name = walk_any_str(
 									d,
-									attr_value(
+									walk_attr_value(
 										d,
 										a));
 						}

@@ -18,7 +18,9 @@ struct walk_sample {
 	const Otelprof__Otlp__ProfilesData *pd;
 	const Otelprof__Otlp__ProfilesDictionary *d;
 	size_t doc; /* index in otlp_docs */
+	const Otelprof__Otlp__ResourceProfiles *rp;
 	const Otelprof__Otlp__Profile *prof;
+	const Otelprof__Otlp__Sample *smp;  /* the raw sample (timestamps) */
 	const Otelprof__Otlp__Stack *stack; /* leaf first; indices unchecked */
 	uint64_t weight; /* samples: values[0], else #timestamps, else 1 */
 	int64_t pid;	 /* -1: unknown */
@@ -33,6 +35,15 @@ typedef int (*walk_fn)(const struct walk_sample *s, void *ctx);
 /* Calls fn for every sample (of resources with process.pid == pid when pid
  * > 0); stops at fn's first non-zero return and returns it. */
 int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx);
+
+/* Key of attribute a of d's attribute table ("" when out of range), its
+ * value (NULL), and an AnyValue's string (plain or strindex; "" if none). */
+const char *walk_attr_key(const Otelprof__Otlp__ProfilesDictionary *d,
+			  int32_t a);
+const Otelprof__Otlp__AnyValue *
+walk_attr_value(const Otelprof__Otlp__ProfilesDictionary *d, int32_t a);
+const char *walk_any_str(const Otelprof__Otlp__ProfilesDictionary *d,
+			 const Otelprof__Otlp__AnyValue *v);
 
 /* True when loc indexes a real location of d. */
 int walk_location_ok(const Otelprof__Otlp__ProfilesDictionary *d, int32_t loc);

@@ -86,26 +86,37 @@ int cmd_record(const struct record_args *a)
 				"preallocated (8 MiB each at most; fewer "
 				"processes unwound in the kernel)\n");
 	}
-	if (!a->quiet)
+	if (!a->quiet && a->duration)
 		fprintf(stderr,
 			"otelprof: recording %s at %u Hz for %u s (Ctrl-C "
 			"stops)\n",
 			a->pid ? "one process" : "all CPUs", a->frequency,
 			a->duration);
-	for (unsigned s = 0; s < a->duration && !interrupted; s++) {
+	else if (!a->quiet)
+		fprintf(stderr,
+			"otelprof: recording %s at %u Hz until Ctrl-C or "
+			"SIGTERM\n",
+			a->pid ? "one process" : "all CPUs", a->frequency);
+	/* duration 0: until a signal */
+	for (unsigned s = 0; (!a->duration || s < a->duration) && !interrupted;
+	     s++) {
 		struct timespec one = {1, 0};
 
 		while (nanosleep(&one, &one) && !interrupted)
 			;
-		if (!a->quiet && a->duration >= 10 && (s + 1) % 5 == 0 &&
-		    s + 1 < a->duration) {
+		if (!a->quiet && (!a->duration || a->duration >= 10) &&
+		    (s + 1) % 5 == 0 && (!a->duration || s + 1 < a->duration)) {
 			memset(&st, 0, sizeof(st));
 			st.sz = sizeof(st);
 			otelprof_stats(p, &st);
+			if (a->duration)
+				fprintf(stderr, "otelprof: %u/%u s, ", s + 1,
+					a->duration);
+			else
+				fprintf(stderr, "otelprof: %u s, ", s + 1);
 			fprintf(stderr,
-				"otelprof: %u/%u s, %llu samples, %llu lost, "
+				"%llu samples, %llu lost, "
 				"%llu processes tracked\n",
-				s + 1, a->duration,
 				(unsigned long long)st.samples_received,
 				(unsigned long long)st.samples_lost,
 				(unsigned long long)st.processes_tracked);
@@ -144,5 +155,7 @@ int cmd_record(const struct record_args *a)
 	if (!a->quiet)
 		stats_summary_print(stderr, &st);
 	otelprof_close(p);
+	if (a->report)
+		return report_of_recording(a->output, a->report, a->quiet);
 	return 0;
 }

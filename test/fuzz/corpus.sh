@@ -92,6 +92,10 @@ printf '%b' '\x0a\x65\x0a\x13\x0a\x11\x0a\x09\x68\x6f\x73\x74\x2e\x6e\x61\x6d\x6
 cat > "$out/top/small.jsonl" <<'JSON'
 {"resourceProfiles":[{"resource":{"attributes":[{"keyStrindex":6,"value":{"intValue":"42"}},{"key":"process.executable.name","value":{"stringValue":"app"}}]},"scopeProfiles":[{"scope":{"name":"s"},"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},"periodType":{"typeStrindex":3,"unitStrindex":4},"period":"10000000","timeUnixNano":"1","durationNano":"100","samples":[{"stackIndex":1,"attributeIndices":[1],"linkIndex":1,"timestampsUnixNano":["5","6"]},{"stackIndex":1,"values":["3"]}]}]}]}],"dictionary":{"mappingTable":[{},{"memoryStart":"4096","memoryLimit":"8192","filenameStrindex":5}],"locationTable":[{},{"mappingIndex":1,"address":"4660","lines":[{"functionIndex":1,"line":"7"},{"functionIndex":2}]},{"mappingIndex":1,"address":"4661"}],"functionTable":[{},{"nameStrindex":7},{"nameStrindex":8,"systemNameStrindex":8}],"linkTable":[{},{"traceId":"0102030405060708090a0b0c0d0e0f10","spanId":"0102030405060708"}],"stringTable":["","samples","count","cpu","nanoseconds","/bin/app","process.pid","leaf","_ZN3foo3barEv","thread.id"],"attributeTable":[{},{"keyStrindex":9,"value":{"intValue":"43"}}],"stackTable":[{},{"locationIndices":[1,2]}]}}
 JSON
+# The file exporter's `format: proto`: the empty recording twice, each
+# after its size (4 bytes, big-endian).
+python3 -c 'import struct, sys; m = open(sys.argv[1], "rb").read(); open(sys.argv[2], "wb").write(2 * (struct.pack(">I", len(m)) + m))' \
+	"$out/top/empty.otlp" "$out/top/batches.otlpb"
 
 # Small programs with DWARF (-g), DWARF 5 and 4, with inlining.
 if command -v clang >/dev/null; then
