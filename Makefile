@@ -399,7 +399,7 @@ FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_
 FUZZ_SRCS_utf8 := lib/util/utf8.c
 FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
-FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/% lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
+FUZZ_SRCS_unwind_copy := $(filter-out lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
   $(GEN)/process_context.pb-c.c test/unit/unwind_alone.c -Itest/unit -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_arena.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c lib/symbolize/elf_guard.c lib/util/mem_budget.c

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "deliver/window.h"
+#include "agent/window.h"
 #include "util/clock.h"
 
 #include <errno.h>

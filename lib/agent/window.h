@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Handing a window out: swap in the empty one, encode the full one. */
-#ifndef OTELPROF_DELIVER_WINDOW_H
-#define OTELPROF_DELIVER_WINDOW_H
+#ifndef OTELPROF_AGENT_WINDOW_H
+#define OTELPROF_AGENT_WINDOW_H
 
 #include <stddef.h>
 #include <stdint.h>
