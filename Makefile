@@ -390,7 +390,7 @@ FUZZ_FILE_MAX_LEN ?= 4194304
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
-FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c lib/util/str_arena.c
+FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_file.c lib/util/str_arena.c
 FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/symbolize/elf_guard.c lib/symbolize/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
   lib/symbolize/go_pclntab.c lib/symbolize/plt_symbols.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c

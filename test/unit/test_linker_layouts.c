@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/proc_file.h"
 #include "process/proc_maps.h"
 #include "process/process_table.h"
 #include "symbolize/elf_file.h"

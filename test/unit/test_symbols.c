@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/proc_file.h"
 #include "process/proc_maps.h"
 #include "symbolize/demangle.h"
 #include "symbolize/elf_file.h"

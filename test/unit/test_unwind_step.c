@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/proc_file.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
 #include "symbolize/file_cache.h"

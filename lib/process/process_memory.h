@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Bounded reads of another process's memory (process_vm_readv). */
-#ifndef OTELPROF_CONTEXT_PROCESS_MEMORY_H
-#define OTELPROF_CONTEXT_PROCESS_MEMORY_H
+#ifndef OTELPROF_PROCESS_PROCESS_MEMORY_H
+#define OTELPROF_PROCESS_PROCESS_MEMORY_H
 
 #include <stddef.h>
 #include <stdint.h>

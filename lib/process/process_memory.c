@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "context/process_memory.h"
+#include "process/process_memory.h"
 
 #include <errno.h>
 #include <sys/uio.h>
