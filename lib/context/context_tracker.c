@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context/context_tracker.h"
-#include "symbolize/file_cache.h"
+#include "filestore/file_cache.h"
 #include "util/debug_log.h"
 
 #include <bpf/bpf.h>

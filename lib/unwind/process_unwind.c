@@ -24,7 +24,7 @@ struct prebuilt_array {
 
 struct unwind_job {
 	struct file *f;		  /* referenced until installed */
-	struct mem_account *acct; /* the file's (the symbolizer's entry) */
+	struct mem_account *acct; /* the file's (the file store's entry) */
 	int fd;
 	int err;
 	uint64_t ns;

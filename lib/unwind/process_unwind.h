@@ -13,9 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "filestore/file_cache.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
-#include "symbolize/file_cache.h"
 #include "unwind/unwind_maps.h"
 
 /* Files at least this big get their table built on the worker thread so

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * debuginfod lookups (lib/symbolize/debuginfod.c) against servers on
+ * debuginfod lookups (lib/filestore/debuginfod.c) against servers on
  * loopback made here: URL checks, the negative cache, a body over the
  * file's budget, a body that is not an ELF, and a server that never
  * answers (stop must not wait for it).
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize/debuginfod.h"
+#include "filestore/debuginfod.h"
 #include "util/mem_budget.h"
 
 #define BUILD_ID "962c8fc5eb7c986dba2eff12d18068856cb1cfe5"

@@ -6,19 +6,19 @@
  * lock held. The queue is bounded; the drain thread never waits on the
  * worker: a file that does not fit is tried again later.
  */
-#ifndef OTELPROF_SYMBOLIZE_FILE_LOADER_H
-#define OTELPROF_SYMBOLIZE_FILE_LOADER_H
+#ifndef OTELPROF_FILESTORE_FILE_LOADER_H
+#define OTELPROF_FILESTORE_FILE_LOADER_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "symbolize/dwarf_lines.h"
-#include "symbolize/elf_file.h"
+#include "elf/dwarf_lines.h"
+#include "elf/elf_file.h"
 #include "util/mem_budget.h"
 
-/* The file cache's entry (symbolize/file_cache.h): only carried here. */
+/* The file cache's entry (filestore/file_cache.h): only carried here. */
 struct elf_file;
 
 /* Files at least this big are read on the worker (smaller ones take well

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/elf_file.h"
-#include "symbolize/elf_guard.h"
-#include "symbolize/go_pclntab.h"
-#include "symbolize/plt_symbols.h"
+#include "elf/elf_file.h"
+#include "elf/elf_guard.h"
+#include "elf/go_pclntab.h"
+#include "elf/plt_symbols.h"
 #include "util/bsearch_le.h"
 #include "util/grow.h"
 

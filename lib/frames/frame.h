@@ -5,8 +5,8 @@
  * the stack it belongs to (struct symbolized_stack), never by a file or a
  * process that may go while the stack is being encoded.
  */
-#ifndef OTELPROF_SYMBOLIZE_FRAME_H
-#define OTELPROF_SYMBOLIZE_FRAME_H
+#ifndef OTELPROF_FRAMES_FRAME_H
+#define OTELPROF_FRAMES_FRAME_H
 
 #include <stdbool.h>
 #include <stdint.h>

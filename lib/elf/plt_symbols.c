@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/plt_symbols.h"
+#include "elf/plt_symbols.h"
 
 #include <string.h>
 

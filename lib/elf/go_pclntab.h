@@ -7,8 +7,8 @@
  * Hand-written: no C library reads it (Go's own debug/gosym is Go). The
  * table comes from a file a process mapped: every offset is checked.
  */
-#ifndef OTELPROF_SYMBOLIZE_GO_PCLNTAB_H
-#define OTELPROF_SYMBOLIZE_GO_PCLNTAB_H
+#ifndef OTELPROF_ELF_GO_PCLNTAB_H
+#define OTELPROF_ELF_GO_PCLNTAB_H
 
 #include <stdbool.h>
 #include <stddef.h>

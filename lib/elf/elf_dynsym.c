@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/elf_dynsym.h"
+#include "elf/elf_dynsym.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/symbolized_stack.h"
+#include "frames/symbolized_stack.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,15 +6,15 @@
  * loading one file's symbols can evict another's, so pointers into those
  * would not last until the frames are encoded. Reused from stack to stack.
  */
-#ifndef OTELPROF_SYMBOLIZE_SYMBOLIZED_STACK_H
-#define OTELPROF_SYMBOLIZE_SYMBOLIZED_STACK_H
+#ifndef OTELPROF_FRAMES_SYMBOLIZED_STACK_H
+#define OTELPROF_FRAMES_SYMBOLIZED_STACK_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "frames/frame.h"
 #include "profiler_types.h"
-#include "symbolize/frame.h"
 
 #define SYMBOLIZED_MAX_FRAMES                                                  \
 	(OTELPROF_MAX_KERNEL_FRAMES + OTELPROF_MAX_USER_FRAMES +               \

@@ -7,8 +7,8 @@
  * TLS model), plus Elastic's process storage pointer. Read once per file,
  * from .dynsym and the RELA sections; the file is hostile input.
  */
-#ifndef OTELPROF_SYMBOLIZE_TLS_SYMBOLS_H
-#define OTELPROF_SYMBOLIZE_TLS_SYMBOLS_H
+#ifndef OTELPROF_ELF_TLS_SYMBOLS_H
+#define OTELPROF_ELF_TLS_SYMBOLS_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/file_cache.h"
-#include "symbolize/debug_info.h"
+#include "filestore/file_cache.h"
+#include "elf/debug_info.h"
 #include "util/clock.h"
 
 #include <errno.h>

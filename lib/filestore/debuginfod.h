@@ -16,19 +16,19 @@
  * setenv with threads running), polls its cancel callback once a second
  * (stop would wait for it), and writes to a disk cache under $HOME.
  */
-#ifndef OTELPROF_SYMBOLIZE_DEBUGINFOD_H
-#define OTELPROF_SYMBOLIZE_DEBUGINFOD_H
+#ifndef OTELPROF_FILESTORE_DEBUGINFOD_H
+#define OTELPROF_FILESTORE_DEBUGINFOD_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "symbolize/dwarf_lines.h"
-#include "symbolize/elf_file.h"
+#include "elf/dwarf_lines.h"
+#include "elf/elf_file.h"
 #include "util/mem_budget.h"
 
-/* The file cache's entry (symbolize/file_cache.h): only carried here. */
+/* The file cache's entry (filestore/file_cache.h): only carried here. */
 struct elf_file;
 
 #define DEBUGINFOD_MAX_URLS	8

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/debug_info.h"
+#include "elf/debug_info.h"
 
 #include <errno.h>
 #include <fcntl.h>

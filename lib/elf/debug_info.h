@@ -7,13 +7,13 @@
  * process's root first; else its MiniDebugInfo (.gnu_debugdata, an
  * xz-compressed ELF with a .symtab, as Fedora and RHEL ship).
  */
-#ifndef OTELPROF_SYMBOLIZE_DEBUG_INFO_H
-#define OTELPROF_SYMBOLIZE_DEBUG_INFO_H
+#ifndef OTELPROF_ELF_DEBUG_INFO_H
+#define OTELPROF_ELF_DEBUG_INFO_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/elf_file.h"
+#include "elf/elf_file.h"
 
 #define DEBUG_INFO_MAX_XZ_IN	(16u << 20)    /* compressed .gnu_debugdata */
 #define DEBUG_INFO_MAX_XZ_OUT	(128u << 20)   /* decompressed */

@@ -5,14 +5,14 @@
  * virtual addresses) and build ids. Every byte comes from a file a process
  * chose to map: all of it is treated as hostile and bounded.
  */
-#ifndef OTELPROF_SYMBOLIZE_ELF_FILE_H
-#define OTELPROF_SYMBOLIZE_ELF_FILE_H
+#ifndef OTELPROF_ELF_ELF_FILE_H
+#define OTELPROF_ELF_ELF_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/tls_symbols.h"
+#include "elf/tls_symbols.h"
 #include "util/mem_budget.h"
 #include "util/str_arena.h"
 

@@ -7,8 +7,8 @@
  * multiply). These checks are done by hand on purpose, with a few preads:
  * no library offers "validate before you allocate".
  */
-#ifndef OTELPROF_SYMBOLIZE_ELF_GUARD_H
-#define OTELPROF_SYMBOLIZE_ELF_GUARD_H
+#ifndef OTELPROF_ELF_ELF_GUARD_H
+#define OTELPROF_ELF_ELF_GUARD_H
 
 #include <elf.h>
 #include <stddef.h>

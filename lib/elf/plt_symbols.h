@@ -6,8 +6,8 @@
  * layout: entry i of .plt.sec, or else entry i + 1 of .plt (entry 0 calls
  * the resolver), is the stub of .rela.plt's relocation i; 16 bytes each.
  */
-#ifndef OTELPROF_SYMBOLIZE_PLT_SYMBOLS_H
-#define OTELPROF_SYMBOLIZE_PLT_SYMBOLS_H
+#ifndef OTELPROF_ELF_PLT_SYMBOLS_H
+#define OTELPROF_ELF_PLT_SYMBOLS_H
 
 #include <gelf.h>
 #include <stddef.h>

@@ -5,8 +5,8 @@
  * line, and the chain of functions inlined there. Only for files of
  * bounded size, held in memory while cached (see dwarf_lines_open).
  */
-#ifndef OTELPROF_SYMBOLIZE_DWARF_LINES_H
-#define OTELPROF_SYMBOLIZE_DWARF_LINES_H
+#ifndef OTELPROF_ELF_DWARF_LINES_H
+#define OTELPROF_ELF_DWARF_LINES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/elf_guard.h"
+#include "elf/elf_guard.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/debuginfod.h"
+#include "filestore/debuginfod.h"
 
 #include <ctype.h>
 #include <curl/curl.h>

@@ -4,8 +4,8 @@
  * symbolizer keeps functions only): where an interpreter or a JVM exports
  * the tables the profiler reads.
  */
-#ifndef OTELPROF_SYMBOLIZE_ELF_DYNSYM_H
-#define OTELPROF_SYMBOLIZE_ELF_DYNSYM_H
+#ifndef OTELPROF_ELF_ELF_DYNSYM_H
+#define OTELPROF_ELF_ELF_DYNSYM_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,18 +6,18 @@
  * agent adds and drops entries as the file table reports files
  * (lib/agent/file_sync.c).
  */
-#ifndef OTELPROF_SYMBOLIZE_FILE_CACHE_H
-#define OTELPROF_SYMBOLIZE_FILE_CACHE_H
+#ifndef OTELPROF_FILESTORE_FILE_CACHE_H
+#define OTELPROF_FILESTORE_FILE_CACHE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "elf/dwarf_lines.h"
+#include "elf/elf_file.h"
 #include "files/file_table.h"
+#include "filestore/debuginfod.h"
+#include "filestore/file_loader.h"
 #include "process/proc_maps.h"
-#include "symbolize/debuginfod.h"
-#include "symbolize/dwarf_lines.h"
-#include "symbolize/elf_file.h"
-#include "symbolize/file_loader.h"
 #include "symbolize/symbol_names.h"
 #include "util/mem_budget.h"
 

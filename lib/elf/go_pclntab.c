@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/go_pclntab.h"
+#include "elf/go_pclntab.h"
 #include "util/bsearch_le.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/dwarf_lines.h"
+#include "elf/dwarf_lines.h"
 #include "util/bsearch_le.h"
 #include "util/grow.h"
 #include "util/mem_budget.h"

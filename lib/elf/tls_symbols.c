@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/tls_symbols.h"
+#include "elf/tls_symbols.h"
 
 #include <gelf.h>
 #include <libelf.h>

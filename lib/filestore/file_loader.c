@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "symbolize/file_loader.h"
-#include "symbolize/debug_info.h"
+#include "filestore/file_loader.h"
+#include "elf/debug_info.h"
 #include "util/clock.h"
 
 #include <errno.h>
