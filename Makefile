@@ -448,13 +448,14 @@ test-fuzz-smoke: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/cor
 
 # The programs' dependency files (see BIN_DEPFLAGS); a program built
 # before they existed is dropped so it is rebuilt with one.
+missing_srcs = $(filter-out $(wildcard $(filter %.c,$(file < $(1)))),$(filter %.c,$(file < $(1))))
 DEP_BINS := $(BUILD)/otelprof $(TOOLS) $(UNIT_BINS) $(BUILD)/test/abi/test_abi $(BUILD)/test/abi/abi_soak \
             $(patsubst %,$(BUILD)/bench/%,bench_encode bench_unwind_table bench_cfi_oracle bench_top) $(FUZZ_BINS)
+# A .d naming a source since moved or removed (it lists the sources it
+# was built from) is dropped before make reads it, with its program.
+$(foreach b,$(DEP_BINS),$(if $(wildcard $(b).d),$(if $(call missing_srcs,$(b).d),$(shell rm -f $(b) $(b).d))))
 -include $(addsuffix .d,$(DEP_BINS))
 $(foreach b,$(DEP_BINS),$(if $(wildcard $(b).d),,$(shell rm -f $(b))))
-# A library source a .d names that has since moved is no error: the
-# program is rebuilt from its current sources and its .d rewritten.
-lib/%.c: ;
 
 format:
 	clang-format -i $$(find include lib cli ebpf test -name '*.[ch]')
