@@ -5,7 +5,6 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,10 +74,8 @@ static void curl_load(void)
 void debuginfod_init(struct debuginfod *d)
 {
 	memset(d, 0, sizeof(*d));
-	d->notify_fd = -1;
 	d->lookup_ms = DEBUGINFOD_LOOKUP_MS;
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->cond, NULL);
+	work_queue_init(&d->queue, DEBUGINFOD_MAX_JOBS);
 }
 
 static void free_urls(struct debuginfod *d)
@@ -221,7 +218,7 @@ static int fetch_one(struct debuginfod_thread *t, const char *base,
 		cu.easy_cleanup(easy);
 		return DEBUGINFOD_NOT_FOUND;
 	}
-	while (running && !atomic_load(&d->stop)) {
+	while (running && !atomic_load(&d->queue.stopping)) {
 		if (cu.multi_perform(t->multi, &running) != CURLM_OK)
 			break;
 		if (!running)
@@ -235,7 +232,7 @@ static int fetch_one(struct debuginfod_thread *t, const char *base,
 	cu.easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &http);
 	cu.multi_remove_handle(t->multi, easy);
 	cu.easy_cleanup(easy);
-	if (atomic_load(&d->stop))
+	if (atomic_load(&d->queue.stopping))
 		return DEBUGINFOD_CANCELED;
 	if (running)
 		return DEBUGINFOD_NOT_FOUND;
@@ -290,49 +287,28 @@ static void run_job(struct debuginfod_thread *t, struct debuginfod_job *j)
 	j->result = r;
 }
 
-static void *worker_main(void *arg)
+static void run_lookup(void *ctx, unsigned worker, struct work_item *it)
 {
-	struct debuginfod_thread *t = arg;
-	struct debuginfod *d = t->d;
+	struct debuginfod *d = ctx;
 
-	pthread_mutex_lock(&d->lock);
-	for (;;) {
-		struct debuginfod_job *j;
+	run_job(&d->threads[worker], debuginfod_job_of(it));
+}
 
-		while (!d->todo && !atomic_load(&d->stop))
-			pthread_cond_wait(&d->cond, &d->lock);
-		if (atomic_load(&d->stop))
-			break;
-		j = d->todo;
-		d->todo = j->next;
-		if (!d->todo)
-			d->todo_tail = NULL;
-		j->next = NULL;
-		pthread_mutex_unlock(&d->lock);
-		run_job(t, j);
-		pthread_mutex_lock(&d->lock);
-		j->next = d->done;
-		d->done = j;
-		if (d->notify_fd >= 0) {
-			uint64_t one = 1;
+/* Stop: a transfer waiting in curl_multi_poll ends at once. */
+static void wake_transfers(void *ctx)
+{
+	struct debuginfod *d = ctx;
 
-			if (write(d->notify_fd, &one, sizeof(one)) < 0) {
-				/* full: the reader is woken already */
-			}
-		}
-		if (!d->todo) {
-			pthread_mutex_unlock(&d->lock);
-			malloc_trim(0);
-			pthread_mutex_lock(&d->lock);
-		}
-	}
-	pthread_mutex_unlock(&d->lock);
-	return NULL;
+	for (unsigned i = 0; i < d->queue.nthreads; i++)
+		cu.multi_wakeup(d->threads[i].multi);
 }
 
 int debuginfod_start(struct debuginfod *d, int notify_fd)
 {
-	if (d->started || !d->nurls)
+	unsigned n = 0;
+	int started;
+
+	if (d->queue.started || !d->nurls)
 		return 0;
 	pthread_once(&curl_once, curl_load);
 	if (!curl_ok)
@@ -342,29 +318,21 @@ int debuginfod_start(struct debuginfod *d, int notify_fd)
 		if (!d->neg)
 			return -ENOMEM;
 	}
-	d->notify_fd = notify_fd;
-	atomic_store(&d->stop, false);
-	d->nthreads = 0;
-	for (unsigned i = 0; i < DEBUGINFOD_THREADS; i++) {
-		struct debuginfod_thread *t = &d->threads[i];
-		int e;
-
-		t->d = d;
-		t->multi = cu.multi_init();
-		if (!t->multi)
+	for (; n < DEBUGINFOD_THREADS; n++) {
+		d->threads[n].d = d;
+		d->threads[n].multi = cu.multi_init();
+		if (!d->threads[n].multi)
 			break;
-		e = pthread_create(&t->thread, NULL, worker_main, t);
-		if (e) {
-			cu.multi_cleanup(t->multi);
-			t->multi = NULL;
-			break;
-		}
-		d->nthreads++;
 	}
-	if (!d->nthreads)
-		return -ENOMEM;
-	d->started = true;
-	return 0;
+	d->queue.wake = wake_transfers;
+	started = n ? work_queue_start(&d->queue, n, run_lookup, d, notify_fd)
+		    : -ENOMEM;
+	/* The multis of workers that could not be started. */
+	for (unsigned i = started > 0 ? (unsigned)started : 0; i < n; i++) {
+		cu.multi_cleanup(d->threads[i].multi);
+		d->threads[i].multi = NULL;
+	}
+	return started > 0 ? 0 : -ENOMEM;
 }
 
 static struct debuginfod_neg *neg_find(struct debuginfod *d, uint64_t h,
@@ -409,9 +377,10 @@ int debuginfod_submit(struct debuginfod *d, struct elf_file *file,
 {
 	struct debuginfod_neg *neg;
 	struct debuginfod_job *j;
+	int e;
 
 	*retry_ns = 0;
-	if (!d->started)
+	if (!d->queue.started)
 		return -ENODEV;
 	if (!build_id[0] ||
 	    strlen(build_id) >= sizeof(((struct debuginfod_job *)0)->build_id))
@@ -421,29 +390,22 @@ int debuginfod_submit(struct debuginfod *d, struct elf_file *file,
 		*retry_ns = neg->retry_ns;
 		return -EBUSY;
 	}
-	pthread_mutex_lock(&d->lock);
-	if (d->jobs >= DEBUGINFOD_MAX_JOBS) {
-		pthread_mutex_unlock(&d->lock);
+	if (work_queue_full(&d->queue)) {
 		d->counters.refused++;
 		return -EAGAIN;
 	}
-	pthread_mutex_unlock(&d->lock);
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
 	j->file = file;
 	j->acct = acct;
 	memcpy(j->build_id, build_id, strlen(build_id) + 1);
-	pthread_mutex_lock(&d->lock);
-	if (d->todo_tail)
-		d->todo_tail->next = j;
-	else
-		d->todo = j;
-	d->todo_tail = j;
-	d->jobs++;
+	e = work_queue_submit(&d->queue, &j->item);
+	if (e) {
+		free(j);
+		return e;
+	}
 	d->counters.lookups++;
-	pthread_cond_signal(&d->cond);
-	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
 
@@ -472,25 +434,13 @@ static void remember(struct debuginfod *d, const struct debuginfod_job *j)
 	e->retry_ns = mono_ns() + wait;
 }
 
-struct debuginfod_job *debuginfod_take_done(struct debuginfod *d)
+struct work_item *debuginfod_take_done(struct debuginfod *d)
 {
-	struct debuginfod_job *j, *rev = NULL;
+	struct work_item *list = work_queue_take_done(&d->queue);
 
-	if (!d->started)
-		return NULL;
-	pthread_mutex_lock(&d->lock);
-	j = d->done;
-	d->done = NULL;
-	while (j) {
-		struct debuginfod_job *next = j->next;
+	for (struct work_item *it = list; it; it = it->next) {
+		struct debuginfod_job *j = debuginfod_job_of(it);
 
-		j->next = rev;
-		rev = j;
-		d->jobs--;
-		j = next;
-	}
-	pthread_mutex_unlock(&d->lock);
-	for (j = rev; j; j = j->next) {
 		switch (j->result) {
 		case DEBUGINFOD_HIT:
 			d->counters.hits++;
@@ -506,7 +456,7 @@ struct debuginfod_job *debuginfod_take_done(struct debuginfod *d)
 		}
 		remember(d, j);
 	}
-	return rev;
+	return list;
 }
 
 void debuginfod_job_free(struct debuginfod_job *j)
@@ -520,61 +470,36 @@ void debuginfod_job_free(struct debuginfod_job *j)
 
 bool debuginfod_busy(struct debuginfod *d)
 {
-	bool busy;
-
-	if (!d->started)
-		return false;
-	pthread_mutex_lock(&d->lock);
-	busy = d->jobs > 0;
-	pthread_mutex_unlock(&d->lock);
-	return busy;
+	return work_queue_busy(&d->queue);
 }
 
-struct debuginfod_job *debuginfod_stop(struct debuginfod *d)
+struct work_item *debuginfod_stop(struct debuginfod *d)
 {
-	struct debuginfod_job *all, *j;
+	unsigned n = d->queue.nthreads;
+	struct work_item *all;
 
-	if (!d->started)
+	if (!d->queue.started)
 		return NULL;
-	pthread_mutex_lock(&d->lock);
-	atomic_store(&d->stop, true);
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->lock);
-	for (unsigned i = 0; i < d->nthreads; i++)
-		cu.multi_wakeup(d->threads[i].multi);
-	for (unsigned i = 0; i < d->nthreads; i++) {
-		pthread_join(d->threads[i].thread, NULL);
+	all = work_queue_stop(&d->queue);
+	for (unsigned i = 0; i < n; i++) {
 		cu.multi_cleanup(d->threads[i].multi);
 		d->threads[i].multi = NULL;
 	}
-	d->nthreads = 0;
-	d->started = false;
-	all = d->done;
-	for (j = all; j && j->next; j = j->next)
-		;
-	if (j)
-		j->next = d->todo;
-	else
-		all = d->todo;
-	d->todo = d->todo_tail = d->done = NULL;
-	d->jobs = 0;
-	d->notify_fd = -1;
 	return all;
 }
 
 void debuginfod_free(struct debuginfod *d)
 {
-	struct debuginfod_job *j = debuginfod_stop(d);
+	struct work_item *it = debuginfod_stop(d);
 
-	while (j) {
-		struct debuginfod_job *next = j->next;
+	while (it) {
+		struct debuginfod_job *j = debuginfod_job_of(it);
 
+		it = it->next;
 		debuginfod_job_free(j);
-		j = next;
 	}
 	free_urls(d);
 	free(d->neg);
 	d->neg = NULL;
-	pthread_mutex_destroy(&d->lock);
-	pthread_cond_destroy(&d->cond);
+	work_queue_destroy(&d->queue);
 }

@@ -19,14 +19,13 @@
 #ifndef OTELPROF_FILESTORE_DEBUGINFOD_H
 #define OTELPROF_FILESTORE_DEBUGINFOD_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "elf/dwarf_lines.h"
 #include "elf/elf_file.h"
 #include "util/mem_budget.h"
+#include "util/work_queue.h"
 
 /* The file cache's entry (filestore/file_cache.h): only carried here. */
 struct elf_file;
@@ -60,8 +59,11 @@ struct debuginfod_job {
 	uint64_t bytes;		   /* downloaded */
 	struct elf_symbols sym;	   /* from the debug file (result HIT) */
 	struct dwarf_lines *dwarf; /* its source lines, NULL if none */
-	struct debuginfod_job *next;
+	struct work_item item;	   /* in the queue, or a list handed out */
 };
+
+/* The job item links (NULL for NULL). */
+#define debuginfod_job_of(it) work_queue_job(it, struct debuginfod_job, item)
 
 struct debuginfod_neg {
 	uint64_t hash;
@@ -72,7 +74,6 @@ struct debuginfod_neg {
 struct debuginfod;
 struct debuginfod_thread {
 	struct debuginfod *d;
-	pthread_t thread;
 	void *multi; /* CURLM: its transfers, woken at stop */
 };
 
@@ -80,15 +81,11 @@ struct debuginfod {
 	char *urls[DEBUGINFOD_MAX_URLS];
 	unsigned nurls;
 	uint64_t lookup_ms; /* time for one build id */
-	bool started;
-	struct debuginfod_thread threads[DEBUGINFOD_THREADS];
-	unsigned nthreads;
-	atomic_bool stop;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct debuginfod_job *todo, *todo_tail, *done;
-	uint32_t jobs;
-	int notify_fd; /* written when a lookup finished; -1: none */
+	/* DEBUGINFOD_MAX_JOBS lookups, one per worker at a time; at stop
+	 * the transfers end at once (stopping, then each worker's multi
+	 * woken). */
+	struct work_queue queue;
+	struct debuginfod_thread threads[DEBUGINFOD_THREADS]; /* by worker */
 	/* Drain thread only. */
 	struct debuginfod_neg *neg; /* DEBUGINFOD_NEG_ENTRIES, when on */
 	struct debuginfod_counters {
@@ -119,15 +116,15 @@ int debuginfod_start(struct debuginfod *d, int notify_fd);
 int debuginfod_submit(struct debuginfod *d, struct elf_file *file,
 		      struct mem_account *acct, const char *build_id,
 		      uint64_t *retry_ns);
-/* Finished lookups (counted and, failed ones, remembered), a list
- * through next: free each with debuginfod_job_free after taking what it
- * holds. */
-struct debuginfod_job *debuginfod_take_done(struct debuginfod *d);
+/* Finished lookups (counted and, failed ones, remembered), a list of
+ * their items (debuginfod_job_of each): free each with
+ * debuginfod_job_free after taking what it holds. */
+struct work_item *debuginfod_take_done(struct debuginfod *d);
 void debuginfod_job_free(struct debuginfod_job *j);
 bool debuginfod_busy(struct debuginfod *d);
 /* Stop the threads (transfers end at once) and return every job not
  * taken, for the owner to release. */
-struct debuginfod_job *debuginfod_stop(struct debuginfod *d);
+struct work_item *debuginfod_stop(struct debuginfod *d);
 void debuginfod_free(struct debuginfod *d);
 
 #endif

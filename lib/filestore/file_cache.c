@@ -195,7 +195,7 @@ int file_cache_file_added(struct file_cache *c, struct file *file,
 	if (a->fd < 0)
 		return add_mem(c, f, a);
 	make_room(c);
-	if (c->loader.started && file->id.size >= FILE_LOADER_MIN_BYTES) {
+	if (c->loader.queue.started && file->id.size >= FILE_LOADER_MIN_BYTES) {
 		int e = file_loader_submit(&c->loader, f, &f->acct, a->fd,
 					   file->path, a->root_fd);
 
@@ -256,8 +256,8 @@ void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f)
 
 	/* Only files whose own tables and local debug files gave no
 	 * symbol table (the vDSO is ours, never asked). */
-	if (f->dbgd_state != FILE_DBGD_IDLE || !c->dbgd.started || f->loading ||
-	    f->evicted || f->load_err || f->sym.has_symtab ||
+	if (f->dbgd_state != FILE_DBGD_IDLE || !c->dbgd.queue.started ||
+	    f->loading || f->evicted || f->load_err || f->sym.has_symtab ||
 	    f->debug_source != DEBUG_INFO_NONE || !f->sym.build_id[0] ||
 	    f->file->id.dev == UINT64_MAX)
 		return;
@@ -304,24 +304,25 @@ static void take_debuginfod(struct file_cache *c, struct debuginfod_job *j)
 
 int file_cache_finish_loads(struct file_cache *c)
 {
-	struct file_load_job *j = file_loader_take_done(&c->loader);
-	struct debuginfod_job *dj = debuginfod_take_done(&c->dbgd);
+	struct work_item *it = file_loader_take_done(&c->loader);
+	struct work_item *dit = debuginfod_take_done(&c->dbgd);
 	int n = 0;
 
-	while (dj) {
-		struct debuginfod_job *next = dj->next;
+	while (dit) {
+		struct debuginfod_job *dj = debuginfod_job_of(dit);
 		struct elf_file *f = dj->file;
 
+		dit = dit->next;
 		take_debuginfod(c, dj);
 		debuginfod_job_free(dj);
 		file_table_put(c->table, f->file);
-		dj = next;
 	}
 
-	while (j) {
-		struct file_load_job *next = j->next;
+	while (it) {
+		struct file_load_job *j = file_load_job_of(it);
 		struct elf_file *f = j->file;
 
+		it = it->next;
 		if (j->r.load_err == -ENOMEM) {
 			/* Kept as an entry without symbols (counted): it is
 			 * mapped, and a retry would fail the same way. */
@@ -334,7 +335,6 @@ int file_cache_finish_loads(struct file_cache *c)
 			c->listener.on_ready(c->listener.ctx, f->file, j->fd);
 		file_table_put(c->table, f->file);
 		file_loader_job_free(j);
-		j = next;
 		n++;
 	}
 	return n;
@@ -347,24 +347,25 @@ bool file_cache_loads_busy(struct file_cache *c)
 
 void file_cache_stop_loader(struct file_cache *c)
 {
-	struct file_load_job *j = file_loader_stop(&c->loader);
-	struct debuginfod_job *dj = debuginfod_stop(&c->dbgd);
+	struct work_item *it = file_loader_stop(&c->loader);
+	struct work_item *dit = debuginfod_stop(&c->dbgd);
 
-	while (dj) {
-		struct debuginfod_job *next = dj->next;
+	while (dit) {
+		struct debuginfod_job *dj = debuginfod_job_of(dit);
 		struct elf_file *f = dj->file;
 
+		dit = dit->next;
 		/* Finished or not: the file keeps what it had. */
 		f->dbgd_state = FILE_DBGD_IDLE;
 		debuginfod_job_free(dj);
 		file_table_put(c->table, f->file);
-		dj = next;
 	}
 
-	while (j) {
-		struct file_load_job *next = j->next;
+	while (it) {
+		struct file_load_job *j = file_load_job_of(it);
 		struct elf_file *f = j->file;
 
+		it = it->next;
 		/* Unfinished or not taken: the entry stays without
 		 * symbols and without a table. */
 		elf_symbols_free(&j->r.sym);
@@ -375,7 +376,6 @@ void file_cache_stop_loader(struct file_cache *c)
 			c->listener.on_ready(c->listener.ctx, f->file, -1);
 		file_table_put(c->table, f->file);
 		file_loader_job_free(j);
-		j = next;
 	}
 }
 

@@ -5,10 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 void file_load_run(struct file_load_result *r, int fd, const char *path,
@@ -36,72 +34,28 @@ void file_load_run(struct file_load_result *r, int fd, const char *path,
 void file_loader_init(struct file_loader *l)
 {
 	memset(l, 0, sizeof(*l));
-	l->notify_fd = -1;
-	pthread_mutex_init(&l->lock, NULL);
-	pthread_cond_init(&l->cond, NULL);
+	work_queue_init(&l->queue, FILE_LOADER_MAX_JOBS);
 }
 
-static void *loader_main(void *arg)
+static void run_load(void *ctx, unsigned worker, struct work_item *it)
 {
-	struct file_loader *l = arg;
+	struct file_loader *l = ctx;
+	struct file_load_job *j = file_load_job_of(it);
+	uint64_t t0 = mono_ns();
 
-	pthread_mutex_lock(&l->lock);
-	for (;;) {
-		struct file_load_job *j;
-		uint64_t t0;
-
-		while (!l->todo && !l->stop)
-			pthread_cond_wait(&l->cond, &l->lock);
-		if (l->stop)
-			break;
-		j = l->todo;
-		l->todo = j->next;
-		if (!l->todo)
-			l->todo_tail = NULL;
-		j->next = NULL;
-		pthread_mutex_unlock(&l->lock);
-		/* Only the job's own memory (and the file's account, which
-		 * is atomic) is touched here. */
-		t0 = mono_ns();
-		file_load_run(&j->r, j->fd, j->path, j->root_fd, j->acct,
-			      &l->cancel);
-		j->ns = mono_ns() - t0;
-		pthread_mutex_lock(&l->lock);
-		j->next = l->done;
-		l->done = j;
-		if (l->notify_fd >= 0) {
-			uint64_t one = 1;
-
-			if (write(l->notify_fd, &one, sizeof(one)) < 0) {
-				/* full: the reader is woken already */
-			}
-		}
-		/* A load's scratch sits in this thread's arena: give it
-		 * back once the queue is empty. */
-		if (!l->todo) {
-			pthread_mutex_unlock(&l->lock);
-			malloc_trim(0);
-			pthread_mutex_lock(&l->lock);
-		}
-	}
-	pthread_mutex_unlock(&l->lock);
-	return NULL;
+	(void)worker;
+	/* Only the job's own memory (and the file's account, which is
+	 * atomic) is touched here. */
+	file_load_run(&j->r, j->fd, j->path, j->root_fd, j->acct,
+		      &l->queue.stopping);
+	j->ns = mono_ns() - t0;
 }
 
 int file_loader_start(struct file_loader *l, int notify_fd)
 {
-	int e;
+	int n = work_queue_start(&l->queue, 1, run_load, l, notify_fd);
 
-	if (l->started)
-		return 0;
-	l->notify_fd = notify_fd;
-	l->stop = false;
-	atomic_store(&l->cancel, false);
-	e = pthread_create(&l->thread, NULL, loader_main, l);
-	if (e)
-		return -e;
-	l->started = true;
-	return 0;
+	return n < 0 ? n : 0;
 }
 
 void file_loader_job_free(struct file_load_job *j)
@@ -121,16 +75,14 @@ int file_loader_submit(struct file_loader *l, struct elf_file *file,
 		       int root_fd)
 {
 	struct file_load_job *j;
+	int e;
 
-	if (!l->started)
+	if (!l->queue.started)
 		return -ENODEV;
-	pthread_mutex_lock(&l->lock);
-	if (l->jobs >= FILE_LOADER_MAX_JOBS) {
+	if (work_queue_full(&l->queue)) {
 		l->queue_full++;
-		pthread_mutex_unlock(&l->lock);
 		return -EAGAIN;
 	}
-	pthread_mutex_unlock(&l->lock);
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -145,77 +97,27 @@ int file_loader_submit(struct file_loader *l, struct elf_file *file,
 		file_loader_job_free(j);
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&l->lock);
 	/* First come, first loaded. */
-	if (l->todo_tail)
-		l->todo_tail->next = j;
-	else
-		l->todo = j;
-	l->todo_tail = j;
-	l->jobs++;
+	e = work_queue_submit(&l->queue, &j->item);
+	if (e) {
+		file_loader_job_free(j);
+		return e;
+	}
 	l->submitted++;
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
 	return 0;
 }
 
-struct file_load_job *file_loader_take_done(struct file_loader *l)
+struct work_item *file_loader_take_done(struct file_loader *l)
 {
-	struct file_load_job *j, *rev = NULL;
-
-	if (!l->started)
-		return NULL;
-	pthread_mutex_lock(&l->lock);
-	j = l->done;
-	l->done = NULL;
-	/* In the order they finished. */
-	while (j) {
-		struct file_load_job *next = j->next;
-
-		j->next = rev;
-		rev = j;
-		l->jobs--;
-		j = next;
-	}
-	pthread_mutex_unlock(&l->lock);
-	return rev;
+	return work_queue_take_done(&l->queue);
 }
 
 bool file_loader_busy(struct file_loader *l)
 {
-	bool busy;
-
-	if (!l->started)
-		return false;
-	pthread_mutex_lock(&l->lock);
-	busy = l->jobs > 0;
-	pthread_mutex_unlock(&l->lock);
-	return busy;
+	return work_queue_busy(&l->queue);
 }
 
-struct file_load_job *file_loader_stop(struct file_loader *l)
+struct work_item *file_loader_stop(struct file_loader *l)
 {
-	struct file_load_job *all, *j;
-
-	if (!l->started)
-		return NULL;
-	atomic_store(&l->cancel, true);
-	pthread_mutex_lock(&l->lock);
-	l->stop = true;
-	pthread_cond_signal(&l->cond);
-	pthread_mutex_unlock(&l->lock);
-	pthread_join(l->thread, NULL);
-	l->started = false;
-	/* Finished and never started ones alike. */
-	all = l->done;
-	for (j = all; j && j->next; j = j->next)
-		;
-	if (j)
-		j->next = l->todo;
-	else
-		all = l->todo;
-	l->todo = l->todo_tail = l->done = NULL;
-	l->jobs = 0;
-	l->notify_fd = -1;
-	return all;
+	return work_queue_stop(&l->queue);
 }

@@ -9,7 +9,6 @@
 #ifndef OTELPROF_FILESTORE_FILE_LOADER_H
 #define OTELPROF_FILESTORE_FILE_LOADER_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,6 +16,7 @@
 #include "elf/dwarf_lines.h"
 #include "elf/elf_file.h"
 #include "util/mem_budget.h"
+#include "util/work_queue.h"
 
 /* The file cache's entry (filestore/file_cache.h): only carried here. */
 struct elf_file;
@@ -50,18 +50,16 @@ struct file_load_job {
 	char *path;
 	uint64_t ns; /* worker time */
 	struct file_load_result r;
-	struct file_load_job *next;
+	struct work_item item; /* in the queue, or a list handed out */
 };
 
+/* The job item links (NULL for NULL). */
+#define file_load_job_of(it) work_queue_job(it, struct file_load_job, item)
+
 struct file_loader {
-	pthread_t thread;
-	bool started, stop;
-	atomic_bool cancel;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct file_load_job *todo, *todo_tail, *done;
-	uint32_t jobs; /* queued, running or done, not yet taken */
-	int notify_fd; /* written when a load finished; -1: none */
+	/* FILE_LOADER_MAX_JOBS queued, running or done, not yet taken; a
+	 * load in progress ends at its next step once stopping. */
+	struct work_queue queue;
 	uint64_t submitted, queue_full;
 };
 
@@ -75,14 +73,14 @@ int file_loader_start(struct file_loader *l, int notify_fd);
 int file_loader_submit(struct file_loader *l, struct elf_file *file,
 		       struct mem_account *acct, int fd, const char *path,
 		       int root_fd);
-/* The finished loads (a list through next; the caller frees each with
- * file_loader_job_free after taking r). */
-struct file_load_job *file_loader_take_done(struct file_loader *l);
+/* The finished loads (a list of their items, file_load_job_of each; the
+ * caller frees each with file_loader_job_free after taking r). */
+struct work_item *file_loader_take_done(struct file_loader *l);
 void file_loader_job_free(struct file_load_job *j);
 /* Loads queued, running or finished but not taken. */
 bool file_loader_busy(struct file_loader *l);
 /* Stop the worker (a load in progress ends at its next step) and return
  * every job not taken (finished or not), for the owner to release. */
-struct file_load_job *file_loader_stop(struct file_loader *l);
+struct work_item *file_loader_stop(struct file_loader *l);
 
 #endif
