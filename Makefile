@@ -521,26 +521,26 @@ FUZZ_FILE_MAX_LEN ?= 4194304
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined -Iinclude -Iebpf -Ilib -I$(GEN) $(WARN) -Wno-unused-parameter
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
-FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_maps.c lib/util/str_arena.c
-FUZZ_SRCS_elf_symbols := lib/symbolize/elf_file.c lib/symbolize/elf_guard.c lib/symbolize/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
-  lib/symbolize/go_pclntab.c lib/symbolize/plt_symbols.c
+FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_file.c lib/util/str_arena.c
+FUZZ_SRCS_elf_symbols := lib/elf/elf_file.c lib/elf/elf_guard.c lib/elf/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
+  lib/elf/go_pclntab.c lib/elf/plt_symbols.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c
 FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
-FUZZ_SRCS_unwind_copy := $(filter-out lib/deliver/% lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
+FUZZ_SRCS_unwind_copy := $(filter-out lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
   $(GEN)/process_context.pb-c.c test/unit/unwind_alone.c -Itest/unit -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_arena.c
-FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/symbolize/go_pclntab.c lib/symbolize/elf_guard.c lib/util/mem_budget.c
-FUZZ_SRCS_go_pclntab := lib/symbolize/go_pclntab.c
-FUZZ_SRCS_dwarf_lines := lib/symbolize/dwarf_lines.c lib/util/mem_budget.c
-FUZZ_SRCS_xz := lib/symbolize/debug_info.c $(FUZZ_SRCS_elf_symbols)
+FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/elf/go_pclntab.c lib/elf/elf_guard.c lib/util/mem_budget.c
+FUZZ_SRCS_go_pclntab := lib/elf/go_pclntab.c
+FUZZ_SRCS_dwarf_lines := lib/elf/dwarf_lines.c lib/util/mem_budget.c
+FUZZ_SRCS_xz := lib/elf/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c \
   lib/util/str_arena.c
 FUZZ_SRCS_cpython := lib/runtimes/cpython/cpython_layout.c
-FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/symbolize/elf_dynsym.c
+FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
@@ -579,8 +579,12 @@ test-fuzz-smoke: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/cor
 
 # The programs' dependency files (see BIN_DEPFLAGS); a program built
 # before they existed is dropped so it is rebuilt with one.
+missing_srcs = $(filter-out $(wildcard $(filter %.c,$(file < $(1)))),$(filter %.c,$(file < $(1))))
 DEP_BINS := $(BUILD)/otelprof $(TOOLS) $(UNIT_BINS) $(BUILD)/test/abi/test_abi $(BUILD)/test/abi/abi_soak \
             $(patsubst %,$(BUILD)/bench/%,bench_encode bench_unwind_table bench_cfi_oracle bench_top) $(FUZZ_BINS)
+# A .d naming a source since moved or removed (it lists the sources it
+# was built from) is dropped before make reads it, with its program.
+$(foreach b,$(DEP_BINS),$(if $(wildcard $(b).d),$(if $(call missing_srcs,$(b).d),$(shell rm -f $(b) $(b).d))))
 -include $(addsuffix .d,$(DEP_BINS))
 $(foreach b,$(DEP_BINS),$(if $(wildcard $(b).d),,$(shell rm -f $(b))))
 

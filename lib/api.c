@@ -2,8 +2,7 @@
 /*
  * The public ABI (include/otelprofiler.h, docs/abi.md): argument checks,
  * locking and the sz-versioned structs. The work is in lib/agent/ (the
- * drain thread and the per-sample pipeline) and lib/deliver/ (handing a
- * window out).
+ * drain thread, the per-sample pipeline and handing a window out).
  */
 #include "otelprofiler.h"
 
@@ -13,7 +12,7 @@
 
 #include "agent/agent.h"
 #include "agent/options.h"
-#include "deliver/window.h"
+#include "agent/window.h"
 #include "util/errmsg.h"
 
 OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,

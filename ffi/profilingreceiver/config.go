@@ -78,7 +78,7 @@ const (
 	// ring that holds fewer than eight of them loses every start-up burst.
 	minRingbufKB = 64
 	maxRingbufKB = 1 << 20 // the library's limit
-	// The library's limits on debuginfod servers (lib/symbolize/debuginfod.h).
+	// The library's limits on debuginfod servers (lib/filestore/debuginfod.h).
 	maxDebuginfodURLs   = 8
 	maxDebuginfodURLLen = 1024
 )

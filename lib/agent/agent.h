@@ -31,7 +31,7 @@
 #include "process/process_table.h"
 #include "sample/bpf_sampler.h"
 #include "sample/runtime_programs.h"
-#include "symbolize/file_cache.h"
+#include "filestore/file_cache.h"
 #include "symbolize/kallsyms.h"
 #include "unwind/process_unwind.h"
 #include "util/errmsg.h"

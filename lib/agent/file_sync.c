@@ -2,10 +2,10 @@
 /*
  * What the stages keep of each file, when the file table (lib/files/)
  * adds a file or is about to free one. The agent is the table's only
- * listener, and the symbolizer's file cache's; the steps run here, in this
+ * listener, and the file store's; the steps run here, in this
  * order, because it matters:
  *
- *   added    1. symbolizer   its symbols, names, lines (lib/symbolize/
+ *   added    1. file store   its symbols, names, lines (lib/filestore/
  *                            file_cache.c), inline or, for a big file,
  *                            on the loader thread
  *            2. unwinder     its unwind table, built from the same fd and
@@ -16,7 +16,7 @@
  *                            processes mapping it are told afterwards
  *                            (process_sync.c, PROCESS_FILES_READY)
  *   freed    1. unwinder     its rows leave the kernel
- *            2. symbolizer   what it kept goes
+ *            2. file store   what it kept goes
  *   before   process table   the files its recently active processes
  *   evicting                 map are stamped used (eviction order)
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* Validation of the caller's options (docs/abi.md: sz-versioned). */
 #include "agent/options.h"
-#include "symbolize/debuginfod.h"
+#include "filestore/debuginfod.h"
 
 #include <errno.h>
 #include <signal.h>

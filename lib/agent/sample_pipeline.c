@@ -19,7 +19,7 @@
  *                            the agent (lib/context/apm_channel.c)
  *   6. profile builder       pb_add_sample (lib/encode/profile_builder.c)
  *
- * lib/deliver/window.c encodes the window at the next poll. Every sample
+ * lib/agent/window.c encodes the window at the next poll. Every sample
  * the builder could not take is counted in add_errors.
  *
  * Stages 2 and 4 do not rescan a process themselves: they report a pc in

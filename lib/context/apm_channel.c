@@ -13,7 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "process/proc_maps.h"
+#include "process/proc_file.h"
 
 #define STATUS_MAX_BYTES (64 * 1024)
 #define PROBE_LIMIT	 16 /* slots tried per insert */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "context/context_tracker.h"
-#include "symbolize/file_cache.h"
+#include "filestore/file_cache.h"
 #include "util/debug_log.h"
 
 #include <bpf/bpf.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "context/tls_location.h"
+#include "process/proc_file.h"
 
 #define TICK_NS		 (100ull * 1000 * 1000)
 #define ACTIVE_WINDOW_NS (5000ull * 1000 * 1000)

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "context/process_memory.h"
+#include "process/process_memory.h"
 
 #define PCTX_HEADER_SIZE      32
 #define PCTX_VERSION	      2

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 
-#include "symbolize/tls_symbols.h"
+#include "elf/tls_symbols.h"
 #include "profiler_types.h"
 
 /*

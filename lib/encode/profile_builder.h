@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "symbolize/frame.h"
+#include "frames/frame.h"
 #include "util/idxmap.h"
 #include "util/str_arena.h"
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "frames/stack_symbolizer.h"
-#include "symbolize/file_cache.h"
+#include "filestore/file_cache.h"
 #include "util/debug_log.h"
-#include "symbolize/go_pclntab.h"
+#include "elf/go_pclntab.h"
 
 #include "process/mapped_file.h"
 

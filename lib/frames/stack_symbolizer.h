@@ -11,16 +11,16 @@
 
 #include <stdint.h>
 
+#include "elf/dwarf_lines.h"
+#include "frames/frame.h"
+#include "frames/symbolized_stack.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
-#include "runtimes/hotspot/hotspot_tracker.h"
 #include "runtimes/cpython/interp_tracker.h"
-#include "symbolize/jit_process.h"
+#include "runtimes/hotspot/hotspot_tracker.h"
 #include "symbolize/demangle.h"
-#include "symbolize/dwarf_lines.h"
-#include "symbolize/frame.h"
+#include "symbolize/jit_process.h"
 #include "symbolize/kallsyms.h"
-#include "symbolize/symbolized_stack.h"
 #include "util/idxmap.h"
 
 struct file_cache;

@@ -72,8 +72,4 @@ const struct proc_mapping *proc_maps_find(const struct proc_maps *m,
 /* The same, for a caller that may change it (load its file). */
 struct proc_mapping *proc_maps_find_mut(struct proc_maps *m, uint64_t addr);
 
-/* Read a whole (small) /proc file, bounded by max bytes; NUL-terminated.
- * Returns the length or a negative errno. */
-long proc_read_file(const char *path, char **out, size_t max);
-
 #endif

@@ -2,6 +2,7 @@
 #include "process/process_table.h"
 #include "util/debug_log.h"
 #include "process/mapped_file.h"
+#include "process/proc_file.h"
 #include "util/clock.h"
 
 #include <errno.h>

@@ -20,7 +20,7 @@
 
 #include <linux/bpf.h>
 
-#include "process/proc_maps.h"
+#include "process/proc_file.h"
 #include "profiler.skel.h"
 
 struct bpf_sampler {

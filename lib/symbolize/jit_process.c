@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "process/mapped_file.h"
+#include "process/proc_file.h"
 
 void jit_process_free(struct jit_process *j)
 {

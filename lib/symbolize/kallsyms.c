@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "symbolize/kallsyms.h"
-#include "process/proc_maps.h"
+#include "process/proc_file.h"
 #include "util/bsearch_le.h"
 #include "util/grow.h"
 

@@ -5,7 +5,6 @@
 #include "util/clock.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -24,7 +23,7 @@ struct prebuilt_array {
 
 struct unwind_job {
 	struct file *f;		  /* referenced until installed */
-	struct mem_account *acct; /* the file's (the symbolizer's entry) */
+	struct mem_account *acct; /* the file's (the file store's entry) */
 	int fd;
 	int err;
 	uint64_t ns;
@@ -33,8 +32,10 @@ struct unwind_job {
 	struct prebuilt_array array;
 	uint32_t owner_pid; /* the process the file was loaded for */
 	uint64_t owner_serial;
-	struct unwind_job *next;
+	struct work_item item; /* in the queue, or a list taken */
 };
+
+#define unwind_job_of(it) work_queue_job(it, struct unwind_job, item)
 
 /* The process a table is charged to, if it is still there. */
 static struct process *owner_of(struct process_unwind *pu, uint32_t pid,
@@ -122,7 +123,7 @@ void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 	memset(u, 0, sizeof(*u)); /* not pending any more */
 	if (fd < 0 && !mem)
 		return; /* not read: no table */
-	if (fd >= 0 && pu->worker_started && !fstat(fd, &sb) &&
+	if (fd >= 0 && pu->builds.started && !fstat(fd, &sb) &&
 	    sb.st_size >= UNWIND_ASYNC_MIN_FILE_BYTES) {
 		struct unwind_job *j = calloc(1, sizeof(*j));
 
@@ -138,16 +139,12 @@ void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 					j->owner_pid = owner->pid;
 					j->owner_serial = owner->serial;
 				}
-				pthread_mutex_lock(&pu->qlock);
 				/* First come, first built. */
-				if (pu->todo_tail)
-					pu->todo_tail->next = j;
-				else
-					pu->todo = j;
-				pu->todo_tail = j;
-				pthread_cond_signal(&pu->qcond);
-				pthread_mutex_unlock(&pu->qlock);
-				return;
+				if (!work_queue_submit(&pu->builds, &j->item))
+					return;
+				u->pending = false;
+				file_table_put(pu->procs->files, f);
+				close(j->fd);
 			}
 			free(j);
 		}
@@ -331,69 +328,34 @@ void process_unwind_forget(struct process_unwind *pu, struct process *p)
 	p->big_n = 0;
 }
 
-static void *worker_main(void *arg)
+static void run_build(void *ctx, unsigned worker, struct work_item *it)
 {
-	struct process_unwind *pu = arg;
+	struct process_unwind *pu = ctx;
+	struct unwind_job *j = unwind_job_of(it);
+	uint64_t t0;
 
-	pthread_mutex_lock(&pu->qlock);
-	for (;;) {
-		struct unwind_job *j;
-		uint64_t t0;
-
-		while (!pu->todo && !pu->worker_stop)
-			pthread_cond_wait(&pu->qcond, &pu->qlock);
-		if (pu->worker_stop)
-			break;
-		j = pu->todo;
-		pu->todo = j->next;
-		if (!pu->todo)
-			pu->todo_tail = NULL;
-		j->next = NULL;
-		pthread_mutex_unlock(&pu->qlock);
-		/* Only the job's own memory is touched here (and a new kernel
-		 * array, which nothing else refers to yet). */
-		t0 = mono_ns();
-		j->st.cancel = &pu->cancel_builds;
-		j->st.acct = j->acct; /* f is referenced by the job */
-		j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
-		/* Big tables get their own kernel array, made and filled
-		 * here; smaller ones are packed into a shared chunk by the
-		 * drain thread (a copy, no syscall). */
-		if (!j->err && pu->maps.files_fd >= 0 &&
-		    j->table.nrows >= UNWIND_OWN_CHUNK_ROWS) {
-			j->array.err = unwind_maps_create_array(
-				&j->table, &j->array.fd, &j->array.nrows,
-				&j->array.unrepresentable);
-			/* The kernel has the rows: no second copy. */
-			if (!j->array.err)
-				unwind_table_free(&j->table);
-		}
-		j->ns = mono_ns() - t0;
-		close(j->fd);
-		j->fd = -1;
-		pthread_mutex_lock(&pu->qlock);
-		j->next = pu->done;
-		pu->done = j;
-		/* Wake the drain thread: samples may be waiting for this. */
-		if (pu->notify_fd >= 0) {
-			uint64_t one = 1;
-
-			if (write(pu->notify_fd, &one, sizeof(one)) < 0) {
-				/* full or closed: it polls anyway */
-			}
-		}
-		/* A build's scratch (the decoded CIEs and FDEs, the row
-		 * vector) sits in this thread's malloc arena, which glibc
-		 * does not shrink by itself: give it back once the queue is
-		 * empty. */
-		if (!pu->todo) {
-			pthread_mutex_unlock(&pu->qlock);
-			malloc_trim(0);
-			pthread_mutex_lock(&pu->qlock);
-		}
+	(void)worker;
+	/* Only the job's own memory is touched here (and a new kernel
+	 * array, which nothing else refers to yet). */
+	t0 = mono_ns();
+	j->st.cancel = &pu->builds.stopping;
+	j->st.acct = j->acct; /* f is referenced by the job */
+	j->err = unwind_table_build_fd(j->fd, &j->table, &j->st);
+	/* Big tables get their own kernel array, made and filled here;
+	 * smaller ones are packed into a shared chunk by the drain thread
+	 * (a copy, no syscall). */
+	if (!j->err && pu->maps.files_fd >= 0 &&
+	    j->table.nrows >= UNWIND_OWN_CHUNK_ROWS) {
+		j->array.err = unwind_maps_create_array(
+			&j->table, &j->array.fd, &j->array.nrows,
+			&j->array.unrepresentable);
+		/* The kernel has the rows: no second copy. */
+		if (!j->array.err)
+			unwind_table_free(&j->table);
 	}
-	pthread_mutex_unlock(&pu->qlock);
-	return NULL;
+	j->ns = mono_ns() - t0;
+	close(j->fd);
+	j->fd = -1;
 }
 
 int process_unwind_start_worker(struct process_unwind *pu)
@@ -403,13 +365,12 @@ int process_unwind_start_worker(struct process_unwind *pu)
 	pu->notify_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (pu->notify_fd < 0)
 		return -errno;
-	e = pthread_create(&pu->worker, NULL, worker_main, pu);
-	if (e) {
+	e = work_queue_start(&pu->builds, 1, run_build, pu, pu->notify_fd);
+	if (e < 0) {
 		close(pu->notify_fd);
 		pu->notify_fd = -1;
-		return -e;
+		return e;
 	}
-	pu->worker_started = true;
 	return 0;
 }
 
@@ -444,30 +405,21 @@ void process_unwind_take_wakeup(struct process_unwind *pu)
 
 int process_unwind_finish_builds(struct process_unwind *pu)
 {
-	struct unwind_job *j, *installed = NULL;
+	struct work_item *it, *installed = NULL;
 	int n = 0;
 
-	if (!pu->worker_started)
+	if (!pu->builds.started)
 		return 0;
-	pthread_mutex_lock(&pu->qlock);
-	j = pu->done;
-	pu->done = NULL;
-	pthread_mutex_unlock(&pu->qlock);
+	it = work_queue_take_done(&pu->builds);
 	/* A big table's own chunk costs an RCU grace period to publish:
 	 * as many as the slice takes, the rest in the next pass. */
-	while (j) {
-		struct unwind_job *next = j->next;
+	while (it) {
+		struct work_item *next = it->next;
+		struct unwind_job *j = unwind_job_of(it);
 		struct file *f = j->f;
 
 		if (n && process_table_slice_over(pu->procs)) {
-			struct unwind_job *last = j;
-
-			while (last->next)
-				last = last->next;
-			pthread_mutex_lock(&pu->qlock);
-			last->next = pu->done;
-			pu->done = j;
-			pthread_mutex_unlock(&pu->qlock);
+			work_queue_put_back(&pu->builds, it);
 			break;
 		}
 		if (f->slot < pu->nufiles)
@@ -477,9 +429,9 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 			      owner_of(pu, j->owner_pid, j->owner_serial));
 		if (f->slot < pu->nufiles)
 			pu->ufiles[f->slot].fresh = true;
-		j->next = installed;
-		installed = j;
-		j = next;
+		it->next = installed;
+		installed = it;
+		it = next;
 		n++;
 	}
 	/* Every process mapping one of them learns its tables, once. */
@@ -498,13 +450,13 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 		}
 	}
 	while (installed) {
-		struct unwind_job *next = installed->next;
+		struct unwind_job *j = unwind_job_of(installed);
 
-		if (installed->f->slot < pu->nufiles)
-			pu->ufiles[installed->f->slot].fresh = false;
-		file_table_put(pu->procs->files, installed->f);
-		free(installed);
-		installed = next;
+		installed = installed->next;
+		if (j->f->slot < pu->nufiles)
+			pu->ufiles[j->f->slot].fresh = false;
+		file_table_put(pu->procs->files, j->f);
+		free(j);
 	}
 	repush_marked(pu);
 	return n;
@@ -512,19 +464,17 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 
 bool process_unwind_busy(struct process_unwind *pu)
 {
-	bool busy;
-
-	pthread_mutex_lock(&pu->qlock);
-	busy = pu->todo || pu->done;
-	pthread_mutex_unlock(&pu->qlock);
-	return busy;
+	/* Queued or finished builds; one running is not counted, as
+	 * before the queue was shared. */
+	return work_queue_waiting(&pu->builds);
 }
 
-static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
+static void free_jobs(struct process_unwind *pu, struct work_item *it)
 {
-	while (j) {
-		struct unwind_job *next = j->next;
+	while (it) {
+		struct unwind_job *j = unwind_job_of(it);
 
+		it = it->next;
 		if (j->fd >= 0)
 			close(j->fd);
 		if (j->array.fd >= 0)
@@ -534,26 +484,16 @@ static void free_jobs(struct process_unwind *pu, struct unwind_job *j)
 			pu->ufiles[j->f->slot].pending = false;
 		file_table_put(pu->procs->files, j->f);
 		free(j);
-		j = next;
 	}
 }
 
 void process_unwind_stop_worker(struct process_unwind *pu)
 {
-	if (!pu->worker_started)
+	if (!pu->builds.started)
 		return;
 	/* A build in progress (seconds for a big or hostile file) stops at
-	 * its next FDE: close must not wait for it. */
-	atomic_store(&pu->cancel_builds, true);
-	pthread_mutex_lock(&pu->qlock);
-	pu->worker_stop = true;
-	pthread_cond_signal(&pu->qcond);
-	pthread_mutex_unlock(&pu->qlock);
-	pthread_join(pu->worker, NULL);
-	pu->worker_started = false;
-	free_jobs(pu, pu->todo);
-	free_jobs(pu, pu->done);
-	pu->todo = pu->todo_tail = pu->done = NULL;
+	 * its next FDE (stopping): close must not wait for it. */
+	free_jobs(pu, work_queue_stop(&pu->builds));
 	if (pu->notify_fd >= 0)
 		close(pu->notify_fd);
 	pu->notify_fd = -1;
@@ -564,8 +504,7 @@ void process_unwind_init(struct process_unwind *pu, struct process_table *t,
 {
 	memset(pu, 0, sizeof(*pu));
 	pu->notify_fd = -1;
-	pthread_mutex_init(&pu->qlock, NULL);
-	pthread_cond_init(&pu->qcond, NULL);
+	work_queue_init(&pu->builds, 0);
 	pu->files = files;
 	unwind_maps_init(&pu->maps, files_fd, procs_fd);
 	pu->procs = t;

@@ -8,15 +8,14 @@
 #ifndef OTELPROF_UNWIND_PROCESS_UNWIND_H
 #define OTELPROF_UNWIND_PROCESS_UNWIND_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "filestore/file_cache.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
-#include "symbolize/file_cache.h"
 #include "unwind/unwind_maps.h"
+#include "util/work_queue.h"
 
 /* Files at least this big get their table built on the worker thread so
  * the drain thread never stalls on them (libc: ~15 ms, gcc's cc1: ~1 s):
@@ -65,13 +64,9 @@ struct process_unwind {
 	struct file_cache *files;   /* symbols: where a mapping's code is */
 	struct unwind_file *ufiles; /* by file slot */
 	uint32_t nufiles;
-	/* background builds: jobs in, results out, both under qlock */
-	pthread_t worker;
-	bool worker_started, worker_stop;
-	atomic_bool cancel_builds; /* closing: a build in progress stops */
-	pthread_mutex_t qlock;
-	pthread_cond_t qcond;
-	struct unwind_job *todo, *todo_tail, *done;
+	/* Background builds, one worker, no bound (one job per big file);
+	 * closing: a build in progress stops at its next FDE (stopping). */
+	struct work_queue builds;
 	int notify_fd; /* eventfd: a build finished (drain thread polls it) */
 	struct unwind_counters counters;
 };

@@ -14,9 +14,9 @@
 #include <gelf.h>
 #include <zlib.h>
 
-#include "symbolize/go_pclntab.h"
+#include "elf/go_pclntab.h"
 #include "unwind/unwind_internal.h"
-#include "symbolize/elf_guard.h"
+#include "elf/elf_guard.h"
 #include "util/bsearch_le.h"
 #include "util/grow.h"
 

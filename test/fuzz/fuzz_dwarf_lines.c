@@ -9,7 +9,7 @@
 #include <sanitizer/lsan_interface.h>
 #include <unistd.h>
 
-#include "symbolize/dwarf_lines.h"
+#include "elf/dwarf_lines.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "symbolize/elf_file.h"
+#include "elf/elf_file.h"
 #include "unwind/unwind_table.h"
 #include "util/mem_budget.h"
 

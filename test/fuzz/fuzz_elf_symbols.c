@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/elf_file.h"
+#include "elf/elf_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/go_pclntab.h"
+#include "elf/go_pclntab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

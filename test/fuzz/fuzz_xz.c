@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/debug_info.h"
+#include "elf/debug_info.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

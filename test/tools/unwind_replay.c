@@ -33,10 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "elf/debug_info.h"
+#include "elf/elf_file.h"
 #include "profiler_types.h"
-#include "symbolize/debug_info.h"
 #include "symbolize/demangle.h"
-#include "symbolize/elf_file.h"
 #include "unwind/unwind_table.h"
 #include "unwind_capture.h"
 

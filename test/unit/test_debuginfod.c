@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * debuginfod lookups (lib/symbolize/debuginfod.c) against servers on
+ * debuginfod lookups (lib/filestore/debuginfod.c) against servers on
  * loopback made here: URL checks, the negative cache, a body over the
  * file's budget, a body that is not an ELF, and a server that never
  * answers (stop must not wait for it).
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize/debuginfod.h"
+#include "filestore/debuginfod.h"
 #include "util/mem_budget.h"
 
 #define BUILD_ID "962c8fc5eb7c986dba2eff12d18068856cb1cfe5"
@@ -100,7 +100,8 @@ static struct debuginfod_job *wait_done(struct debuginfod *d)
 	uint64_t until = now_ns() + 10000000000ull;
 
 	while (now_ns() < until) {
-		struct debuginfod_job *j = debuginfod_take_done(d);
+		struct debuginfod_job *j =
+			debuginfod_job_of(debuginfod_take_done(d));
 
 		if (j)
 			return j;
@@ -169,7 +170,7 @@ static void failure_backs_off(void **state)
 			 0);
 	j = wait_done(&d);
 	assert_int_equal(j->result, DEBUGINFOD_NOT_FOUND);
-	assert_null(j->next);
+	assert_null(j->item.next);
 	debuginfod_job_free(j);
 	assert_int_equal(d.counters.lookups, 1);
 	assert_int_equal(d.counters.failures, 1);
@@ -247,6 +248,7 @@ static void stop_does_not_wait(void **state)
 {
 	struct debuginfod d;
 	struct debuginfod_job *j;
+	struct work_item *it;
 	char url[64];
 	const char *why;
 	uint64_t retry, t0;
@@ -262,14 +264,13 @@ static void stop_does_not_wait(void **state)
 	usleep(300000);
 	assert_true(debuginfod_busy(&d));
 	t0 = now_ns();
-	j = debuginfod_stop(&d);
+	it = debuginfod_stop(&d);
 	assert_true(now_ns() - t0 < 200000000ull);
-	while (j) {
-		struct debuginfod_job *next = j->next;
-
+	while (it) {
+		j = debuginfod_job_of(it);
+		it = it->next;
 		assert_int_not_equal(j->result, DEBUGINFOD_HIT);
 		debuginfod_job_free(j);
-		j = next;
 		n++;
 	}
 	assert_int_equal(n, 1);

@@ -18,8 +18,8 @@
 
 #include <lzma.h>
 
-#include "symbolize/debug_info.h"
-#include "symbolize/file_cache.h"
+#include "elf/debug_info.h"
+#include "filestore/file_cache.h"
 #include "util/mem_budget.h"
 
 /* An xz stream of n zero bytes (a few KiB for any n here). */

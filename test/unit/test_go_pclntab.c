@@ -19,8 +19,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolize/elf_file.h"
-#include "symbolize/go_pclntab.h"
+#include "elf/elf_file.h"
+#include "elf/go_pclntab.h"
 
 static void workload(char *out, size_t len, const char *name)
 {

@@ -20,10 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
+#include "filestore/file_cache.h"
+#include "process/proc_file.h"
 #include "process/proc_maps.h"
 #include "process/process_table.h"
-#include "symbolize/elf_file.h"
-#include "symbolize/file_cache.h"
 
 static const char *const variants[] = {
 	"bfd", "bfd-nosep", "gold", "lld", "lld-sep", "mold", "mold-sep",

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "process/proc_info.h"
+#include "process/proc_file.h"
 #include "process/proc_maps.h"
 
 static void maps_keeps_executable_mappings(void **state)

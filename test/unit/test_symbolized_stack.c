@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "encode/stack_cache.h"
-#include "symbolize/symbolized_stack.h"
+#include "frames/symbolized_stack.h"
 
 static struct symbolized_stack st;
 

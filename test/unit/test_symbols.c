@@ -14,9 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "process/proc_file.h"
 #include "process/proc_maps.h"
 #include "symbolize/demangle.h"
-#include "symbolize/elf_file.h"
+#include "elf/elf_file.h"
 #include "symbolize/symbol_names.h"
 #include "symbolize/kallsyms.h"
 

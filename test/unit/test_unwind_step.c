@@ -17,9 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "filestore/file_cache.h"
+#include "process/proc_file.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
-#include "symbolize/file_cache.h"
 #include "unwind/process_unwind.h"
 #include "unwind_alone.h"
 

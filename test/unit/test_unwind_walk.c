@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "filestore/file_cache.h"
 #include "process/process_table.h"
-#include "symbolize/file_cache.h"
 #include "unwind/process_unwind.h"
 #include "unwind_alone.h"
 

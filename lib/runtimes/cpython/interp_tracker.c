@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/elf_dynsym.h"
+#include "elf/elf_file.h"
+#include "filestore/file_cache.h"
 #include "process/mapped_file.h"
 #include "rt_cpython.skel.h"
-#include "symbolize/elf_dynsym.h"
-#include "symbolize/elf_file.h"
-#include "symbolize/file_cache.h"
 
 /* The evaluation loop: every CPython build defines it (and exports it:
  * PEP 523), stripped or not. */

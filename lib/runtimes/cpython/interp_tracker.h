@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "context/process_memory.h"
+#include "process/process_memory.h"
 #include "runtimes/cpython/cpython_layout.h"
 #include "runtimes/runtime.h"
 #include "process/process_table.h"

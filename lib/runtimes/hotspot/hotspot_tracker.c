@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtimes/hotspot/hotspot_tracker.h"
+#include "filestore/file_cache.h"
 #include "rt_hotspot.skel.h"
-#include "symbolize/file_cache.h"
 #include "util/debug_log.h"
 
 #include <bpf/bpf.h>
@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elf/elf_file.h"
 #include "process/mapped_file.h"
 #include "profiler_types.h"
-#include "symbolize/elf_file.h"
 
 static void hotspot_process_free(struct hotspot_process *hp)
 {

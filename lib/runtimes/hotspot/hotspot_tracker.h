@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "context/process_memory.h"
+#include "process/process_memory.h"
 #include "runtimes/hotspot/hotspot_jvm.h"
 #include "runtimes/runtime.h"
 #include "process/process_table.h"

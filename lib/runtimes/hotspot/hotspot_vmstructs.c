@@ -7,7 +7,7 @@
  * reader, the serviceability agent, is Java), hence this one.
  */
 #include "runtimes/hotspot/hotspot_vmstructs.h"
-#include "symbolize/elf_dynsym.h"
+#include "elf/elf_dynsym.h"
 
 #include <errno.h>
 #include <stddef.h>

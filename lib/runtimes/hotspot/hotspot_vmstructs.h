@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "context/process_memory.h"
+#include "process/process_memory.h"
 
 /* libjvm's exported symbols we read (in .dynsym of every build). */
 enum hotspot_sym {

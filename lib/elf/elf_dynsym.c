@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "elf/elf_dynsym.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <string.h>
+
+int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
+		      size_t n, uint64_t *values)
+{
+	size_t plen = prefix ? strlen(prefix) : 0;
+	Elf_Scn *scn = NULL;
+	int found = 0;
+	Elf *e;
+
+	memset(values, 0, n * sizeof(*values));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return -ENOENT;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t nsyms;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		nsyms = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < nsyms && i < ELF_DYNSYM_MAX_SYMS; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || (plen && strncmp(name, prefix, plen)))
+				continue;
+			for (size_t k = 0; k < n; k++)
+				if (!strcmp(name, names[k])) {
+					found += !values[k];
+					values[k] = sym.st_value;
+				}
+		}
+	}
+	elf_end(e);
+	return found;
+}
