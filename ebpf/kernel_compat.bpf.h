@@ -81,11 +81,19 @@ struct otelprof_perf_ctx {
 #define USER_REGS_FP(uregs)	KREAD_INT(uregs, bp)
 
 /* Where a task's user registers are saved on kernel entry: the top of
- * its kernel stack (task_pt_regs). THREAD_SIZE is 16 KiB on x86_64
+ * its kernel stack (task_pt_regs, below). THREAD_SIZE is 16 KiB on x86_64
  * without KASAN; TOP_OF_KERNEL_STACK_PADDING is 0 on the kernels that
  * lack bpf_task_pt_regs (< 5.15; FRED, which pads, came in 6.9). */
 #define OTELPROF_THREAD_SIZE (16 * 1024)
+#elif defined(__TARGET_ARCH_arm64)
+#include "arch/arm64.bpf.h"
+#else
+#error "no sample register layout for this __TARGET_ARCH"
+#endif
 
+/* The user registers saved on kernel entry: bpf_task_pt_regs (5.15), else
+ * the last struct pt_regs below the top of the task's kernel stack, the
+ * arch's OTELPROF_THREAD_SIZE up from its base. */
 static __always_inline struct pt_regs *task_user_regs(void)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -100,11 +108,6 @@ static __always_inline struct pt_regs *task_user_regs(void)
 	return (struct pt_regs *)(stack + OTELPROF_THREAD_SIZE -
 				  bpf_core_type_size(struct pt_regs));
 }
-#elif defined(__TARGET_ARCH_arm64)
-#include "arch/arm64.bpf.h"
-#else
-#error "no sample register layout for this __TARGET_ARCH"
-#endif
 
 /* The thread pointer of the current task (what %fs points at). */
 static __always_inline u64 thread_pointer(void)

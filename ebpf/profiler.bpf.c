@@ -136,12 +136,10 @@ static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
  * chained programs' bounded loop. */
 static __always_inline long unwind_frame(u32 iter, void *data)
 {
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct otelprof_sample_event *e;
+	struct unwinder_state *st;
 
-	if (!e || !st)
+	if (!walk_scratch(&e, &st))
 		return 1;
 	return unwind_walk_frame(e, &st->w, e->ustack, st->max_user_frames);
 }
@@ -572,12 +570,10 @@ int on_cpu_sample_chained(struct bpf_perf_event_data *ctx)
 SEC("perf_event")
 int on_cpu_sample_walk(struct bpf_perf_event_data *ctx)
 {
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct otelprof_sample_event *e;
+	struct unwinder_state *st;
 
-	if (!e || !st)
+	if (!walk_scratch(&e, &st))
 		return 0;
 	st->resume = 0; /* entered as OTELPROF_PROG_RESUME, maybe */
 	count(OTELPROF_CNT_WALK_CHAINED);

@@ -59,19 +59,4 @@ struct otelprof_perf_ctx {
  * read registers from the wrong place. */
 #define OTELPROF_THREAD_SIZE (16 * 1024)
 
-static __always_inline struct pt_regs *task_user_regs(void)
-{
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	u64 stack;
-
-	if (have_task_pt_regs)
-		return (struct pt_regs *)bpf_task_pt_regs(
-			bpf_get_current_task_btf());
-	stack = (u64)BPF_CORE_READ(task, stack);
-	if (!stack)
-		return NULL;
-	return (struct pt_regs *)(stack + OTELPROF_THREAD_SIZE -
-				  bpf_core_type_size(struct pt_regs));
-}
-
 #endif

@@ -216,16 +216,14 @@ static __always_inline bool jvm_owns(const struct otelprof_jvm_proc *jp,
  * back (the frame is not Java, or the walk has ended). */
 static __always_inline long jvm_frame(u32 k, void *data)
 {
-	u32 zero = 0, tgid;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct otelprof_sample_event *e;
+	struct unwinder_state *st;
 	const struct otelprof_jvm_proc *jp;
 	u64 lookup_pc;
-	u32 i;
+	u32 i, tgid;
 	int res;
 
-	if (!e || !st)
+	if (!walk_scratch(&e, &st))
 		return 1;
 	tgid = e->hdr.pid;
 	jp = bpf_map_lookup_elem(&jvm_procs, &tgid);
@@ -258,12 +256,10 @@ OTELPROF_BOUNDED_LOOP(jvm_walk, jvm_frame)
  * sample goes out with the frames so far, cut. */
 static __always_inline int jvm_give_back(void *ctx)
 {
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-	struct unwinder_state *st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	struct otelprof_sample_event *e;
+	struct unwinder_state *st;
 
-	if (!e || !st)
+	if (!walk_scratch(&e, &st))
 		return 0;
 	walk_resume(ctx, st);
 	e->n_user = st->w.n;
