@@ -9,27 +9,6 @@
 
 #ifndef OTELPROF_UNWIND_WALK_H
 #error "include unwind_walk.h (struct unwind_walk) before walk_state.bpf.h"
-/* This CPU's sample and walk; false if a lookup failed (never, for
- * per-CPU arrays of one entry, but the verifier wants the check). */
-static __always_inline bool walk_scratch(struct otelprof_sample_event **e,
-					 struct unwinder_state **st)
-{
-	u32 zero = 0;
-
-	*e = bpf_map_lookup_elem(&sample_scratch, &zero);
-	*st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	return *e && *st;
-}
-
-/* Back to the native walk, as OTELPROF_PROG_RESUME; returns only if the
- * tail call failed. */
-static __always_inline void walk_resume(void *ctx, struct unwinder_state *st)
-{
-	st->resume = 1;
-	walk_goto(ctx, OTELPROF_PROG_RESUME);
-	st->resume = 0;
-}
-
 #endif
 
 /* The walk and what the sampler keeps beside it, in a per-CPU map: it
