@@ -52,7 +52,41 @@ static void put(const char *s, size_t n, void *opaque)
 	k->len += n;
 }
 
-#define DEMANGLE_MAX_V0_NESTING 16
+#define DEMANGLE_MAX_V0_NESTING		16
+#define DEMANGLE_MAX_V0_BOUND_LIFETIMES 64
+
+/* A v0 fn or dyn type ('F' or 'D') may open a binder: 'G' and a base-62
+ * count of late-bound lifetimes. libiberty loops that many times even
+ * where nothing is printed (an impl's own path is parsed silently), so
+ * "FGzzzzzzzzzz_" spins for 2^59 rounds. Real code binds a handful; a
+ * count past the limit (or one that does not parse) leaves the name raw.
+ * Counted as the demangler counts: digits up to '_', or to the end. */
+static bool v0_binders_bounded(const char *raw, size_t n)
+{
+	for (size_t i = 3; i < n; i++) {
+		uint64_t x = 0;
+
+		if (raw[i] != 'G' || (raw[i - 1] != 'F' && raw[i - 1] != 'D'))
+			continue;
+		for (size_t j = i + 1; j < n && raw[j] != '_'; j++) {
+			char c = raw[j];
+			unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+				     : c >= 'a' && c <= 'z'
+					     ? 10u + (unsigned)(c - 'a')
+				     : c >= 'A' && c <= 'Z'
+					     ? 36u + (unsigned)(c - 'A')
+					     : 62u;
+
+			if (d ==
+			    62u) /* the demangler stops here with an error */
+				break;
+			x = x * 62 + d;
+			if (x > DEMANGLE_MAX_V0_BOUND_LIFETIMES)
+				return false;
+		}
+	}
+	return true;
+}
 
 /* A Rust v0 name that may hold a Punycode identifier: "u" then a digit.
  * ("u" is also the unit type: a false match only costs the early exit.) */
@@ -84,7 +118,8 @@ size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 		size_t fb = 0;
 		for (size_t i = 2; i < n; i++)
 			fb += raw[i] == 'F' || raw[i] == 'B';
-		if (fb > DEMANGLE_MAX_V0_NESTING) {
+		if (fb > DEMANGLE_MAX_V0_NESTING ||
+		    !v0_binders_bounded(raw, n)) {
 			atomic_fetch_add(&refused, 1);
 			return 0;
 		}

@@ -329,6 +329,24 @@ static void demangles_cxx_and_rust(void **state)
 		assert_int_equal(symbol_demangle_refused(), refused0 + 1);
 	}
 
+	/* v0 binders: late-bound lifetimes print as libiberty prints them;
+	 * a count of 2^59 (libiberty loops over it even where an impl's path
+	 * prints nothing) is refused at once, as is an unterminated one. */
+	assert_true(symbol_demangle("_RINvC3foo3barFG0_RL1_hRL0_hEuE", out) >
+		    0);
+	assert_string_equal(out, "foo::bar::<for<'a, 'b> fn(&'a u8, &'b u8)>");
+	assert_true(symbol_demangle("_RINvC3foo3barDG_NtC3foo1TEL_E", out) > 0);
+	assert_string_equal(out, "foo::bar::<dyn for<'a> foo::T>");
+	{
+		uint64_t refused0 = symbol_demangle_refused();
+
+		assert_int_equal(
+			symbol_demangle("_RMIC3fooFGzzzzzzzzzz_EuEu", out), 0);
+		assert_int_equal(symbol_demangle("_RMIC3fooDGzzzzzzzzzz", out),
+				 0);
+		assert_int_equal(symbol_demangle_refused(), refused0 + 2);
+	}
+
 	/* The per-file cache answers the same, plain names as themselves. */
 	symbol_names_init(&c);
 	assert_string_equal(symbol_names_get(&c, 7, "_ZN4node5StartEiPPc", out),
