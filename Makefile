@@ -51,7 +51,7 @@ all: deps lib cli tools
 
 # Keep the BPF object (it feeds the skeleton). Only it: a global
 # .SECONDARY would let a missing library object go unnoticed.
-.SECONDARY: $(BUILD)/bpf/profiler.bpf.o $(patsubst %,$(BUILD)/bpf/rt_%.bpf.o,$(RUNTIMES))
+.SECONDARY: $(BUILD)/bpf/profiler.bpf.o $(BUILD)/bpf/offcpu.bpf.o $(patsubst %,$(BUILD)/bpf/rt_%.bpf.o,$(RUNTIMES))
 
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
@@ -109,7 +109,7 @@ $(GEN)/rt_$(1).skel.h: $(BUILD)/bpf/rt_$(1).bpf.o
 endef
 $(foreach r,$(RUNTIMES),$(eval $(call runtime_bpf,$(r))))
 
-bpf: $(GEN)/profiler.skel.h $(RUNTIME_SKELS)
+bpf: $(GEN)/profiler.skel.h $(GEN)/offcpu.skel.h $(RUNTIME_SKELS)
 
 # ---- protobuf (grouped targets: one protoc-c run makes both files) ----
 $(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h &: lib/encode/otlp_profiles.proto | $(BUILD)/.deps-ok
@@ -129,7 +129,7 @@ $(BUILD)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h
 
 # Each object depends on the headers it includes (-MMD -MP writes them to
 # a .d file beside it); generated headers must exist before the first build.
-GEN_HDRS := $(GEN)/profiler.skel.h $(RUNTIME_SKELS) $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb-c.h
+GEN_HDRS := $(GEN)/profiler.skel.h $(GEN)/offcpu.skel.h $(RUNTIME_SKELS) $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb-c.h
 $(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call step,CC,$<)

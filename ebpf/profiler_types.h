@@ -62,6 +62,13 @@ enum otelprof_event_type {
 	/* A new process (not a thread) forked; addr: the parent's tgid. It
 	 * starts with its parent's mappings. */
 	OTELPROF_EVENT_FORK = 5,
+	/* Off-CPU (opt-in, offcpu.bpf.c): a thread's stack as it was
+	 * switched out (struct otelprof_sample_event; hdr.ktime_boot_ns is
+	 * the switch-out time) ... */
+	OTELPROF_EVENT_OFFCPU_SAMPLE = 6,
+	/* ... and, when it was switched back in, how long it was off
+	 * (struct otelprof_offcpu_end): userspace joins the two by tid. */
+	OTELPROF_EVENT_OFFCPU_END = 7,
 };
 
 /* Indices into the per-CPU `counters` map. */
@@ -97,6 +104,13 @@ enum otelprof_counter {
 	OTELPROF_CNT_TAIL_CALL_ERR,    /* a tail call failed (chain too long,
 					  program gone): the walk stopped
 					  there, truncated */
+	/* Off-CPU (offcpu.bpf.c, loaded only when it is on): */
+	OTELPROF_CNT_OFFCPU_RECORDED, /* switch-outs sent with their stack */
+	OTELPROF_CNT_OFFCPU_PENDING_FULL, /* switch-outs not recorded: the
+					    pending map was full */
+	OTELPROF_CNT_OFFCPU_LOST,	  /* switch-out stacks or switch-in
+					     records dropped: ring buffer
+					     full */
 	OTELPROF_CNT_MAX,
 };
 
@@ -396,6 +410,17 @@ struct otelprof_jvm_proc {
 #define OTELPROF_JVM_F_INTERP	 (1ull << 63)
 #define OTELPROF_JVM_INDEX_SHIFT 48
 #define OTELPROF_JVM_PTR_MASK	 ((1ull << OTELPROF_JVM_INDEX_SHIFT) - 1)
+
+/* Off-CPU: threads switched out and not yet back, at most (the
+ * pending map's size; a switch-out beyond it is not recorded, counted). */
+#define OTELPROF_OFFCPU_PENDING 16384
+
+/* A thread switched back in after a recorded switch-out: hdr is the
+ * thread's (ktime_boot_ns: the switch-in), start_ns its switch-out. */
+struct otelprof_offcpu_end {
+	struct otelprof_event_header hdr;
+	u64 start_ns;
+};
 
 #define OTELPROF_FILENAME_LEN 256
 

@@ -58,7 +58,7 @@ struct bpf_sampler {
 #define VERIFIER_LOG_BYTES (16u << 20)
 
 /* The verifier's verdict: the lines just before "processed N insns". */
-static const char *verdict(char *log)
+const char *bpf_sampler_verdict(char *log)
 {
 	char *end = strstr(log, "\nprocessed ");
 	char *start;
@@ -88,7 +88,7 @@ static const char *verdict(char *log)
  */
 #define STATS_LOG_BYTES 4096u
 
-static char *stats_logs_set(struct bpf_object *obj)
+char *bpf_sampler_stats_logs_set(struct bpf_object *obj)
 {
 	struct bpf_program *p;
 	size_t n = 0, i = 0;
@@ -112,8 +112,8 @@ static char *stats_logs_set(struct bpf_object *obj)
 }
 
 /* Keep (and on request print) each loaded program's figures. */
-static void stats_logs_take(struct bpf_sampler *s, struct bpf_object *obj,
-			    char *bufs, uint64_t load_ns)
+void bpf_sampler_stats_logs_take(struct bpf_sampler *s, struct bpf_object *obj,
+				 char *bufs, uint64_t load_ns)
 {
 	const char *dbg = getenv("OTELPROF_DEBUG_BPF_LOG");
 	struct bpf_program *p;
@@ -166,7 +166,7 @@ uint32_t bpf_sampler_load_stats(struct bpf_sampler *s,
 	return n;
 }
 
-static uint64_t mono_now_ns(void)
+uint64_t bpf_sampler_now_ns(void)
 {
 	struct timespec ts;
 
@@ -654,17 +654,17 @@ int bpf_sampler_load_runtime(struct bpf_sampler *s, uint32_t runtime,
 			       runtime);
 		goto out;
 	}
-	stats = stats_logs_set(obj);
-	t0 = mono_now_ns();
+	stats = bpf_sampler_stats_logs_set(obj);
+	t0 = bpf_sampler_now_ns();
 	e = bpf_object__load(obj);
 	if (e) {
 		free(stats);
 		errmsg_set(err, e,
 			   "loading runtime %u's BPF program: %s: verifier: %s",
-			   runtime, strerror(-e), verdict(log));
+			   runtime, strerror(-e), bpf_sampler_verdict(log));
 		goto out;
 	}
-	stats_logs_take(s, obj, stats, mono_now_ns() - t0);
+	bpf_sampler_stats_logs_take(s, obj, stats, bpf_sampler_now_ns() - t0);
 	e = set_slot(s, OTELPROF_PROG_RUNTIME + runtime, walk, err);
 	if (e)
 		goto out;
@@ -674,6 +674,34 @@ out:
 	bpf_object__close(obj);
 	free(log);
 	return e;
+}
+
+int bpf_sampler_share_maps(struct bpf_sampler *s, struct bpf_object *obj,
+			   const char *const *names, struct errmsg *err)
+{
+	for (; *names; names++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, *names),
+			       *mine = bpf_object__find_map_by_name(
+				       s->skel->obj, *names);
+		int e;
+
+		if (!m || !mine)
+			return errmsg_set(err, -ENOENT, "no BPF map %s",
+					  *names);
+		if (bpf_map__reuse_fd(m, bpf_map__fd(mine))) {
+			e = -errno;
+			return errmsg_set(err, e, "cannot share map %s: %s",
+					  *names, strerror(-e));
+		}
+	}
+	if (s->fallbacks & OTELPROF_FALLBACK_PREALLOC_MAPS)
+		preallocate_maps(obj);
+	return 0;
+}
+
+const char *bpf_sampler_btf_path(struct bpf_sampler *s)
+{
+	return s->btf_path;
 }
 
 int bpf_sampler_runtime_procs_fd(struct bpf_sampler *s)
@@ -770,13 +798,13 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	s->skel->rodata->max_user_frames = s->max_user_frames;
 	bpf_map__set_max_entries(s->skel->maps.events, cfg->ringbuf_bytes);
 	{
-		char *stats = stats_logs_set(s->skel->obj);
-		uint64_t t0 = mono_now_ns();
+		char *stats = bpf_sampler_stats_logs_set(s->skel->obj);
+		uint64_t t0 = bpf_sampler_now_ns();
 
 		e = profiler_bpf__load(s->skel);
 		if (!e)
-			stats_logs_take(s, s->skel->obj, stats,
-					mono_now_ns() - t0);
+			bpf_sampler_stats_logs_take(s, s->skel->obj, stats,
+						    bpf_sampler_now_ns() - t0);
 		else
 			free(stats);
 	}
@@ -791,7 +819,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 				   "verifier: %s",
 				   btf_path ? " with btf_path " : "",
 				   btf_path ? btf_path : "", strerror(-e),
-				   verdict(log));
+				   bpf_sampler_verdict(log));
 		goto fail;
 	}
 	free(log);

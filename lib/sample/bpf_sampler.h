@@ -88,6 +88,23 @@ struct bpf_object;
 int bpf_sampler_load_runtime(struct bpf_sampler *s, uint32_t runtime,
 			     const void *elf, size_t size,
 			     struct bpf_object **out, struct errmsg *err);
+/*
+ * For another object loaded beside the sampler (offcpu_sampler.c): give
+ * obj the sampler's maps of these names (NULL-terminated) before it
+ * loads; the kernel BTF file in use (NULL: the kernel's own); the
+ * verifier figures of its programs (set before its load, taken after);
+ * the verdict lines of a failed load's log; a monotonic clock.
+ */
+int bpf_sampler_share_maps(struct bpf_sampler *s, struct bpf_object *obj,
+			   const char *const *names, struct errmsg *err);
+const char *bpf_sampler_btf_path(struct bpf_sampler *s);
+char *bpf_sampler_stats_logs_set(struct bpf_object *obj);
+void bpf_sampler_stats_logs_take(struct bpf_sampler *s, struct bpf_object *obj,
+				 char *bufs, uint64_t load_ns);
+const char *bpf_sampler_verdict(char *log);
+uint64_t bpf_sampler_now_ns(void);
+/* Size of the verifier log buffer for a load's failure message. */
+#define BPF_SAMPLER_LOG_BYTES (16u << 20)
 /* runtime_procs: per process, the runtime whose program walks it. */
 int bpf_sampler_runtime_procs_fd(struct bpf_sampler *s);
 /* The ctx_procs map (per-process context TLS locations). */
