@@ -57,7 +57,7 @@ enum otelprof_flags {
  * Layout (LP64): offset 0 sz, 8 frequency_hz, 12 pid, 16 host_name,
  * 24 ringbuf_kb, 28 flags, 32 max_frames, 36 reserved0,
  * 40 symbol_budget_mb, 44 file_budget_mb, 48 btf_path,
- * 56 debuginfod_urls. Size 64.
+ * 56 debuginfod_urls, 64 off_cpu_threshold. Size 72.
  */
 struct otelprof_opts {
 	size_t sz;
@@ -86,6 +86,13 @@ struct otelprof_opts {
 	 * 8). NULL or "" = off (the default: the profiler opens no network
 	 * connection). Read at start only (docs/symbolization.md). */
 	const char *debuginfod_urls;
+	/* Off-CPU time: the probability, in [0, 1], that a thread's
+	 * switch-out is recorded (its stack, and how long until it ran
+	 * again), emitted as a second Profile per process (sample type
+	 * events/nanoseconds). 0 = off (the default: no scheduler hook is
+	 * loaded at all); NaN or outside [0, 1]: -EINVAL
+	 * (docs/configuration.md#off-cpu-time). */
+	double off_cpu_threshold;
 };
 
 /*
@@ -304,6 +311,21 @@ struct otelprof_stats {
 					      runtime's program */
 	uint64_t walk_tail_call_errors;	   /* walks cut: the kernel's tail
 					      calls per sample spent */
+	/* Off-CPU time (opts.off_cpu_threshold; all 0 when off): */
+	uint64_t offcpu_attached;	 /* 1: the sched_switch program is
+					    attached */
+	uint64_t offcpu_recorded;	 /* switch-outs recorded with their
+					    stack */
+	uint64_t offcpu_events;		 /* off-CPU events put into a
+					    profile (stack + duration) */
+	uint64_t offcpu_pending_full;	 /* switch-outs not recorded: the
+					    kernel's pending map was full */
+	uint64_t offcpu_lost;		 /* stacks or switch-in records
+					    dropped: ring buffer full */
+	uint64_t offcpu_unmatched;	 /* one half without the other: not
+					    in a profile */
+	uint64_t offcpu_pending_dropped; /* stacks not kept in userspace
+					    while their thread waited */
 };
 
 /* Opaque profiler handle. */

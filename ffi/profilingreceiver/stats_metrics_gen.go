@@ -65,4 +65,11 @@ var statsMetrics = []statsMetric{
 	{"events_malformed", "Ring buffer records skipped: sizes or counts that do not hold together", "{record}", false, func(s *otelprof.Stats) uint64 { return s.EventsMalformed }},
 	{"runtime_program_failures", "Runtimes' BPF walk programs the kernel refused: their processes keep native stacks", "{program}", false, func(s *otelprof.Stats) uint64 { return s.RuntimeProgramFailures }},
 	{"walk_tail_call_errors", "Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent)", "{walk}", false, func(s *otelprof.Stats) uint64 { return s.WalkTailCallErrors }},
+	{"offcpu_attached", "1 while the off-CPU program is attached to sched_switch (off_cpu_threshold above 0), else 0", "1", true, func(s *otelprof.Stats) uint64 { return s.OffcpuAttached }},
+	{"offcpu_recorded", "Switch-outs recorded with their stack (off-CPU)", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuRecorded }},
+	{"offcpu_events", "Off-CPU events put into a profile: a recorded switch-out joined with its switch-in", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuEvents }},
+	{"offcpu_pending_full", "Switch-outs not recorded: the kernel's map of threads off CPU was full", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuPendingFull }},
+	{"offcpu_lost", "Off-CPU stacks or switch-in records dropped in the kernel (ring buffer full)", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuLost }},
+	{"offcpu_unmatched", "Off-CPU stacks or switch-ins without the other half (its record lost, or the stack not kept): not in a profile", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuUnmatched }},
+	{"offcpu_pending_dropped", "Off-CPU stacks not kept while their thread was off CPU (more threads waiting than the library holds, or out of memory)", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuPendingDropped }},
 }

@@ -81,6 +81,9 @@ static void note_first_sample(struct otelprof *p,
 		(double)(rusage_ns(&ru.ru_stime) - p->start_sys_ns) / 1e6);
 }
 
+/* The ring buffer with off-CPU on, unless the caller sized it. */
+#define OFFCPU_MIN_RINGBUF_BYTES (16u << 20)
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	struct otelprof *p = ctx;
@@ -105,6 +108,20 @@ static int on_event(void *ctx, const void *data, size_t size)
 		if (!p->counters.samples_received++)
 			note_first_sample(p, data);
 		agent_handle_sample(p, data, size, true);
+		break;
+	case OTELPROF_EVENT_OFFCPU_SAMPLE:
+		if (!sample_event_ok(data, size)) {
+			p->counters.events_malformed++;
+			return 0;
+		}
+		agent_offcpu_stack(p, data, size);
+		break;
+	case OTELPROF_EVENT_OFFCPU_END:
+		if (size < sizeof(struct otelprof_offcpu_end)) {
+			p->counters.events_malformed++;
+			return 0;
+		}
+		agent_offcpu_end(p, data);
 		break;
 	case OTELPROF_EVENT_EXEC: {
 		const struct otelprof_task_event *t = data;
@@ -285,10 +302,13 @@ void agent_free(struct otelprof *p)
 	agent_runtimes_free(p);
 	/* Before the sampler: a load in progress uses it. */
 	runtime_programs_free(&p->programs);
+	offcpu_sampler_close(p->offcpu);
+	p->offcpu = NULL;
 	bpf_sampler_close(p->sampler);
 	file_cache_stop_loader(&p->symfiles);
 	process_unwind_stop_worker(&p->unwinder);
 	agent_free_parked(p);
+	agent_free_offcpu(p);
 	process_unwind_free(&p->unwinder);
 	stack_symbolizer_free(&p->symbolizer);
 	symbolized_stack_free(&p->symbolized);
@@ -352,6 +372,11 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	cfg.btf_path = o->btf_path;
 	cfg.ringbuf_bytes =
 		agent_ringbuf_bytes(o->ringbuf_kb, p->frequency_hz, ncpu);
+	/* Off-CPU events come per context switch, not per tick: thousands
+	 * a second on a busy host, in bursts. */
+	if (o->off_cpu_threshold > 0.0 && !o->ringbuf_kb &&
+	    cfg.ringbuf_bytes < OFFCPU_MIN_RINGBUF_BYTES)
+		cfg.ringbuf_bytes = OFFCPU_MIN_RINGBUF_BYTES;
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, err);
 	if (e)
 		return e;
@@ -372,6 +397,13 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	e = runtime_programs_init(&p->programs, p->sampler);
 	if (e)
 		return errmsg_set(err, e, "eventfd: %s", strerror(-e));
+	/* Opt-in: with the threshold at 0 no scheduler program is loaded. */
+	if (o->off_cpu_threshold > 0.0) {
+		e = offcpu_sampler_open(p->sampler, o->off_cpu_threshold,
+					(uint32_t)o->pid, &p->offcpu, err);
+		if (e)
+			return e;
+	}
 	agent_runtimes_init(p);
 	p->symbolizer.interp = &p->interp;
 	p->symbolizer.jvm = &p->jvm;
@@ -522,6 +554,7 @@ int agent_stop(struct otelprof *p)
 		 * controls): stop sampling without the state lock (the
 		 * thread never touches the perf links) and leave the rest to
 		 * it; the next poll waits for it, close joins it. */
+		offcpu_sampler_detach(p->offcpu);
 		bpf_sampler_detach(p->sampler);
 		p->stopped = true;
 		snprintf(p->errbuf, sizeof(p->errbuf),
@@ -531,6 +564,7 @@ int agent_stop(struct otelprof *p)
 	}
 	p->thread_started = false;
 	pthread_mutex_lock(&p->state_lock);
+	offcpu_sampler_detach(p->offcpu);
 	bpf_sampler_detach(p->sampler);
 	/* What the kernel still holds belongs to the next poll, as much of
 	 * it as can be read by the deadline. */

@@ -30,6 +30,7 @@
 #include "runtimes/cpython/interp_tracker.h"
 #include "process/process_table.h"
 #include "sample/bpf_sampler.h"
+#include "sample/offcpu_sampler.h"
 #include "sample/runtime_programs.h"
 #include "filestore/file_cache.h"
 #include "symbolize/kallsyms.h"
@@ -48,6 +49,10 @@ struct agent_counters {
 	uint64_t dropped_at_stop;   /* still buffered at stop's deadline */
 	uint64_t events_malformed;  /* records skipped: sizes do not agree */
 	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
+	/* off-CPU (offcpu_pending.c) */
+	uint64_t offcpu_events;		 /* joined and put in the window */
+	uint64_t offcpu_unmatched;	 /* a half without the other */
+	uint64_t offcpu_pending_dropped; /* stacks not kept */
 };
 
 struct otelprof {
@@ -66,6 +71,8 @@ struct otelprof {
 	uint32_t max_user_frames;
 	char host_name[256];
 	struct bpf_sampler *sampler;
+	struct offcpu_sampler *offcpu; /* NULL: off-CPU recording is off */
+	struct offcpu_pending *offcpu_pending; /* stacks of threads off CPU */
 	struct kallsyms ksyms;
 	struct file_table files;    /* the files, whatever is kept of them */
 	struct file_cache symfiles; /* their symbols */
@@ -123,6 +130,20 @@ void agent_free(struct otelprof *p);
 void agent_handle_sample(struct otelprof *p,
 			 const struct otelprof_sample_event *e, size_t size,
 			 bool may_park);
+
+/* sample_pipeline.c: an off-CPU event (its stack as switched out, and
+ * how long it was off) into the current window, as its own Profile.
+ * Caller holds state_lock. */
+void agent_handle_offcpu(struct otelprof *p,
+			 const struct otelprof_sample_event *e, size_t size,
+			 int64_t off_ns);
+
+/* offcpu_pending.c: keep an off-CPU stack until its thread's switch-in;
+ * join a switch-in with its stack (then agent_handle_offcpu); free what
+ * is still kept. Caller holds state_lock. */
+void agent_offcpu_stack(struct otelprof *p, const void *data, size_t size);
+void agent_offcpu_end(struct otelprof *p, const struct otelprof_offcpu_end *r);
+void agent_free_offcpu(struct otelprof *p);
 
 /* parked_samples.c: hold a sample (false: not held, resolve it now);
  * replay held ones once a table was installed or they waited too long

@@ -26,6 +26,7 @@ static const size_t opt_ends[] = {
 	OPT_END(file_budget_mb),
 	OPT_END(btf_path),
 	OPT_END(debuginfod_urls),
+	OPT_END(off_cpu_threshold),
 };
 
 /* One sample event with a full stack copy, and the ring buffer's own
@@ -106,6 +107,12 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 		if (e)
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
+	/* Written so that NaN fails too. */
+	if (!(o->off_cpu_threshold >= 0.0 && o->off_cpu_threshold <= 1.0))
+		return errmsg_set(err, -EINVAL,
+				  "off_cpu_threshold %g is out of range: a "
+				  "probability in [0, 1] (0 = off)",
+				  o->off_cpu_threshold);
 	if (o->file_budget_mb && o->symbol_budget_mb &&
 	    o->file_budget_mb > o->symbol_budget_mb)
 		return errmsg_set(err, -EINVAL,

@@ -159,9 +159,11 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 	return stack;
 }
 
-void agent_handle_sample(struct otelprof *p,
-			 const struct otelprof_sample_event *e, size_t size,
-			 bool may_park)
+/* One event down stages 1-6: a CPU sample (offcpu false), or an
+ * off-CPU event of off_ns nanoseconds, which never waits for a table
+ * (its thread ran again meanwhile: the stack is emitted as it unwinds). */
+static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
+		   size_t size, bool may_park, bool offcpu, int64_t off_ns)
 {
 	struct profile_builder *b = &p->windows[p->cur];
 	uint64_t now = e->hdr.ktime_boot_ns;
@@ -234,9 +236,34 @@ void agent_handle_sample(struct otelprof *p,
 		sample_apm(p, b, proc, e, user, nuser, extra, &nextra);
 
 	/* 6. into the window. */
-	if (stack < 0 ||
-	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, link,
-			  extra, nextra,
-			  e->hdr.ktime_boot_ns + (uint64_t)p->boot_to_unix_ns))
+	if (stack < 0)
 		p->counters.add_errors++;
+	else if (offcpu) {
+		if (pb_add_offcpu_sample(b, res, stack, e->hdr.tid, comm,
+					 e->hdr.cpu, link, extra, nextra,
+					 e->hdr.ktime_boot_ns +
+						 (uint64_t)p->boot_to_unix_ns,
+					 off_ns))
+			p->counters.add_errors++;
+		else
+			p->counters.offcpu_events++;
+	} else if (pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu,
+				 link, extra, nextra,
+				 e->hdr.ktime_boot_ns +
+					 (uint64_t)p->boot_to_unix_ns))
+		p->counters.add_errors++;
+}
+
+void agent_handle_sample(struct otelprof *p,
+			 const struct otelprof_sample_event *e, size_t size,
+			 bool may_park)
+{
+	handle(p, e, size, may_park, false, 0);
+}
+
+void agent_handle_offcpu(struct otelprof *p,
+			 const struct otelprof_sample_event *e, size_t size,
+			 int64_t off_ns)
+{
+	handle(p, e, size, false, true, off_ns);
 }

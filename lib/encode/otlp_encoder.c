@@ -312,11 +312,44 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	d->n_stack_table = nst;
 }
 
+/* One Profile of a resource: its samples and value types over
+ * [tmin, tmax). */
+static void set_profile(struct enc *e, Profile *p, Sample **samples, size_t n,
+			ValueType *sample_type, ValueType *period_type,
+			int64_t period, uint64_t tmin, uint64_t tmax)
+{
+	uint8_t *pid = ALLOC(e, uint8_t, 16);
+
+	otelprof__otlp__profile__init(p);
+	p->samples = samples;
+	p->n_samples = n;
+	p->sample_type = sample_type;
+	p->period_type = period_type;
+	p->period = period;
+	/* Timestamps must lie in [time, time + duration). */
+	p->time_unix_nano = tmin;
+	p->duration_nano = tmax > tmin ? tmax - tmin : 1;
+	if (!pid)
+		return;
+	if (getrandom(pid, 16, GRND_NONBLOCK) != 16)
+		memset(pid, 0, 16);
+	p->profile_id.data = pid;
+	p->profile_id.len = 16;
+}
+
+/*
+ * A process's ResourceProfiles: its CPU samples in one Profile (samples
+ * counted by timestamp), and, when off-CPU recording gave it any, its
+ * off-CPU events in a second one (sample type events/nanoseconds, one
+ * value per timestamp: the nanoseconds off CPU, as the reference
+ * profiler emits them; no period). A process with off-CPU events only
+ * has no CPU Profile.
+ */
 static ResourceProfiles *
 build_resource(struct enc *e, const struct profile_builder *b,
 	       const struct remap *rm, const struct pb_resource *r,
 	       const struct otlp_window *w, ValueType *sample_type,
-	       ValueType *period_type, Scope *scope)
+	       ValueType *period_type, ValueType *off_type, Scope *scope)
 {
 	ResourceProfiles *rp = ALLOC(e, ResourceProfiles, 1);
 	Resource *res = ALLOC(e, Resource, 1);
@@ -325,12 +358,12 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	AnyValue *av = ALLOC(e, AnyValue, r->nattrs);
 	ScopeProfiles *sc = ALLOC(e, ScopeProfiles, 1);
 	ScopeProfiles **scp = ALLOC(e, ScopeProfiles *, 1);
-	Profile *p = ALLOC(e, Profile, 1);
-	Profile **pp = ALLOC(e, Profile *, 1);
+	Profile *p = ALLOC(e, Profile, 2);
+	Profile **pp = ALLOC(e, Profile *, 2);
 	Sample *s = ALLOC(e, Sample, r->nsamples);
 	Sample **sp = ALLOC(e, Sample *, r->nsamples);
 	int32_t *ai = ALLOC(e, int32_t, PB_SAMPLE_ATTRS * r->nsamples);
-	uint8_t *pid = ALLOC(e, uint8_t, 16);
+	size_t non = 0, noff = 0, np = 0;
 	/* The builder tracks the window's first and last timestamp. */
 	uint64_t tmin = w->start_unix_ns < b->min_ts ? w->start_unix_ns
 						     : b->min_ts,
@@ -361,8 +394,11 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	res->n_attributes = r->nattrs;
 	rp->resource = res;
 
-	otelprof__otlp__profile__init(p);
-	for (size_t i = 0; i < r->nsamples; i++) {
+	for (size_t i = 0; i < r->nsamples; i++)
+		noff += b->samples.v[r->samples[i]].offcpu;
+	non = r->nsamples - noff;
+	/* CPU samples first in sp, off-CPU events after them. */
+	for (size_t i = 0, on_at = 0, off_at = non; i < r->nsamples; i++) {
 		const struct pb_sample *x = &b->samples.v[r->samples[i]];
 		size_t na = 0;
 
@@ -379,26 +415,33 @@ build_resource(struct enc *e, const struct profile_builder *b,
 		s[i].n_attribute_indices = na;
 		s[i].timestamps_unix_nano = x->ts;
 		s[i].n_timestamps_unix_nano = x->nts;
-		sp[i] = &s[i];
+		if (x->offcpu) {
+			s[i].values = x->vals;
+			s[i].n_values = x->nts;
+			sp[off_at++] = &s[i];
+		} else {
+			sp[on_at++] = &s[i];
+		}
 	}
-	p->samples = sp;
-	p->n_samples = r->nsamples;
-	p->sample_type = sample_type;
-	p->period_type = period_type;
-	p->period = (int64_t)w->period_ns;
-	/* Timestamps must lie in [time, time + duration). */
-	p->time_unix_nano = tmin;
-	p->duration_nano = tmax > tmin ? tmax - tmin : 1;
-	if (getrandom(pid, 16, GRND_NONBLOCK) != 16)
-		memset(pid, 0, 16);
-	p->profile_id.data = pid;
-	p->profile_id.len = 16;
-	pp[0] = p;
+	if (non || !noff) {
+		set_profile(e, &p[np], sp, non, sample_type, period_type,
+			    (int64_t)w->period_ns, tmin, tmax);
+		pp[np] = &p[np];
+		np++;
+	}
+	if (noff) {
+		set_profile(e, &p[np], sp + non, noff, off_type, NULL, 0, tmin,
+			    tmax);
+		pp[np] = &p[np];
+		np++;
+	}
+	if (e->failed)
+		return NULL;
 
 	otelprof__otlp__scope_profiles__init(sc);
 	sc->scope = scope;
 	sc->profiles = pp;
-	sc->n_profiles = 1;
+	sc->n_profiles = np;
 	scp[0] = sc;
 	rp->scope_profiles = scp;
 	rp->n_scope_profiles = 1;
@@ -413,11 +456,12 @@ int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 	Dictionary dict = OTELPROF__OTLP__PROFILES_DICTIONARY__INIT;
 	ValueType sample_type = OTELPROF__OTLP__VALUE_TYPE__INIT;
 	ValueType period_type = OTELPROF__OTLP__VALUE_TYPE__INIT;
+	ValueType off_type = OTELPROF__OTLP__VALUE_TYPE__INIT;
 	Scope scope = OTELPROF__OTLP__INSTRUMENTATION_SCOPE__INIT;
 	ResourceProfiles **rps;
 	size_t nrp = 0, len;
 	uint8_t *buf;
-	int32_t s_samples, s_count, s_cpu, s_ns;
+	int32_t s_samples, s_count, s_cpu, s_ns, s_events = 0;
 	struct remap rm = {0};
 
 	*out = NULL;
@@ -428,12 +472,17 @@ int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 	s_count = pb_string(b, "count");
 	s_cpu = pb_string(b, "cpu");
 	s_ns = pb_string(b, "nanoseconds");
-	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0)
+	/* Only a window with off-CPU events names their type. */
+	if (b->offcpu_samples)
+		s_events = pb_string(b, "events");
+	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 ||
+	    s_events < 0)
 		return -ENOMEM;
 	{
-		const int32_t vs[] = {s_samples, s_count, s_cpu, s_ns};
+		const int32_t vs[] = {s_samples, s_count, s_cpu, s_ns,
+				      s_events};
 
-		build_remap(&e, b, vs, 4, &rm);
+		build_remap(&e, b, vs, s_events ? 5 : 4, &rm);
 	}
 	if (e.failed) {
 		enc_free(&e);
@@ -443,6 +492,8 @@ int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 	sample_type.unit_strindex = rs(&rm, s_count);
 	period_type.type_strindex = rs(&rm, s_cpu);
 	period_type.unit_strindex = rs(&rm, s_ns);
+	off_type.type_strindex = rs(&rm, s_events);
+	off_type.unit_strindex = rs(&rm, s_ns);
 	scope.name = (char *)(w->scope_name ? w->scope_name : "");
 	scope.version = (char *)(w->scope_version ? w->scope_version : "");
 
@@ -452,7 +503,8 @@ int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 		if (!b->resources.v[i].nsamples)
 			continue;
 		rps[nrp] = build_resource(&e, b, &rm, &b->resources.v[i], w,
-					  &sample_type, &period_type, &scope);
+					  &sample_type, &period_type, &off_type,
+					  &scope);
 		if (rps[nrp])
 			nrp++;
 	}
@@ -467,7 +519,7 @@ int otlp_encode(struct profile_builder *b, const struct otlp_window *w,
 					.nattrs = w->host_name ? 1 : 0};
 
 		rps[nrp] = build_resource(&e, b, &rm, &r, w, &sample_type,
-					  &period_type, &scope);
+					  &period_type, &off_type, &scope);
 		if (rps[nrp])
 			nrp++;
 	}

@@ -82,8 +82,10 @@ static void free_window(struct profile_builder *b)
 		free(r->attrs);
 		free(r->samples);
 	}
-	for (uint32_t i = 0; i < b->samples.n; i++)
+	for (uint32_t i = 0; i < b->samples.n; i++) {
 		free(b->samples.v[i].ts);
+		free(b->samples.v[i].vals);
+	}
 }
 
 int pb_init(struct profile_builder *b)
@@ -304,6 +306,7 @@ int pb_reset(struct profile_builder *b)
 	b->resources.n = 0;
 	b->samples.n = 0;
 	b->total_samples = 0;
+	b->offcpu_samples = 0;
 	b->min_ts = UINT64_MAX;
 	b->max_ts = 0;
 	for (size_t i = 0; all_maps(b, i); i++)
@@ -670,7 +673,7 @@ static bool sample_eq(const void *ctx, uint32_t idx)
 	const struct pb_sample *x = &c->b->samples.v[idx], *y = c->s;
 
 	return x->resource == y->resource && x->stack == y->stack &&
-	       x->link == y->link &&
+	       x->link == y->link && x->offcpu == y->offcpu &&
 	       !memcmp(x->attrs, y->attrs, sizeof(x->attrs));
 }
 
@@ -682,10 +685,12 @@ int32_t pb_attr_string(struct profile_builder *b, const char *key,
 	return k < 0 ? k : attr_str(b, k, value);
 }
 
-int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
-		  uint32_t tid, const char *thread_name, uint32_t cpu,
-		  int32_t link, const int32_t *extra, uint32_t nextra,
-		  uint64_t ts)
+/* One event: on-CPU (offcpu false, counted by its timestamp) or
+ * off-CPU (its duration in value, beside its timestamp). */
+static int add_sample(struct profile_builder *b, uint32_t resource,
+		      int32_t stack, uint32_t tid, const char *thread_name,
+		      uint32_t cpu, int32_t link, const int32_t *extra,
+		      uint32_t nextra, uint64_t ts, bool offcpu, int64_t value)
 {
 	struct pb_sample s;
 	struct sample_ctx c = {b, &s};
@@ -703,6 +708,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 	s.resource = resource;
 	s.stack = stack;
 	s.link = link;
+	s.offcpu = offcpu;
 	if (tc->id_attr && tc->tid == tid && nlen < sizeof(tc->name) &&
 	    !strncmp(tc->name, thread_name ? thread_name : "",
 		     sizeof(tc->name))) {
@@ -743,7 +749,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		s.attrs[3 + k] = extra[k];
 	h = hash_combine(hash_combine(hash_u64(resource), (uint64_t)stack),
 			 hash_combine(hash_bytes(s.attrs, sizeof(s.attrs), 9),
-				      (uint64_t)link));
+				      (uint64_t)link * 2 + offcpu));
 	if (!idxmap_find(&b->sample_index, h, sample_eq, &c, &idx)) {
 		struct pb_resource *res = &b->resources.v[resource];
 
@@ -767,7 +773,18 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		if (!nv)
 			return -ENOMEM;
 		dst->ts = nv;
+		if (offcpu) {
+			int64_t *vv = realloc(dst->vals, ncap * sizeof(*vv));
+
+			if (!vv)
+				return -ENOMEM;
+			dst->vals = vv;
+		}
 		dst->capts = ncap;
+	}
+	if (offcpu) {
+		dst->vals[dst->nts] = value;
+		b->offcpu_samples++;
 	}
 	dst->ts[dst->nts++] = ts;
 	b->total_samples++;
@@ -776,6 +793,24 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 	if (ts > b->max_ts)
 		b->max_ts = ts;
 	return 0;
+}
+
+int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
+		  uint32_t tid, const char *thread_name, uint32_t cpu,
+		  int32_t link, const int32_t *extra, uint32_t nextra,
+		  uint64_t ts)
+{
+	return add_sample(b, resource, stack, tid, thread_name, cpu, link,
+			  extra, nextra, ts, false, 0);
+}
+
+int pb_add_offcpu_sample(struct profile_builder *b, uint32_t resource,
+			 int32_t stack, uint32_t tid, const char *thread_name,
+			 uint32_t cpu, int32_t link, const int32_t *extra,
+			 uint32_t nextra, uint64_t ts, int64_t off_ns)
+{
+	return add_sample(b, resource, stack, tid, thread_name, cpu, link,
+			  extra, nextra, ts, true, off_ns);
 }
 
 size_t pb_memory(const struct profile_builder *b)
@@ -791,7 +826,7 @@ size_t pb_memory(const struct profile_builder *b)
 		b->samples.cap * sizeof(struct pb_sample);
 
 	for (uint32_t i = 0; i < b->samples.n; i++)
-		m += b->samples.v[i].capts * 8;
+		m += b->samples.v[i].capts * (b->samples.v[i].offcpu ? 16 : 8);
 	for (size_t i = 0; all_maps_const(b, i); i++)
 		m += idxmap_memory(all_maps_const(b, i));
 	return m;

@@ -68,7 +68,9 @@ struct pb_sample {
 	 * attributes; 0 = absent */
 	int32_t attrs[PB_SAMPLE_ATTRS];
 	int32_t link;
+	bool offcpu; /* an off-CPU event: its own Profile, with values */
 	uint64_t *ts;
+	int64_t *vals; /* off-CPU: nanoseconds off per timestamp */
 	uint32_t nts, capts;
 };
 
@@ -151,6 +153,7 @@ struct profile_builder {
 	int32_t a_unwind_fp;
 
 	uint64_t total_samples;
+	uint64_t offcpu_samples; /* of them, off-CPU events */
 	uint64_t min_ts, max_ts;
 
 	/* Sample attributes repeat per thread and CPU: remember their
@@ -191,6 +194,12 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		  uint32_t tid, const char *thread_name, uint32_t cpu,
 		  int32_t link, const int32_t *extra, uint32_t nextra,
 		  uint64_t ts_unix_ns);
+/* An off-CPU event: the thread was switched out at ts (unix ns) for
+ * off_ns; it never merges with on-CPU samples. */
+int pb_add_offcpu_sample(struct profile_builder *b, uint32_t resource,
+			 int32_t stack, uint32_t tid, const char *thread_name,
+			 uint32_t cpu, int32_t link, const int32_t *extra,
+			 uint32_t nextra, uint64_t ts, int64_t off_ns);
 size_t pb_memory(const struct profile_builder *b);
 
 #endif

@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 680
+const expectedStatsSize = 736
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -178,6 +178,20 @@ type Stats struct {
 	RuntimeHandoffs uint64
 	// Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent) (walk_tail_call_errors, {walk}).
 	WalkTailCallErrors uint64
+	// 1 while the off-CPU program is attached to sched_switch (off_cpu_threshold above 0), else 0 (offcpu_attached, 1).
+	OffcpuAttached uint64
+	// Switch-outs recorded with their stack (off-CPU) (offcpu_recorded, {event}).
+	OffcpuRecorded uint64
+	// Off-CPU events put into a profile: a recorded switch-out joined with its switch-in (offcpu_events, {event}).
+	OffcpuEvents uint64
+	// Switch-outs not recorded: the kernel's map of threads off CPU was full (offcpu_pending_full, {event}).
+	OffcpuPendingFull uint64
+	// Off-CPU stacks or switch-in records dropped in the kernel (ring buffer full) (offcpu_lost, {event}).
+	OffcpuLost uint64
+	// Off-CPU stacks or switch-ins without the other half (its record lost, or the stack not kept): not in a profile (offcpu_unmatched, {event}).
+	OffcpuUnmatched uint64
+	// Off-CPU stacks not kept while their thread was off CPU (more threads waiting than the library holds, or out of memory) (offcpu_pending_dropped, {event}).
+	OffcpuPendingDropped uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -266,4 +280,11 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeProcessesWaited)-656]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeHandoffs)-664]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.WalkTailCallErrors)-672]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuAttached)-680]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuRecorded)-688]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuEvents)-696]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingFull)-704]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuLost)-712]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuUnmatched)-720]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingDropped)-728]
 )
