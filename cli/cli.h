@@ -15,6 +15,7 @@ struct record_args {
 	const char *btf;	/* kernel BTF file, NULL: the kernel's own */
 	const char *debuginfod; /* server URLs, NULL: off */
 	const char *report;	/* also write this HTML report, NULL: no */
+	double off_cpu;		/* off-CPU threshold in [0, 1], 0: off */
 	bool quiet;
 };
 

@@ -152,6 +152,14 @@ static int main_record(int argc, char **argv)
 			a.report = val;
 		} else if (!strcmp(o, "--btf")) {
 			a.btf = val;
+		} else if (!strcmp(o, "--off-cpu-threshold")) {
+			char *end;
+
+			/* A probability: NaN and out of range are refused. */
+			a.off_cpu = strtod(val, &end);
+			if (end == val || *end ||
+			    !(a.off_cpu >= 0.0 && a.off_cpu <= 1.0))
+				return bad(o, val);
 		} else {
 			fprintf(stderr, "otelprof: unknown option %s\n", o);
 			usage_command(stderr, "record");

@@ -42,6 +42,7 @@ int cmd_record(const struct record_args *a)
 	opts.file_budget_mb = a->file_budget_mb;
 	opts.btf_path = a->btf;
 	opts.debuginfod_urls = a->debuginfod;
+	opts.off_cpu_threshold = a->off_cpu;
 	/* The output first: a path we cannot write fails now, not after the
 	 * whole recording. */
 	e = output_open(&out, a->output, err, sizeof(err));
