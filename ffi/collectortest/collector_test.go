@@ -78,8 +78,9 @@ func TestValidateShippedConfigs(t *testing.T) {
 func TestValidateRejects(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"unknown receiver key": "receivers: {profiling: {sampels_per_second: 9}}",
-		"unsupported key":      "receivers: {profiling: {off_cpu_threshold: 0.5}}",
+		"unknown receiver key":  "receivers: {profiling: {sampels_per_second: 9}}",
+		"unsupported key":       "receivers: {profiling: {probabilistic_threshold: 50}}",
+		"off_cpu_threshold > 1": "receivers: {profiling: {off_cpu_threshold: 1.5}}",
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
 		cfg := body + "\nexporters: {debug: {}}\nservice: {pipelines: {profiles: {receivers: [profiling], exporters: [debug]}}}\n"

@@ -64,6 +64,12 @@ type Config struct {
 	// (otelprof_opts.debuginfod_urls). Empty (the default): off, no
 	// network connection is made.
 	DebuginfodURLs []string `mapstructure:"debuginfod_urls"`
+	// OffCPUThreshold is the reference's key: the probability, in [0, 1],
+	// that a thread's switch-out is recorded with its stack and the time
+	// until it runs again (otelprof_opts.off_cpu_threshold), emitted as a
+	// second Profile per process (sample type events/nanoseconds). 0
+	// (the default): off, no scheduler hook is loaded.
+	OffCPUThreshold float64 `mapstructure:"off_cpu_threshold"`
 
 	referenceKeys `mapstructure:",squash"`
 }
@@ -173,6 +179,10 @@ func (c *Config) Validate() error {
 	if c.SymbolBudgetMB != 0 && c.FileBudgetMB > c.SymbolBudgetMB {
 		errs = append(errs, fmt.Errorf("file_budget_mb (%d) must not exceed symbol_budget_mb (%d)",
 			c.FileBudgetMB, c.SymbolBudgetMB))
+	}
+	// Written so that NaN is refused too.
+	if !(c.OffCPUThreshold >= 0 && c.OffCPUThreshold <= 1) {
+		errs = append(errs, fmt.Errorf("off_cpu_threshold must be a probability in [0, 1] (0 = off), got %v", c.OffCPUThreshold))
 	}
 	if len(c.DebuginfodURLs) > maxDebuginfodURLs {
 		errs = append(errs, fmt.Errorf("debuginfod_urls: at most %d servers, got %d", maxDebuginfodURLs, len(c.DebuginfodURLs)))

@@ -3,6 +3,7 @@
 package profilingreceiver
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,11 +57,11 @@ func TestSupportedKeys(t *testing.T) {
 		"symbol_budget_mb":   96,
 		"file_budget_mb":     16,
 		"debuginfod_urls":    []any{"http://127.0.0.1:8002", "https://debuginfod.debian.net"},
+		"off_cpu_threshold":  0.25,
 		// Reference keys at their reference default are accepted.
 		"tracers":                 "all",
 		"probabilistic_threshold": 100,
 		"probabilistic_interval":  "1m",
-		"off_cpu_threshold":       0,
 		"max_grpc_retries":        5,
 		"max_rpc_msg_size":        32 << 20,
 		// Runtimes with no unwinder here: nothing to switch off.
@@ -73,7 +74,7 @@ func TestSupportedKeys(t *testing.T) {
 	if cfg.SamplesPerSecond != 99 || cfg.ReporterInterval != 2*time.Second || !cfg.SendIdleFrames ||
 		cfg.PID != os.Getpid() || cfg.HostName != "node-1" || cfg.RingbufKB != 1024 || cfg.MaxFrames != 64 ||
 		cfg.ReporterJitter != 0.5 || cfg.ErrorMode != "ignore" || !cfg.Interpreters.Perl.Disabled ||
-		cfg.SymbolBudgetMB != 96 || cfg.FileBudgetMB != 16 ||
+		cfg.SymbolBudgetMB != 96 || cfg.FileBudgetMB != 16 || cfg.OffCPUThreshold != 0.25 ||
 		!reflect.DeepEqual(cfg.DebuginfodURLs, []string{"http://127.0.0.1:8002", "https://debuginfod.debian.net"}) {
 		t.Fatalf("unexpected config: %+v", cfg)
 	}
@@ -133,7 +134,9 @@ func TestRejected(t *testing.T) {
 		{"debuginfod scheme", map[string]any{"debuginfod_urls": []any{"ftp://x"}}, `debuginfod_urls: "ftp://x" is not an http:// or https:// URL`},
 		{"debuginfod space", map[string]any{"debuginfod_urls": []any{"http://a http://b"}}, "debuginfod_urls: \"http://a http://b\" is not"},
 		{"debuginfod many", map[string]any{"debuginfod_urls": []any{"http://1", "http://2", "http://3", "http://4", "http://5", "http://6", "http://7", "http://8", "http://9"}}, "debuginfod_urls: at most 8 servers, got 9"},
-		{"off cpu", map[string]any{"off_cpu_threshold": 0.5}, "off_cpu_threshold is not supported by this receiver (off-CPU profiling is not implemented"},
+		{"off cpu above 1", map[string]any{"off_cpu_threshold": 1.5}, "off_cpu_threshold must be a probability in [0, 1] (0 = off), got 1.5"},
+		{"off cpu negative", map[string]any{"off_cpu_threshold": -0.1}, "off_cpu_threshold must be a probability in [0, 1] (0 = off), got -0.1"},
+		{"off cpu nan", map[string]any{"off_cpu_threshold": math.NaN()}, "off_cpu_threshold must be a probability in [0, 1] (0 = off), got NaN"},
 		{"probabilistic threshold", map[string]any{"probabilistic_threshold": 50}, "probabilistic_threshold is not supported"},
 		{"probabilistic interval", map[string]any{"probabilistic_interval": "2m"}, "probabilistic_interval is not supported"},
 		{"tracers", map[string]any{"tracers": "python,hotspot"}, `tracers is not supported by this receiver (replaced by ` + "`interpreters`" + ` in the reference; use that key); remove it or set it to the reference's default "all"`},

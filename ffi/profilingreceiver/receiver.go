@@ -100,6 +100,8 @@ func (r *profilingReceiver) start() error {
 		FileBudgetMB:   r.cfg.FileBudgetMB,
 		BTFPath:        r.cfg.BTFPath,
 		DebuginfodURLs: strings.Join(r.cfg.DebuginfodURLs, " "),
+
+		OffCPUThreshold: r.cfg.OffCPUThreshold,
 	})
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)

@@ -80,6 +80,7 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	cfg.FileBudgetMB = 8
 	cfg.BTFPath = "/boot/vmlinux.btf"
 	cfg.DebuginfodURLs = []string{"http://127.0.0.1:1", "https://debuginfod.example/"}
+	cfg.OffCPUThreshold = 0.25
 	cfg.RingbufKB = 512
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
@@ -129,7 +130,7 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	}
 
 	log := readLog(t, dir)
-	if !strings.HasPrefix(log[0], "start sz=64 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8 btf=/boot/vmlinux.btf debuginfod=http://127.0.0.1:1 https://debuginfod.example/") {
+	if !strings.HasPrefix(log[0], "start sz=72 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8 btf=/boot/vmlinux.btf debuginfod=http://127.0.0.1:1 https://debuginfod.example/ off_cpu=0.25") {
 		t.Errorf("opts not passed as documented: %q", log[0])
 	}
 	tail := strings.Join(log[len(log)-4:], "|")
@@ -251,7 +252,7 @@ func TestLibraryFromEnv(t *testing.T) {
 	if n := len(sink.AllProfiles()); n != 1 {
 		t.Fatalf("want the final drained payload only, got %d payloads", n)
 	}
-	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=64 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0 reserved=0 symbol_budget_mb=0 file_budget_mb=0 btf=(null) debuginfod=(null)") {
+	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=72 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0 reserved=0 symbol_budget_mb=0 file_budget_mb=0 btf=(null) debuginfod=(null) off_cpu=0") {
 		t.Errorf("defaults not passed as zero: %v", readLog(t, dir)[0])
 	}
 }

@@ -16,8 +16,8 @@ import (
 // for the reference loads by name. Each is accepted at the reference's
 // default (referenceDefaults); any other value is rejected with the reason
 // in referenceReasons. reporter_interval, reporter_jitter,
-// samples_per_second, send_idle_frames and error_mode are implemented
-// (Config).
+// samples_per_second, send_idle_frames, error_mode and off_cpu_threshold
+// are implemented (Config).
 type referenceKeys struct {
 	MonitorInterval         time.Duration `mapstructure:"monitor_interval"`
 	FrameCacheSize          uint          `mapstructure:"frame_cache_size"`
@@ -28,7 +28,6 @@ type referenceKeys struct {
 	SendErrorFrames         bool          `mapstructure:"send_error_frames"`
 	FilterMinProcessAge     time.Duration `mapstructure:"filter_min_process_age"`
 	VerboseMode             bool          `mapstructure:"verbose_mode"`
-	OffCPUThreshold         float64       `mapstructure:"off_cpu_threshold"`
 	IncludeEnvVars          string        `mapstructure:"include_env_vars"`
 	MapScaleFactor          uint          `mapstructure:"map_scale_factor"`
 	BPFVerifierLogLevel     uint          `mapstructure:"bpf_verifier_log_level"`
@@ -120,7 +119,6 @@ var referenceReasons = map[string]string{
 	"send_error_frames":          "error frames are not emitted; unwinding failures are counted in otelcol_receiver_profiling_unwind_*",
 	"filter_min_process_age":     "every process is profiled from its first sample",
 	"verbose_mode":               "use the collector's service::telemetry::logs::level",
-	"off_cpu_threshold":          "off-CPU profiling is not implemented (it would need a hook on every context switch)",
 	"include_env_vars":           "environment variables are not collected",
 	"map_scale_factor":           "BPF map sizes are chosen by the library (see ringbuf_kb)",
 	"bpf_verifier_log_level":     "the verifier log is returned in the start error when loading fails",

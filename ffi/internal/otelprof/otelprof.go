@@ -34,7 +34,7 @@ const (
 	MaxFrequency     = 10000
 	MaxUserFrames    = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen        = 512
-	expectedOptsSize = 64
+	expectedOptsSize = 72
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -46,7 +46,8 @@ const (
 
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
 // host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36,
-// symbol_budget_mb @40, file_budget_mb @44, btf_path @48, debuginfod_urls @56.
+// symbol_budget_mb @40, file_budget_mb @44, btf_path @48, debuginfod_urls @56,
+// off_cpu_threshold @64.
 type cOpts struct {
 	sz             uintptr
 	frequencyHz    uint32
@@ -60,6 +61,7 @@ type cOpts struct {
 	fileBudgetMB   uint32
 	btfPath        *byte
 	debuginfodURLs *byte
+	offCPU         float64
 }
 
 // Stats and expectedStatsSize are generated from lib/agent/stats_fields.def,
@@ -82,6 +84,7 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.symbolBudgetMB)-40]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.btfPath)-48]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.debuginfodURLs)-56]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.offCPU)-64]
 )
 
 // Options are the start options; zero values mean "library default".
@@ -99,6 +102,8 @@ type Options struct {
 	BTFPath string
 	// debuginfod servers (URL prefixes separated by spaces); "" = off.
 	DebuginfodURLs string
+	// Off-CPU: probability in [0, 1] that a switch-out is recorded; 0 = off.
+	OffCPUThreshold float64
 }
 
 // Library is a loaded libotelprofiler.
@@ -273,6 +278,7 @@ func (l *Library) Start(o Options) (*Profiler, error) {
 
 		symbolBudgetMB: o.SymbolBudgetMB,
 		fileBudgetMB:   o.FileBudgetMB,
+		offCPU:         o.OffCPUThreshold,
 	}
 	var host []byte
 	if o.HostName != "" {

@@ -7,12 +7,11 @@
  * environment after start):
  *   payload.bin   bytes returned by every otelprof_poll while running, and
  *                 once more after otelprof_stop (the "drained" buffer)
- *   samples       decimal sample count poll returns with the payload (default 1)
- *   start_error   if present, otelprof_start fails with -EPERM and copies
- *                 its first line into errbuf
- *   poll_error    if present, otelprof_poll fails with -EIO and errmsg
- *                 returns its first line
- *   log           appended: one line per call, for the test to check
+ *   samples       decimal sample count poll returns with the payload (default
+ * 1) start_error   if present, otelprof_start fails with -EPERM and copies its
+ * first line into errbuf poll_error    if present, otelprof_poll fails with
+ * -EIO and errmsg returns its first line log           appended: one line per
+ * call, for the test to check
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -112,7 +111,10 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 		return -EINVAL;
 	*out = NULL;
 	if (opts)
-		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u flags=%u max_frames=%u reserved=%u symbol_budget_mb=%u file_budget_mb=%u btf=%s debuginfod=%s",
+		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u "
+			 "flags=%u max_frames=%u reserved=%u "
+			 "symbol_budget_mb=%u file_budget_mb=%u btf=%s "
+			 "debuginfod=%s off_cpu=%g",
 			 opts->sz, opts->frequency_hz, opts->pid,
 			 opts->host_name ? opts->host_name : "(null)",
 			 opts->ringbuf_kb, opts->flags, opts->max_frames,
@@ -126,7 +128,12 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 					     debuginfod_urls) &&
 					 opts->debuginfod_urls
 				 ? opts->debuginfod_urls
-				 : "(null)");
+				 : "(null)",
+			 opts->sz >= offsetof(struct otelprof_opts,
+					      off_cpu_threshold) +
+						 sizeof(double)
+				 ? opts->off_cpu_threshold
+				 : 0.0);
 	else
 		fake_log("start opts=NULL");
 	err = read_file("start_error", &n);
