@@ -44,13 +44,19 @@ type Sample struct {
 	SpanID  string
 	// Every sample attribute, including thread.id etc. above.
 	Attrs map[string]any
+	// Off-CPU events (a Profile of sample type events/nanoseconds):
+	// the nanoseconds this event's thread was off CPU.
+	OffCPUNs int64
 }
 
 // Process is one ResourceProfiles.
 type Process struct {
 	Attrs   map[string]any
-	Samples []Sample
-	Profile pprofile.Profile
+	Samples []Sample         // the CPU profile's
+	Profile pprofile.Profile // the CPU profile
+	// The off-CPU profile's events and the profile, if there is one.
+	OffCPU        []Sample
+	OffCPUProfile *pprofile.Profile
 }
 
 type Decoded struct {
@@ -186,7 +192,16 @@ func decodeFile(t *testing.T, path string) *Decoded {
 			sp := rp.ScopeProfiles().At(s)
 			for pi := 0; pi < sp.Profiles().Len(); pi++ {
 				prof := sp.Profiles().At(pi)
-				p.Profile = prof
+				st := prof.SampleType()
+				offcpu := str(st.TypeStrindex()) == "events" && str(st.UnitStrindex()) == "nanoseconds"
+				if offcpu {
+					if p.OffCPUProfile != nil {
+						t.Fatalf("two off-CPU profiles in one resource")
+					}
+					p.OffCPUProfile = &prof
+				} else {
+					p.Profile = prof
+				}
 				start := uint64(prof.Time())
 				end := start + prof.DurationNano()
 				for i := 0; i < prof.Samples().Len(); i++ {
@@ -270,13 +285,21 @@ func decodeFile(t *testing.T, path string) *Decoded {
 					if smp.Values().Len() != 0 && smp.Values().Len() != len(ts) {
 						t.Fatalf("values and timestamps differ in length")
 					}
-					for _, tsv := range ts {
+					if offcpu && smp.Values().Len() != len(ts) {
+						t.Fatalf("off-CPU sample with %d values for %d timestamps", smp.Values().Len(), len(ts))
+					}
+					for i, tsv := range ts {
 						if tsv < start || tsv >= end {
 							t.Fatalf("timestamp %d outside [%d, %d)", tsv, start, end)
 						}
 						s := base
 						s.TimeNs = tsv
-						p.Samples = append(p.Samples, s)
+						if offcpu {
+							s.OffCPUNs = smp.Values().At(i)
+							p.OffCPU = append(p.OffCPU, s)
+						} else {
+							p.Samples = append(p.Samples, s)
+						}
 					}
 				}
 			}
