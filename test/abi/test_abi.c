@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -145,6 +146,20 @@ static void checks_every_field(void **state)
 	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "debuginfod_urls"));
 	assert_null(p);
+	o.debuginfod_urls = NULL;
+	/* Off-CPU: a probability; NaN and out of range are refused. */
+	o.off_cpu_threshold = 1.5;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "off_cpu_threshold"));
+	o.off_cpu_threshold = -0.25;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "off_cpu_threshold"));
+	o.off_cpu_threshold = NAN;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "off_cpu_threshold"));
+	assert_null(p);
+	o.off_cpu_threshold = 0;
+	o.debuginfod_urls = "http://127.0.0.1:1 ftp://127.0.0.1:2";
 	/* Cut by sz: never read (a caller of the older size). */
 	o.sz = offsetof(struct otelprof_opts, debuginfod_urls);
 	o.debuginfod_urls = (const char *)(uintptr_t)0xdead00000001ull;

@@ -31,16 +31,23 @@ func progInsns(log string) map[string][2]int {
 	return out
 }
 
-// The programs a sampler with every runtime loaded has: the native
-// sample (one program with bpf_loop, two without), its finish, the task
-// events, and each runtime's walk in the matching variant.
+// The programs a sampler with every runtime loaded and off-CPU on
+// (offCPUFlag) has: the native sample (one program with bpf_loop, two
+// without), its finish, the task events, each runtime's walk and the
+// off-CPU switch program (with its chained walk without bpf_loop) in the
+// matching variant.
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
-		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk"}
+		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
+			"off_cpu_switch"}
 	}
 	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded"}
+		"cpython_walk_bounded", "hotspot_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
 }
+
+// offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
+// low enough not to load the host (test/kernels/guest.sh passes the same).
+var offCPUFlag = []string{"--off-cpu-threshold", "0.01"}
 
 // judgeProgramBudget: every wanted program was verified, within 60% of
 // the limit; returns the summary ("max 9% hotspot_walk_bounded").
@@ -77,7 +84,8 @@ func judgeProgramBudget(t *testing.T, log string, want []string) string {
 func TestBPFProgramsWithinBudget(t *testing.T) {
 	requireRoot(t)
 	for _, fallback := range []string{"", "bpf_loop"} {
-		cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", "2", "--frequency", "19", "--output", t.TempDir()+"/p.otlp")
+		args := append([]string{"record", "--duration", "2", "--frequency", "19", "--output", t.TempDir() + "/p.otlp"}, offCPUFlag...)
+		cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), args...)
 		cmd.Env = append(os.Environ(), "OTELPROF_LOAD_RUNTIMES=all", "OTELPROF_DEBUG_BPF_LOG=stats")
 		if fallback != "" {
 			cmd.Env = append(cmd.Env, "OTELPROF_KERNEL_FALLBACK="+fallback)

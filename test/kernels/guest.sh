@@ -58,9 +58,10 @@ stat_all() {
 
 log "recording ${SECONDS_REC} s at ${HZ} Hz on $(uname -r)"
 # Every runtime's program is loaded too (not only where its runtime
-# runs), so that each one's verifier figures are printed on every kernel.
+# runs), and the off-CPU programs (1% of switch-outs: little load), so
+# that each one's verifier figures are printed on every kernel.
 OTELPROF_LOAD_RUNTIMES=all OTELPROF_DEBUG_BPF_LOG=stats \
-$BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --output $out/host.otlp 2>$out/record.err &
+$BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --off-cpu-threshold 0.01 --output $out/host.otlp 2>$out/record.err &
 rec=$!
 while kill -0 $rec 2>/dev/null && ! grep -q recording $out/record.err; do sleep 0.1; done
 cut -d' ' -f1 /proc/uptime >$out/started_at
