@@ -278,6 +278,9 @@ done
 # ---- 8. start-up: first sample, CPU to it, the verifier's figures ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/startup.sh" "$B" 5)
 
+# ---- 8b. off-CPU: cost per context switch at thresholds 0, 0.01 and 1 ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/offcpu.sh" "$B" 3)
+
 # ---- 9. host churn: drain-thread stalls, bystander samples, stop ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/churn.sh" "$B" 12)
 
