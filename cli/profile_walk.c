@@ -41,6 +41,16 @@ static int64_t any_int(const Otelprof__Otlp__AnyValue *v)
 		       : -1;
 }
 
+/* Off-CPU events (sample type events/nanoseconds, ours and the
+ * reference's): their values are nanoseconds off CPU, not CPU samples. */
+int walk_is_offcpu(const Dictionary *d, const Otelprof__Otlp__Profile *prof)
+{
+	const Otelprof__Otlp__ValueType *t = prof ? prof->sample_type : NULL;
+
+	return t && !strcmp(otlp_str(d, t->type_strindex), "events") &&
+	       !strcmp(otlp_str(d, t->unit_strindex), "nanoseconds");
+}
+
 int walk_location_ok(const Dictionary *d, int32_t loc)
 {
 	return d && loc > 0 && (size_t)loc < d->n_location_table;
@@ -73,6 +83,8 @@ int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx)
 
 				for (size_t p = 0; p < sp->n_profiles; p++) {
 					s.prof = sp->profiles[p];
+					if (walk_is_offcpu(d, s.prof))
+						continue;
 					for (size_t i = 0;
 					     i < s.prof->n_samples; i++) {
 						const Otelprof__Otlp__Sample

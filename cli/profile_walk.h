@@ -32,8 +32,9 @@ struct walk_sample {
 
 typedef int (*walk_fn)(const struct walk_sample *s, void *ctx);
 
-/* Calls fn for every sample (of resources with process.pid == pid when pid
- * > 0); stops at fn's first non-zero return and returns it. */
+/* Calls fn for every CPU sample (of resources with process.pid == pid when
+ * pid > 0; off-CPU profiles are skipped: walk_is_offcpu); stops at fn's
+ * first non-zero return and returns it. */
 int profile_walk(const struct otlp_docs *docs, int pid, walk_fn fn, void *ctx);
 
 /* Key of attribute a of d's attribute table ("" when out of range), its
@@ -44,6 +45,10 @@ const Otelprof__Otlp__AnyValue *
 walk_attr_value(const Otelprof__Otlp__ProfilesDictionary *d, int32_t a);
 const char *walk_any_str(const Otelprof__Otlp__ProfilesDictionary *d,
 			 const Otelprof__Otlp__AnyValue *v);
+
+/* True for an off-CPU profile (sample type events/nanoseconds). */
+int walk_is_offcpu(const Otelprof__Otlp__ProfilesDictionary *d,
+		   const Otelprof__Otlp__Profile *prof);
 
 /* True when loc indexes a real location of d. */
 int walk_location_ok(const Otelprof__Otlp__ProfilesDictionary *d, int32_t loc);

@@ -185,6 +185,18 @@ func TestOffCPUTimePerStack(t *testing.T) {
 	if onBurn < onMain*9/10 {
 		t.Errorf("only %d of %d CPU samples in burn_quarter", onBurn, onMain)
 	}
+	// otelprof top (and convert, report) read the CPU profile only:
+	// off-CPU values are nanoseconds, not samples.
+	top, err := exec.Command(filepath.Join(buildDir(t), "otelprof"), "top", rec.Path,
+		"--pid", fmt.Sprint(wl.Process.Pid), "--limit", "1").Output()
+	if err != nil {
+		t.Fatalf("otelprof top: %v", err)
+	}
+	var topTotal int
+	fmt.Sscanf(string(top), "%d samples", &topTotal)
+	if topTotal != len(p.Samples) {
+		t.Errorf("otelprof top counts %d samples for offcpu_mix, its CPU profile has %d", topTotal, len(p.Samples))
+	}
 	if !strings.Contains(rec.Stderr, "off-CPU: 1 program attached") {
 		t.Errorf("summary has no off-CPU line:\n%s", rec.Stderr)
 	}
