@@ -89,6 +89,73 @@ static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
 	return pd->dictionary->string_table[i];
 }
 
+/* Off-CPU events: a second Profile per resource (events/nanoseconds, a
+ * value per timestamp, no period), never merged with CPU samples of the
+ * same stack; a resource with off-CPU events only has that Profile. */
+static void offcpu_profile(void **state)
+{
+	struct profile_builder b;
+	struct pb_resource_info r1 = {
+		.key = 1, .pid = 100, .exe_name = "app", .host_name = "h"};
+	struct pb_resource_info r2 = {
+		.key = 2, .pid = 200, .exe_name = "db", .host_name = "h"};
+	Otelprof__Otlp__ProfilesData *pd;
+	const Otelprof__Otlp__ScopeProfiles *sp;
+	const Otelprof__Otlp__Profile *cpu, *off;
+	uint32_t res1, res2;
+	int32_t loc, st;
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(pb_resource(&b, &r1, &res1), 0);
+	assert_int_equal(pb_resource(&b, &r2, &res2), 0);
+	loc = frame(&b, FRAME_NATIVE, 0x10, "f", "/bin/app");
+	st = pb_stack(&b, &loc, 1);
+	assert_int_equal(
+		pb_add_sample(&b, res1, st, 100, "app", 0, 0, NULL, 0, 5000),
+		0);
+	assert_int_equal(pb_add_offcpu_sample(&b, res1, st, 100, "app", 0, 0,
+					      NULL, 0, 5001, 1000000),
+			 0);
+	assert_int_equal(pb_add_offcpu_sample(&b, res1, st, 100, "app", 0, 0,
+					      NULL, 0, 5002, 2500000),
+			 0);
+	assert_int_equal(pb_add_offcpu_sample(&b, res2, st, 200, "db", 1, 0,
+					      NULL, 0, 6000, 7),
+			 0);
+	assert_int_equal(b.offcpu_samples, 3);
+	pd = encode(&b, 4000, 7000);
+	assert_int_equal(pd->n_resource_profiles, 2);
+	sp = pd->resource_profiles[0]->scope_profiles[0];
+	assert_int_equal(sp->n_profiles, 2);
+	cpu = sp->profiles[0];
+	off = sp->profiles[1];
+	assert_string_equal(str(pd, cpu->sample_type->type_strindex),
+			    "samples");
+	assert_int_equal(cpu->n_samples, 1);
+	assert_int_equal(cpu->samples[0]->n_values, 0);
+	assert_string_equal(str(pd, off->sample_type->type_strindex), "events");
+	assert_string_equal(str(pd, off->sample_type->unit_strindex),
+			    "nanoseconds");
+	assert_null(off->period_type);
+	assert_int_equal(off->period, 0);
+	assert_int_equal(off->n_samples, 1);
+	assert_int_equal(off->samples[0]->n_timestamps_unix_nano, 2);
+	assert_int_equal(off->samples[0]->n_values, 2);
+	assert_int_equal(off->samples[0]->timestamps_unix_nano[1], 5002);
+	assert_int_equal(off->samples[0]->values[0], 1000000);
+	assert_int_equal(off->samples[0]->values[1], 2500000);
+	assert_int_equal(off->samples[0]->stack_index,
+			 cpu->samples[0]->stack_index);
+	sp = pd->resource_profiles[1]->scope_profiles[0];
+	assert_int_equal(sp->n_profiles, 1);
+	assert_string_equal(
+		str(pd, sp->profiles[0]->sample_type->type_strindex), "events");
+	assert_int_equal(sp->profiles[0]->samples[0]->values[0], 7);
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
 static void samples_merge_and_encode(void **state)
 {
 	struct profile_builder b;
@@ -586,6 +653,7 @@ int main(void)
 		cmocka_unit_test(dedup_and_zero_entries),
 		cmocka_unit_test(inlined_lines),
 		cmocka_unit_test(samples_merge_and_encode),
+		cmocka_unit_test(offcpu_profile),
 		cmocka_unit_test(wire_field_numbers),
 		cmocka_unit_test(context_links_and_attributes),
 		cmocka_unit_test(dictionary_only_referenced),

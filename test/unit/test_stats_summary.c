@@ -108,7 +108,11 @@ static void every_line_as_before(void **state)
 		"over the memory budget; 80000240 walk programs loaded "
 		"(81000243 refused, 82000246 processes waited for one), "
 		"83000249 walks handed over, 84000252 cut at the tail-call "
-		"limit\n");
+		"limit\n"
+		"otelprof: off-CPU: 85000255 program attached, 86000258 "
+		"switch-outs recorded, 87000261 events in the profile; lost: "
+		"88000264 (pending map full), 89000267 (ring buffer full), "
+		"90000270 unmatched, 91000273 not kept\n");
 	free(got);
 }
 
