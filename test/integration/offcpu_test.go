@@ -88,6 +88,10 @@ func TestOffCPUTimePerStack(t *testing.T) {
 	t.Logf("truth: sleep %.3f s, pipe %.3f s, CPU %.3f s (tid %d)", float64(truth.sleepNs)/1e9,
 		float64(truth.pipeNs)/1e9, float64(truth.cpuNs)/1e9, truth.tid)
 
+	// The file with its second profile per process is still conformant.
+	if err := checkConformance(readProfilesData(t, rec.Path)); err != nil {
+		t.Errorf("%s is not conformant:\n%v", rec.Path, err)
+	}
 	d := decodeFile(t, rec.Path)
 	p := d.ByPIDName(wl.Process.Pid, "offcpu_mix")
 	if p == nil {
