@@ -427,3 +427,85 @@ func TestAgentGatewayOverLoopback(t *testing.T) {
 		t.Errorf("gateway metrics lack samples.user.count: %v", names)
 	}
 }
+
+// The receiver's off_cpu_threshold reaches the library: with every
+// switch-out recorded, the payloads carry off-CPU profiles (sample type
+// events/nanoseconds, one positive value per timestamp). The exact
+// figures are judged by test/integration/offcpu_test.go.
+func TestCollectorOffCPU(t *testing.T) {
+	lib := library(t)
+	bin := collector(t)
+	dir := t.TempDir()
+	sys := workload(t, "syscall")
+
+	config := fmt.Sprintf(`
+receivers:
+  profiling:
+    samples_per_second: 19
+    reporter_interval: 1s
+    off_cpu_threshold: 1
+    library_path: %s
+exporters:
+  file/profiles:
+    path: %s
+service:
+  pipelines:
+    profiles:
+      receivers: [profiling]
+      exporters: [file/profiles]
+  telemetry:
+    metrics:
+      level: none
+`, lib, filepath.Join(dir, "profiles.jsonl"))
+	col := startCollector(t, bin, dir, "collector", config)
+	col.alive(t, 4*time.Second)
+	col.stop(t)
+
+	var offProfiles, events int
+	var sysEvents int
+	for _, p := range readProfiles(t, filepath.Join(dir, "profiles.jsonl")) {
+		d := p.Dictionary()
+		str := func(i int32) string {
+			if i < 0 || int(i) >= d.StringTable().Len() {
+				return ""
+			}
+			return d.StringTable().At(int(i))
+		}
+		for _, rp := range p.ResourceProfiles().All() {
+			var pid int64 = -1
+			if v, ok := rp.Resource().Attributes().Get("process.pid"); ok {
+				pid = v.Int()
+			}
+			for _, sp := range rp.ScopeProfiles().All() {
+				for _, pr := range sp.Profiles().All() {
+					st := pr.SampleType()
+					if str(st.TypeStrindex()) != "events" {
+						continue
+					}
+					offProfiles++
+					if str(st.UnitStrindex()) != "nanoseconds" {
+						t.Errorf("off-CPU profile unit %q", str(st.UnitStrindex()))
+					}
+					for _, smp := range pr.Samples().All() {
+						if smp.Values().Len() != smp.TimestampsUnixNano().Len() {
+							t.Fatalf("off-CPU sample: %d values, %d timestamps", smp.Values().Len(), smp.TimestampsUnixNano().Len())
+						}
+						for _, v := range smp.Values().All() {
+							if v <= 0 {
+								t.Errorf("off-CPU value %d", v)
+							}
+							events++
+							if pid == int64(sys.Process.Pid) {
+								sysEvents++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d off-CPU profiles, %d events, %d of the syscall workload", offProfiles, events, sysEvents)
+	if offProfiles == 0 || events == 0 {
+		t.Fatalf("no off-CPU profile with off_cpu_threshold 1\n%s", tail(dir, "collector"))
+	}
+}
