@@ -6,7 +6,8 @@
  * switch-in; the joined event then goes down the sample pipeline with its
  * duration (agent_handle_offcpu). A thread is off CPU at most once at a
  * time, so one entry per tid. Bounded like the kernel's pending map
- * (OTELPROF_OFFCPU_PENDING): beyond, a stack is not kept (counted).
+ * (OTELPROF_OFFCPU_PENDING) and by PENDING_BYTES of events (a stack copy
+ * is 9 KiB): beyond, a stack is not kept (counted).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "agent/agent.h"
 
 #define PENDING_BUCKETS 4096
+/* Events kept at most, in bytes: ~20,000 typical 1.5 KiB stacks. */
+#define PENDING_BYTES (32u << 20)
 
 struct pending {
 	struct pending *next;
@@ -26,6 +29,7 @@ struct pending {
 struct offcpu_pending {
 	struct pending *bucket[PENDING_BUCKETS];
 	uint32_t n;
+	size_t bytes; /* of the events kept */
 };
 
 static struct pending **slot(struct offcpu_pending *t, uint32_t tid)
@@ -58,11 +62,13 @@ void agent_offcpu_stack(struct otelprof *p, const void *data, size_t size)
 		struct pending *old = *at;
 
 		*at = old->next;
+		t->bytes -= old->size;
 		free(old);
 		t->n--;
 		p->counters.offcpu_unmatched++;
 	}
 	if (t->n >= OTELPROF_OFFCPU_PENDING ||
+	    t->bytes + size > PENDING_BYTES ||
 	    !(n = malloc(sizeof(*n) + size))) {
 		p->counters.offcpu_pending_dropped++;
 		return;
@@ -74,6 +80,7 @@ void agent_offcpu_stack(struct otelprof *p, const void *data, size_t size)
 	n->next = NULL;
 	*at = n;
 	t->n++;
+	t->bytes += size;
 }
 
 void agent_offcpu_end(struct otelprof *p, const struct otelprof_offcpu_end *r)
@@ -90,6 +97,7 @@ void agent_offcpu_end(struct otelprof *p, const struct otelprof_offcpu_end *r)
 	n = *at;
 	*at = n->next;
 	t->n--;
+	t->bytes -= n->size;
 	agent_handle_offcpu(p, (const struct otelprof_sample_event *)n->data,
 			    n->size,
 			    (int64_t)(r->hdr.ktime_boot_ns - r->start_ns));
