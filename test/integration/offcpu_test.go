@@ -49,17 +49,21 @@ type offcpuTruth struct {
 // thread's CPU time.
 func TestOffCPUTimePerStack(t *testing.T) {
 	requireRoot(t)
-	const seconds, hz, rounds, warmup = 10, 99, 40, 20
+	// 40 rounds of ~100 ms after 20 of warm-up: ~6 s on a quiet host;
+	// the recording leaves room for a loaded one.
+	const seconds, hz, rounds, warmup = 15, 99, 40, 20
 	var (
 		mu      sync.Mutex
 		wl      *exec.Cmd
 		stdout  bytes.Buffer
 		progs   []string
 		started = make(chan struct{})
+		recEnd  time.Time // when sampling stops
 	)
 	rec := recordWith(t, func() {
 		mu.Lock()
 		defer mu.Unlock()
+		recEnd = time.Now().Add(seconds * time.Second)
 		progs = schedulerPrograms(t)
 		wl = exec.Command(filepath.Join(buildDir(t), "workloads", "offcpu_mix"), fmt.Sprint(rounds), fmt.Sprint(warmup))
 		wl.Stdout = &stdout
@@ -87,6 +91,11 @@ func TestOffCPUTimePerStack(t *testing.T) {
 	}
 	t.Logf("truth: sleep %.3f s, pipe %.3f s, CPU %.3f s (tid %d)", float64(truth.sleepNs)/1e9,
 		float64(truth.pipeNs)/1e9, float64(truth.cpuNs)/1e9, truth.tid)
+	// Every measured round must lie inside the recording.
+	if end := time.Unix(0, int64(truth.end)); !end.Before(recEnd.Add(-500 * time.Millisecond)) {
+		t.Fatalf("the workload's measured rounds ended at %s, the recording at %s: the host is too loaded for this test",
+			end.Format(time.StampMilli), recEnd.Format(time.StampMilli))
+	}
 
 	// The file with its second profile per process is still conformant.
 	if err := checkConformance(readProfilesData(t, rec.Path)); err != nil {
