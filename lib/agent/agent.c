@@ -162,6 +162,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 	default:
 		break;
 	}
+	agent_sync_processes(p);
 	/* The pass's slice is spent: the rest waits for the next pass (this
 	 * record is consumed), so a poll never waits long for the lock. */
 	if (process_table_slice_over(&p->procs))
@@ -212,10 +213,14 @@ static bool drain(struct otelprof *p)
 	process_table_begin_pass(&p->procs);
 	agent_runtimes_loaded(p);
 	bpf_sampler_consume(p->sampler);
-	process_table_resume_loads(&p->procs);
+	/* One process at a time, each synced before the next: the loads
+	 * and reads count against the pass's slice. */
+	while (process_table_resume_loads(&p->procs))
+		agent_sync_processes(p);
 	installed = agent_finish_files(p);
 	agent_replay_parked(p, installed > 0, false);
-	process_table_run_held(&p->procs);
+	while (process_table_run_held(&p->procs))
+		agent_sync_processes(p);
 	now = boot_ns();
 	context_tracker_tick(&p->context, now);
 	p->apm_waiting = context_tracker_flush_apm(&p->context, now);
@@ -277,10 +282,12 @@ void agent_free(struct otelprof *p)
 	if (p->thread_started)
 		pthread_join(p->thread, NULL);
 	p->thread_started = false;
+	/* Processes taken out and not yet forgotten (none: every change is
+	 * taken at once) are forgotten while the stages still exist. */
+	agent_sync_processes(p);
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	file_table_set_listener(&p->files, NULL);
 	file_cache_set_listener(&p->symfiles, NULL);
-	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
 	agent_runtimes_free(p);
 	/* Before the sampler: a load in progress uses it. */
@@ -378,7 +385,6 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	/* Every stage is ready: the tables may tell of files and processes
 	 * now. */
 	agent_file_sync_start(p);
-	agent_sync_start(p);
 	e = process_unwind_start_worker(&p->unwinder);
 	/* Big files' symbols are read in the background too; a finished
 	 * read wakes the drain thread the same way. */

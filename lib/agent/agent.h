@@ -136,10 +136,11 @@ void agent_free_parked(struct otelprof *p);
 void agent_sweep_if_due(struct otelprof *p);
 void agent_watch_cpus(struct otelprof *p);
 
-/* process_sync.c: run the unwinder, context, interpreter and JVM steps,
- * in that order, whenever the process table (re)reads a process or frees
- * it; rescan what the context tracker's tick asked for. */
-void agent_sync_start(struct otelprof *p);
+/* process_sync.c: what the process table changed, taken and handed to
+ * the stages (forget the removed; unwinder, context, runtimes for the
+ * changed, in that order). Called after every call that can change the
+ * table; rescan what the context tracker's tick asked for. */
+void agent_sync_processes(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
 /* runtimes.c: the runtime protocol's steps for every runtime of the
  * table (runtimes/runtime.h); agent_runtimes_loaded hands the runtimes

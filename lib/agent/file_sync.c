@@ -78,8 +78,10 @@ int agent_finish_files(struct otelprof *p)
 	process_unwind_take_wakeup(&p->unwinder);
 	/* Files read on the loader thread: step 3 for each, then the
 	 * processes that map them. */
-	if (file_cache_finish_loads(&p->symfiles) > 0)
+	if (file_cache_finish_loads(&p->symfiles) > 0) {
 		process_table_files_changed(&p->procs);
+		agent_sync_processes(p);
+	}
 	return process_unwind_finish_builds(&p->unwinder);
 }
 

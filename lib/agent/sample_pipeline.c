@@ -25,8 +25,8 @@
  * Stages 2 and 4 do not rescan a process themselves: they report a pc in
  * no known mapping, and the stage is run again here after the process table's
  * rescan (process_table_rescan_asked, within the process's gap and the
- * shared budget), which the table reports to process_sync.c as every
- * rescan. At most one rescan per stage and sample.
+ * shared budget), whose changes the stages take (process_sync.c) as for
+ * every rescan. At most one rescan per stage and sample.
  */
 #include <string.h>
 
@@ -120,6 +120,16 @@ static void sample_apm(struct otelprof *p, struct profile_builder *b,
 			id, e->hdr.ktime_boot_ns, &p->context.apm);
 }
 
+/* A rescan of proc as its gap and the shared budget allow; the stages
+ * see what it found before the stage that asked runs again. */
+static bool agent_rescan_asked(struct otelprof *p, struct process *proc)
+{
+	bool done = process_table_rescan_asked(&p->procs, proc, 0);
+
+	agent_sync_processes(p);
+	return done;
+}
+
 /* Stage 4: the stack's index in b. A raw stack seen before in this window
  * is found in the stack cache; otherwise the symbolizer makes its frames
  * and the builder interns them. */
@@ -143,8 +153,7 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 	/* A pc in no known mapping: new code since the last scan (dlopen,
 	 * JIT)? Look again, as the process's gap and the shared budget
 	 * allow, and symbolize with what the scan found. */
-	if (!err && frames->unmapped &&
-	    process_table_rescan_asked(&p->procs, proc, 0))
+	if (!err && frames->unmapped && agent_rescan_asked(p, proc))
 		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
 				      e->n_kernel, user, nuser, ninterp,
 				      e->interp_kind, e->hdr.ktime_boot_ns,
@@ -183,6 +192,7 @@ void agent_handle_sample(struct otelprof *p,
 	comm[OTELPROF_COMM_LEN] = '\0';
 	proc = process_table_get_sample(&p->procs, e->hdr.pid, e->hdr.tid, comm,
 					e->hdr.proc_start_ns, now);
+	agent_sync_processes(p);
 	if (!proc) {
 		p->counters.add_errors++;
 		return;
@@ -199,7 +209,7 @@ void agent_handle_sample(struct otelprof *p,
 		 * of a new process): look again, as the process's gap and
 		 * the shared budget allow, and walk with what it found. */
 		if (walk.error == OTELPROF_CNT_UNWIND_NO_MAPPING &&
-		    process_table_rescan_asked(&p->procs, proc, 0))
+		    agent_rescan_asked(p, proc))
 			process_unwind_copy(&p->unwinder, proc, e, p->frames,
 					    p->max_user_frames, &walk);
 		/* A big file's table is being built: hold the sample rather

@@ -41,9 +41,8 @@ struct unwind_job {
 static struct process *owner_of(struct process_unwind *pu, uint32_t pid,
 				uint64_t serial)
 {
-	struct process *p = pid ? process_table_find(pu->procs, pid) : NULL;
-
-	return p && p->serial == serial ? p : NULL;
+	/* Exited processes too: a file read for one is charged to it. */
+	return pid ? process_table_find_serial(pu->procs, pid, serial) : NULL;
 }
 
 static void install_table(struct process_unwind *pu, struct file *f,
@@ -109,12 +108,8 @@ void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 	uint64_t t0 = mono_ns();
 	struct stat sb;
 	int err;
-	/* Read inline for the process being loaded, or on the loader for
-	 * the one it noted. */
-	struct process *owner =
-		pu->procs->loading_for
-			? pu->procs->loading_for
-			: owner_of(pu, f->owner_pid, f->owner_serial);
+	/* The process it was first read for (inline, or on the loader). */
+	struct process *owner = owner_of(pu, f->owner_pid, f->owner_serial);
 	struct unwind_file *u = process_unwind_file(pu, f);
 	struct elf_file *ef = file_cache_of(pu->files, f);
 

@@ -140,6 +140,7 @@ static void unwinds_own_stack_snapshot(void **state)
 	process_unwind_init(&pu, &procs, &files, -1, -1);
 	unwind_alone_listen(&pu);
 	p = process_table_get(&procs, (uint32_t)getpid(), NULL, 0, 1);
+	unwind_alone_sync(&pu);
 	assert_non_null(p);
 	process_unwind_copy(&pu, p, &snap, frames, OTELPROF_MAX_USER_FRAMES,
 			    &walk);
@@ -199,9 +200,11 @@ static void unwinds_own_stack_snapshot(void **state)
 		assert_true(p->start_time > 0);
 		p = process_table_get(&procs, (uint32_t)getpid(), NULL,
 				      p->start_time * tick + tick / 2, 6);
+		unwind_alone_sync(&pu);
 		assert_int_equal(p->serial, serial);
 		p = process_table_get(&procs, (uint32_t)getpid(), NULL,
 				      (p->start_time + 1) * tick, 7);
+		unwind_alone_sync(&pu);
 		assert_non_null(p);
 		assert_true(p->serial != serial);
 		assert_int_equal(procs.counters.pid_reuses, 1);

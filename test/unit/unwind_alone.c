@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unwind_alone.h"
 
-static void on_maps(void *ctx, struct process *p,
-		    const struct process_change *c)
+void unwind_alone_sync(struct process_unwind *pu)
 {
-	(void)c;
-	process_unwind_sync(ctx, p);
-}
+	struct process_change c;
+	struct process *p;
 
-static void on_remove(void *ctx, struct process *p)
-{
-	process_unwind_forget(ctx, p);
+	while ((p = process_table_take_removed(pu->procs))) {
+		process_unwind_forget(pu, p);
+		process_table_release(pu->procs, p);
+	}
+	while ((p = process_table_take_changed(pu->procs, &c)))
+		process_unwind_sync(pu, p);
 }
 
 static int file_added(void *ctx, struct file *f, const struct file_added *a)
@@ -50,11 +51,9 @@ static void before_evict(void *ctx)
 
 void unwind_alone_listen(struct process_unwind *pu)
 {
-	struct process_table_listener pl = {pu, on_maps, on_remove};
 	struct file_table_listener fl = {pu, file_added, file_freed};
 	struct file_cache_listener cl = {pu, file_read, before_evict};
 
-	process_table_set_listener(pu->procs, &pl);
 	file_table_set_listener(pu->procs->files, &fl);
 	file_cache_set_listener(pu->files, &cl);
 }
