@@ -286,8 +286,6 @@ void agent_free(struct otelprof *p)
 	 * taken at once) are forgotten while the stages still exist. */
 	agent_sync_processes(p);
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
-	file_table_set_listener(&p->files, NULL);
-	file_cache_set_listener(&p->symfiles, NULL);
 	context_tracker_free(&p->context);
 	agent_runtimes_free(p);
 	/* Before the sampler: a load in progress uses it. */
@@ -384,7 +382,6 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	p->symbolizer.jvm = &p->jvm;
 	/* Every stage is ready: the tables may tell of files and processes
 	 * now. */
-	agent_file_sync_start(p);
 	e = process_unwind_start_worker(&p->unwinder);
 	/* Big files' symbols are read in the background too; a finished
 	 * read wakes the drain thread the same way. */

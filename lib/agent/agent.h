@@ -151,10 +151,19 @@ void agent_runtimes_sync(struct otelprof *p, struct process *proc,
 void agent_runtimes_forget(struct otelprof *p, struct process *proc);
 void agent_runtimes_loaded(struct otelprof *p);
 void agent_runtimes_free(struct otelprof *p);
-/* file_sync.c: run the symbolizer's and the unwinder's steps, in that
- * order, for files added and read, and the other way round for files
- * freed; take what the loader and builder threads finished. */
-void agent_file_sync_start(struct otelprof *p);
+/* file_sync.c: resolve the files a process maps (new ones read by the
+ * symbolizer's and the unwinder's steps, in that order), the other way
+ * round for files gone; take what the loader and builder threads
+ * finished. agent_resolve_files: every mapping of proc not resolved yet,
+ * within the pass's slice (the rest: proc->loads_deferred);
+ * agent_resolve_mapping: one, now. agent_reload_evicted: the symbols of
+ * an evicted file a frame needs, read again if due (true: read). */
+void agent_resolve_files(struct otelprof *p, struct process *proc);
+struct file *agent_resolve_mapping(struct otelprof *p, struct process *proc,
+				   struct proc_mapping *m);
+bool agent_reload_evicted(struct otelprof *p, struct process *proc,
+			  const struct proc_mapping *m, struct elf_file *file);
+void agent_forget_gone_files(struct otelprof *p);
 int agent_finish_files(struct otelprof *p);
 bool agent_files_busy(struct otelprof *p);
 

@@ -10,10 +10,12 @@
  *   removed   each stage forgets it (a reused pid's new process is synced
  *             after, not before: the kernel entry by pid stays the new
  *             one's), then the table frees it
- *   changed   1. unwinder   its mappings and unwind tables (lib/unwind/);
- *                           it resolves the mapped files
+ *   changed   0. files      the files of its mappings not resolved yet,
+ *                           within the pass's slice (file_sync.c); the
+ *                           stages below only read what is resolved
+ *             1. unwinder   its mappings and unwind tables (lib/unwind/)
  *             2. context    context TLS locations, the published process
- *                           context (lib/context/): uses the files of 1
+ *                           context (lib/context/)
  *             3. runtimes   each runtime of runtimes.c's table (CPython,
  *                           HotSpot, ...: lib/runtimes/), in its order
  *
@@ -43,10 +45,13 @@ void agent_sync_processes(struct otelprof *p)
 		process_table_release(&p->procs, proc);
 	}
 	while ((proc = process_table_take_changed(&p->procs, &c))) {
+		agent_resolve_files(p, proc);
 		process_unwind_sync(&p->unwinder, proc);
 		context_tracker_sync(&p->context, proc, &c);
 		agent_runtimes_sync(p, proc, &c);
 	}
+	/* Files the loads above evicted, and those of the processes freed. */
+	agent_forget_gone_files(p);
 }
 
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns)

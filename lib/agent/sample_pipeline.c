@@ -130,6 +130,36 @@ static bool agent_rescan_asked(struct otelprof *p, struct process *proc)
 	return done;
 }
 
+/* What the symbolizer found missing in the stack's files, done now: files
+ * resolved, evicted symbols read again, debuginfod asked. True: names may
+ * have come (name the stack again). Whatever was done, the stack is not
+ * reused from the stack cache (its names may still change). */
+static bool sample_wants(struct otelprof *p, struct process *proc,
+			 struct symbolized_stack *frames)
+{
+	bool named = false;
+
+	for (uint32_t i = 0; i < frames->nwant; i++) {
+		struct symbolized_want *w = &frames->wants[i];
+
+		switch (w->kind) {
+		case SYMBOLIZED_WANT_RESOLVE:
+			named |= agent_resolve_mapping(p, proc, w->m) != NULL;
+			break;
+		case SYMBOLIZED_WANT_RELOAD:
+			named |= agent_reload_evicted(p, proc, w->m, w->file);
+			break;
+		case SYMBOLIZED_WANT_DEBUGINFOD:
+			file_cache_debuginfod_check(&p->symfiles, w->file);
+			break;
+		}
+	}
+	/* Loads may have evicted files. */
+	agent_forget_gone_files(p);
+	frames->cacheable = false;
+	return named;
+}
+
 /* Stage 4: the stack's index in b. A raw stack seen before in this window
  * is found in the stack cache; otherwise the symbolizer makes its frames
  * and the builder interns them. */
@@ -158,6 +188,18 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 				      e->n_kernel, user, nuser, ninterp,
 				      e->interp_kind, e->hdr.ktime_boot_ns,
 				      frames);
+	/* Files the frames need that the process's sync left for a later
+	 * slice (or evicted symbols): done here and named at once. Once:
+	 * what the second naming still wants (a debuginfod lookup for a
+	 * file just read) is asked for; its names come with a later
+	 * sample. */
+	if (!err && frames->nwant && sample_wants(p, proc, frames))
+		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
+				      e->n_kernel, user, nuser, ninterp,
+				      e->interp_kind, e->hdr.ktime_boot_ns,
+				      frames);
+	if (!err && frames->nwant)
+		sample_wants(p, proc, frames);
 	if (err)
 		return err;
 	if (frames->strings_dropped)
@@ -212,6 +254,15 @@ void agent_handle_sample(struct otelprof *p,
 		    agent_rescan_asked(p, proc))
 			process_unwind_copy(&p->unwinder, proc, e, p->frames,
 					    p->max_user_frames, &walk);
+		/* A file the process's sync left for a later slice: resolved
+		 * now (its table read as a first load reads it), walked
+		 * again. */
+		if (walk.unresolved &&
+		    agent_resolve_mapping(p, proc, walk.unresolved)) {
+			agent_forget_gone_files(p);
+			process_unwind_copy(&p->unwinder, proc, e, p->frames,
+					    p->max_user_frames, &walk);
+		}
 		/* A big file's table is being built: hold the sample rather
 		 * than emit a cut stack. */
 		if (walk.error == OTELPROF_CNT_UNWIND_PENDING && may_park &&

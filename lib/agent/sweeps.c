@@ -27,6 +27,7 @@ void agent_sweep_if_due(struct otelprof *p)
 	/* Files of exited processes linger a minute for the next exec of
 	 * the same binary. */
 	file_table_sweep(&p->files, FILE_LINGER_NS);
+	agent_forget_gone_files(p);
 	p->trim_due = true;
 }
 

@@ -741,25 +741,6 @@ bool process_table_slice_over(struct process_table *t)
 	return true;
 }
 
-struct file *process_mapping_file_sliced(struct process_table *t,
-					 struct process *p,
-					 struct proc_mapping *m, bool *deferred)
-{
-	struct file *f;
-
-	*deferred = false;
-	if (!m->file_tried && m->kind == PROC_MAPPING_FILE &&
-	    process_table_slice_over(t)) {
-		*deferred = true;
-		p->loads_deferred = true;
-		return NULL;
-	}
-	f = process_mapping_file(t, p, m);
-	/* Not taken by a full loader: as good as deferred. */
-	*deferred = !m->file_tried;
-	return f;
-}
-
 void process_table_files_changed(struct process_table *t)
 {
 	/* Every process mapping one of them learns its symbols (the
@@ -822,72 +803,36 @@ static size_t own_vdso_size(uint64_t base)
 	return size;
 }
 
-/* The vDSO image, read from our own process (same kernel, same vDSO). */
-static struct file *vdso_file(struct process_table *t)
+void *process_vdso_image(size_t *len)
 {
-	struct file_id id = FILE_ID_VDSO;
-	struct file *f = file_table_find(t->files, &id);
-	uint64_t base;
-	size_t size;
-	void *copy;
-	int err;
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	size_t size = base ? own_vdso_size(base) : 0;
+	void *copy = size ? malloc(size) : NULL;
 
-	if (f)
-		return f;
-	base = getauxval(AT_SYSINFO_EHDR);
-	size = base ? own_vdso_size(base) : 0;
-	copy = size ? malloc(size) : NULL;
+	*len = copy ? size : 0;
 	if (copy)
 		memcpy(copy, (const void *)(uintptr_t)base, size);
-	f = file_table_get_mem(t->files, &id, "[vdso]", copy, copy ? size : 0,
-			       &err);
-	free(copy);
-	return f;
+	return copy;
 }
 
-struct file *process_mapping_file(struct process_table *t, struct process *p,
-				  struct proc_mapping *m)
+int process_mapping_open(struct process_table *t, const struct process *p,
+			 const struct proc_mapping *m)
 {
-	int fd, err = 0;
+	int fd = mapped_file_open((pid_t)p->pid, m);
 
-	if (m->file_tried)
-		return m->file;
-	m->file_tried = 1;
-	if (m->kind == PROC_MAPPING_VDSO) {
-		m->file = vdso_file(t);
-		return m->file;
-	}
-	if (m->kind != PROC_MAPPING_FILE)
-		return NULL;
-	fd = mapped_file_open((pid_t)p->pid, m);
-	if (fd == MAPPED_FILE_REFUSED) {
+	if (fd == MAPPED_FILE_REFUSED)
 		t->counters.files_refused++;
-		return NULL;
-	}
-	if (fd < 0) {
+	else if (fd < 0)
 		t->counters.scan_errors++;
-		return NULL;
-	}
-	{
-		/* Debug files are looked up as the process sees them. */
-		char root[96];
-		int root_fd;
+	return fd;
+}
 
-		snprintf(root, sizeof(root), "%s/%u/root", t->proc_root,
-			 p->pid);
-		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		m->file = file_table_get_fd(t->files, fd, m->path, root_fd,
-					    p->pid, p->serial, &err);
-		if (err == -EAGAIN) {
-			/* The loader's queue is full: again later. */
-			m->file_tried = 0;
-			p->loads_deferred = true;
-		}
-		if (root_fd >= 0)
-			close(root_fd);
-	}
-	close(fd);
-	return m->file;
+int process_root_open(const struct process_table *t, const struct process *p)
+{
+	char root[96];
+
+	snprintf(root, sizeof(root), "%s/%u/root", t->proc_root, p->pid);
+	return open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 void process_table_exec(struct process_table *t, uint32_t pid)

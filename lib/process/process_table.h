@@ -232,23 +232,22 @@ bool process_table_slice_over(struct process_table *t);
  * loads more (true: one was noted; take it before the next, so the
  * slice counts the loads). */
 bool process_table_resume_loads(struct process_table *t);
-/* process_mapping_file within the slice: NULL (and p marked for
- * resumption) if the file was not loaded yet and the slice is spent;
- * *deferred tells that case apart. */
-struct file *process_mapping_file_sliced(struct process_table *t,
-					 struct process *p,
-					 struct proc_mapping *m,
-					 bool *deferred);
 /* Files were read since (marked changed in the file table: the loader
  * thread's): tell the consumers of every process that maps one, and
  * clear the marks. */
 void process_table_files_changed(struct process_table *t);
-/* Resolve (lazily) the file behind mapping m of p; may be NULL (also
- * while the loader's queue is full: p is then marked for
- * process_table_resume_loads). A new file is reported by the file table
- * (and read) before this returns. */
-struct file *process_mapping_file(struct process_table *t, struct process *p,
-				  struct proc_mapping *m);
+/* What resolving a mapping's file needs (the agent resolves them:
+ * lib/agent/file_sync.c). The file behind mapping m of p, opened through
+ * the process (a regular file only: MAPPED_FILE_REFUSED, counted, for
+ * anything else), or a negative errno (counted). */
+int process_mapping_open(struct process_table *t, const struct process *p,
+			 const struct proc_mapping *m);
+/* p's root (O_PATH): debug files are looked up as the process sees
+ * them. -1: none. */
+int process_root_open(const struct process_table *t, const struct process *p);
+/* A copy of our own vDSO image (the same kernel's: every process's), for
+ * the caller to free; NULL if it could not be read. */
+void *process_vdso_image(size_t *len);
 void process_table_exec(struct process_table *t, uint32_t pid);
 /* Process pid (started at start_ns) forked from parent_pid: if the parent
  * is known, the child starts as its copy (no /proc read). */

@@ -4,8 +4,8 @@
  * /proc (process_table.proc_root): a reused pid becomes a new process,
  * in-flight samples of an exited one stay with it, a sample of the image
  * before an exec is not filed under the new image, an exec event read
- * after the pid moved on keeps the event's identity, and a rescan tells the
- * listener the mappings it added and removed.
+ * after the pid moved on keeps the event's identity, and a rescan reports
+ * the mappings it added and removed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
