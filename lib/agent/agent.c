@@ -206,8 +206,10 @@ static bool drain(struct otelprof *p)
 	pthread_mutex_lock(&p->state_lock);
 	/* Before the samples: their processing can take a while (a burst of
 	 * new processes), a CPU coming online must not wait behind it. */
-	if (!atomic_load(&p->stopping))
+	if (!atomic_load(&p->stopping)) {
 		agent_watch_cpus(p);
+		agent_prob_tick(p);
+	}
 	p->hold_since_ns = mono_ns();
 	process_table_begin_pass(&p->procs);
 	agent_runtimes_loaded(p);
@@ -282,6 +284,7 @@ void agent_free(struct otelprof *p)
 	file_cache_set_listener(&p->symfiles, NULL);
 	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
+	agent_prob_free(p);
 	agent_runtimes_free(p);
 	/* Before the sampler: a load in progress uses it. */
 	runtime_programs_free(&p->programs);
@@ -350,9 +353,21 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 		o->max_frames ? o->max_frames : OTELPROF_MAX_USER_FRAMES;
 	p->max_user_frames = cfg.max_user_frames;
 	cfg.btf_path = o->btf_path;
-	cfg.ringbuf_bytes =
-		agent_ringbuf_bytes(o->ringbuf_kb, p->frequency_hz, ncpu);
+	/* Sized for the ceiling when one is given: the rate may go there
+	 * at run time, the ring buffer cannot grow. */
+	cfg.ringbuf_bytes = agent_ringbuf_bytes(
+		o->ringbuf_kb,
+		o->max_frequency_hz > p->frequency_hz ? o->max_frequency_hz
+						      : p->frequency_hz,
+		ncpu);
+	/* Probabilistic: the first interval's draw decides. */
+	cfg.start_paused =
+		o->probabilistic_threshold && o->probabilistic_threshold < 100;
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, err);
+	if (e)
+		return e;
+	agent_rate_init(p, o, cfg.ringbuf_bytes, ncpu);
+	e = agent_prob_start(p, o, err);
 	if (e)
 		return e;
 	/* Sampling is on: the kernel's symbols are read while the first
@@ -428,6 +443,12 @@ static int start_epoll(struct otelprof *p, struct errmsg *err)
 
 		epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 	}
+	/* Probabilistic profiling: the next interval's draw. */
+	if (p->prob.timer_fd >= 0) {
+		e = watch_fd(p, p->prob.timer_fd, err);
+		if (e)
+			return e;
+	}
 	/* A runtime's BPF program loaded: its processes go in now. */
 	e = watch_fd(p, runtime_programs_notify_fd(&p->programs), err);
 	if (e)
@@ -456,6 +477,7 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 		}
 	}
 	p->wake_fd = p->epoll_fd = -1;
+	p->prob.timer_fd = -1;
 	pthread_mutex_init(&p->state_lock, NULL);
 	pthread_mutex_init(&p->poll_lock, NULL);
 	p->frequency_hz = o->frequency_hz ? o->frequency_hz

@@ -233,7 +233,8 @@ void agent_handle_sample(struct otelprof *p,
 	    proc->ctx->apm && stack >= 0 && nextra < PB_MAX_CTX_ATTRS)
 		sample_apm(p, b, proc, e, user, nuser, extra, &nextra);
 
-	/* 6. into the window. */
+	/* 6. into the window, weighted by the rate it was taken at. */
+	b->period_ns = agent_period_at(p, e->hdr.ktime_boot_ns);
 	if (stack < 0 ||
 	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, link,
 			  extra, nextra,

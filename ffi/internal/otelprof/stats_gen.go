@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 680
+const expectedStatsSize = 720
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -178,6 +178,16 @@ type Stats struct {
 	RuntimeHandoffs uint64
 	// Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent) (walk_tail_call_errors, {walk}).
 	WalkTailCallErrors uint64
+	// Samples per second per CPU now (otelprof_set_frequency changes it) (sampling_frequency_hz, Hz).
+	SamplingFrequencyHz uint64
+	// Sampling rate changes applied to every CPU's perf event (frequency_changes, {change}).
+	FrequencyChanges uint64
+	// Enable, disable or period changes a CPU's perf event refused (perf_ioctl_errors, {error}).
+	PerfIoctlErrors uint64
+	// Probabilistic profiling intervals drawn on (sampling) (probabilistic_intervals_on, {interval}).
+	ProbabilisticIntervalsOn uint64
+	// Probabilistic profiling intervals drawn off (perf events disabled, no samples taken) (probabilistic_intervals_off, {interval}).
+	ProbabilisticIntervalsOff uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -266,4 +276,9 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeProcessesWaited)-656]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeHandoffs)-664]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.WalkTailCallErrors)-672]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.SamplingFrequencyHz)-680]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FrequencyChanges)-688]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.PerfIoctlErrors)-696]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProbabilisticIntervalsOn)-704]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProbabilisticIntervalsOff)-712]
 )
