@@ -48,6 +48,9 @@ type profilingReceiver struct {
 	stopCh   chan struct{}
 	doneCh   chan struct{}
 	shutdown bool
+	// rate is the sampling rate now (rate.go).
+	rateMu sync.Mutex
+	rate   int
 }
 
 func newReceiver(set receiver.Settings, cfg *Config, next xconsumer.Profiles) (*profilingReceiver, error) {
@@ -100,11 +103,22 @@ func (r *profilingReceiver) start() error {
 		FileBudgetMB:   r.cfg.FileBudgetMB,
 		BTFPath:        r.cfg.BTFPath,
 		DebuginfodURLs: strings.Join(r.cfg.DebuginfodURLs, " "),
+
+		MaxFrequencyHz:          uint32(r.cfg.MaxSamplesPerSecond),
+		ProbabilisticThreshold:  uint32(r.cfg.ProbabilisticThreshold),
+		ProbabilisticIntervalMs: uint32(r.cfg.ProbabilisticInterval.Milliseconds()),
+		IncludeEnvVars:          r.cfg.IncludeEnvVars,
 	})
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)
 	}
+	r.handleMu.Lock()
 	r.prof = prof
+	r.handleMu.Unlock()
+	r.rateMu.Lock()
+	r.rate = r.cfg.SamplesPerSecond
+	r.rateMu.Unlock()
+	r.registerController()
 	r.set.Logger.Info("libotelprofiler started",
 		zap.String("library", lib.Path),
 		zap.String("version", lib.Version()),
@@ -196,6 +210,7 @@ func (r *profilingReceiver) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	r.shutdown = true
+	r.unregisterController()
 	close(r.stopCh)
 	select {
 	case <-r.doneCh:

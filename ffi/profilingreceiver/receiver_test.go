@@ -4,6 +4,7 @@ package profilingreceiver
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,7 +130,7 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	}
 
 	log := readLog(t, dir)
-	if !strings.HasPrefix(log[0], "start sz=64 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8 btf=/boot/vmlinux.btf debuginfod=http://127.0.0.1:1 https://debuginfod.example/") {
+	if !strings.HasPrefix(log[0], "start sz=88 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8 btf=/boot/vmlinux.btf debuginfod=http://127.0.0.1:1 https://debuginfod.example/ max_freq=0 prob=100/60000ms env=(null)") {
 		t.Errorf("opts not passed as documented: %q", log[0])
 	}
 	tail := strings.Join(log[len(log)-4:], "|")
@@ -144,6 +145,68 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	}
 	if acc.Name == "" {
 		t.Fatal("empty metric")
+	}
+}
+
+// Another component changes the rate through Controller(id); the options
+// carry the ceiling, the probabilistic keys and the env var names.
+func TestRateControllerAndNewOptions(t *testing.T) {
+	lib, dir := fakeLib(t)
+	writePayload(t, dir, testprofiles.Canned(1_700_000_000_000_000_000))
+	cfg := createDefaultConfig()
+	cfg.LibraryPath = lib
+	cfg.ReporterInterval = time.Hour
+	cfg.MaxSamplesPerSecond = 500
+	cfg.ProbabilisticThreshold = 50
+	cfg.ProbabilisticInterval = 2 * time.Second
+	cfg.IncludeEnvVars = "DEPLOY_ENV,HOME"
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+	r, _ := newTestReceiver(t, cfg, tt)
+	id := r.(*profilingReceiver).set.ID
+	if _, ok := Controller(id); ok {
+		t.Fatal("a controller before Start")
+	}
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	rc, ok := Controller(id)
+	if !ok {
+		t.Fatal("no controller for the started receiver")
+	}
+	if got := rc.SamplesPerSecond(); got != 19 {
+		t.Fatalf("rate %d at start, want 19", got)
+	}
+	if err := rc.SetSamplesPerSecond(99); err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.SamplesPerSecond(); got != 99 {
+		t.Fatalf("rate %d after the change, want 99", got)
+	}
+	// The library's refusal comes back with its message; the rate stays.
+	err := rc.SetSamplesPerSecond(5000)
+	if err == nil || !strings.Contains(err.Error(), "out of range (1..1000)") {
+		t.Fatalf("refusal: %v", err)
+	}
+	if got := rc.SamplesPerSecond(); got != 99 {
+		t.Fatalf("rate %d after a refused change, want 99", got)
+	}
+	if err := rc.SetSamplesPerSecond(0); err == nil {
+		t.Fatal("0 Hz accepted")
+	}
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Controller(id); ok {
+		t.Fatal("a controller after Shutdown")
+	}
+	if err := rc.SetSamplesPerSecond(19); !errors.Is(err, errNotRunning) {
+		t.Fatalf("after shutdown: %v", err)
+	}
+	log := strings.Join(readLog(t, dir), "|")
+	if !strings.Contains(log, "max_freq=500 prob=50/2000ms env=DEPLOY_ENV,HOME") ||
+		!strings.Contains(log, "|set_frequency 99|set_frequency 5000|") {
+		t.Fatalf("library calls: %q", log)
 	}
 }
 
@@ -251,7 +314,7 @@ func TestLibraryFromEnv(t *testing.T) {
 	if n := len(sink.AllProfiles()); n != 1 {
 		t.Fatalf("want the final drained payload only, got %d payloads", n)
 	}
-	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=64 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0 reserved=0 symbol_budget_mb=0 file_budget_mb=0 btf=(null) debuginfod=(null)") {
+	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=88 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0 reserved=0 symbol_budget_mb=0 file_budget_mb=0 btf=(null) debuginfod=(null) max_freq=0 prob=100/60000ms env=(null)") {
 		t.Errorf("defaults not passed as zero: %v", readLog(t, dir)[0])
 	}
 }
