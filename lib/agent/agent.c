@@ -367,9 +367,6 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	if (e)
 		return e;
 	agent_rate_init(p, o, cfg.ringbuf_bytes, ncpu);
-	e = agent_prob_start(p, o, err);
-	if (e)
-		return e;
 	/* Sampling is on: the kernel's symbols are read while the first
 	 * samples wait in the ring buffer (reading /proc/kallsyms takes
 	 * 50-150 ms; no sample is named before the drain thread starts).
@@ -493,6 +490,10 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 				 u.nodename);
 	}
 	e = start_stages(p, o, err);
+	/* Probabilistic: the first interval starts when everything is
+	 * ready (the events were attached disabled). */
+	if (!e)
+		e = agent_prob_start(p, o, err);
 	if (!e)
 		e = start_epoll(p, err);
 	if (!e) {
