@@ -181,8 +181,8 @@ func TestRateChangeAtRunTime(t *testing.T) {
 
 // Probabilistic profiling, threshold 50, interval 1 s (the reference's
 // meaning: a draw per interval turns sampling on or off for all of it).
-// Judged from the samples: every interval of a whole-host recording either
-// has the busy workload's samples or nothing from any process, on in
+// Judged from the samples: every interval of a whole-host recording (with
+// a busy workload) either has samples or nothing from any process, on in
 // 50 +- 15% of 100 intervals (a fair coin leaves that range with p < 0.3%),
 // and the kernel took samples (idle ones included) only while on: its
 // count matches the on time, not the recording's.
@@ -204,8 +204,13 @@ func TestProbabilisticProfiling(t *testing.T) {
 		t.Fatalf("the workload ran %.1f CPU s of %d: host overloaded?", cpu, intervals)
 	}
 
-	busy := make([]int, intervals)  // the workload's samples per interval
-	other := make([]int, intervals) // any other process's
+	// The draw is made when the drain thread wakes on the interval's
+	// timer: on a loaded host (2 CPUs shared with builds) that can be
+	// tens of ms after the boundary, so an interval is judged by its
+	// last 750 ms; the first 250 ms are only reported.
+	total := make([]int, intervals) // every process's samples, judged part
+	busy := make([]int, intervals)  // the workload's, judged part
+	spill := make([]int, intervals) // every process's, first 250 ms
 	for _, x := range soakSamples(t, dir) {
 		if x.unixNs < t0 {
 			continue
@@ -214,31 +219,35 @@ func TestProbabilisticProfiling(t *testing.T) {
 		if k >= intervals {
 			continue
 		}
+		if (x.unixNs-t0)%1e9 < 250e6 {
+			spill[k]++
+			continue
+		}
+		total[k]++
 		if x.pid == int64(pid) {
 			busy[k]++
-		} else {
-			other[k]++
 		}
 	}
-	// The draw is made when the drain thread wakes on the interval's
-	// timer, ms after the boundary: a sample or two of the interval
-	// before may fall in.
 	var on, off []int
 	var unclear []string
+	var late []string // off intervals with samples in their first 250 ms
 	for k := 0; k < intervals; k++ {
 		switch {
-		case busy[k] >= 20:
+		case total[k] >= 30:
 			on = append(on, k)
-		case busy[k] <= 2 && other[k] <= 4:
+		case total[k] <= 2:
 			off = append(off, k)
+			if spill[k] > 4 {
+				late = append(late, strconv.Itoa(k)+":"+strconv.Itoa(spill[k]))
+			}
 		default:
-			unclear = append(unclear, strconv.Itoa(k)+":"+strconv.Itoa(busy[k])+"/"+strconv.Itoa(other[k]))
+			unclear = append(unclear, strconv.Itoa(k)+":"+strconv.Itoa(total[k])+"/"+strconv.Itoa(busy[k]))
 		}
 	}
-	t.Logf("on %d, off %d, unclear %v of %d intervals; the library drew on %v, off %v",
-		len(on), len(off), unclear, intervals, final.num("probabilistic_intervals_on"), final.num("probabilistic_intervals_off"))
+	t.Logf("on %d, off %d, unclear %v of %d intervals; the library drew on %v, off %v; off intervals sampled at their start (interval:samples in 250 ms) %v",
+		len(on), len(off), unclear, intervals, final.num("probabilistic_intervals_on"), final.num("probabilistic_intervals_off"), late)
 	if len(unclear) > 2 {
-		t.Errorf("intervals neither sampled nor silent (interval:workload/others samples): %v", unclear)
+		t.Errorf("intervals neither sampled nor silent in their last 750 ms (interval:samples/of the workload): %v", unclear)
 	}
 	frac := float64(len(on)) / intervals
 	if frac < 0.35 || frac > 0.65 {
