@@ -332,6 +332,11 @@ struct otelprof_stats {
 	uint64_t probabilistic_intervals_on;  /* intervals sampled */
 	uint64_t probabilistic_intervals_off; /* intervals with the perf
 						 events disabled */
+	/* include_env_vars (otelprof_opts.include_env_vars) */
+	uint64_t env_reads_refused;  /* environ over 64 KiB or not
+					NUL-terminated: not read */
+	uint64_t env_values_dropped; /* values over 256 bytes or not
+					printable UTF-8 */
 };
 
 /* Opaque profiler handle. */

@@ -70,4 +70,6 @@ var statsMetrics = []statsMetric{
 	{"perf_ioctl_errors", "Enable, disable or period changes a CPU's perf event refused", "{error}", false, func(s *otelprof.Stats) uint64 { return s.PerfIoctlErrors }},
 	{"probabilistic_intervals_on", "Probabilistic profiling intervals drawn on (sampling)", "{interval}", false, func(s *otelprof.Stats) uint64 { return s.ProbabilisticIntervalsOn }},
 	{"probabilistic_intervals_off", "Probabilistic profiling intervals drawn off (perf events disabled, no samples taken)", "{interval}", false, func(s *otelprof.Stats) uint64 { return s.ProbabilisticIntervalsOff }},
+	{"env_reads_refused", "Processes whose environment was not read for include_env_vars: over 64 KiB, or not NUL-terminated", "{process}", false, func(s *otelprof.Stats) uint64 { return s.EnvReadsRefused }},
+	{"env_values_dropped", "include_env_vars values dropped: over 256 bytes, or not printable UTF-8", "{value}", false, func(s *otelprof.Stats) uint64 { return s.EnvValuesDropped }},
 }

@@ -332,6 +332,15 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
 	process_table_init(&p->procs, &p->files);
+	{
+		const char *why;
+
+		/* Checked by agent_parse_opts: cannot fail here. */
+		if (env_names_parse(o->include_env_vars, &p->env_names, &why))
+			return errmsg_set(err, -EINVAL, "include_env_vars: %s",
+					  why);
+		p->procs.env_names = &p->env_names;
+	}
 	process_table_set_lock(&p->procs, state_unlock, state_relock, p);
 	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs,
 			      &p->symfiles);

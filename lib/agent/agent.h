@@ -87,6 +87,7 @@ struct otelprof {
 	uint32_t frequency_hz; /* now (state_lock); see rate */
 	struct agent_rate rate;
 	struct agent_prob prob;
+	struct env_names env_names; /* include_env_vars */
 	uint32_t max_user_frames;
 	char host_name[256];
 	struct bpf_sampler *sampler;

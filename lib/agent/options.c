@@ -2,6 +2,7 @@
 /* Validation of the caller's options (docs/abi.md: sz-versioned). */
 #include "agent/options.h"
 #include "filestore/debuginfod.h"
+#include "process/proc_environ.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -138,6 +139,14 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 		debuginfod_free(&d);
 		if (e)
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
+	}
+	if (o->include_env_vars) {
+		struct env_names names;
+		const char *why;
+
+		if (env_names_parse(o->include_env_vars, &names, &why))
+			return errmsg_set(err, -EINVAL, "include_env_vars: %s",
+					  why);
 	}
 	if (o->file_budget_mb && o->symbol_budget_mb &&
 	    o->file_budget_mb > o->symbol_budget_mb)

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "process/proc_info.h"
+#include "process/proc_environ.h"
 #include "process/proc_maps.h"
 #include "files/file_table.h"
 #include "util/idxmap.h"
@@ -88,6 +89,7 @@ struct process {
 					  by interp/interp_tracker.c */
 	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
 					  interp/hotspot_tracker.c */
+	struct proc_env *env; /* include_env_vars values (NULL: none) */
 };
 
 /* What the process table counts (for otelprof_stats). */
@@ -96,6 +98,7 @@ struct process_table_counters {
 	uint64_t pid_reuses; /* entries replaced by a new process */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
+	struct env_outcome env; /* environ reads refused, values dropped */
 };
 
 /* Why the listener hears of a process, and what changed. */
@@ -140,6 +143,9 @@ struct process_table {
 	struct process *ghost; /* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
+	/* include_env_vars: read from each process's environ at first
+	 * sight (NULL or none: never read). */
+	const struct env_names *env_names;
 	struct process_table_listener listener; /* on_maps NULL: none */
 	struct process_table_counters counters;
 };

@@ -309,7 +309,9 @@ static long long bpf_counter(int id, uint32_t which)
 	X(perf_ioctl_errors)                                                   \
 	X(probabilistic_intervals_on)                                          \
 	X(probabilistic_intervals_off)                                         \
-	X(events_malformed)
+	X(events_malformed)                                                    \
+	X(env_reads_refused)                                                   \
+	X(env_values_dropped)
 
 static void print_stats(struct otelprof *p)
 {

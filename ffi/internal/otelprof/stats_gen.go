@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 720
+const expectedStatsSize = 736
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -188,6 +188,10 @@ type Stats struct {
 	ProbabilisticIntervalsOn uint64
 	// Probabilistic profiling intervals drawn off (perf events disabled, no samples taken) (probabilistic_intervals_off, {interval}).
 	ProbabilisticIntervalsOff uint64
+	// Processes whose environment was not read for include_env_vars: over 64 KiB, or not NUL-terminated (env_reads_refused, {process}).
+	EnvReadsRefused uint64
+	// include_env_vars values dropped: over 256 bytes, or not printable UTF-8 (env_values_dropped, {value}).
+	EnvValuesDropped uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -281,4 +285,6 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.PerfIoctlErrors)-696]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProbabilisticIntervalsOn)-704]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProbabilisticIntervalsOff)-712]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.EnvReadsRefused)-720]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.EnvValuesDropped)-728]
 )
