@@ -540,6 +540,38 @@ static void set_frequency_live(void **state)
 	assert_non_null(strstr(err, "reserved1"));
 }
 
+/* Probabilistic mode holds a timer: start/stop/close gives back every fd,
+ * off intervals included (threshold 1: nearly always off). */
+static void probabilistic_leaks_nothing(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof_stats st;
+	struct otelprof *p;
+	char err[1024];
+	int fds = count_fds();
+
+	(void)state;
+	for (unsigned thr = 1; thr <= 99; thr += 49) {
+		memset(&o, 0, sizeof(o));
+		o.sz = sizeof(o);
+		o.probabilistic_threshold = thr;
+		o.probabilistic_interval_ms = 1000;
+		assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+		burn_ms(1200);
+		memset(&st, 0, sizeof(st));
+		st.sz = sizeof(st);
+		assert_int_equal(otelprof_stats(p, &st), 0);
+		/* The first draw at start, the next after a second. */
+		assert_true(st.probabilistic_intervals_on +
+				    st.probabilistic_intervals_off >=
+			    2);
+		assert_int_equal(st.perf_ioctl_errors, 0);
+		assert_int_equal(otelprof_stop(p), 0);
+		otelprof_close(p);
+	}
+	assert_int_equal(count_fds(), fds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -549,6 +581,7 @@ int main(void)
 		cmocka_unit_test(repeated_start_stop_leaks_nothing),
 		cmocka_unit_test(stop_during_poll_is_safe),
 		cmocka_unit_test(set_frequency_live),
+		cmocka_unit_test(probabilistic_leaks_nothing),
 	};
 
 	/*
