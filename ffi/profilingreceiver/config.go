@@ -69,6 +69,9 @@ type Config struct {
 	// rate the library's ring buffer holds 2 s of, at least
 	// samples_per_second.
 	MaxSamplesPerSecond int `mapstructure:"max_samples_per_second"`
+	// Adaptive ramps the rate up while a profile-derived metric is over
+	// a threshold (adaptive.go); no rules: off.
+	Adaptive AdaptiveConfig `mapstructure:"adaptive"`
 
 	referenceKeys `mapstructure:",squash"`
 }
@@ -193,6 +196,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_samples_per_second must be 0 (sized by the library) or between samples_per_second (%d) and %d, got %d",
 			c.SamplesPerSecond, otelprof.MaxFrequency, c.MaxSamplesPerSecond))
 	}
+	errs = append(errs, c.Adaptive.validate(c.SamplesPerSecond, c.MaxSamplesPerSecond)...)
 	errs = append(errs, c.validateImplementedReferenceKeys()...)
 	errs = append(errs, c.referenceKeys.validate()...)
 	return errors.Join(errs...)

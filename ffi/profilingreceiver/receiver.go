@@ -51,6 +51,8 @@ type profilingReceiver struct {
 	// rate is the sampling rate now (rate.go).
 	rateMu sync.Mutex
 	rate   int
+	// adaptive: the rules of cfg.Adaptive (nil: none); poll goroutine.
+	adaptive *adaptive
 }
 
 func newReceiver(set receiver.Settings, cfg *Config, next xconsumer.Profiles) (*profilingReceiver, error) {
@@ -140,6 +142,15 @@ func (r *profilingReceiver) start() error {
 		r.set.Logger.Warn("cannot register libotelprofiler counters", zap.Error(err))
 	}
 
+	if len(r.cfg.Adaptive.Rules) > 0 {
+		a, err := newAdaptive(r.cfg.Adaptive, r.cfg.SamplesPerSecond, r.SetSamplesPerSecond,
+			r.set.Logger, r.set.MeterProvider.Meter(ScopeName))
+		if err != nil {
+			r.set.Logger.Warn("cannot register the adaptive counters", zap.Error(err))
+		}
+		r.adaptive = a
+	}
+
 	r.stopCh = make(chan struct{})
 	r.doneCh = make(chan struct{})
 	go r.run(r.stopCh, r.doneCh)
@@ -183,6 +194,7 @@ func (r *profilingReceiver) pollOnce(ctx context.Context) bool {
 		return false
 	}
 	if data == nil {
+		r.observe(ctx, nil)
 		return false
 	}
 	ctx = r.obsrecv.StartProfilesOp(ctx)
@@ -193,12 +205,21 @@ func (r *profilingReceiver) pollOnce(ctx context.Context) bool {
 		r.set.Logger.Error("dropping payload", zap.Error(err))
 		return false
 	}
+	r.observe(ctx, &pd)
 	err = r.next.ConsumeProfiles(ctx, pd)
 	r.obsrecv.EndProfilesOp(ctx, format, pd.SampleCount(), err)
 	if err != nil {
 		r.set.Logger.Error("next consumer refused profiles", zap.Int("samples", pd.SampleCount()), zap.Error(err))
 	}
 	return true
+}
+
+// observe hands a payload to the adaptive rules (Shutdown drops them
+// before its final polls, which only deliver).
+func (r *profilingReceiver) observe(ctx context.Context, pd *pprofile.Profiles) {
+	if r.adaptive != nil {
+		r.adaptive.observe(ctx, pd, time.Now())
+	}
 }
 
 // Shutdown stops the poll loop, stops sampling, delivers what the library
@@ -220,6 +241,7 @@ func (r *profilingReceiver) Shutdown(ctx context.Context) error {
 		_ = r.prof.Stop()
 		return fmt.Errorf("profiling receiver: shutdown: poll loop still delivering: %w", ctx.Err())
 	}
+	r.adaptive = nil // the poll goroutine is done
 	var errs []error
 	if err := r.prof.Stop(); err != nil {
 		errs = append(errs, err)

@@ -437,3 +437,90 @@ func TestNotALibotelprofiler(t *testing.T) {
 		t.Fatalf("unexpected error: %v", err)
 	}
 }
+
+// adaptivePayload is one window of 20 samples (19 Hz) whose leaf is native
+// code in file.
+func adaptivePayload(t *testing.T, dir, file string) {
+	t.Helper()
+	b := testprofiles.New(map[string]any{"process.pid": int64(77), "service.name": "zipper"}, 1_700_000_000_000_000_000)
+	b.Add(testprofiles.Sample{Count: 20, Stack: []testprofiles.Frame{
+		{Type: "native", Function: "deflate_slow", File: file},
+		{Type: "native", Function: "main", File: "/usr/bin/zipper"},
+	}})
+	writePayload(t, dir, b.P)
+}
+
+// An adaptive rule on samples.native.count{shlib_name=libz}: windows with
+// libz at the leaf ramp the rate to the rule's, windows without bring it
+// back to samples_per_second after the rule's duration; each ramp is
+// counted. A CPU budget the collector exceeds cuts the ramp and holds the
+// rule off for its duration.
+func TestAdaptiveRamp(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget float64
+	}{{"within budget", 8}, {"over budget", 1e-9}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib, dir := fakeLib(t)
+			adaptivePayload(t, dir, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+			cfg := createDefaultConfig()
+			cfg.LibraryPath = lib
+			cfg.ReporterInterval = 50 * time.Millisecond
+			cfg.ReporterJitter = 0
+			cfg.MaxSamplesPerSecond = 500
+			cfg.Adaptive = AdaptiveConfig{CPUBudget: tc.budget, Rules: []AdaptiveRule{{
+				Name: "zlib", Metric: "samples.native.count", ShlibName: "libz", GroupBy: "service",
+				Threshold: 0.5, SamplesPerSecond: 99, Duration: time.Second,
+			}}}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			tt := componenttest.NewTelemetry()
+			t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+			r, _ := newTestReceiver(t, cfg, tt)
+			if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			rc, _ := Controller(r.(*profilingReceiver).set.ID)
+			time.Sleep(300 * time.Millisecond)
+			if got := rc.SamplesPerSecond(); got != 19 {
+				t.Fatalf("ramped without libz: %d", got)
+			}
+			adaptivePayload(t, dir, "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13")
+			if tc.budget > 1 {
+				waitFor(t, "the ramp to 99", func() bool { return rc.SamplesPerSecond() == 99 })
+				adaptivePayload(t, dir, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+				t0 := time.Now()
+				waitFor(t, "back to 19", func() bool { return rc.SamplesPerSecond() == 19 })
+				if d := time.Since(t0); d < 800*time.Millisecond {
+					t.Errorf("back to baseline after %s, before the rule's 1s", d)
+				}
+			} else {
+				waitFor(t, "a ramp cut", func() bool {
+					l := strings.Join(readLog(t, dir), "|")
+					i := strings.Index(l, "set_frequency 99")
+					return i >= 0 && strings.Contains(l[i:], "set_frequency 19")
+				})
+				// libz is still at the leaf: the rule waits its 1 s.
+				time.Sleep(600 * time.Millisecond)
+			}
+			if err := r.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			log := strings.Join(readLog(t, dir), "|")
+			if n := strings.Count(log, "set_frequency 99"); n != 1 {
+				t.Errorf("%d ramps in %q, want 1 (a cut rule waits its duration)", n, log)
+			}
+			m, err := tt.GetMetric("otelcol_receiver_profiling_adaptive_ramps")
+			if err != nil {
+				t.Fatalf("ramps not counted: %v", err)
+			}
+			_ = m
+			if tc.budget < 1 {
+				if _, err := tt.GetMetric("otelcol_receiver_profiling_adaptive_ramps_cut"); err != nil {
+					t.Fatalf("cut not counted: %v", err)
+				}
+			}
+		})
+	}
+}
