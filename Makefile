@@ -514,7 +514,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -528,6 +528,7 @@ FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c
+FUZZ_SRCS_environ := lib/process/proc_environ.c lib/process/proc_file.c lib/util/utf8.c
 FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
 FUZZ_SRCS_unwind_copy := $(filter-out lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \

@@ -64,6 +64,14 @@ type Config struct {
 	// (otelprof_opts.debuginfod_urls). Empty (the default): off, no
 	// network connection is made.
 	DebuginfodURLs []string `mapstructure:"debuginfod_urls"`
+	// MaxSamplesPerSecond is the ceiling of SetSamplesPerSecond
+	// (RateController, rate.go; otelprof_opts.max_frequency_hz). 0: the
+	// rate the library's ring buffer holds 2 s of, at least
+	// samples_per_second.
+	MaxSamplesPerSecond int `mapstructure:"max_samples_per_second"`
+	// Adaptive ramps the rate up while a profile-derived metric is over
+	// a threshold (adaptive.go); no rules: off.
+	Adaptive AdaptiveConfig `mapstructure:"adaptive"`
 
 	referenceKeys `mapstructure:",squash"`
 }
@@ -184,6 +192,12 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	if c.MaxSamplesPerSecond != 0 && (c.MaxSamplesPerSecond < c.SamplesPerSecond || c.MaxSamplesPerSecond > otelprof.MaxFrequency) {
+		errs = append(errs, fmt.Errorf("max_samples_per_second must be 0 (sized by the library) or between samples_per_second (%d) and %d, got %d",
+			c.SamplesPerSecond, otelprof.MaxFrequency, c.MaxSamplesPerSecond))
+	}
+	errs = append(errs, c.Adaptive.validate(c.SamplesPerSecond, c.MaxSamplesPerSecond)...)
+	errs = append(errs, c.validateImplementedReferenceKeys()...)
 	errs = append(errs, c.referenceKeys.validate()...)
 	return errors.Join(errs...)
 }

@@ -65,4 +65,11 @@ var statsMetrics = []statsMetric{
 	{"events_malformed", "Ring buffer records skipped: sizes or counts that do not hold together", "{record}", false, func(s *otelprof.Stats) uint64 { return s.EventsMalformed }},
 	{"runtime_program_failures", "Runtimes' BPF walk programs the kernel refused: their processes keep native stacks", "{program}", false, func(s *otelprof.Stats) uint64 { return s.RuntimeProgramFailures }},
 	{"walk_tail_call_errors", "Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent)", "{walk}", false, func(s *otelprof.Stats) uint64 { return s.WalkTailCallErrors }},
+	{"sampling_frequency", "Samples per second per CPU now (otelprof_set_frequency changes it)", "Hz", true, func(s *otelprof.Stats) uint64 { return s.SamplingFrequencyHz }},
+	{"frequency_changes", "Sampling rate changes applied to every CPU's perf event", "{change}", false, func(s *otelprof.Stats) uint64 { return s.FrequencyChanges }},
+	{"perf_ioctl_errors", "Enable, disable or period changes a CPU's perf event refused", "{error}", false, func(s *otelprof.Stats) uint64 { return s.PerfIoctlErrors }},
+	{"probabilistic_intervals_on", "Probabilistic profiling intervals drawn on (sampling)", "{interval}", false, func(s *otelprof.Stats) uint64 { return s.ProbabilisticIntervalsOn }},
+	{"probabilistic_intervals_off", "Probabilistic profiling intervals drawn off (perf events disabled, no samples taken)", "{interval}", false, func(s *otelprof.Stats) uint64 { return s.ProbabilisticIntervalsOff }},
+	{"env_reads_refused", "Processes whose environment was not read for include_env_vars: over 64 KiB, or not NUL-terminated", "{process}", false, func(s *otelprof.Stats) uint64 { return s.EnvReadsRefused }},
+	{"env_values_dropped", "include_env_vars values dropped: over 256 bytes, or not printable UTF-8", "{value}", false, func(s *otelprof.Stats) uint64 { return s.EnvValuesDropped }},
 }

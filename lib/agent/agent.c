@@ -207,8 +207,10 @@ static bool drain(struct otelprof *p)
 	pthread_mutex_lock(&p->state_lock);
 	/* Before the samples: their processing can take a while (a burst of
 	 * new processes), a CPU coming online must not wait behind it. */
-	if (!atomic_load(&p->stopping))
+	if (!atomic_load(&p->stopping)) {
 		agent_watch_cpus(p);
+		agent_prob_tick(p);
+	}
 	p->hold_since_ns = mono_ns();
 	process_table_begin_pass(&p->procs);
 	agent_runtimes_loaded(p);
@@ -287,6 +289,7 @@ void agent_free(struct otelprof *p)
 	agent_sync_processes(p);
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
 	context_tracker_free(&p->context);
+	agent_prob_free(p);
 	agent_runtimes_free(p);
 	/* Before the sampler: a load in progress uses it. */
 	runtime_programs_free(&p->programs);
@@ -334,6 +337,15 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
 	process_table_init(&p->procs, &p->files);
+	{
+		const char *why;
+
+		/* Checked by agent_parse_opts: cannot fail here. */
+		if (env_names_parse(o->include_env_vars, &p->env_names, &why))
+			return errmsg_set(err, -EINVAL, "include_env_vars: %s",
+					  why);
+		p->procs.env_names = &p->env_names;
+	}
 	process_table_set_lock(&p->procs, state_unlock, state_relock, p);
 	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs,
 			      &p->symfiles);
@@ -355,11 +367,20 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 		o->max_frames ? o->max_frames : OTELPROF_MAX_USER_FRAMES;
 	p->max_user_frames = cfg.max_user_frames;
 	cfg.btf_path = o->btf_path;
-	cfg.ringbuf_bytes =
-		agent_ringbuf_bytes(o->ringbuf_kb, p->frequency_hz, ncpu);
+	/* Sized for the ceiling when one is given: the rate may go there
+	 * at run time, the ring buffer cannot grow. */
+	cfg.ringbuf_bytes = agent_ringbuf_bytes(
+		o->ringbuf_kb,
+		o->max_frequency_hz > p->frequency_hz ? o->max_frequency_hz
+						      : p->frequency_hz,
+		ncpu);
+	/* Probabilistic: the first interval's draw decides. */
+	cfg.start_paused =
+		o->probabilistic_threshold && o->probabilistic_threshold < 100;
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, err);
 	if (e)
 		return e;
+	agent_rate_init(p, o, cfg.ringbuf_bytes, ncpu);
 	/* Sampling is on: the kernel's symbols are read while the first
 	 * samples wait in the ring buffer (reading /proc/kallsyms takes
 	 * 50-150 ms; no sample is named before the drain thread starts).
@@ -431,6 +452,12 @@ static int start_epoll(struct otelprof *p, struct errmsg *err)
 
 		epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 	}
+	/* Probabilistic profiling: the next interval's draw. */
+	if (p->prob.timer_fd >= 0) {
+		e = watch_fd(p, p->prob.timer_fd, err);
+		if (e)
+			return e;
+	}
 	/* A runtime's BPF program loaded: its processes go in now. */
 	e = watch_fd(p, runtime_programs_notify_fd(&p->programs), err);
 	if (e)
@@ -459,6 +486,7 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 		}
 	}
 	p->wake_fd = p->epoll_fd = -1;
+	p->prob.timer_fd = -1;
 	pthread_mutex_init(&p->state_lock, NULL);
 	pthread_mutex_init(&p->poll_lock, NULL);
 	p->frequency_hz = o->frequency_hz ? o->frequency_hz
@@ -474,6 +502,10 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 				 u.nodename);
 	}
 	e = start_stages(p, o, err);
+	/* Probabilistic: the first interval starts when everything is
+	 * ready (the events were attached disabled). */
+	if (!e)
+		e = agent_prob_start(p, o, err);
 	if (!e)
 		e = start_epoll(p, err);
 	if (!e) {

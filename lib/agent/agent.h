@@ -50,6 +50,28 @@ struct agent_counters {
 	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
 };
 
+/* rate.c: the rate every CPU samples at and when it changed, so that a
+ * sample is weighted by the rate it was taken at (state_lock). */
+#define AGENT_RATE_HISTORY 16
+struct agent_rate {
+	uint32_t max_hz; /* ceiling of otelprof_set_frequency */
+	uint32_t n;	 /* changes kept, oldest first */
+	struct {
+		uint64_t since_boot_ns;
+		uint32_t hz;
+	} at[AGENT_RATE_HISTORY];
+	uint64_t changes; /* otelprof_set_frequency calls that took */
+};
+
+/* probabilistic.c: sampling on or off per interval (state_lock). */
+struct agent_prob {
+	uint32_t threshold; /* 1..99; 100 = always on (no timer) */
+	uint64_t interval_ns;
+	int timer_fd; /* -1 when always on */
+	bool on;
+	uint64_t intervals_on, intervals_off;
+};
+
 struct otelprof {
 	pthread_mutex_t state_lock;
 	uint64_t hold_since_ns; /* drain(): when it last took state_lock */
@@ -62,7 +84,10 @@ struct otelprof {
 	bool stopped;
 	bool handed_out; /* a poll has returned a payload */
 
-	uint32_t frequency_hz;
+	uint32_t frequency_hz; /* now (state_lock); see rate */
+	struct agent_rate rate;
+	struct agent_prob prob;
+	struct env_names env_names; /* include_env_vars */
 	uint32_t max_user_frames;
 	char host_name[256];
 	struct bpf_sampler *sampler;
@@ -166,6 +191,21 @@ bool agent_reload_evicted(struct otelprof *p, struct process *proc,
 void agent_forget_gone_files(struct otelprof *p);
 int agent_finish_files(struct otelprof *p);
 bool agent_files_busy(struct otelprof *p);
+
+/* rate.c: the ceiling from the options and the ring buffer; change the
+ * rate (caller holds poll_lock); the period a sample taken at boot time
+ * ts stands for (state_lock). */
+void agent_rate_init(struct otelprof *p, const struct otelprof_opts *o,
+		     uint32_t ringbuf_bytes, int ncpu);
+int agent_set_frequency(struct otelprof *p, uint32_t hz);
+uint64_t agent_period_at(const struct otelprof *p, uint64_t ts_boot_ns);
+/* probabilistic.c: draw for the first interval right after the perf
+ * events are attached (paused); at each interval's timer, draw again
+ * (drain thread, state_lock). */
+int agent_prob_start(struct otelprof *p, const struct otelprof_opts *o,
+		     struct errmsg *err);
+void agent_prob_tick(struct otelprof *p);
+void agent_prob_free(struct otelprof *p);
 
 /* stats.c: every module's counters, for otelprof_stats. Caller holds
  * both locks. */

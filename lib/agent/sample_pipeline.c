@@ -40,9 +40,10 @@ _Static_assert(SYMBOLIZED_MAX_FRAMES <= PB_MAX_FRAMES,
 static int sample_resource(struct otelprof *p, struct profile_builder *b,
 			   const struct process *proc, uint32_t *res)
 {
-	struct pb_attr_in published[PCTX_MAX_ATTRS];
+	struct pb_attr_in published[ENV_MAX_NAMES + PCTX_MAX_ATTRS];
 	const struct process_context *pc = context_of(proc);
 	struct pb_resource_info ri;
+	size_t n = 0;
 
 	memset(&ri, 0, sizeof(ri));
 	ri.key = proc->serial;
@@ -51,12 +52,19 @@ static int sample_resource(struct otelprof *p, struct profile_builder *b,
 	ri.exe_path = proc->exe_path;
 	ri.container_id = proc->container_id;
 	ri.host_name = p->host_name;
-	for (size_t i = 0; pc && i < pc->nattrs && i < PCTX_MAX_ATTRS; i++) {
-		published[i].key = pc->attrs[i].key;
-		published[i].str = pc->attrs[i].str;
-		published[i].i = pc->attrs[i].i;
-		ri.nextra = i + 1;
+	/* include_env_vars (read once, at first sight), then what the
+	 * process publishes (never process.*: denied at the source). */
+	for (uint32_t i = 0; proc->env && i < proc->env->n; i++) {
+		published[n].key = p->env_names.key[proc->env->v[i].name];
+		published[n].str = proc->env->v[i].value;
+		published[n++].i = 0;
 	}
+	for (size_t i = 0; pc && i < pc->nattrs && i < PCTX_MAX_ATTRS; i++) {
+		published[n].key = pc->attrs[i].key;
+		published[n].str = pc->attrs[i].str;
+		published[n++].i = pc->attrs[i].i;
+	}
+	ri.nextra = n;
 	ri.extra = published;
 	ri.extra_gen = pc ? pc->published_at_ns : 0;
 	return pb_resource(b, &ri, res);
@@ -294,7 +302,8 @@ void agent_handle_sample(struct otelprof *p,
 	    proc->ctx->apm && stack >= 0 && nextra < PB_MAX_CTX_ATTRS)
 		sample_apm(p, b, proc, e, user, nuser, extra, &nextra);
 
-	/* 6. into the window. */
+	/* 6. into the window, weighted by the rate it was taken at. */
+	b->period_ns = agent_period_at(p, e->hdr.ktime_boot_ns);
 	if (stack < 0 ||
 	    pb_add_sample(b, res, stack, e->hdr.tid, comm, e->hdr.cpu, link,
 			  extra, nextra,

@@ -312,6 +312,16 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	d->n_stack_table = nst;
 }
 
+/* The period of the resource's i-th sample. */
+static uint64_t sample_period(const struct profile_builder *b,
+			      const struct pb_resource *r, size_t i,
+			      const struct otlp_window *w)
+{
+	uint64_t per = b->samples.v[r->samples[i]].period_ns;
+
+	return per ? per : w->period_ns;
+}
+
 static ResourceProfiles *
 build_resource(struct enc *e, const struct profile_builder *b,
 	       const struct remap *rm, const struct pb_resource *r,
@@ -325,12 +335,16 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	AnyValue *av = ALLOC(e, AnyValue, r->nattrs);
 	ScopeProfiles *sc = ALLOC(e, ScopeProfiles, 1);
 	ScopeProfiles **scp = ALLOC(e, ScopeProfiles *, 1);
-	Profile *p = ALLOC(e, Profile, 1);
-	Profile **pp = ALLOC(e, Profile *, 1);
+	/* A Profile has one period: samples taken at another rate (the rate
+	 * changed inside the window) get a Profile of their own. */
+	uint64_t *periods = ALLOC(e, uint64_t, r->nsamples + 1);
+	size_t nper = 0, ns = 0;
+	Profile *p;
+	Profile **pp;
 	Sample *s = ALLOC(e, Sample, r->nsamples);
 	Sample **sp = ALLOC(e, Sample *, r->nsamples);
 	int32_t *ai = ALLOC(e, int32_t, PB_SAMPLE_ATTRS * r->nsamples);
-	uint8_t *pid = ALLOC(e, uint8_t, 16);
+	uint8_t *pid;
 	/* The builder tracks the window's first and last timestamp. */
 	uint64_t tmin = w->start_unix_ns < b->min_ts ? w->start_unix_ns
 						     : b->min_ts,
@@ -361,44 +375,69 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	res->n_attributes = r->nattrs;
 	rp->resource = res;
 
-	otelprof__otlp__profile__init(p);
-	for (size_t i = 0; i < r->nsamples; i++) {
-		const struct pb_sample *x = &b->samples.v[r->samples[i]];
-		size_t na = 0;
+	for (size_t i = 0; periods && i < r->nsamples; i++) {
+		uint64_t per = sample_period(b, r, i, w);
+		size_t k = 0;
 
-		otelprof__otlp__sample__init(&s[i]);
-		s[i].stack_index = x->stack;
-		s[i].link_index = x->link;
-		/* attrs[] may have 0s (absent thread.name, fewer context
-		 * attributes) in the middle: copy the present ones. */
-		for (int k = 0; k < PB_SAMPLE_ATTRS; k++)
-			if (ra(rm, x->attrs[k]))
-				ai[PB_SAMPLE_ATTRS * i + na++] =
-					ra(rm, x->attrs[k]);
-		s[i].attribute_indices = &ai[PB_SAMPLE_ATTRS * i];
-		s[i].n_attribute_indices = na;
-		s[i].timestamps_unix_nano = x->ts;
-		s[i].n_timestamps_unix_nano = x->nts;
-		sp[i] = &s[i];
+		while (k < nper && periods[k] != per)
+			k++;
+		if (k == nper)
+			periods[nper++] = per;
 	}
-	p->samples = sp;
-	p->n_samples = r->nsamples;
-	p->sample_type = sample_type;
-	p->period_type = period_type;
-	p->period = (int64_t)w->period_ns;
-	/* Timestamps must lie in [time, time + duration). */
-	p->time_unix_nano = tmin;
-	p->duration_nano = tmax > tmin ? tmax - tmin : 1;
-	if (getrandom(pid, 16, GRND_NONBLOCK) != 16)
-		memset(pid, 0, 16);
-	p->profile_id.data = pid;
-	p->profile_id.len = 16;
-	pp[0] = p;
+	if (!nper && periods)
+		periods[nper++] = w->period_ns;
+	p = ALLOC(e, Profile, nper);
+	pp = ALLOC(e, Profile *, nper);
+	pid = ALLOC(e, uint8_t, 16 * nper);
+	if (e->failed)
+		return NULL;
+	for (size_t k = 0; k < nper; k++) {
+		size_t first = ns;
+
+		otelprof__otlp__profile__init(&p[k]);
+		for (size_t i = 0; i < r->nsamples; i++) {
+			const struct pb_sample *x =
+				&b->samples.v[r->samples[i]];
+			size_t na = 0;
+
+			if (sample_period(b, r, i, w) != periods[k])
+				continue;
+			otelprof__otlp__sample__init(&s[ns]);
+			s[ns].stack_index = x->stack;
+			s[ns].link_index = x->link;
+			/* attrs[] may have 0s (absent thread.name, fewer
+			 * context attributes) in the middle: copy the
+			 * present ones. */
+			for (int a = 0; a < PB_SAMPLE_ATTRS; a++)
+				if (ra(rm, x->attrs[a]))
+					ai[PB_SAMPLE_ATTRS * ns + na++] =
+						ra(rm, x->attrs[a]);
+			s[ns].attribute_indices = &ai[PB_SAMPLE_ATTRS * ns];
+			s[ns].n_attribute_indices = na;
+			s[ns].timestamps_unix_nano = x->ts;
+			s[ns].n_timestamps_unix_nano = x->nts;
+			sp[ns] = &s[ns];
+			ns++;
+		}
+		p[k].samples = sp + first;
+		p[k].n_samples = ns - first;
+		p[k].sample_type = sample_type;
+		p[k].period_type = period_type;
+		p[k].period = (int64_t)periods[k];
+		/* Timestamps must lie in [time, time + duration). */
+		p[k].time_unix_nano = tmin;
+		p[k].duration_nano = tmax > tmin ? tmax - tmin : 1;
+		if (getrandom(pid + 16 * k, 16, GRND_NONBLOCK) != 16)
+			memset(pid + 16 * k, 0, 16);
+		p[k].profile_id.data = pid + 16 * k;
+		p[k].profile_id.len = 16;
+		pp[k] = &p[k];
+	}
 
 	otelprof__otlp__scope_profiles__init(sc);
 	sc->scope = scope;
 	sc->profiles = pp;
-	sc->n_profiles = 1;
+	sc->n_profiles = nper;
 	scp[0] = sc;
 	rp->scope_profiles = scp;
 	rp->n_scope_profiles = 1;

@@ -670,7 +670,7 @@ static bool sample_eq(const void *ctx, uint32_t idx)
 	const struct pb_sample *x = &c->b->samples.v[idx], *y = c->s;
 
 	return x->resource == y->resource && x->stack == y->stack &&
-	       x->link == y->link &&
+	       x->link == y->link && x->period_ns == y->period_ns &&
 	       !memcmp(x->attrs, y->attrs, sizeof(x->attrs));
 }
 
@@ -703,6 +703,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 	s.resource = resource;
 	s.stack = stack;
 	s.link = link;
+	s.period_ns = b->period_ns;
 	if (tc->id_attr && tc->tid == tid && nlen < sizeof(tc->name) &&
 	    !strncmp(tc->name, thread_name ? thread_name : "",
 		     sizeof(tc->name))) {
@@ -743,7 +744,7 @@ int pb_add_sample(struct profile_builder *b, uint32_t resource, int32_t stack,
 		s.attrs[3 + k] = extra[k];
 	h = hash_combine(hash_combine(hash_u64(resource), (uint64_t)stack),
 			 hash_combine(hash_bytes(s.attrs, sizeof(s.attrs), 9),
-				      (uint64_t)link));
+				      (uint64_t)link ^ s.period_ns));
 	if (!idxmap_find(&b->sample_index, h, sample_eq, &c, &idx)) {
 		struct pb_resource *res = &b->resources.v[resource];
 

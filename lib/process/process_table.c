@@ -5,6 +5,7 @@
 #include "process/proc_file.h"
 #include "util/clock.h"
 
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -116,6 +117,7 @@ static void process_destroy(struct process_table *t, struct process *p)
 {
 	release_maps(t, p);
 	free(p->exe_path);
+	free(p->env);
 	free(p);
 }
 
@@ -356,6 +358,10 @@ static void scan_info(struct process_table *t, struct process *p)
 		free(text);
 	}
 
+	free(p->env);
+	snprintf(path, sizeof(path), "%s/%u/environ", t->proc_root, p->pid);
+	p->env = proc_env_read(path, t->env_names, &t->counters.env);
+
 	snprintf(path, sizeof(path), "%s/%u/cgroup", t->proc_root, p->pid);
 	p->container_id[0] = '\0';
 	len = proc_read_file(path, &text, 1 << 20);
@@ -488,6 +494,8 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 		p->exe_name = p->exe_path ? p->exe_path : "";
 		p->info_ok = false;
 		p->container_id[0] = '\0';
+		free(p->env);
+		p->env = NULL;
 		if (comm)
 			snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
 		p->ghost = true;
@@ -903,6 +911,15 @@ void process_table_fork(struct process_table *t, uint32_t parent_pid,
 	}
 	p->exe_name = strrchr(p->exe_path, '/') ? strrchr(p->exe_path, '/') + 1
 						: p->exe_path;
+	/* A fork starts with its parent's environment. */
+	if (parent->env) {
+		size_t sz = offsetof(struct proc_env, v) +
+			    parent->env->n * sizeof(parent->env->v[0]);
+
+		p->env = malloc(sz);
+		if (p->env)
+			memcpy(p->env, parent->env, sz);
+	}
 	insert(t, p);
 }
 

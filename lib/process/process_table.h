@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "process/proc_info.h"
+#include "process/proc_environ.h"
 #include "process/proc_maps.h"
 #include "files/file_table.h"
 #include "util/idxmap.h"
@@ -101,6 +102,7 @@ struct process {
 					  by interp/interp_tracker.c */
 	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
 					  interp/hotspot_tracker.c */
+	struct proc_env *env; /* include_env_vars values (NULL: none) */
 	/* Its change not yet taken (process_table_take_changed). */
 	bool change_pending;
 	struct process_change change;
@@ -115,6 +117,7 @@ struct process_table_counters {
 	uint64_t pid_reuses; /* entries replaced by a new process */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
+	struct env_outcome env; /* environ reads refused, values dropped */
 };
 
 struct process_table {
@@ -137,6 +140,9 @@ struct process_table {
 	struct process *ghost;	/* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
+	/* include_env_vars: read from each process's environ at first
+	 * sight (NULL or none: never read). */
+	const struct env_names *env_names;
 	/* What changed since the caller last took it (the agent, after
 	 * every call that can change the table: lib/agent/process_sync.c).
 	 * The table calls no one: removed processes wait here, out of the
