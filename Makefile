@@ -209,8 +209,8 @@ $(REPORT_UNIT_BINS): $(BUILD)/test/unit/%: test/unit/%.c $(REPORT_UNIT_SRCS) $(L
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CC) $(LIB_CFLAGS) -Icli,$< $(REPORT_UNIT_SRCS))
 	$(CC) $(LIB_CFLAGS) -Icli -Wno-unused-parameter $< $(REPORT_UNIT_SRCS) $(LIB_OBJS) -o $@ $(SAN_LDFLAGS) $(LIB_LDLIBS) -ljansson -lcmocka
-# The unwinder without the agent: it listens alone (a test helper, shared
-# with fuzz_unwind_copy; the library's one listener is the agent).
+# The unwinder without the agent: the agent's per-file steps and its own
+# process sync (a test helper, shared with fuzz_unwind_copy).
 UNWIND_ALONE := test/unit/unwind_alone.c test/unit/unwind_alone.h
 UNIT_EXTRA_SRCS_test_unwind_step := test/unit/unwind_alone.c
 UNIT_EXTRA_SRCS_test_unwind_walk := test/unit/unwind_alone.c
@@ -514,7 +514,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -528,10 +528,11 @@ FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c
+FUZZ_SRCS_environ := lib/process/proc_environ.c lib/process/proc_file.c lib/util/utf8.c
 FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
 FUZZ_SRCS_unwind_copy := $(filter-out lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
-  $(GEN)/process_context.pb-c.c test/unit/unwind_alone.c -Itest/unit -lbpf
+  $(GEN)/process_context.pb-c.c lib/agent/file_stages.c test/unit/unwind_alone.c -Itest/unit -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_arena.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/elf/go_pclntab.c lib/elf/elf_guard.c lib/util/mem_budget.c
 FUZZ_SRCS_go_pclntab := lib/elf/go_pclntab.c

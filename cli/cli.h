@@ -15,7 +15,10 @@ struct record_args {
 	const char *btf;	/* kernel BTF file, NULL: the kernel's own */
 	const char *debuginfod; /* server URLs, NULL: off */
 	const char *report;	/* also write this HTML report, NULL: no */
-	double off_cpu;		/* off-CPU threshold in [0, 1], 0: off */
+	/* probabilistic profiling: 0 = the library's (always on) */
+	unsigned prob_threshold, prob_interval_s;
+	const char *env_vars; /* include_env_vars, NULL: none */
+	double off_cpu;	      /* off-CPU threshold in [0, 1], 0: off */
 	bool quiet;
 };
 

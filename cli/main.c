@@ -146,6 +146,16 @@ static int main_record(int argc, char **argv)
 			if (parse_uint(val, 1u << 20, &v) || !v)
 				return bad(o, val);
 			a.file_budget_mb = (unsigned)v;
+		} else if (!strcmp(o, "--probabilistic-threshold")) {
+			if (parse_uint(val, 100, &v) || !v)
+				return bad(o, val);
+			a.prob_threshold = (unsigned)v;
+		} else if (!strcmp(o, "--probabilistic-interval")) {
+			if (parse_uint(val, 300, &v) || !v)
+				return bad(o, val);
+			a.prob_interval_s = (unsigned)v;
+		} else if (!strcmp(o, "--env-vars")) {
+			a.env_vars = val;
 		} else if (opt_is(o, "-o", "--output")) {
 			a.output = val;
 		} else if (!strcmp(o, "--report")) {

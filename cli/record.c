@@ -42,6 +42,9 @@ int cmd_record(const struct record_args *a)
 	opts.file_budget_mb = a->file_budget_mb;
 	opts.btf_path = a->btf;
 	opts.debuginfod_urls = a->debuginfod;
+	opts.probabilistic_threshold = a->prob_threshold;
+	opts.probabilistic_interval_ms = a->prob_interval_s * 1000;
+	opts.include_env_vars = a->env_vars;
 	opts.off_cpu_threshold = a->off_cpu;
 	/* The output first: a path we cannot write fails now, not after the
 	 * whole recording. */

@@ -57,7 +57,9 @@ enum otelprof_flags {
  * Layout (LP64): offset 0 sz, 8 frequency_hz, 12 pid, 16 host_name,
  * 24 ringbuf_kb, 28 flags, 32 max_frames, 36 reserved0,
  * 40 symbol_budget_mb, 44 file_budget_mb, 48 btf_path,
- * 56 debuginfod_urls, 64 off_cpu_threshold. Size 72.
+ * 56 debuginfod_urls, 64 max_frequency_hz, 68 probabilistic_threshold,
+ * 72 probabilistic_interval_ms, 76 reserved1, 80 include_env_vars,
+ * 88 off_cpu_threshold. Size 96.
  */
 struct otelprof_opts {
 	size_t sz;
@@ -86,6 +88,23 @@ struct otelprof_opts {
 	 * 8). NULL or "" = off (the default: the profiler opens no network
 	 * connection). Read at start only (docs/symbolization.md). */
 	const char *debuginfod_urls;
+	/* Ceiling of otelprof_set_frequency(), Hz (max 10000, at least
+	 * frequency_hz). 0 = the rate the ring buffer holds 2 s of (at
+	 * least frequency_hz); when set, the ring buffer is sized for it. */
+	uint32_t max_frequency_hz;
+	/* Probabilistic profiling: at the start of every interval a random
+	 * draw in [0, 100) below the threshold turns sampling on for that
+	 * interval, else the perf events are disabled (no sample is taken).
+	 * Threshold 0 = 100 (always on, no draws), else 1..100; interval
+	 * 0 = 60000 ms, else 1000..300000 ms. */
+	uint32_t probabilistic_threshold;
+	uint32_t probabilistic_interval_ms;
+	uint32_t reserved1; /* must be 0 */
+	/* Environment variables to copy onto each process's resource as
+	 * process.environment_variable.NAME: names separated by commas (at
+	 * most 16, each < 128 bytes). NULL or "" = none. Read once per process
+	 * from /proc/PID/environ (bounded, docs/configuration.md). */
+	const char *include_env_vars;
 	/* Off-CPU time: the probability, in [0, 1], that a thread's
 	 * switch-out is recorded (its stack, and how long until it ran
 	 * again), emitted as a second Profile per process (sample type
@@ -311,6 +330,20 @@ struct otelprof_stats {
 					      runtime's program */
 	uint64_t walk_tail_call_errors;	   /* walks cut: the kernel's tail
 					      calls per sample spent */
+	/* Sampling rate at run time (otelprof_set_frequency) and
+	 * probabilistic profiling (otelprof_opts.probabilistic_*). */
+	uint64_t sampling_frequency_hz;	      /* per CPU, now */
+	uint64_t frequency_changes;	      /* rate changes applied */
+	uint64_t perf_ioctl_errors;	      /* enable/disable/period
+						 refused by a perf event */
+	uint64_t probabilistic_intervals_on;  /* intervals sampled */
+	uint64_t probabilistic_intervals_off; /* intervals with the perf
+						 events disabled */
+	/* include_env_vars (otelprof_opts.include_env_vars) */
+	uint64_t env_reads_refused;  /* environ over 64 KiB or not
+					NUL-terminated: not read */
+	uint64_t env_values_dropped; /* values over 256 bytes or not
+					printable UTF-8 */
 	/* Off-CPU time (opts.off_cpu_threshold; all 0 when off): */
 	uint64_t offcpu_attached;	 /* 1: the sched_switch program is
 					    attached */
@@ -388,6 +421,15 @@ OTELPROF_API int otelprof_stats(struct otelprof *p,
  * stays valid until the next call on the handle.
  */
 OTELPROF_API const char *otelprof_errmsg(struct otelprof *p);
+
+/*
+ * Change the sampling rate of every CPU's perf event in place (no program
+ * is reloaded, no sample lost): from the next sample on, each CPU samples
+ * at hz. Samples are weighted by the rate they were taken at (a profile's
+ * period). hz: 1 .. the ceiling (otelprof_opts.max_frequency_hz). Returns
+ * 0, -EINVAL (out of range, or stopped) or the kernel's error.
+ */
+OTELPROF_API int otelprof_set_frequency(struct otelprof *p, uint32_t hz);
 
 /* Library version, e.g. "0.1.0". Static storage. */
 OTELPROF_API const char *otelprof_version(void);

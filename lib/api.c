@@ -96,6 +96,20 @@ OTELPROF_API int otelprof_stats(struct otelprof *p, struct otelprof_stats *st)
 	return 0;
 }
 
+OTELPROF_API int otelprof_set_frequency(struct otelprof *p, uint32_t hz)
+{
+	int e;
+
+	if (!p)
+		return -EINVAL;
+	/* poll_lock: never during a stop. */
+	pthread_mutex_lock(&p->poll_lock);
+	p->errbuf[0] = '\0';
+	e = agent_set_frequency(p, hz);
+	pthread_mutex_unlock(&p->poll_lock);
+	return e;
+}
+
 OTELPROF_API const char *otelprof_errmsg(struct otelprof *p)
 {
 	return p ? p->errbuf : "no profiler handle";

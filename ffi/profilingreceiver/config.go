@@ -64,6 +64,14 @@ type Config struct {
 	// (otelprof_opts.debuginfod_urls). Empty (the default): off, no
 	// network connection is made.
 	DebuginfodURLs []string `mapstructure:"debuginfod_urls"`
+	// MaxSamplesPerSecond is the ceiling of SetSamplesPerSecond
+	// (RateController, rate.go; otelprof_opts.max_frequency_hz). 0: the
+	// rate the library's ring buffer holds 2 s of, at least
+	// samples_per_second.
+	MaxSamplesPerSecond int `mapstructure:"max_samples_per_second"`
+	// Adaptive ramps the rate up while a profile-derived metric is over
+	// a threshold (adaptive.go); no rules: off.
+	Adaptive AdaptiveConfig `mapstructure:"adaptive"`
 	// OffCPUThreshold is the reference's key: the probability, in [0, 1],
 	// that a thread's switch-out is recorded with its stack and the time
 	// until it runs again (otelprof_opts.off_cpu_threshold), emitted as a
@@ -194,6 +202,12 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	if c.MaxSamplesPerSecond != 0 && (c.MaxSamplesPerSecond < c.SamplesPerSecond || c.MaxSamplesPerSecond > otelprof.MaxFrequency) {
+		errs = append(errs, fmt.Errorf("max_samples_per_second must be 0 (sized by the library) or between samples_per_second (%d) and %d, got %d",
+			c.SamplesPerSecond, otelprof.MaxFrequency, c.MaxSamplesPerSecond))
+	}
+	errs = append(errs, c.Adaptive.validate(c.SamplesPerSecond, c.MaxSamplesPerSecond)...)
+	errs = append(errs, c.validateImplementedReferenceKeys()...)
 	errs = append(errs, c.referenceKeys.validate()...)
 	return errors.Join(errs...)
 }

@@ -134,11 +134,21 @@ func TestRejected(t *testing.T) {
 		{"debuginfod scheme", map[string]any{"debuginfod_urls": []any{"ftp://x"}}, `debuginfod_urls: "ftp://x" is not an http:// or https:// URL`},
 		{"debuginfod space", map[string]any{"debuginfod_urls": []any{"http://a http://b"}}, "debuginfod_urls: \"http://a http://b\" is not"},
 		{"debuginfod many", map[string]any{"debuginfod_urls": []any{"http://1", "http://2", "http://3", "http://4", "http://5", "http://6", "http://7", "http://8", "http://9"}}, "debuginfod_urls: at most 8 servers, got 9"},
+		{"probabilistic threshold 0", map[string]any{"probabilistic_threshold": 0}, "probabilistic_threshold must be between 1 and 100 (100: always on), got 0"},
+		{"probabilistic threshold 101", map[string]any{"probabilistic_threshold": 101}, "probabilistic_threshold must be between 1 and 100"},
+		{"probabilistic interval short", map[string]any{"probabilistic_interval": "500ms"}, "probabilistic_interval must be between 1s and 5m0s in whole milliseconds, got 500ms"},
+		{"probabilistic interval long", map[string]any{"probabilistic_interval": "6m"}, "probabilistic_interval must be between 1s and 5m0s"},
+		{"probabilistic interval no unit", map[string]any{"probabilistic_interval": 60}, "probabilistic_interval: 60 has no unit"},
+		{"env vars empty name", map[string]any{"include_env_vars": "A,,B"}, `include_env_vars: "" is not an environment variable name`},
+		{"env vars equals", map[string]any{"include_env_vars": "A=1"}, `include_env_vars: "A=1" is not`},
+		{"env vars many", map[string]any{"include_env_vars": "A,B,C,D,E,F,G,H,I,J,K,L,M,N,O,P,Q"}, "include_env_vars: at most 16 names, got 17"},
+		{"adaptive metric", map[string]any{"max_samples_per_second": 200, "adaptive": map[string]any{"rules": []any{map[string]any{"name": "z", "metric": "samples.user.count", "shlib_name": "libz", "group_by": "host", "threshold": 0.1, "samples_per_second": 99, "duration": "30s"}}}}, `adaptive.rules[0]: metric "samples.user.count" is not supported`},
+		{"adaptive over ceiling", map[string]any{"max_samples_per_second": 50, "adaptive": map[string]any{"rules": []any{map[string]any{"name": "z", "metric": "samples.native.count", "shlib_name": "libz", "group_by": "pod", "threshold": 0.1, "samples_per_second": 99, "duration": "30s"}}}}, "adaptive.rules[0]: samples_per_second must be above samples_per_second (19) and at most max_samples_per_second, got 99"},
+		{"adaptive group", map[string]any{"adaptive": map[string]any{"rules": []any{map[string]any{"name": "z", "metric": "samples.native.count", "shlib_name": "libz", "group_by": "pod", "threshold": 0.1, "samples_per_second": 99, "duration": "30s"}}}}, `group_by must be host, service or process, got "pod"`},
+		{"max rate below rate", map[string]any{"samples_per_second": 99, "max_samples_per_second": 50}, "max_samples_per_second must be 0 (sized by the library) or between samples_per_second (99) and 10000, got 50"},
 		{"off cpu above 1", map[string]any{"off_cpu_threshold": 1.5}, "off_cpu_threshold must be a probability in [0, 1] (0 = off), got 1.5"},
 		{"off cpu negative", map[string]any{"off_cpu_threshold": -0.1}, "off_cpu_threshold must be a probability in [0, 1] (0 = off), got -0.1"},
 		{"off cpu nan", map[string]any{"off_cpu_threshold": math.NaN()}, "off_cpu_threshold must be a probability in [0, 1] (0 = off), got NaN"},
-		{"probabilistic threshold", map[string]any{"probabilistic_threshold": 50}, "probabilistic_threshold is not supported"},
-		{"probabilistic interval", map[string]any{"probabilistic_interval": "2m"}, "probabilistic_interval is not supported"},
 		{"tracers", map[string]any{"tracers": "python,hotspot"}, `tracers is not supported by this receiver (replaced by ` + "`interpreters`" + ` in the reference; use that key); remove it or set it to the reference's default "all"`},
 		{"python off", map[string]any{"interpreters": map[string]any{"python": map[string]any{"disabled": true}}}, "interpreters.python.disabled is not supported by this receiver"},
 		{"hotspot off", map[string]any{"interpreters": map[string]any{"hotspot": map[string]any{"disabled": true}}}, "interpreters.hotspot.disabled is not supported by this receiver"},
@@ -161,6 +171,23 @@ func TestRejected(t *testing.T) {
 				t.Fatalf("error %q does not contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// The implemented reference keys take their values (not only the default).
+func TestImplementedReferenceKeys(t *testing.T) {
+	cfg, err := load(t, map[string]any{
+		"probabilistic_threshold": 50,
+		"probabilistic_interval":  "1s",
+		"include_env_vars":        "DEPLOY_ENV,HOME",
+		"max_samples_per_second":  250,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ProbabilisticThreshold != 50 || cfg.ProbabilisticInterval != time.Second ||
+		cfg.IncludeEnvVars != "DEPLOY_ENV,HOME" || cfg.MaxSamplesPerSecond != 250 {
+		t.Fatalf("decoded %+v", cfg)
 	}
 }
 

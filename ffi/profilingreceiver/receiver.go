@@ -48,6 +48,11 @@ type profilingReceiver struct {
 	stopCh   chan struct{}
 	doneCh   chan struct{}
 	shutdown bool
+	// rate is the sampling rate now (rate.go).
+	rateMu sync.Mutex
+	rate   int
+	// adaptive: the rules of cfg.Adaptive (nil: none); poll goroutine.
+	adaptive *adaptive
 }
 
 func newReceiver(set receiver.Settings, cfg *Config, next xconsumer.Profiles) (*profilingReceiver, error) {
@@ -101,12 +106,22 @@ func (r *profilingReceiver) start() error {
 		BTFPath:        r.cfg.BTFPath,
 		DebuginfodURLs: strings.Join(r.cfg.DebuginfodURLs, " "),
 
-		OffCPUThreshold: r.cfg.OffCPUThreshold,
+		MaxFrequencyHz:          uint32(r.cfg.MaxSamplesPerSecond),
+		ProbabilisticThreshold:  uint32(r.cfg.ProbabilisticThreshold),
+		ProbabilisticIntervalMs: uint32(r.cfg.ProbabilisticInterval.Milliseconds()),
+		IncludeEnvVars:          r.cfg.IncludeEnvVars,
+		OffCPUThreshold:         r.cfg.OffCPUThreshold,
 	})
 	if err != nil {
 		return fmt.Errorf("profiling receiver: %s: %w", lib.Path, err)
 	}
+	r.handleMu.Lock()
 	r.prof = prof
+	r.handleMu.Unlock()
+	r.rateMu.Lock()
+	r.rate = r.cfg.SamplesPerSecond
+	r.rateMu.Unlock()
+	r.registerController()
 	r.set.Logger.Info("libotelprofiler started",
 		zap.String("library", lib.Path),
 		zap.String("version", lib.Version()),
@@ -126,6 +141,15 @@ func (r *profilingReceiver) start() error {
 	if err := r.registerStats(); err != nil {
 		// Telemetry is best effort: never fail the pipeline for it.
 		r.set.Logger.Warn("cannot register libotelprofiler counters", zap.Error(err))
+	}
+
+	if len(r.cfg.Adaptive.Rules) > 0 {
+		a, err := newAdaptive(r.cfg.Adaptive, r.cfg.SamplesPerSecond, r.SetSamplesPerSecond,
+			r.set.Logger, r.set.MeterProvider.Meter(ScopeName))
+		if err != nil {
+			r.set.Logger.Warn("cannot register the adaptive counters", zap.Error(err))
+		}
+		r.adaptive = a
 	}
 
 	r.stopCh = make(chan struct{})
@@ -171,6 +195,7 @@ func (r *profilingReceiver) pollOnce(ctx context.Context) bool {
 		return false
 	}
 	if data == nil {
+		r.observe(ctx, nil)
 		return false
 	}
 	ctx = r.obsrecv.StartProfilesOp(ctx)
@@ -181,12 +206,21 @@ func (r *profilingReceiver) pollOnce(ctx context.Context) bool {
 		r.set.Logger.Error("dropping payload", zap.Error(err))
 		return false
 	}
+	r.observe(ctx, &pd)
 	err = r.next.ConsumeProfiles(ctx, pd)
 	r.obsrecv.EndProfilesOp(ctx, format, pd.SampleCount(), err)
 	if err != nil {
 		r.set.Logger.Error("next consumer refused profiles", zap.Int("samples", pd.SampleCount()), zap.Error(err))
 	}
 	return true
+}
+
+// observe hands a payload to the adaptive rules (Shutdown drops them
+// before its final polls, which only deliver).
+func (r *profilingReceiver) observe(ctx context.Context, pd *pprofile.Profiles) {
+	if r.adaptive != nil {
+		r.adaptive.observe(ctx, pd, time.Now())
+	}
 }
 
 // Shutdown stops the poll loop, stops sampling, delivers what the library
@@ -198,6 +232,7 @@ func (r *profilingReceiver) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	r.shutdown = true
+	r.unregisterController()
 	close(r.stopCh)
 	select {
 	case <-r.doneCh:
@@ -207,6 +242,7 @@ func (r *profilingReceiver) Shutdown(ctx context.Context) error {
 		_ = r.prof.Stop()
 		return fmt.Errorf("profiling receiver: shutdown: poll loop still delivering: %w", ctx.Err())
 	}
+	r.adaptive = nil // the poll goroutine is done
 	var errs []error
 	if err := r.prof.Stop(); err != nil {
 		errs = append(errs, err)

@@ -4,6 +4,7 @@ package profilingreceiver
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,7 +131,7 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	}
 
 	log := readLog(t, dir)
-	if !strings.HasPrefix(log[0], "start sz=72 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8 btf=/boot/vmlinux.btf debuginfod=http://127.0.0.1:1 https://debuginfod.example/ off_cpu=0.25") {
+	if !strings.HasPrefix(log[0], "start sz=96 freq=99 pid=1234 host=node-7 ringbuf_kb=512 flags=1 max_frames=64 reserved=0 symbol_budget_mb=32 file_budget_mb=8 btf=/boot/vmlinux.btf debuginfod=http://127.0.0.1:1 https://debuginfod.example/ max_freq=0 prob=100/60000ms env=(null) off_cpu=0.25") {
 		t.Errorf("opts not passed as documented: %q", log[0])
 	}
 	tail := strings.Join(log[len(log)-4:], "|")
@@ -145,6 +146,68 @@ func TestLifecycleDeliversDecodedProfiles(t *testing.T) {
 	}
 	if acc.Name == "" {
 		t.Fatal("empty metric")
+	}
+}
+
+// Another component changes the rate through Controller(id); the options
+// carry the ceiling, the probabilistic keys and the env var names.
+func TestRateControllerAndNewOptions(t *testing.T) {
+	lib, dir := fakeLib(t)
+	writePayload(t, dir, testprofiles.Canned(1_700_000_000_000_000_000))
+	cfg := createDefaultConfig()
+	cfg.LibraryPath = lib
+	cfg.ReporterInterval = time.Hour
+	cfg.MaxSamplesPerSecond = 500
+	cfg.ProbabilisticThreshold = 50
+	cfg.ProbabilisticInterval = 2 * time.Second
+	cfg.IncludeEnvVars = "DEPLOY_ENV,HOME"
+	tt := componenttest.NewTelemetry()
+	t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+	r, _ := newTestReceiver(t, cfg, tt)
+	id := r.(*profilingReceiver).set.ID
+	if _, ok := Controller(id); ok {
+		t.Fatal("a controller before Start")
+	}
+	if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		t.Fatal(err)
+	}
+	rc, ok := Controller(id)
+	if !ok {
+		t.Fatal("no controller for the started receiver")
+	}
+	if got := rc.SamplesPerSecond(); got != 19 {
+		t.Fatalf("rate %d at start, want 19", got)
+	}
+	if err := rc.SetSamplesPerSecond(99); err != nil {
+		t.Fatal(err)
+	}
+	if got := rc.SamplesPerSecond(); got != 99 {
+		t.Fatalf("rate %d after the change, want 99", got)
+	}
+	// The library's refusal comes back with its message; the rate stays.
+	err := rc.SetSamplesPerSecond(5000)
+	if err == nil || !strings.Contains(err.Error(), "out of range (1..1000)") {
+		t.Fatalf("refusal: %v", err)
+	}
+	if got := rc.SamplesPerSecond(); got != 99 {
+		t.Fatalf("rate %d after a refused change, want 99", got)
+	}
+	if err := rc.SetSamplesPerSecond(0); err == nil {
+		t.Fatal("0 Hz accepted")
+	}
+	if err := r.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := Controller(id); ok {
+		t.Fatal("a controller after Shutdown")
+	}
+	if err := rc.SetSamplesPerSecond(19); !errors.Is(err, errNotRunning) {
+		t.Fatalf("after shutdown: %v", err)
+	}
+	log := strings.Join(readLog(t, dir), "|")
+	if !strings.Contains(log, "max_freq=500 prob=50/2000ms env=DEPLOY_ENV,HOME") ||
+		!strings.Contains(log, "|set_frequency 99|set_frequency 5000|") {
+		t.Fatalf("library calls: %q", log)
 	}
 }
 
@@ -252,7 +315,7 @@ func TestLibraryFromEnv(t *testing.T) {
 	if n := len(sink.AllProfiles()); n != 1 {
 		t.Fatalf("want the final drained payload only, got %d payloads", n)
 	}
-	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=72 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0 reserved=0 symbol_budget_mb=0 file_budget_mb=0 btf=(null) debuginfod=(null) off_cpu=0") {
+	if !strings.HasPrefix(readLog(t, dir)[0], "start sz=96 freq=19 pid=0 host=(null) ringbuf_kb=0 flags=0 max_frames=0 reserved=0 symbol_budget_mb=0 file_budget_mb=0 btf=(null) debuginfod=(null) max_freq=0 prob=100/60000ms env=(null) off_cpu=0") {
 		t.Errorf("defaults not passed as zero: %v", readLog(t, dir)[0])
 	}
 }
@@ -373,5 +436,92 @@ func TestNotALibotelprofiler(t *testing.T) {
 	r, _ = newTestReceiver(t, cfg, nil)
 	if err := r.Start(context.Background(), componenttest.NewNopHost()); err == nil || !strings.Contains(err.Error(), "cannot load "+junk) {
 		t.Fatalf("unexpected error: %v", err)
+	}
+}
+
+// adaptivePayload is one window of 20 samples (19 Hz) whose leaf is native
+// code in file.
+func adaptivePayload(t *testing.T, dir, file string) {
+	t.Helper()
+	b := testprofiles.New(map[string]any{"process.pid": int64(77), "service.name": "zipper"}, 1_700_000_000_000_000_000)
+	b.Add(testprofiles.Sample{Count: 20, Stack: []testprofiles.Frame{
+		{Type: "native", Function: "deflate_slow", File: file},
+		{Type: "native", Function: "main", File: "/usr/bin/zipper"},
+	}})
+	writePayload(t, dir, b.P)
+}
+
+// An adaptive rule on samples.native.count{shlib_name=libz}: windows with
+// libz at the leaf ramp the rate to the rule's, windows without bring it
+// back to samples_per_second after the rule's duration; each ramp is
+// counted. A CPU budget the collector exceeds cuts the ramp and holds the
+// rule off for its duration.
+func TestAdaptiveRamp(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		budget float64
+	}{{"within budget", 8}, {"over budget", 1e-9}} {
+		t.Run(tc.name, func(t *testing.T) {
+			lib, dir := fakeLib(t)
+			adaptivePayload(t, dir, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+			cfg := createDefaultConfig()
+			cfg.LibraryPath = lib
+			cfg.ReporterInterval = 50 * time.Millisecond
+			cfg.ReporterJitter = 0
+			cfg.MaxSamplesPerSecond = 500
+			cfg.Adaptive = AdaptiveConfig{CPUBudget: tc.budget, Rules: []AdaptiveRule{{
+				Name: "zlib", Metric: "samples.native.count", ShlibName: "libz", GroupBy: "service",
+				Threshold: 0.5, SamplesPerSecond: 99, Duration: time.Second,
+			}}}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			tt := componenttest.NewTelemetry()
+			t.Cleanup(func() { _ = tt.Shutdown(context.Background()) })
+			r, _ := newTestReceiver(t, cfg, tt)
+			if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+				t.Fatal(err)
+			}
+			rc, _ := Controller(r.(*profilingReceiver).set.ID)
+			time.Sleep(300 * time.Millisecond)
+			if got := rc.SamplesPerSecond(); got != 19 {
+				t.Fatalf("ramped without libz: %d", got)
+			}
+			adaptivePayload(t, dir, "/usr/lib/x86_64-linux-gnu/libz.so.1.2.13")
+			if tc.budget > 1 {
+				waitFor(t, "the ramp to 99", func() bool { return rc.SamplesPerSecond() == 99 })
+				adaptivePayload(t, dir, "/usr/lib/x86_64-linux-gnu/libc.so.6")
+				t0 := time.Now()
+				waitFor(t, "back to 19", func() bool { return rc.SamplesPerSecond() == 19 })
+				if d := time.Since(t0); d < 800*time.Millisecond {
+					t.Errorf("back to baseline after %s, before the rule's 1s", d)
+				}
+			} else {
+				waitFor(t, "a ramp cut", func() bool {
+					l := strings.Join(readLog(t, dir), "|")
+					i := strings.Index(l, "set_frequency 99")
+					return i >= 0 && strings.Contains(l[i:], "set_frequency 19")
+				})
+				// libz is still at the leaf: the rule waits its 1 s.
+				time.Sleep(600 * time.Millisecond)
+			}
+			if err := r.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			log := strings.Join(readLog(t, dir), "|")
+			if n := strings.Count(log, "set_frequency 99"); n != 1 {
+				t.Errorf("%d ramps in %q, want 1 (a cut rule waits its duration)", n, log)
+			}
+			m, err := tt.GetMetric("otelcol_receiver_profiling_adaptive_ramps")
+			if err != nil {
+				t.Fatalf("ramps not counted: %v", err)
+			}
+			_ = m
+			if tc.budget < 1 {
+				if _, err := tt.GetMetric("otelcol_receiver_profiling_adaptive_ramps_cut"); err != nil {
+					t.Fatalf("cut not counted: %v", err)
+				}
+			}
+		})
 	}
 }

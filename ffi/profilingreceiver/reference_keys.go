@@ -113,13 +113,10 @@ func referenceDefaults() referenceKeys {
 var referenceReasons = map[string]string{
 	"monitor_interval":           "the library's counters are exported as receiver telemetry (otelcol_receiver_profiling_*) instead",
 	"frame_cache_size":           "symbolized frames are kept per mapped file by the library, not in a frame cache",
-	"probabilistic_interval":     "probabilistic profiling is not implemented (profiling is always on)",
-	"probabilistic_threshold":    "probabilistic profiling is not implemented (profiling is always on)",
 	"clock_sync_interval":        "timestamps come from the library's own boot-to-wall-clock conversion, refreshed every poll",
 	"send_error_frames":          "error frames are not emitted; unwinding failures are counted in otelcol_receiver_profiling_unwind_*",
 	"filter_min_process_age":     "every process is profiled from its first sample",
 	"verbose_mode":               "use the collector's service::telemetry::logs::level",
-	"include_env_vars":           "environment variables are not collected",
 	"map_scale_factor":           "BPF map sizes are chosen by the library (see ringbuf_kb)",
 	"bpf_verifier_log_level":     "the verifier log is returned in the start error when loading fails",
 	"max_grpc_retries":           "this receiver does not export; configure retries on an exporter",
@@ -142,6 +139,10 @@ var referenceReasons = map[string]string{
 var alwaysAccepted = map[string]bool{
 	"interpreters":            true,
 	"no_kernel_version_check": true,
+	// implemented, checked by validateImplementedReferenceKeys
+	"probabilistic_interval":  true,
+	"probabilistic_threshold": true,
+	"include_env_vars":        true,
 }
 
 func (k referenceKeys) validate() []error {

@@ -179,6 +179,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 	default:
 		break;
 	}
+	agent_sync_processes(p);
 	/* The pass's slice is spent: the rest waits for the next pass (this
 	 * record is consumed), so a poll never waits long for the lock. */
 	if (process_table_slice_over(&p->procs))
@@ -223,16 +224,22 @@ static bool drain(struct otelprof *p)
 	pthread_mutex_lock(&p->state_lock);
 	/* Before the samples: their processing can take a while (a burst of
 	 * new processes), a CPU coming online must not wait behind it. */
-	if (!atomic_load(&p->stopping))
+	if (!atomic_load(&p->stopping)) {
 		agent_watch_cpus(p);
+		agent_prob_tick(p);
+	}
 	p->hold_since_ns = mono_ns();
 	process_table_begin_pass(&p->procs);
 	agent_runtimes_loaded(p);
 	bpf_sampler_consume(p->sampler);
-	process_table_resume_loads(&p->procs);
+	/* One process at a time, each synced before the next: the loads
+	 * and reads count against the pass's slice. */
+	while (process_table_resume_loads(&p->procs))
+		agent_sync_processes(p);
 	installed = agent_finish_files(p);
 	agent_replay_parked(p, installed > 0, false);
-	process_table_run_held(&p->procs);
+	while (process_table_run_held(&p->procs))
+		agent_sync_processes(p);
 	now = boot_ns();
 	context_tracker_tick(&p->context, now);
 	p->apm_waiting = context_tracker_flush_apm(&p->context, now);
@@ -294,11 +301,12 @@ void agent_free(struct otelprof *p)
 	if (p->thread_started)
 		pthread_join(p->thread, NULL);
 	p->thread_started = false;
+	/* Processes taken out and not yet forgotten (none: every change is
+	 * taken at once) are forgotten while the stages still exist. */
+	agent_sync_processes(p);
 	/* The kernel maps go with the sampler: no per-entry cleanup. */
-	file_table_set_listener(&p->files, NULL);
-	file_cache_set_listener(&p->symfiles, NULL);
-	process_table_set_listener(&p->procs, NULL);
 	context_tracker_free(&p->context);
+	agent_prob_free(p);
 	agent_runtimes_free(p);
 	/* Before the sampler: a load in progress uses it. */
 	runtime_programs_free(&p->programs);
@@ -349,6 +357,15 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
 	process_table_init(&p->procs, &p->files);
+	{
+		const char *why;
+
+		/* Checked by agent_parse_opts: cannot fail here. */
+		if (env_names_parse(o->include_env_vars, &p->env_names, &why))
+			return errmsg_set(err, -EINVAL, "include_env_vars: %s",
+					  why);
+		p->procs.env_names = &p->env_names;
+	}
 	process_table_set_lock(&p->procs, state_unlock, state_relock, p);
 	stack_symbolizer_init(&p->symbolizer, &p->ksyms, &p->procs,
 			      &p->symfiles);
@@ -370,16 +387,25 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 		o->max_frames ? o->max_frames : OTELPROF_MAX_USER_FRAMES;
 	p->max_user_frames = cfg.max_user_frames;
 	cfg.btf_path = o->btf_path;
-	cfg.ringbuf_bytes =
-		agent_ringbuf_bytes(o->ringbuf_kb, p->frequency_hz, ncpu);
+	/* Sized for the ceiling when one is given: the rate may go there
+	 * at run time, the ring buffer cannot grow. */
+	cfg.ringbuf_bytes = agent_ringbuf_bytes(
+		o->ringbuf_kb,
+		o->max_frequency_hz > p->frequency_hz ? o->max_frequency_hz
+						      : p->frequency_hz,
+		ncpu);
 	/* Off-CPU events come per context switch, not per tick: thousands
 	 * a second on a busy host, in bursts. */
 	if (o->off_cpu_threshold > 0.0 && !o->ringbuf_kb &&
 	    cfg.ringbuf_bytes < OFFCPU_MIN_RINGBUF_BYTES)
 		cfg.ringbuf_bytes = OFFCPU_MIN_RINGBUF_BYTES;
+	/* Probabilistic: the first interval's draw decides. */
+	cfg.start_paused =
+		o->probabilistic_threshold && o->probabilistic_threshold < 100;
 	e = bpf_sampler_open(&cfg, on_event, p, &p->sampler, err);
 	if (e)
 		return e;
+	agent_rate_init(p, o, cfg.ringbuf_bytes, ncpu);
 	/* Sampling is on: the kernel's symbols are read while the first
 	 * samples wait in the ring buffer (reading /proc/kallsyms takes
 	 * 50-150 ms; no sample is named before the drain thread starts).
@@ -409,8 +435,6 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 	p->symbolizer.jvm = &p->jvm;
 	/* Every stage is ready: the tables may tell of files and processes
 	 * now. */
-	agent_file_sync_start(p);
-	agent_sync_start(p);
 	e = process_unwind_start_worker(&p->unwinder);
 	/* Big files' symbols are read in the background too; a finished
 	 * read wakes the drain thread the same way. */
@@ -460,6 +484,12 @@ static int start_epoll(struct otelprof *p, struct errmsg *err)
 
 		epoll_ctl(p->epoll_fd, EPOLL_CTL_ADD, fd, &ev);
 	}
+	/* Probabilistic profiling: the next interval's draw. */
+	if (p->prob.timer_fd >= 0) {
+		e = watch_fd(p, p->prob.timer_fd, err);
+		if (e)
+			return e;
+	}
 	/* A runtime's BPF program loaded: its processes go in now. */
 	e = watch_fd(p, runtime_programs_notify_fd(&p->programs), err);
 	if (e)
@@ -488,6 +518,7 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 		}
 	}
 	p->wake_fd = p->epoll_fd = -1;
+	p->prob.timer_fd = -1;
 	pthread_mutex_init(&p->state_lock, NULL);
 	pthread_mutex_init(&p->poll_lock, NULL);
 	p->frequency_hz = o->frequency_hz ? o->frequency_hz
@@ -503,6 +534,10 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 				 u.nodename);
 	}
 	e = start_stages(p, o, err);
+	/* Probabilistic: the first interval starts when everything is
+	 * ready (the events were attached disabled). */
+	if (!e)
+		e = agent_prob_start(p, o, err);
 	if (!e)
 		e = start_epoll(p, err);
 	if (!e) {

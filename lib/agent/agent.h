@@ -55,6 +55,28 @@ struct agent_counters {
 	uint64_t offcpu_pending_dropped; /* stacks not kept */
 };
 
+/* rate.c: the rate every CPU samples at and when it changed, so that a
+ * sample is weighted by the rate it was taken at (state_lock). */
+#define AGENT_RATE_HISTORY 16
+struct agent_rate {
+	uint32_t max_hz; /* ceiling of otelprof_set_frequency */
+	uint32_t n;	 /* changes kept, oldest first */
+	struct {
+		uint64_t since_boot_ns;
+		uint32_t hz;
+	} at[AGENT_RATE_HISTORY];
+	uint64_t changes; /* otelprof_set_frequency calls that took */
+};
+
+/* probabilistic.c: sampling on or off per interval (state_lock). */
+struct agent_prob {
+	uint32_t threshold; /* 1..99; 100 = always on (no timer) */
+	uint64_t interval_ns;
+	int timer_fd; /* -1 when always on */
+	bool on;
+	uint64_t intervals_on, intervals_off;
+};
+
 struct otelprof {
 	pthread_mutex_t state_lock;
 	uint64_t hold_since_ns; /* drain(): when it last took state_lock */
@@ -67,7 +89,10 @@ struct otelprof {
 	bool stopped;
 	bool handed_out; /* a poll has returned a payload */
 
-	uint32_t frequency_hz;
+	uint32_t frequency_hz; /* now (state_lock); see rate */
+	struct agent_rate rate;
+	struct agent_prob prob;
+	struct env_names env_names; /* include_env_vars */
 	uint32_t max_user_frames;
 	char host_name[256];
 	struct bpf_sampler *sampler;
@@ -157,10 +182,11 @@ void agent_free_parked(struct otelprof *p);
 void agent_sweep_if_due(struct otelprof *p);
 void agent_watch_cpus(struct otelprof *p);
 
-/* process_sync.c: run the unwinder, context, interpreter and JVM steps,
- * in that order, whenever the process table (re)reads a process or frees
- * it; rescan what the context tracker's tick asked for. */
-void agent_sync_start(struct otelprof *p);
+/* process_sync.c: what the process table changed, taken and handed to
+ * the stages (forget the removed; unwinder, context, runtimes for the
+ * changed, in that order). Called after every call that can change the
+ * table; rescan what the context tracker's tick asked for. */
+void agent_sync_processes(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
 /* runtimes.c: the runtime protocol's steps for every runtime of the
  * table (runtimes/runtime.h); agent_runtimes_loaded hands the runtimes
@@ -171,12 +197,36 @@ void agent_runtimes_sync(struct otelprof *p, struct process *proc,
 void agent_runtimes_forget(struct otelprof *p, struct process *proc);
 void agent_runtimes_loaded(struct otelprof *p);
 void agent_runtimes_free(struct otelprof *p);
-/* file_sync.c: run the symbolizer's and the unwinder's steps, in that
- * order, for files added and read, and the other way round for files
- * freed; take what the loader and builder threads finished. */
-void agent_file_sync_start(struct otelprof *p);
+/* file_sync.c: resolve the files a process maps (new ones read by the
+ * symbolizer's and the unwinder's steps, in that order), the other way
+ * round for files gone; take what the loader and builder threads
+ * finished. agent_resolve_files: every mapping of proc not resolved yet,
+ * within the pass's slice (the rest: proc->loads_deferred);
+ * agent_resolve_mapping: one, now. agent_reload_evicted: the symbols of
+ * an evicted file a frame needs, read again if due (true: read). */
+void agent_resolve_files(struct otelprof *p, struct process *proc);
+struct file *agent_resolve_mapping(struct otelprof *p, struct process *proc,
+				   struct proc_mapping *m);
+bool agent_reload_evicted(struct otelprof *p, struct process *proc,
+			  const struct proc_mapping *m, struct elf_file *file);
+void agent_forget_gone_files(struct otelprof *p);
 int agent_finish_files(struct otelprof *p);
 bool agent_files_busy(struct otelprof *p);
+
+/* rate.c: the ceiling from the options and the ring buffer; change the
+ * rate (caller holds poll_lock); the period a sample taken at boot time
+ * ts stands for (state_lock). */
+void agent_rate_init(struct otelprof *p, const struct otelprof_opts *o,
+		     uint32_t ringbuf_bytes, int ncpu);
+int agent_set_frequency(struct otelprof *p, uint32_t hz);
+uint64_t agent_period_at(const struct otelprof *p, uint64_t ts_boot_ns);
+/* probabilistic.c: draw for the first interval right after the perf
+ * events are attached (paused); at each interval's timer, draw again
+ * (drain thread, state_lock). */
+int agent_prob_start(struct otelprof *p, const struct otelprof_opts *o,
+		     struct errmsg *err);
+void agent_prob_tick(struct otelprof *p);
+void agent_prob_free(struct otelprof *p);
 
 /* stats.c: every module's counters, for otelprof_stats. Caller holds
  * both locks. */

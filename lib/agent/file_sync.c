@@ -1,85 +1,84 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * What the stages keep of each file, when the file table (lib/files/)
- * adds a file or is about to free one. The agent is the table's only
- * listener, and the file store's; the steps run here, in this
- * order, because it matters:
+ * What the stages keep of each file: the one step that resolves the files
+ * a process maps, and the steps for files read later and files gone. The
+ * file table, the file cache and the process table call no one; the agent
+ * calls the stages here, in this order, because it matters:
  *
- *   added    1. file store   its symbols, names, lines (lib/filestore/
+ *   resolved  a mapping's file, opened through the process and identified
+ *             (lib/files/); if the file table did not know it:
+ *            1. file store   its symbols, names, lines (lib/filestore/
  *                            file_cache.c), inline or, for a big file,
  *                            on the loader thread
  *            2. unwinder     its unwind table, built from the same fd and
  *                            loaded into the kernel (lib/unwind/): it
  *                            needs the symbols' load segments; a file read
- *                            on the loader stays pending until step 3
- *   read     3. unwinder     (loader thread done) the table, as in 2; the
+ *                            on the loader stays pending until "read"
+ *   read      3. unwinder     (loader thread done) the table, as in 2; the
  *                            processes mapping it are told afterwards
  *                            (process_sync.c, PROCESS_FILES_READY)
- *   freed    1. unwinder     its rows leave the kernel
- *            2. file store   what it kept goes
- *   before   process table   the files its recently active processes
- *   evicting                 map are stamped used (eviction order)
+ *   gone      1. unwinder     its rows leave the kernel
+ *             2. file store   what it kept goes
+ *   before a  process table   the files its recently active processes
+ *   load with                 map are stamped used (eviction order)
+ *   the budget full
  *
- * Files are added while a stage resolves a mapping
- * (process_mapping_file): the report is made there, before the lookup
- * returns, with the verified fd, valid until the report is handled.
+ * A process's files are resolved before its stages sync
+ * (agent_sync_processes), within the pass's slice; the stages only read
+ * what is resolved. A frame in a file not resolved yet is resolved by the
+ * sample pipeline, which then names the stack again.
  */
 #include "agent/agent.h"
+#include "agent/file_sync.h"
 
-static int on_added(void *ctx, struct file *f, const struct file_added *a)
+/* The agent's stages. */
+static struct file_stages stages_of(struct otelprof *p)
 {
-	struct otelprof *p = ctx;
-	int r = file_cache_file_added(&p->symfiles, f, a);
-
-	if (r < 0)
-		return r; /* the file is dropped again: on_free */
-	if (r > 0)
-		process_unwind_file_loading(&p->unwinder, f);
-	else
-		process_unwind_file_ready(&p->unwinder, f, a->fd, a->mem,
-					  a->len);
-	return 0;
+	return (struct file_stages){&p->procs, &p->files, &p->symfiles,
+				    &p->unwinder};
 }
 
-static void on_free(void *ctx, struct file *f)
+void agent_resolve_files(struct otelprof *p, struct process *proc)
 {
-	struct otelprof *p = ctx;
+	struct file_stages st = stages_of(p);
 
-	process_unwind_file_freed(&p->unwinder, f);
-	file_cache_file_freed(&p->symfiles, f);
+	file_stages_resolve_all(&st, proc);
 }
 
-static void on_read(void *ctx, struct file *f, int fd)
+struct file *agent_resolve_mapping(struct otelprof *p, struct process *proc,
+				   struct proc_mapping *m)
 {
-	struct otelprof *p = ctx;
+	struct file_stages st = stages_of(p);
 
-	process_unwind_file_ready(&p->unwinder, f, fd, NULL, 0);
-	file_mark_changed(f);
+	return file_stages_resolve(&st, proc, m);
 }
 
-static void before_evict(void *ctx)
+bool agent_reload_evicted(struct otelprof *p, struct process *proc,
+			  const struct proc_mapping *m, struct elf_file *file)
 {
-	struct otelprof *p = ctx;
+	struct file_stages st = stages_of(p);
 
-	process_table_stamp_files(&p->procs);
+	return file_stages_reload(&st, proc, m, file);
 }
 
-void agent_file_sync_start(struct otelprof *p)
+void agent_forget_gone_files(struct otelprof *p)
 {
-	struct file_table_listener l = {p, on_added, on_free};
-	struct file_cache_listener cl = {p, on_read, before_evict};
+	struct file_stages st = stages_of(p);
 
-	file_table_set_listener(&p->files, &l);
-	file_cache_set_listener(&p->symfiles, &cl);
+	file_stages_forget_gone(&st);
 }
 
 int agent_finish_files(struct otelprof *p)
 {
+	struct file_stages st = stages_of(p);
+
 	process_unwind_take_wakeup(&p->unwinder);
 	/* Files read on the loader thread: step 3 for each, then the
 	 * processes that map them. */
-	if (file_cache_finish_loads(&p->symfiles) > 0)
+	if (file_stages_take_loads(&st)) {
 		process_table_files_changed(&p->procs);
+		agent_sync_processes(p);
+	}
 	return process_unwind_finish_builds(&p->unwinder);
 }
 

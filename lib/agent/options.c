@@ -2,6 +2,7 @@
 /* Validation of the caller's options (docs/abi.md: sz-versioned). */
 #include "agent/options.h"
 #include "filestore/debuginfod.h"
+#include "process/proc_environ.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -26,6 +27,11 @@ static const size_t opt_ends[] = {
 	OPT_END(file_budget_mb),
 	OPT_END(btf_path),
 	OPT_END(debuginfod_urls),
+	OPT_END(max_frequency_hz),
+	OPT_END(probabilistic_threshold),
+	OPT_END(probabilistic_interval_ms),
+	OPT_END(reserved1),
+	OPT_END(include_env_vars),
 	OPT_END(off_cpu_threshold),
 };
 
@@ -76,6 +82,34 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 		return errmsg_set(err, -EINVAL,
 				  "frequency %u Hz is out of range (1..%u)",
 				  o->frequency_hz, AGENT_MAX_FREQUENCY_HZ);
+	if (o->max_frequency_hz > AGENT_MAX_FREQUENCY_HZ ||
+	    (o->max_frequency_hz &&
+	     o->max_frequency_hz < (o->frequency_hz
+					    ? o->frequency_hz
+					    : OTELPROF_DEFAULT_FREQUENCY_HZ)))
+		return errmsg_set(err, -EINVAL,
+				  "max_frequency_hz %u is out of range "
+				  "(frequency_hz..%u)",
+				  o->max_frequency_hz, AGENT_MAX_FREQUENCY_HZ);
+	if (o->reserved1)
+		return errmsg_set(err, -EINVAL,
+				  "otelprof_opts.reserved1 is %u: reserved "
+				  "fields must be zero",
+				  o->reserved1);
+	if (o->probabilistic_threshold > 100)
+		return errmsg_set(err, -EINVAL,
+				  "probabilistic_threshold %u is out of range "
+				  "(1..100; 0 = 100, always on)",
+				  o->probabilistic_threshold);
+	if (o->probabilistic_interval_ms &&
+	    (o->probabilistic_interval_ms < AGENT_MIN_PROB_INTERVAL_MS ||
+	     o->probabilistic_interval_ms > AGENT_MAX_PROB_INTERVAL_MS))
+		return errmsg_set(err, -EINVAL,
+				  "probabilistic_interval_ms %u is out of "
+				  "range (%u..%u; 0 = 60000)",
+				  o->probabilistic_interval_ms,
+				  AGENT_MIN_PROB_INTERVAL_MS,
+				  AGENT_MAX_PROB_INTERVAL_MS);
 	if (o->pid < 0)
 		return errmsg_set(err, -EINVAL, "pid %d is negative", o->pid);
 	if (o->pid > 0 && kill(o->pid, 0) && errno == ESRCH)
@@ -106,6 +140,14 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 		debuginfod_free(&d);
 		if (e)
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
+	}
+	if (o->include_env_vars) {
+		struct env_names names;
+		const char *why;
+
+		if (env_names_parse(o->include_env_vars, &names, &why))
+			return errmsg_set(err, -EINVAL, "include_env_vars: %s",
+					  why);
 	}
 	/* Written so that NaN fails too. */
 	if (!(o->off_cpu_threshold >= 0.0 && o->off_cpu_threshold <= 1.0))

@@ -11,6 +11,10 @@
 #include "util/errmsg.h"
 
 #define AGENT_MAX_FREQUENCY_HZ 10000u
+/* Probabilistic intervals: the reference accepts 1 to 5 minutes; from 1 s
+ * here, so that short recordings (and tests) can use it. */
+#define AGENT_MIN_PROB_INTERVAL_MS 1000u
+#define AGENT_MAX_PROB_INTERVAL_MS 300000u
 
 /* in may be NULL (all defaults); o is zeroed first. 0 or -errno with err
  * set. */

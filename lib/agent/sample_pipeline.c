@@ -25,8 +25,8 @@
  * Stages 2 and 4 do not rescan a process themselves: they report a pc in
  * no known mapping, and the stage is run again here after the process table's
  * rescan (process_table_rescan_asked, within the process's gap and the
- * shared budget), which the table reports to process_sync.c as every
- * rescan. At most one rescan per stage and sample.
+ * shared budget), whose changes the stages take (process_sync.c) as for
+ * every rescan. At most one rescan per stage and sample.
  */
 #include <string.h>
 
@@ -40,9 +40,10 @@ _Static_assert(SYMBOLIZED_MAX_FRAMES <= PB_MAX_FRAMES,
 static int sample_resource(struct otelprof *p, struct profile_builder *b,
 			   const struct process *proc, uint32_t *res)
 {
-	struct pb_attr_in published[PCTX_MAX_ATTRS];
+	struct pb_attr_in published[ENV_MAX_NAMES + PCTX_MAX_ATTRS];
 	const struct process_context *pc = context_of(proc);
 	struct pb_resource_info ri;
+	size_t n = 0;
 
 	memset(&ri, 0, sizeof(ri));
 	ri.key = proc->serial;
@@ -51,12 +52,19 @@ static int sample_resource(struct otelprof *p, struct profile_builder *b,
 	ri.exe_path = proc->exe_path;
 	ri.container_id = proc->container_id;
 	ri.host_name = p->host_name;
-	for (size_t i = 0; pc && i < pc->nattrs && i < PCTX_MAX_ATTRS; i++) {
-		published[i].key = pc->attrs[i].key;
-		published[i].str = pc->attrs[i].str;
-		published[i].i = pc->attrs[i].i;
-		ri.nextra = i + 1;
+	/* include_env_vars (read once, at first sight), then what the
+	 * process publishes (never process.*: denied at the source). */
+	for (uint32_t i = 0; proc->env && i < proc->env->n; i++) {
+		published[n].key = p->env_names.key[proc->env->v[i].name];
+		published[n].str = proc->env->v[i].value;
+		published[n++].i = 0;
 	}
+	for (size_t i = 0; pc && i < pc->nattrs && i < PCTX_MAX_ATTRS; i++) {
+		published[n].key = pc->attrs[i].key;
+		published[n].str = pc->attrs[i].str;
+		published[n++].i = pc->attrs[i].i;
+	}
+	ri.nextra = n;
 	ri.extra = published;
 	ri.extra_gen = pc ? pc->published_at_ns : 0;
 	return pb_resource(b, &ri, res);
@@ -120,6 +128,46 @@ static void sample_apm(struct otelprof *p, struct profile_builder *b,
 			id, e->hdr.ktime_boot_ns, &p->context.apm);
 }
 
+/* A rescan of proc as its gap and the shared budget allow; the stages
+ * see what it found before the stage that asked runs again. */
+static bool agent_rescan_asked(struct otelprof *p, struct process *proc)
+{
+	bool done = process_table_rescan_asked(&p->procs, proc, 0);
+
+	agent_sync_processes(p);
+	return done;
+}
+
+/* What the symbolizer found missing in the stack's files, done now: files
+ * resolved, evicted symbols read again, debuginfod asked. True: names may
+ * have come (name the stack again). Whatever was done, the stack is not
+ * reused from the stack cache (its names may still change). */
+static bool sample_wants(struct otelprof *p, struct process *proc,
+			 struct symbolized_stack *frames)
+{
+	bool named = false;
+
+	for (uint32_t i = 0; i < frames->nwant; i++) {
+		struct symbolized_want *w = &frames->wants[i];
+
+		switch (w->kind) {
+		case SYMBOLIZED_WANT_RESOLVE:
+			named |= agent_resolve_mapping(p, proc, w->m) != NULL;
+			break;
+		case SYMBOLIZED_WANT_RELOAD:
+			named |= agent_reload_evicted(p, proc, w->m, w->file);
+			break;
+		case SYMBOLIZED_WANT_DEBUGINFOD:
+			file_cache_debuginfod_check(&p->symfiles, w->file);
+			break;
+		}
+	}
+	/* Loads may have evicted files. */
+	agent_forget_gone_files(p);
+	frames->cacheable = false;
+	return named;
+}
+
 /* Stage 4: the stack's index in b. A raw stack seen before in this window
  * is found in the stack cache; otherwise the symbolizer makes its frames
  * and the builder interns them. */
@@ -143,12 +191,23 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 	/* A pc in no known mapping: new code since the last scan (dlopen,
 	 * JIT)? Look again, as the process's gap and the shared budget
 	 * allow, and symbolize with what the scan found. */
-	if (!err && frames->unmapped &&
-	    process_table_rescan_asked(&p->procs, proc, 0))
+	if (!err && frames->unmapped && agent_rescan_asked(p, proc))
 		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
 				      e->n_kernel, user, nuser, ninterp,
 				      e->interp_kind, e->hdr.ktime_boot_ns,
 				      frames);
+	/* Files the frames need that the process's sync left for a later
+	 * slice (or evicted symbols): done here and named at once. Once:
+	 * what the second naming still wants (a debuginfod lookup for a
+	 * file just read) is asked for; its names come with a later
+	 * sample. */
+	if (!err && frames->nwant && sample_wants(p, proc, frames))
+		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
+				      e->n_kernel, user, nuser, ninterp,
+				      e->interp_kind, e->hdr.ktime_boot_ns,
+				      frames);
+	if (!err && frames->nwant)
+		sample_wants(p, proc, frames);
 	if (err)
 		return err;
 	if (frames->strings_dropped)
@@ -185,6 +244,7 @@ static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
 	comm[OTELPROF_COMM_LEN] = '\0';
 	proc = process_table_get_sample(&p->procs, e->hdr.pid, e->hdr.tid, comm,
 					e->hdr.proc_start_ns, now);
+	agent_sync_processes(p);
 	if (!proc) {
 		p->counters.add_errors++;
 		return;
@@ -201,9 +261,18 @@ static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
 		 * of a new process): look again, as the process's gap and
 		 * the shared budget allow, and walk with what it found. */
 		if (walk.error == OTELPROF_CNT_UNWIND_NO_MAPPING &&
-		    process_table_rescan_asked(&p->procs, proc, 0))
+		    agent_rescan_asked(p, proc))
 			process_unwind_copy(&p->unwinder, proc, e, p->frames,
 					    p->max_user_frames, &walk);
+		/* A file the process's sync left for a later slice: resolved
+		 * now (its table read as a first load reads it), walked
+		 * again. */
+		if (walk.unresolved &&
+		    agent_resolve_mapping(p, proc, walk.unresolved)) {
+			agent_forget_gone_files(p);
+			process_unwind_copy(&p->unwinder, proc, e, p->frames,
+					    p->max_user_frames, &walk);
+		}
 		/* A big file's table is being built: hold the sample rather
 		 * than emit a cut stack. */
 		if (walk.error == OTELPROF_CNT_UNWIND_PENDING && may_park &&
@@ -235,7 +304,9 @@ static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
 	    proc->ctx->apm && stack >= 0 && nextra < PB_MAX_CTX_ATTRS)
 		sample_apm(p, b, proc, e, user, nuser, extra, &nextra);
 
-	/* 6. into the window. */
+	/* 6. into the window: a CPU sample weighted by the rate it was
+	 * taken at, an off-CPU event with its duration. */
+	b->period_ns = agent_period_at(p, e->hdr.ktime_boot_ns);
 	if (stack < 0)
 		p->counters.add_errors++;
 	else if (offcpu) {

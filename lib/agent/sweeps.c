@@ -22,9 +22,12 @@ void agent_sweep_if_due(struct otelprof *p)
 		return;
 	p->last_sweep_ns = now;
 	process_table_sweep(&p->procs, now - SWEEP_INTERVAL_NS);
+	/* Freed before the file sweep: their mappings hold their files. */
+	agent_sync_processes(p);
 	/* Files of exited processes linger a minute for the next exec of
 	 * the same binary. */
 	file_table_sweep(&p->files, FILE_LINGER_NS);
+	agent_forget_gone_files(p);
 	p->trim_due = true;
 }
 

@@ -19,7 +19,7 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 {
 	struct profile_builder *full;
 	struct otlp_window w;
-	uint64_t now, samples;
+	uint64_t now, samples, period_ns;
 	bool stopped;
 	int e;
 
@@ -39,6 +39,7 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 	w.start_unix_ns = p->window_start_unix_ns;
 	w.end_unix_ns = now;
 	p->window_start_unix_ns = now;
+	period_ns = 1000000000ull / p->frequency_hz;
 	pthread_mutex_unlock(&p->state_lock);
 
 	if (e) {
@@ -50,7 +51,9 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 	 * (the host's, without samples); other empty polls hand out nothing. */
 	if (!samples && (!stopped || p->handed_out))
 		goto out;
-	w.period_ns = 1000000000ull / p->frequency_hz;
+	/* Samples carry the period of the rate they were taken at; this
+	 * one is for a window without samples. */
+	w.period_ns = period_ns;
 	w.scope_name = "libotelprofiler";
 	w.scope_version = OTELPROF_VERSION_STRING;
 	w.host_name = p->host_name;

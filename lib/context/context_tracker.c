@@ -60,10 +60,9 @@ static void resolve_tls(struct context_tracker *ct, struct process *p)
 	memset(&nb, 0, sizeof(nb));
 	for (size_t i = 0; i < p->maps.n; i++) {
 		struct proc_mapping *m = &p->maps.v[i];
-		bool deferred;
-		struct elf_file *f = file_cache_of(
-			ct->files, process_mapping_file_sliced(ct->procs, p, m,
-							       &deferred));
+		/* Resolved by the agent before this sync (a file left for a
+		 * later slice: looked at when its process is synced again). */
+		struct elf_file *f = file_cache_of(ct->files, m->file);
 		const struct tls_symbols *ts;
 		uint64_t bias;
 

@@ -312,38 +312,24 @@ static void build_dictionary(struct enc *e, const struct profile_builder *b,
 	d->n_stack_table = nst;
 }
 
-/* One Profile of a resource: its samples and value types over
- * [tmin, tmax). */
-static void set_profile(struct enc *e, Profile *p, Sample **samples, size_t n,
-			ValueType *sample_type, ValueType *period_type,
-			int64_t period, uint64_t tmin, uint64_t tmax)
+/* The period of the resource's i-th sample. */
+static uint64_t sample_period(const struct profile_builder *b,
+			      const struct pb_resource *r, size_t i,
+			      const struct otlp_window *w)
 {
-	uint8_t *pid = ALLOC(e, uint8_t, 16);
+	uint64_t per = b->samples.v[r->samples[i]].period_ns;
 
-	otelprof__otlp__profile__init(p);
-	p->samples = samples;
-	p->n_samples = n;
-	p->sample_type = sample_type;
-	p->period_type = period_type;
-	p->period = period;
-	/* Timestamps must lie in [time, time + duration). */
-	p->time_unix_nano = tmin;
-	p->duration_nano = tmax > tmin ? tmax - tmin : 1;
-	if (!pid)
-		return;
-	if (getrandom(pid, 16, GRND_NONBLOCK) != 16)
-		memset(pid, 0, 16);
-	p->profile_id.data = pid;
-	p->profile_id.len = 16;
+	return per ? per : w->period_ns;
 }
 
 /*
- * A process's ResourceProfiles: its CPU samples in one Profile (samples
- * counted by timestamp), and, when off-CPU recording gave it any, its
- * off-CPU events in a second one (sample type events/nanoseconds, one
- * value per timestamp: the nanoseconds off CPU, as the reference
- * profiler emits them; no period). A process with off-CPU events only
- * has no CPU Profile.
+ * A process's ResourceProfiles. A Profile has one period: CPU samples
+ * taken at another rate (the rate changed inside the window) get a
+ * Profile of their own. Off-CPU events, when off-CPU recording gave the
+ * process any, go in one more (sample type events/nanoseconds, one value
+ * per timestamp: the nanoseconds off CPU, as the reference profiler
+ * emits them; no period). A process with off-CPU events only has no CPU
+ * Profile.
  */
 static ResourceProfiles *
 build_resource(struct enc *e, const struct profile_builder *b,
@@ -358,12 +344,14 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	AnyValue *av = ALLOC(e, AnyValue, r->nattrs);
 	ScopeProfiles *sc = ALLOC(e, ScopeProfiles, 1);
 	ScopeProfiles **scp = ALLOC(e, ScopeProfiles *, 1);
-	Profile *p = ALLOC(e, Profile, 2);
-	Profile **pp = ALLOC(e, Profile *, 2);
+	uint64_t *periods = ALLOC(e, uint64_t, r->nsamples + 1);
+	size_t nper = 0, ns = 0, noff = 0, np;
+	Profile *p;
+	Profile **pp;
 	Sample *s = ALLOC(e, Sample, r->nsamples);
 	Sample **sp = ALLOC(e, Sample *, r->nsamples);
 	int32_t *ai = ALLOC(e, int32_t, PB_SAMPLE_ATTRS * r->nsamples);
-	size_t non = 0, noff = 0, np = 0;
+	uint8_t *pid;
 	/* The builder tracks the window's first and last timestamp. */
 	uint64_t tmin = w->start_unix_ns < b->min_ts ? w->start_unix_ns
 						     : b->min_ts,
@@ -394,49 +382,76 @@ build_resource(struct enc *e, const struct profile_builder *b,
 	res->n_attributes = r->nattrs;
 	rp->resource = res;
 
-	for (size_t i = 0; i < r->nsamples; i++)
-		noff += b->samples.v[r->samples[i]].offcpu;
-	non = r->nsamples - noff;
-	/* CPU samples first in sp, off-CPU events after them. */
-	for (size_t i = 0, on_at = 0, off_at = non; i < r->nsamples; i++) {
-		const struct pb_sample *x = &b->samples.v[r->samples[i]];
-		size_t na = 0;
+	for (size_t i = 0; periods && i < r->nsamples; i++) {
+		uint64_t per = sample_period(b, r, i, w);
+		size_t k = 0;
 
-		otelprof__otlp__sample__init(&s[i]);
-		s[i].stack_index = x->stack;
-		s[i].link_index = x->link;
-		/* attrs[] may have 0s (absent thread.name, fewer context
-		 * attributes) in the middle: copy the present ones. */
-		for (int k = 0; k < PB_SAMPLE_ATTRS; k++)
-			if (ra(rm, x->attrs[k]))
-				ai[PB_SAMPLE_ATTRS * i + na++] =
-					ra(rm, x->attrs[k]);
-		s[i].attribute_indices = &ai[PB_SAMPLE_ATTRS * i];
-		s[i].n_attribute_indices = na;
-		s[i].timestamps_unix_nano = x->ts;
-		s[i].n_timestamps_unix_nano = x->nts;
-		if (x->offcpu) {
-			s[i].values = x->vals;
-			s[i].n_values = x->nts;
-			sp[off_at++] = &s[i];
-		} else {
-			sp[on_at++] = &s[i];
+		if (b->samples.v[r->samples[i]].offcpu) {
+			noff++;
+			continue;
 		}
+		while (k < nper && periods[k] != per)
+			k++;
+		if (k == nper)
+			periods[nper++] = per;
 	}
-	if (non || !noff) {
-		set_profile(e, &p[np], sp, non, sample_type, period_type,
-			    (int64_t)w->period_ns, tmin, tmax);
-		pp[np] = &p[np];
-		np++;
-	}
-	if (noff) {
-		set_profile(e, &p[np], sp + non, noff, off_type, NULL, 0, tmin,
-			    tmax);
-		pp[np] = &p[np];
-		np++;
-	}
+	if (!nper && !noff && periods)
+		periods[nper++] = w->period_ns;
+	np = nper + (noff ? 1 : 0);
+	p = ALLOC(e, Profile, np);
+	pp = ALLOC(e, Profile *, np);
+	pid = ALLOC(e, uint8_t, 16 * np);
 	if (e->failed)
 		return NULL;
+	/* Profiles 0 .. nper-1: CPU samples by period; nper: off-CPU. */
+	for (size_t k = 0; k < np; k++) {
+		bool off = k == nper;
+		size_t first = ns;
+
+		otelprof__otlp__profile__init(&p[k]);
+		for (size_t i = 0; i < r->nsamples; i++) {
+			const struct pb_sample *x =
+				&b->samples.v[r->samples[i]];
+			size_t na = 0;
+
+			if (x->offcpu != off ||
+			    (!off && sample_period(b, r, i, w) != periods[k]))
+				continue;
+			otelprof__otlp__sample__init(&s[ns]);
+			s[ns].stack_index = x->stack;
+			s[ns].link_index = x->link;
+			/* attrs[] may have 0s (absent thread.name, fewer
+			 * context attributes) in the middle: copy the
+			 * present ones. */
+			for (int a = 0; a < PB_SAMPLE_ATTRS; a++)
+				if (ra(rm, x->attrs[a]))
+					ai[PB_SAMPLE_ATTRS * ns + na++] =
+						ra(rm, x->attrs[a]);
+			s[ns].attribute_indices = &ai[PB_SAMPLE_ATTRS * ns];
+			s[ns].n_attribute_indices = na;
+			s[ns].timestamps_unix_nano = x->ts;
+			s[ns].n_timestamps_unix_nano = x->nts;
+			if (off) {
+				s[ns].values = x->vals;
+				s[ns].n_values = x->nts;
+			}
+			sp[ns] = &s[ns];
+			ns++;
+		}
+		p[k].samples = sp + first;
+		p[k].n_samples = ns - first;
+		p[k].sample_type = off ? off_type : sample_type;
+		p[k].period_type = off ? NULL : period_type;
+		p[k].period = off ? 0 : (int64_t)periods[k];
+		/* Timestamps must lie in [time, time + duration). */
+		p[k].time_unix_nano = tmin;
+		p[k].duration_nano = tmax > tmin ? tmax - tmin : 1;
+		if (getrandom(pid + 16 * k, 16, GRND_NONBLOCK) != 16)
+			memset(pid + 16 * k, 0, 16);
+		p[k].profile_id.data = pid + 16 * k;
+		p[k].profile_id.len = 16;
+		pp[k] = &p[k];
+	}
 
 	otelprof__otlp__scope_profiles__init(sc);
 	sc->scope = scope;

@@ -673,7 +673,8 @@ static bool sample_eq(const void *ctx, uint32_t idx)
 	const struct pb_sample *x = &c->b->samples.v[idx], *y = c->s;
 
 	return x->resource == y->resource && x->stack == y->stack &&
-	       x->link == y->link && x->offcpu == y->offcpu &&
+	       x->link == y->link && x->period_ns == y->period_ns &&
+	       x->offcpu == y->offcpu &&
 	       !memcmp(x->attrs, y->attrs, sizeof(x->attrs));
 }
 
@@ -708,6 +709,7 @@ static int add_sample(struct profile_builder *b, uint32_t resource,
 	s.resource = resource;
 	s.stack = stack;
 	s.link = link;
+	s.period_ns = offcpu ? 0 : b->period_ns;
 	s.offcpu = offcpu;
 	if (tc->id_attr && tc->tid == tid && nlen < sizeof(tc->name) &&
 	    !strncmp(tc->name, thread_name ? thread_name : "",
@@ -747,9 +749,10 @@ static int add_sample(struct profile_builder *b, uint32_t resource,
 		nextra = PB_MAX_CTX_ATTRS;
 	for (uint32_t k = 0; k < nextra; k++)
 		s.attrs[3 + k] = extra[k];
-	h = hash_combine(hash_combine(hash_u64(resource), (uint64_t)stack),
-			 hash_combine(hash_bytes(s.attrs, sizeof(s.attrs), 9),
-				      (uint64_t)link * 2 + offcpu));
+	h = hash_combine(
+		hash_combine(hash_u64(resource), (uint64_t)stack),
+		hash_combine(hash_bytes(s.attrs, sizeof(s.attrs), 9),
+			     ((uint64_t)link ^ s.period_ns) * 2 + offcpu));
 	if (!idxmap_find(&b->sample_index, h, sample_eq, &c, &idx)) {
 		struct pb_resource *res = &b->resources.v[resource];
 

@@ -68,7 +68,8 @@ struct pb_sample {
 	 * attributes; 0 = absent */
 	int32_t attrs[PB_SAMPLE_ATTRS];
 	int32_t link;
-	bool offcpu; /* an off-CPU event: its own Profile, with values */
+	uint64_t period_ns; /* rate it was taken at; 0 = the window's */
+	bool offcpu;	    /* an off-CPU event: its own Profile, with values */
 	uint64_t *ts;
 	int64_t *vals; /* off-CPU: nanoseconds off per timestamp */
 	uint32_t nts, capts;
@@ -155,6 +156,10 @@ struct profile_builder {
 	uint64_t total_samples;
 	uint64_t offcpu_samples; /* of them, off-CPU events */
 	uint64_t min_ts, max_ts;
+	/* Period of the samples added next (0 = the window's): samples of
+	 * two rates never merge, and the encoder gives each rate its own
+	 * Profile. Kept across resets. */
+	uint64_t period_ns;
 
 	/* Sample attributes repeat per thread and CPU: remember their
 	 * indices instead of interning them again for every sample. */

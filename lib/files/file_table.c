@@ -13,15 +13,6 @@ void file_table_init(struct file_table *t)
 	idxmap_init(&t->index);
 }
 
-void file_table_set_listener(struct file_table *t,
-			     const struct file_table_listener *l)
-{
-	if (l)
-		t->listener = *l;
-	else
-		memset(&t->listener, 0, sizeof(t->listener));
-}
-
 static uint64_t id_hash(const struct file_id *id)
 {
 	return hash_bytes(id, sizeof(*id), 0x66696c65);
@@ -68,23 +59,53 @@ struct file *file_table_find(struct file_table *t, const struct file_id *id)
 
 static void destroy(struct file_table *t, struct file *f)
 {
-	if (t->listener.on_free)
-		t->listener.on_free(t->listener.ctx, f);
-	idxmap_remove(&t->index, id_hash(&f->id), f->slot);
+	if (!f->gone)
+		idxmap_remove(&t->index, id_hash(&f->id), f->slot);
 	t->files[f->slot] = NULL;
 	free(f->path);
 	free(f);
 }
 
-/* A new entry in a free slot, reported to the listener. */
+/* Out of the index (a lookup adds the same file anew), its slot kept
+ * until the stages forgot it: their tables are by slot. FIFO. */
+static void leave(struct file_table *t, struct file *f)
+{
+	struct file **pp = &t->gone;
+
+	if (f->gone)
+		return;
+	idxmap_remove(&t->index, id_hash(&f->id), f->slot);
+	f->gone = true;
+	f->next_gone = NULL;
+	while (*pp)
+		pp = &(*pp)->next_gone;
+	*pp = f;
+}
+
+struct file *file_table_take_gone(struct file_table *t)
+{
+	struct file *f = t->gone;
+
+	if (f) {
+		t->gone = f->next_gone;
+		f->next_gone = NULL;
+	}
+	return f;
+}
+
+void file_table_release(struct file_table *t, struct file *f)
+{
+	destroy(t, f);
+}
+
+/* A new entry in a free slot. */
 static struct file *add(struct file_table *t, const struct file_id *id,
-			const char *path, const struct file_added *a,
-			uint32_t owner_pid, uint64_t owner_serial, int *err)
+			const char *path, uint32_t owner_pid,
+			uint64_t owner_serial, bool *added, int *err)
 {
 	struct file *f = calloc(1, sizeof(*f));
 	const char *slash;
 	uint32_t slot;
-	int e;
 
 	if (!f || !(f->path = strdup(path && *path ? path : "[unknown]"))) {
 		free(f);
@@ -116,13 +137,7 @@ static struct file *add(struct file_table *t, const struct file_id *id,
 		t->nslots++;
 	t->files[slot] = f;
 	f->slot = slot;
-	e = t->listener.on_added ? t->listener.on_added(t->listener.ctx, f, a)
-				 : 0;
-	if (e) {
-		destroy(t, f);
-		*err = e;
-		return NULL;
-	}
+	*added = true;
 	return f;
 nomem:
 	free(f->path);
@@ -132,30 +147,34 @@ nomem:
 }
 
 struct file *file_table_get_fd(struct file_table *t, int fd, const char *path,
-			       int root_fd, uint32_t owner_pid,
-			       uint64_t owner_serial, int *err)
+			       uint32_t owner_pid, uint64_t owner_serial,
+			       bool *added, int *err)
 {
-	struct file_added a = {fd, NULL, 0, root_fd};
 	struct file_id id;
 	struct file *f;
 	int e = file_id_of_fd(fd, &id);
 
+	*added = false;
 	if (e) {
 		*err = e;
 		return NULL;
 	}
 	f = file_table_find(t, &id);
-	return f ? f : add(t, &id, path, &a, owner_pid, owner_serial, err);
+	return f ? f : add(t, &id, path, owner_pid, owner_serial, added, err);
 }
 
 struct file *file_table_get_mem(struct file_table *t, const struct file_id *id,
-				const char *path, const void *mem, size_t len,
-				int *err)
+				const char *path, bool *added, int *err)
 {
-	struct file_added a = {-1, mem, len, -1};
 	struct file *f = file_table_find(t, id);
 
-	return f ? f : add(t, id, path, &a, 0, 0, err);
+	*added = false;
+	return f ? f : add(t, id, path, 0, 0, added, err);
+}
+
+void file_table_discard(struct file_table *t, struct file *f)
+{
+	destroy(t, f);
 }
 
 void file_table_put(struct file_table *t, struct file *f)
@@ -169,7 +188,7 @@ void file_table_put(struct file_table *t, struct file *f)
 void file_table_drop(struct file_table *t, struct file *f)
 {
 	if (!f->refcnt)
-		destroy(t, f);
+		leave(t, f);
 }
 
 void file_table_sweep(struct file_table *t, uint64_t max_idle_ns)
@@ -179,8 +198,9 @@ void file_table_sweep(struct file_table *t, uint64_t max_idle_ns)
 	for (uint32_t i = 0; i < t->nslots; i++) {
 		struct file *f = t->files[i];
 
-		if (f && !f->refcnt && now - f->idle_since_ns >= max_idle_ns)
-			destroy(t, f);
+		if (f && !f->gone && !f->refcnt &&
+		    now - f->idle_since_ns >= max_idle_ns)
+			leave(t, f);
 	}
 }
 

@@ -8,10 +8,11 @@
  * each time).
  *
  * What the stages keep of a file (symbols, unwind tables) is in their own
- * tables, by slot. The table reports what changed (a file added, with
- * what its readers need; a file about to be freed) to one listener: the
- * agent, which calls the stages' per-file steps in order
- * (lib/agent/file_sync.c). Nothing here knows a stage.
+ * tables, by slot. The table calls no one: a lookup says whether it added
+ * the file (its caller, the agent, has the stages read it:
+ * lib/agent/file_sync.c), and a file that leaves (swept, or dropped for
+ * the budget) waits, out of the index with its slot kept, until the agent
+ * has had every stage forget it. Nothing here knows a stage.
  */
 #ifndef OTELPROF_FILES_FILE_TABLE_H
 #define OTELPROF_FILES_FILE_TABLE_H
@@ -42,6 +43,8 @@ struct file {
 	uint32_t owner_pid;
 	uint64_t owner_serial;
 	bool changed; /* read since file_table_clear_changed */
+	bool gone;    /* left the table, waiting to be forgotten */
+	struct file *next_gone;
 };
 
 /* What the readers of a new file get, valid until the report returns. */
@@ -52,44 +55,35 @@ struct file_added {
 	int root_fd; /* the process's root (O_PATH), -1: none */
 };
 
-struct file_table_listener {
-	void *ctx;
-	/* f is new: read it. 0, or a negative errno: f is freed again (with
-	 * on_free) and the lookup fails with it (-EAGAIN: try later). */
-	int (*on_added)(void *ctx, struct file *f, const struct file_added *a);
-	/* f is about to be freed (its slot taken by another file next). */
-	void (*on_free)(void *ctx, struct file *f);
-};
-
 struct file_table {
 	struct file **files; /* by slot; NULL = free */
 	uint32_t nslots, cap;
 	struct idxmap index;
-	struct file_table_listener listener; /* on_added NULL: none */
+	struct file *gone; /* left, not yet released (file_table_take_gone) */
 };
 
 void file_table_init(struct file_table *t);
-/* Frees every file (on_free told, if a listener is still set). */
+/* Frees every file, gone or not (no stage is told). */
 void file_table_free(struct file_table *t);
-void file_table_set_listener(struct file_table *t,
-			     const struct file_table_listener *l);
 /* fd's identity. 0 or -errno. */
 int file_id_of_fd(int fd, struct file_id *id);
 /* The file with identity id, referenced, or NULL. */
 struct file *file_table_find(struct file_table *t, const struct file_id *id);
 /*
  * Find or add the file open as fd (mapped at path by process owner_pid,
- * owner_serial; root_fd: its root). A new one is reported (on_added) before
- * this returns. Returns a referenced entry (release with file_table_put)
- * or NULL with *err set.
+ * owner_serial). *added: it is new, and the caller has it read by every
+ * stage now (or, if they cannot, file_table_discard). Returns a
+ * referenced entry (release with file_table_put) or NULL with *err set.
  */
 struct file *file_table_get_fd(struct file_table *t, int fd, const char *path,
-			       int root_fd, uint32_t owner_pid,
-			       uint64_t owner_serial, int *err);
+			       uint32_t owner_pid, uint64_t owner_serial,
+			       bool *added, int *err);
 /* Same for an image in memory (the vDSO): id is given. */
 struct file *file_table_get_mem(struct file_table *t, const struct file_id *id,
-				const char *path, const void *mem, size_t len,
-				int *err);
+				const char *path, bool *added, int *err);
+/* A file just added that its readers refused (they keep nothing of it):
+ * freed now. */
+void file_table_discard(struct file_table *t, struct file *f);
 static inline void file_ref(struct file *f)
 {
 	f->refcnt++;
@@ -97,10 +91,14 @@ static inline void file_ref(struct file *f)
 }
 /* Drop a reference; an unreferenced file lingers until a sweep. */
 void file_table_put(struct file_table *t, struct file *f);
-/* Free unreferenced f now (a stage needs its room). */
+/* Unreferenced f leaves now (a stage needs its room): gone. */
 void file_table_drop(struct file_table *t, struct file *f);
-/* Free files unreferenced for longer than max_idle_ns. */
+/* Files unreferenced for longer than max_idle_ns leave: gone. */
 void file_table_sweep(struct file_table *t, uint64_t max_idle_ns);
+/* The files gone, one at a time, oldest first: every stage forgets it,
+ * then file_table_release frees it and its slot. NULL: none left. */
+struct file *file_table_take_gone(struct file_table *t);
+void file_table_release(struct file_table *t, struct file *f);
 /* f was read since (a stage finished with it): see file_table_clear. */
 static inline void file_mark_changed(struct file *f)
 {

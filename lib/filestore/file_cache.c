@@ -18,15 +18,6 @@ void file_cache_init(struct file_cache *c, struct file_table *table)
 	debuginfod_init(&c->dbgd);
 }
 
-void file_cache_set_listener(struct file_cache *c,
-			     const struct file_cache_listener *l)
-{
-	if (l)
-		c->listener = *l;
-	else
-		memset(&c->listener, 0, sizeof(c->listener));
-}
-
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
 			   uint64_t per_file)
 {
@@ -122,14 +113,15 @@ static void take_result(struct file_cache *c, struct elf_file *f,
  * symbols (its frames keep their addresses). O(files) per victim: only
  * runs when the budget is full.
  */
+bool file_cache_full(struct file_cache *c)
+{
+	return mem_budget_used(&c->budget) + c->budget.file_limit >
+	       c->budget.limit;
+}
+
 static void make_room(struct file_cache *c)
 {
-	if (mem_budget_used(&c->budget) + c->budget.file_limit >
-		    c->budget.limit &&
-	    c->listener.before_evict)
-		c->listener.before_evict(c->listener.ctx);
-	while (mem_budget_used(&c->budget) + c->budget.file_limit >
-	       c->budget.limit) {
+	while (file_cache_full(c)) {
 		struct elf_file *victim = NULL;
 
 		for (uint32_t i = 0; i < c->nv; i++) {
@@ -148,7 +140,13 @@ static void make_room(struct file_cache *c)
 			return;
 		c->counters.evictions++;
 		if (!victim->file->refcnt) {
-			file_table_drop(c->table, victim->file);
+			/* Ours goes now (the budget wants it); the other
+			 * stages forget the file when the agent takes it
+			 * from the table's gone files. */
+			struct file *file = victim->file;
+
+			file_cache_file_freed(c, file);
+			file_table_drop(c->table, file);
 			continue;
 		}
 		c->counters.memory -= elf_symbols_memory(&victim->sym);
@@ -249,19 +247,25 @@ int file_cache_set_debuginfod(struct file_cache *c, const char *urls,
 	return debuginfod_set_urls(&c->dbgd, urls, why);
 }
 
-void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f)
+bool file_cache_debuginfod_due(const struct file_cache *c,
+			       const struct elf_file *f)
 {
-	uint64_t retry = 0;
-	int e;
-
 	/* Only files whose own tables and local debug files gave no
 	 * symbol table (the vDSO is ours, never asked). */
 	if (f->dbgd_state != FILE_DBGD_IDLE || !c->dbgd.queue.started ||
 	    f->loading || f->evicted || f->load_err || f->sym.has_symtab ||
 	    f->debug_source != DEBUG_INFO_NONE || !f->sym.build_id[0] ||
 	    f->file->id.dev == UINT64_MAX)
-		return;
-	if (f->dbgd_retry_ns && mono_ns() < f->dbgd_retry_ns)
+		return false;
+	return !f->dbgd_retry_ns || mono_ns() >= f->dbgd_retry_ns;
+}
+
+void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f)
+{
+	uint64_t retry = 0;
+	int e;
+
+	if (!file_cache_debuginfod_due(c, f))
 		return;
 	e = debuginfod_submit(&c->dbgd, f, &f->acct, f->sym.build_id, &retry);
 	if (!e) {
@@ -302,11 +306,9 @@ static void take_debuginfod(struct file_cache *c, struct debuginfod_job *j)
 	}
 }
 
-int file_cache_finish_loads(struct file_cache *c)
+void file_cache_finish_lookups(struct file_cache *c)
 {
-	struct work_item *it = file_loader_take_done(&c->loader);
 	struct work_item *dit = debuginfod_take_done(&c->dbgd);
-	int n = 0;
 
 	while (dit) {
 		struct debuginfod_job *dj = debuginfod_job_of(dit);
@@ -317,38 +319,68 @@ int file_cache_finish_loads(struct file_cache *c)
 		debuginfod_job_free(dj);
 		file_table_put(c->table, f->file);
 	}
+}
 
-	while (it) {
-		struct file_load_job *j = file_load_job_of(it);
-		struct elf_file *f = j->file;
+/* The job last handed out by file_cache_take_load: its fd was the
+ * caller's until now. */
+static void free_taken(struct file_cache *c)
+{
+	struct file_load_job *j = c->taken;
 
-		it = it->next;
-		if (j->r.load_err == -ENOMEM) {
-			/* Kept as an entry without symbols (counted): it is
-			 * mapped, and a retry would fail the same way. */
-			elf_symbols_free(&j->r.sym);
-			memset(&j->r.sym, 0, sizeof(j->r.sym));
-		}
-		take_result(c, f, &j->r);
-		f->loading = false;
-		if (c->listener.on_ready)
-			c->listener.on_ready(c->listener.ctx, f->file, j->fd);
-		file_table_put(c->table, f->file);
-		file_loader_job_free(j);
-		n++;
+	if (!j)
+		return;
+	c->taken = NULL;
+	file_table_put(c->table, j->file->file);
+	file_loader_job_free(j);
+}
+
+struct file *file_cache_take_load(struct file_cache *c, int *fd)
+{
+	struct file_load_job *j;
+	struct elf_file *f;
+
+	free_taken(c);
+	if (!c->done)
+		c->done = file_loader_take_done(&c->loader);
+	if (!c->done)
+		return NULL;
+	j = file_load_job_of(c->done);
+	c->done = c->done->next;
+	f = j->file;
+	if (j->r.load_err == -ENOMEM) {
+		/* Kept as an entry without symbols (counted): it is mapped,
+		 * and a retry would fail the same way. */
+		elf_symbols_free(&j->r.sym);
+		memset(&j->r.sym, 0, sizeof(j->r.sym));
 	}
-	return n;
+	take_result(c, f, &j->r);
+	f->loading = false;
+	c->taken = j;
+	*fd = j->fd;
+	return f->file;
 }
 
 bool file_cache_loads_busy(struct file_cache *c)
 {
-	return file_loader_busy(&c->loader);
+	return c->done || file_loader_busy(&c->loader);
 }
 
 void file_cache_stop_loader(struct file_cache *c)
 {
-	struct work_item *it = file_loader_stop(&c->loader);
-	struct work_item *dit = debuginfod_stop(&c->dbgd);
+	struct work_item *it, *dit = debuginfod_stop(&c->dbgd);
+
+	free_taken(c);
+	/* Finished loads not taken go with the unfinished ones. */
+	it = file_loader_stop(&c->loader);
+	if (c->done) {
+		struct work_item *last = c->done;
+
+		while (last->next)
+			last = last->next;
+		last->next = it;
+		it = c->done;
+		c->done = NULL;
+	}
 
 	while (dit) {
 		struct debuginfod_job *dj = debuginfod_job_of(dit);
@@ -372,8 +404,6 @@ void file_cache_stop_loader(struct file_cache *c)
 		dwarf_lines_close(j->r.dwarf);
 		f->load_err = -ECANCELED;
 		f->loading = false;
-		if (c->listener.on_ready)
-			c->listener.on_ready(c->listener.ctx, f->file, -1);
 		file_table_put(c->table, f->file);
 		file_loader_job_free(j);
 	}

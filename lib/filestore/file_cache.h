@@ -46,22 +46,6 @@ enum file_dbgd_state {
 	FILE_DBGD_DONE,	   /* its symbols came from a server */
 };
 
-/* What the file cache reports, to its one listener (the agent,
- * lib/agent/file_sync.c), when it happens. */
-struct file_cache_listener {
-	void *ctx;
-	/* f's symbols were read on the loader thread and taken now: fd is
-	 * the file, valid until the call returns (-1: not read, the loader
-	 * stopped). */
-	void (*on_ready)(void *ctx, struct file *f, int fd);
-	/* The budget is full: files are evicted, least recently used first,
-	 * right after this returns. The listener stamps last_used_ns of the
-	 * files its recently active processes map (a hot stack is
-	 * symbolized once per window, from the stack cache after that, so
-	 * per-lookup stamps alone would make it look cold). */
-	void (*before_evict)(void *ctx);
-};
-
 /* What the file cache counts (for otelprof_stats). */
 struct file_cache_counters {
 	uint64_t loaded, malformed;
@@ -79,19 +63,18 @@ struct file_cache {
 	struct elf_file **v;	  /* by file slot; NULL: none */
 	uint32_t nv;
 	struct mem_budget budget; /* symbols, strings, unwind scratch */
-	struct file_cache_listener listener; /* on_ready NULL: none */
-	/* Big files are read off the drain thread (file_loader.h). */
+	/* Big files are read off the drain thread (file_loader.h): loads
+	 * finished and not yet taken, and the one taken last (its fd is
+	 * the caller's until the next file_cache_take_load). */
 	struct file_loader loader;
+	struct work_item *done;
+	struct file_load_job *taken;
 	/* Debug files from debuginfod servers (off unless configured). */
 	struct debuginfod dbgd;
 	struct file_cache_counters counters;
 };
 
 void file_cache_init(struct file_cache *c, struct file_table *table);
-/* Who is told of loads taken and evictions (NULL: nobody, before tearing
- * the stages down). */
-void file_cache_set_listener(struct file_cache *c,
-			     const struct file_cache_listener *l);
 /* Budget for data derived from files (0: default). Before any load. */
 void file_cache_set_budget(struct file_cache *c, uint64_t total,
 			   uint64_t per_file);
@@ -113,14 +96,23 @@ static inline uint64_t file_cache_budget_used(struct file_cache *c)
 	return mem_budget_used(&c->budget);
 }
 /*
- * The per-file steps (called by the agent as the file table reports):
- * file_added reads the symbols of new file f (a->fd, or a->mem for the
- * vDSO; debug files looked up inside a->root_fd first, or its
- * MiniDebugInfo). 0: read; 1: read on the loader thread (on_ready
- * follows); -EAGAIN: the loader's queue is full, -ENOMEM: no entry (the
- * file is dropped again). A malformed file still yields an entry (with
- * load_err set), so it is read once, not at every sample.
- * file_freed drops what is kept of f.
+ * The budget is full: the next load evicts files, least recently used
+ * first (an idle one whole: its entry goes and the file table drops it;
+ * a mapped one loses its symbols). Before a load, the agent stamps the
+ * files its recently active processes map as used: a hot stack is
+ * symbolized once per window, from the stack cache after that, so
+ * per-lookup stamps alone would make it look cold.
+ */
+bool file_cache_full(struct file_cache *c);
+/*
+ * The per-file steps (called by the agent as it adds files to the file
+ * table, and as it takes the gone ones): file_added reads the symbols of
+ * new file f (a->fd, or a->mem for the vDSO; debug files looked up inside
+ * a->root_fd first, or its MiniDebugInfo). 0: read; 1: read on the loader
+ * thread (file_cache_take_load hands it back); -EAGAIN: the loader's queue
+ * is full, -ENOMEM: no entry (the file is discarded again). A malformed
+ * file still yields an entry (with load_err set), so it is read once, not
+ * at every sample. file_freed drops what is kept of f (nothing: no-op).
  */
 int file_cache_file_added(struct file_cache *c, struct file *f,
 			  const struct file_added *a);
@@ -131,22 +123,28 @@ void file_cache_file_freed(struct file_cache *c, struct file *f);
  * notify_fd (not owned) is written to when a load finished. 0 or -errno.
  */
 int file_cache_start_loader(struct file_cache *c, int notify_fd);
-/* Take the finished loads into their entries (each reported ready and
- * marked changed in the file table). Returns how many. */
-int file_cache_finish_loads(struct file_cache *c);
+/* The next load the loader finished, taken into its entry: its file, and
+ * in *fd the file it was read from (the caller's until the next call).
+ * NULL: none left. */
+struct file *file_cache_take_load(struct file_cache *c, int *fd);
+/* Merge the debug files the debuginfod lookups brought. */
+void file_cache_finish_lookups(struct file_cache *c);
 /* Servers to ask for debug files no local lookup found (as in
  * $DEBUGINFOD_URLS; NULL or "": off). Before file_cache_start_loader.
  * 0, or -EINVAL with a reason in why. */
 int file_cache_set_debuginfod(struct file_cache *c, const char *urls,
 			      const char **why);
 /* f lacks symbols that a debuginfod server may have: ask for them (on
- * the lookup threads; the result is merged by file_cache_finish_loads).
+ * the lookup threads; the result is merged by file_cache_finish_lookups).
  * Cheap when there is nothing to do; drain thread only. */
 void file_cache_debuginfod_check(struct file_cache *c, struct elf_file *f);
+/* Would file_cache_debuginfod_check ask for f now? */
+bool file_cache_debuginfod_due(const struct file_cache *c,
+			       const struct elf_file *f);
 /* Loads queued, running or not yet taken. */
 bool file_cache_loads_busy(struct file_cache *c);
-/* Stop the loader; unfinished loads leave their entries without symbols.
- * Before the listener's stages go away. */
+/* Stop the loader; unfinished loads and those not taken leave their
+ * entries without symbols. */
 void file_cache_stop_loader(struct file_cache *c);
 /*
  * An evicted file a sample needs again: may it be read again now? The

@@ -150,25 +150,6 @@ static void add_source_lines(struct stack_symbolizer *s,
 	f->line = w->line;
 }
 
-/* A sample needs the symbols of a file the budget evicted: read them
- * again through the process that maps it, as the first load did. */
-static void reload_evicted(struct stack_symbolizer *s, struct process *p,
-			   const struct proc_mapping *m, struct elf_file *file)
-{
-	char root[96];
-	int fd, root_fd;
-
-	fd = mapped_file_open((pid_t)p->pid, m);
-	if (fd < 0)
-		return;
-	snprintf(root, sizeof(root), "%s/%u/root", s->procs->proc_root, p->pid);
-	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	file_cache_reload(s->files, file, fd, m->path, root_fd);
-	if (root_fd >= 0)
-		close(root_fd);
-	close(fd);
-}
-
 static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		       struct process *p, uint64_t raw_pc, bool return_address,
 		       bool *jit_unnamed, const char **function,
@@ -216,15 +197,23 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 	f.map_limit = m->end;
 	f.map_offset = m->offset;
 	f.mapping_file = m->path && *m->path ? m->path : "[anon]";
-	file = file_cache_of(s->files, process_mapping_file(s->procs, p, m));
+	/* A file not resolved yet (its process's loads left for a later
+	 * slice), evicted symbols, a debuginfod server: the caller's to do,
+	 * then it names the stack again. */
+	if (!m->file_tried &&
+	    (m->kind == PROC_MAPPING_FILE || m->kind == PROC_MAPPING_VDSO))
+		symbolized_stack_want(out, SYMBOLIZED_WANT_RESOLVE, m, NULL);
+	file = file_cache_of(s->files, m->file);
 	if (!file) {
 		symbolized_stack_add(out, &f);
 		return;
 	}
+	/* Eviction order: the one thing naming writes. */
 	file_cache_touch(file->file, now_ns);
 	if (file_cache_reload_due(file))
-		reload_evicted(s, p, m, file);
-	file_cache_debuginfod_check(s->files, file);
+		symbolized_stack_want(out, SYMBOLIZED_WANT_RELOAD, m, file);
+	if (file_cache_debuginfod_due(s->files, file))
+		symbolized_stack_want(out, SYMBOLIZED_WANT_DEBUGINFOD, m, file);
 	/* Its names may still come from a server: do not cache the stack. */
 	if (file->dbgd_state == FILE_DBGD_PENDING)
 		*jit_unnamed = true;
@@ -383,6 +372,7 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		/* The native walk ended before their evaluation loops. */
 		put_interp_frames(s, out, p, py, n_interp, &next_py, true,
 				  now_ns);
-	out->cacheable = !jit_unnamed;
+	/* A frame whose file still wants something may be named later. */
+	out->cacheable = !jit_unnamed && !out->nwant && !out->wants_dropped;
 	return 0;
 }

@@ -58,6 +58,8 @@ void symbolized_stack_clear(struct symbolized_stack *st)
 	st->cacheable = true;
 	st->strings_dropped = false;
 	st->unmapped = false;
+	st->nwant = 0;
+	st->wants_dropped = false;
 }
 
 static size_t strings_used(const struct symbolized_stack *st)
@@ -141,4 +143,18 @@ void symbolized_stack_add(struct symbolized_stack *st, const struct frame *f)
 	st->ninl += ninl;
 	d->inlined = x;
 	d->ninlined = ninl;
+}
+
+void symbolized_stack_want(struct symbolized_stack *st,
+			   enum symbolized_want_kind kind,
+			   struct proc_mapping *m, struct elf_file *file)
+{
+	for (uint32_t i = 0; i < st->nwant; i++)
+		if (st->wants[i].kind == kind && st->wants[i].m == m)
+			return;
+	if (st->nwant == SYMBOLIZED_MAX_WANTS) {
+		st->wants_dropped = true;
+		return;
+	}
+	st->wants[st->nwant++] = (struct symbolized_want){kind, m, file};
 }

@@ -27,6 +27,23 @@
 #define SYMBOLIZED_MAX_INLINES 16u
 
 struct symbolized_strings; /* blocks that never move (symbolized_stack.c) */
+struct proc_mapping;
+struct elf_file;
+
+/* What a frame found missing in its file, for the caller to do: the
+ * symbolizer names what is there and changes nothing. */
+enum symbolized_want_kind {
+	SYMBOLIZED_WANT_RESOLVE,    /* the mapping's file is not resolved */
+	SYMBOLIZED_WANT_RELOAD,	    /* its symbols were evicted, reload due */
+	SYMBOLIZED_WANT_DEBUGINFOD, /* a server may have its symbols */
+};
+/* Distinct wants kept per stack; more set wants_dropped. */
+#define SYMBOLIZED_MAX_WANTS 16u
+struct symbolized_want {
+	enum symbolized_want_kind kind;
+	struct proc_mapping *m; /* the sample's process's mapping */
+	struct elf_file *file;	/* RELOAD, DEBUGINFOD: its entry */
+};
 
 struct symbolized_stack {
 	struct frame frames[SYMBOLIZED_MAX_FRAMES];
@@ -39,6 +56,9 @@ struct symbolized_stack {
 	/* A native pc lay in no mapping the process table knows: code
 	 * mapped since its last scan (dlopen, JIT), or a bad pc. */
 	bool unmapped;
+	struct symbolized_want wants[SYMBOLIZED_MAX_WANTS];
+	uint32_t nwant;
+	bool wants_dropped;
 	struct frame_inline *inl; /* the frames' inlined functions */
 	uint32_t ninl;
 	struct symbolized_strings *strings;
@@ -51,5 +71,9 @@ void symbolized_stack_clear(struct symbolized_stack *st);
 /* Append a copy of f, its strings and inlined functions. Frames past
  * SYMBOLIZED_MAX_FRAMES are dropped, as the kernel drops deeper ones. */
 void symbolized_stack_add(struct symbolized_stack *st, const struct frame *f);
+/* Note a want (once per kind and mapping). */
+void symbolized_stack_want(struct symbolized_stack *st,
+			   enum symbolized_want_kind kind,
+			   struct proc_mapping *m, struct elf_file *file);
 
 #endif

@@ -5,6 +5,7 @@
 #include "process/proc_file.h"
 #include "util/clock.h"
 
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -39,20 +40,26 @@ void process_table_init(struct process_table *t, struct file_table *files)
 		t->clk_tck = 100;
 }
 
-void process_table_set_listener(struct process_table *t,
-				const struct process_table_listener *l)
+/* Note what changed in p for the caller (merged with a change it has not
+ * taken yet: NEW stays NEW, counts add up). */
+static void note_change(struct process_table *t, struct process *p,
+			const struct process_change *c)
 {
-	if (l)
-		t->listener = *l;
+	if (p->change_pending) {
+		if (c->why < p->change.why)
+			p->change.why = c->why;
+		p->change.added += c->added;
+		p->change.removed += c->removed;
+		return;
+	}
+	p->change = *c;
+	p->change_pending = true;
+	p->next_changed = NULL;
+	if (t->changed_last)
+		t->changed_last->next_changed = p;
 	else
-		memset(&t->listener, 0, sizeof(t->listener));
-}
-
-static void call_on_maps(struct process_table *t, struct process *p,
-			 const struct process_change *c)
-{
-	if (t->listener.on_maps)
-		t->listener.on_maps(t->listener.ctx, p, c);
+		t->changed = p;
+	t->changed_last = p;
 }
 
 static void tell(struct process_table *t, struct process *p,
@@ -60,7 +67,42 @@ static void tell(struct process_table *t, struct process *p,
 {
 	struct process_change c = {why, 0, 0};
 
-	call_on_maps(t, p, &c);
+	note_change(t, p, &c);
+}
+
+struct process *process_table_take_changed(struct process_table *t,
+					   struct process_change *c)
+{
+	struct process *p = t->changed;
+
+	if (!p)
+		return NULL;
+	t->changed = p->next_changed;
+	if (!t->changed)
+		t->changed_last = NULL;
+	p->next_changed = NULL;
+	p->change_pending = false;
+	*c = p->change;
+	return p;
+}
+
+/* p leaves the changed list (it is being removed). */
+static void drop_change(struct process_table *t, struct process *p)
+{
+	struct process **pp = &t->changed, *prev = NULL;
+
+	if (!p->change_pending)
+		return;
+	while (*pp && *pp != p) {
+		prev = *pp;
+		pp = &(*pp)->next_changed;
+	}
+	if (*pp)
+		*pp = p->next_changed;
+	if (t->changed_last == p)
+		t->changed_last = prev;
+	p->next_changed = NULL;
+	p->change_pending = false;
 }
 
 static void release_maps(struct process_table *t, struct process *p)
@@ -75,6 +117,7 @@ static void process_destroy(struct process_table *t, struct process *p)
 {
 	release_maps(t, p);
 	free(p->exe_path);
+	free(p->env);
 	free(p);
 }
 
@@ -83,6 +126,8 @@ void process_table_free(struct process_table *t)
 	for (uint32_t i = 0; i < t->nslots; i++)
 		if (t->procs[i])
 			process_destroy(t, t->procs[i]);
+	while (t->removed)
+		process_destroy(t, process_table_take_removed(t));
 	if (t->ghost)
 		process_destroy(t, t->ghost);
 	free(t->procs);
@@ -115,6 +160,14 @@ struct process *process_table_find(struct process_table *t, uint32_t pid)
 	return p && !p->exited ? p : NULL;
 }
 
+struct process *process_table_find_serial(struct process_table *t, uint32_t pid,
+					  uint64_t serial)
+{
+	struct process *p = find(t, pid);
+
+	return p && p->serial == serial ? p : NULL;
+}
+
 void process_set_exec_path(struct process *p, const char *path, size_t len)
 {
 	size_t n = strnlen(path, len);
@@ -132,12 +185,36 @@ void process_set_exec_path(struct process *p, const char *path, size_t len)
 	p->exe_name = s ? s + 1 : copy;
 }
 
+/* Out of the table now; freed once the caller took it (the stages may
+ * still refer to it until they forget it). FIFO: forgotten in the order
+ * removed. */
 static void remove_proc(struct process_table *t, struct process *p)
 {
-	if (t->listener.on_remove)
-		t->listener.on_remove(t->listener.ctx, p);
+	struct process **pp = &t->removed;
+
+	drop_change(t, p);
 	idxmap_remove(&t->index, hash_u64(p->pid), p->slot);
 	t->procs[p->slot] = NULL;
+	p->removed = true;
+	p->next_removed = NULL;
+	while (*pp)
+		pp = &(*pp)->next_removed;
+	*pp = p;
+}
+
+struct process *process_table_take_removed(struct process_table *t)
+{
+	struct process *p = t->removed;
+
+	if (p) {
+		t->removed = p->next_removed;
+		p->next_removed = NULL;
+	}
+	return p;
+}
+
+void process_table_release(struct process_table *t, struct process *p)
+{
 	process_destroy(t, p);
 }
 
@@ -281,6 +358,10 @@ static void scan_info(struct process_table *t, struct process *p)
 		free(text);
 	}
 
+	free(p->env);
+	snprintf(path, sizeof(path), "%s/%u/environ", t->proc_root, p->pid);
+	p->env = proc_env_read(path, t->env_names, &t->counters.env);
+
 	snprintf(path, sizeof(path), "%s/%u/cgroup", t->proc_root, p->pid);
 	p->container_id[0] = '\0';
 	len = proc_read_file(path, &text, 1 << 20);
@@ -413,6 +494,8 @@ static struct process *get(struct process_table *t, uint32_t pid, uint32_t tid,
 		p->exe_name = p->exe_path ? p->exe_path : "";
 		p->info_ok = false;
 		p->container_id[0] = '\0';
+		free(p->env);
+		p->env = NULL;
 		if (comm)
 			snprintf(p->comm, sizeof(p->comm), "%.15s", comm);
 		p->ghost = true;
@@ -502,7 +585,7 @@ bool process_table_rescan(struct process_table *t, struct process *p,
 	p->last_scan_ns = now_ns;
 	p->kernel_map_count = 0;
 	scan_maps(t, p, &c);
-	call_on_maps(t, p, &c);
+	note_change(t, p, &c);
 	return true;
 }
 
@@ -585,7 +668,7 @@ static struct process *rescan_priced(struct process_table *t, struct process *p,
 	if (gap > PROCESS_RESCAN_MAX_GAP_NS)
 		gap = PROCESS_RESCAN_MAX_GAP_NS;
 	p->next_rescan_ns = now + gap;
-	call_on_maps(t, p, &c);
+	note_change(t, p, &c);
 	return p;
 }
 
@@ -616,7 +699,7 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 	return true;
 }
 
-void process_table_run_held(struct process_table *t)
+bool process_table_run_held(struct process_table *t)
 {
 	uint64_t now = boot_ns();
 	uint32_t n = t->nslots;
@@ -635,10 +718,13 @@ void process_table_run_held(struct process_table *t)
 		}
 		if (!budget_left(t, now) || process_table_slice_over(t)) {
 			t->held_cursor = i; /* its turn comes first next time */
-			return;
+			return false;
 		}
+		t->held_cursor = (i + 1) % n;
 		rescan_priced(t, p, now, true);
+		return true;
 	}
+	return false;
 }
 
 void process_table_set_lock(struct process_table *t, void (*unlock)(void *),
@@ -663,25 +749,6 @@ bool process_table_slice_over(struct process_table *t)
 	return true;
 }
 
-struct file *process_mapping_file_sliced(struct process_table *t,
-					 struct process *p,
-					 struct proc_mapping *m, bool *deferred)
-{
-	struct file *f;
-
-	*deferred = false;
-	if (!m->file_tried && m->kind == PROC_MAPPING_FILE &&
-	    process_table_slice_over(t)) {
-		*deferred = true;
-		p->loads_deferred = true;
-		return NULL;
-	}
-	f = process_mapping_file(t, p, m);
-	/* Not taken by a full loader: as good as deferred. */
-	*deferred = !m->file_tried;
-	return f;
-}
-
 void process_table_files_changed(struct process_table *t)
 {
 	/* Every process mapping one of them learns its symbols (the
@@ -702,19 +769,25 @@ void process_table_files_changed(struct process_table *t)
 	file_table_clear_changed(t->files);
 }
 
-void process_table_resume_loads(struct process_table *t)
+bool process_table_resume_loads(struct process_table *t)
 {
-	for (uint32_t i = 0; i < t->nslots; i++) {
-		struct process *p = t->procs[i];
+	/* A cursor, not a scan from the start: a process the loader's full
+	 * queue defers again waits for the next pass, not this one. */
+	for (; t->resume_cursor < t->nslots; t->resume_cursor++) {
+		struct process *p = t->procs[t->resume_cursor];
 
 		if (!p || !p->loads_deferred)
 			continue;
 		if (process_table_slice_over(t))
-			return;
+			return false; /* from here next pass */
 		p->loads_deferred = false;
 		/* marks it again if still not done */
 		tell(t, p, PROCESS_FILES_READY);
+		t->resume_cursor++;
+		return true;
 	}
+	t->resume_cursor = 0;
+	return false;
 }
 
 /* The vDSO's size comes from our own [vdso] line in /proc/self/maps. */
@@ -738,74 +811,36 @@ static size_t own_vdso_size(uint64_t base)
 	return size;
 }
 
-/* The vDSO image, read from our own process (same kernel, same vDSO). */
-static struct file *vdso_file(struct process_table *t)
+void *process_vdso_image(size_t *len)
 {
-	struct file_id id = FILE_ID_VDSO;
-	struct file *f = file_table_find(t->files, &id);
-	uint64_t base;
-	size_t size;
-	void *copy;
-	int err;
+	uint64_t base = getauxval(AT_SYSINFO_EHDR);
+	size_t size = base ? own_vdso_size(base) : 0;
+	void *copy = size ? malloc(size) : NULL;
 
-	if (f)
-		return f;
-	base = getauxval(AT_SYSINFO_EHDR);
-	size = base ? own_vdso_size(base) : 0;
-	copy = size ? malloc(size) : NULL;
+	*len = copy ? size : 0;
 	if (copy)
 		memcpy(copy, (const void *)(uintptr_t)base, size);
-	f = file_table_get_mem(t->files, &id, "[vdso]", copy, copy ? size : 0,
-			       &err);
-	free(copy);
-	return f;
+	return copy;
 }
 
-struct file *process_mapping_file(struct process_table *t, struct process *p,
-				  struct proc_mapping *m)
+int process_mapping_open(struct process_table *t, const struct process *p,
+			 const struct proc_mapping *m)
 {
-	int fd, err = 0;
+	int fd = mapped_file_open((pid_t)p->pid, m);
 
-	if (m->file_tried)
-		return m->file;
-	m->file_tried = 1;
-	if (m->kind == PROC_MAPPING_VDSO) {
-		m->file = vdso_file(t);
-		return m->file;
-	}
-	if (m->kind != PROC_MAPPING_FILE)
-		return NULL;
-	fd = mapped_file_open((pid_t)p->pid, m);
-	if (fd == MAPPED_FILE_REFUSED) {
+	if (fd == MAPPED_FILE_REFUSED)
 		t->counters.files_refused++;
-		return NULL;
-	}
-	if (fd < 0) {
+	else if (fd < 0)
 		t->counters.scan_errors++;
-		return NULL;
-	}
-	{
-		/* Debug files are looked up as the process sees them. */
-		char root[96];
-		int root_fd;
+	return fd;
+}
 
-		snprintf(root, sizeof(root), "%s/%u/root", t->proc_root,
-			 p->pid);
-		root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		t->loading_for = p; /* charged for the file's table */
-		m->file = file_table_get_fd(t->files, fd, m->path, root_fd,
-					    p->pid, p->serial, &err);
-		t->loading_for = NULL;
-		if (err == -EAGAIN) {
-			/* The loader's queue is full: again later. */
-			m->file_tried = 0;
-			p->loads_deferred = true;
-		}
-		if (root_fd >= 0)
-			close(root_fd);
-	}
-	close(fd);
-	return m->file;
+int process_root_open(const struct process_table *t, const struct process *p)
+{
+	char root[96];
+
+	snprintf(root, sizeof(root), "%s/%u/root", t->proc_root, p->pid);
+	return open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 void process_table_exec(struct process_table *t, uint32_t pid)
@@ -876,6 +911,15 @@ void process_table_fork(struct process_table *t, uint32_t parent_pid,
 	}
 	p->exe_name = strrchr(p->exe_path, '/') ? strrchr(p->exe_path, '/') + 1
 						: p->exe_path;
+	/* A fork starts with its parent's environment. */
+	if (parent->env) {
+		size_t sz = offsetof(struct proc_env, v) +
+			    parent->env->n * sizeof(parent->env->v[0]);
+
+		p->env = malloc(sz);
+		if (p->env)
+			memcpy(p->env, parent->env, sz);
+	}
 	insert(t, p);
 }
 

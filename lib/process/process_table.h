@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "process/proc_info.h"
+#include "process/proc_environ.h"
 #include "process/proc_maps.h"
 #include "files/file_table.h"
 #include "util/idxmap.h"
@@ -43,6 +44,19 @@ struct process_ctx_state;
 struct jit_process;
 struct interp_process;
 struct hotspot_process;
+
+/* What changed in a process, as the table reports it. */
+enum process_change_why {
+	PROCESS_NEW,	     /* first sight, a fork's copy: every mapping */
+	PROCESS_RESCANNED,   /* its maps read again: `fresh` marks the new */
+	PROCESS_FILES_READY, /* no rescan: files it maps were read since */
+};
+struct process_change {
+	enum process_change_why why;
+	/* RESCANNED: executable mappings the scan found that the last one
+	 * did not (marked `fresh`), and the last one's it no longer found */
+	uint32_t added, removed;
+};
 
 struct process {
 	uint32_t pid;
@@ -88,6 +102,13 @@ struct process {
 					  by interp/interp_tracker.c */
 	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
 					  interp/hotspot_tracker.c */
+	struct proc_env *env; /* include_env_vars values (NULL: none) */
+	/* Its change not yet taken (process_table_take_changed). */
+	bool change_pending;
+	struct process_change change;
+	struct process *next_changed;
+	bool removed; /* out of the table, waiting to be forgotten */
+	struct process *next_removed;
 };
 
 /* What the process table counts (for otelprof_stats). */
@@ -96,28 +117,7 @@ struct process_table_counters {
 	uint64_t pid_reuses; /* entries replaced by a new process */
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
-};
-
-/* Why the listener hears of a process, and what changed. */
-enum process_change_why {
-	PROCESS_NEW,	     /* first sight, a fork's copy: every mapping */
-	PROCESS_RESCANNED,   /* its maps read again: `fresh` marks the new */
-	PROCESS_FILES_READY, /* no rescan: files it maps were read since */
-};
-struct process_change {
-	enum process_change_why why;
-	/* RESCANNED: executable mappings the scan found that the last one
-	 * did not (marked `fresh`), and the last one's it no longer found */
-	uint32_t added, removed;
-};
-
-/* The one consumer of the table's changes (the agent, which calls the
- * stages' sync steps in order: lib/agent/process_sync.c). */
-struct process_table_listener {
-	void *ctx;
-	void (*on_maps)(void *ctx, struct process *p,
-			const struct process_change *c);
-	void (*on_remove)(void *ctx, struct process *p); /* before freeing */
+	struct env_outcome env; /* environ reads refused, values dropped */
 };
 
 struct process_table {
@@ -133,14 +133,22 @@ struct process_table {
 	void (*unlock)(void *ctx);
 	void (*relock)(void *ctx);
 	void *lock_ctx;
-	struct process *loading_for; /* while a file is loaded for it */
-	int64_t rescan_budget_ns;    /* shared budget, see above */
+	int64_t rescan_budget_ns; /* shared budget, see above */
 	uint64_t rescan_budget_at_ns;
-	uint32_t held_cursor;  /* round robin over held rescans */
-	struct process *ghost; /* the last pre-exec sample's entry */
+	uint32_t held_cursor;	/* round robin over held rescans */
+	uint32_t resume_cursor; /* over deferred loads, within a pass */
+	struct process *ghost;	/* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
-	struct process_table_listener listener; /* on_maps NULL: none */
+	/* include_env_vars: read from each process's environ at first
+	 * sight (NULL or none: never read). */
+	const struct env_names *env_names;
+	/* What changed since the caller last took it (the agent, after
+	 * every call that can change the table: lib/agent/process_sync.c).
+	 * The table calls no one: removed processes wait here, out of the
+	 * index, until the caller has had every stage forget them. */
+	struct process *changed, *changed_last;
+	struct process *removed;
 	struct process_table_counters counters;
 };
 
@@ -149,10 +157,18 @@ void process_table_free(struct process_table *t);
 /* Files mapped by a process get its last activity as their last use
  * (last_used_ns, the stages' eviction order): before evictions. */
 void process_table_stamp_files(struct process_table *t);
-/* Who is told of new, rescanned and removed processes (NULL: nobody,
- * before tearing the stages down). */
-void process_table_set_listener(struct process_table *t,
-				const struct process_table_listener *l);
+/*
+ * What changed, taken one process at a time, oldest first: first the
+ * processes removed (each stage forgets it, then process_table_release
+ * frees it: a pid reused meanwhile must not lose the new process's state),
+ * then those with new or re-read mappings (*c: what changed; several
+ * changes not taken in between are merged). A removed process's pending
+ * change is dropped. NULL: nothing (left).
+ */
+struct process *process_table_take_removed(struct process_table *t);
+void process_table_release(struct process_table *t, struct process *p);
+struct process *process_table_take_changed(struct process_table *t,
+					   struct process_change *c);
 /* Find pid, reading /proc on first sight. `comm` (from the sample) is used
  * when /proc is already gone. start_ns: the process's start (boot clock,
  * from the sample; 0 if unknown): an entry that started at another time is
@@ -172,6 +188,10 @@ struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
 					 uint64_t start_ns, uint64_t now_ns);
 /* The process for pid if known (no /proc access), else NULL. */
 struct process *process_table_find(struct process_table *t, uint32_t pid);
+/* The process pid that has serial, exited or not (no /proc access), else
+ * NULL. */
+struct process *process_table_find_serial(struct process_table *t, uint32_t pid,
+					  uint64_t serial);
 /* When /proc could not tell the executable (the process was gone), use
  * the path the exec event carried (at most len bytes, may lack a NUL). */
 void process_set_exec_path(struct process *p, const char *path, size_t len);
@@ -186,11 +206,13 @@ bool process_table_rescan(struct process_table *t, struct process *p,
  * the process's mm->map_count when it asked (0: unknown). */
 bool process_table_rescan_asked(struct process_table *t, struct process *p,
 				uint32_t map_count);
-/* Held rescans whose time has come, as far as the shared budget goes; with
- * a lock set (process_table_set_lock) it is released while a slow
- * process's maps are read, so call it from the drain pass only, where
- * nothing else refers to a process across the call. */
-void process_table_run_held(struct process_table *t);
+/* The next held rescan whose time has come, if the shared budget and the
+ * pass's slice allow (true: one was done; its change is for the caller to
+ * take before the next). With a lock set (process_table_set_lock) it is
+ * released while a slow process's maps are read, so call it from the
+ * drain pass only, where nothing else refers to a process across the
+ * call. */
+bool process_table_run_held(struct process_table *t);
 /*
  * Loading files for a whole process (its first scan, a rescan) is sliced:
  * within one pass of the drain thread at most PROCESS_LOAD_SLICE_NS is
@@ -211,26 +233,27 @@ void process_table_begin_pass(struct process_table *t);
 /* Is this pass's slice spent (then slice_spent is set: what is left is
  * for the next pass)? False without a slice. */
 bool process_table_slice_over(struct process_table *t);
-/* Processes whose files were not all loaded: load more and tell the
- * consumers, within the slice. */
-void process_table_resume_loads(struct process_table *t);
-/* process_mapping_file within the slice: NULL (and p marked for
- * resumption) if the file was not loaded yet and the slice is spent;
- * *deferred tells that case apart. */
-struct file *process_mapping_file_sliced(struct process_table *t,
-					 struct process *p,
-					 struct proc_mapping *m,
-					 bool *deferred);
+/* The next process whose files were not all loaded, within the slice:
+ * noted as changed (PROCESS_FILES_READY) for the caller, whose sync
+ * loads more (true: one was noted; take it before the next, so the
+ * slice counts the loads). */
+bool process_table_resume_loads(struct process_table *t);
 /* Files were read since (marked changed in the file table: the loader
  * thread's): tell the consumers of every process that maps one, and
  * clear the marks. */
 void process_table_files_changed(struct process_table *t);
-/* Resolve (lazily) the file behind mapping m of p; may be NULL (also
- * while the loader's queue is full: p is then marked for
- * process_table_resume_loads). A new file is reported by the file table
- * (and read) before this returns. */
-struct file *process_mapping_file(struct process_table *t, struct process *p,
-				  struct proc_mapping *m);
+/* What resolving a mapping's file needs (the agent resolves them:
+ * lib/agent/file_sync.c). The file behind mapping m of p, opened through
+ * the process (a regular file only: MAPPED_FILE_REFUSED, counted, for
+ * anything else), or a negative errno (counted). */
+int process_mapping_open(struct process_table *t, const struct process *p,
+			 const struct proc_mapping *m);
+/* p's root (O_PATH): debug files are looked up as the process sees
+ * them. -1: none. */
+int process_root_open(const struct process_table *t, const struct process *p);
+/* A copy of our own vDSO image (the same kernel's: every process's), for
+ * the caller to free; NULL if it could not be read. */
+void *process_vdso_image(size_t *len);
 void process_table_exec(struct process_table *t, uint32_t pid);
 /* Process pid (started at start_ns) forked from parent_pid: if the parent
  * is known, the child starts as its copy (no /proc read). */

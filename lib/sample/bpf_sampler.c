@@ -15,6 +15,7 @@
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -34,7 +35,9 @@ struct bpf_sampler {
 	void *ctx;
 	int ncpu_possible;
 	uint64_t period_ns;
-	bool detached;	  /* stopped: CPUs coming online stay unsampled */
+	bool detached;	       /* stopped: CPUs coming online stay unsampled */
+	bool paused;	       /* perf events disabled (probabilistic off) */
+	uint64_t ioctl_errors; /* enable/disable/period refused by a CPU */
 	int uevent_fd;	  /* kernel uevents (CPU online/offline), -1 if none */
 	uint64_t onlined; /* CPUs attached after start */
 	uint32_t fallbacks;	  /* enum otelprof_kernel_fallback */
@@ -434,6 +437,10 @@ static int attach_cpu(struct bpf_sampler *s, int c, struct errmsg *err)
 				  "cpu %d: %s",
 				  c, strerror(-e));
 	}
+	/* Attaching enables the event: a CPU coming online in an interval
+	 * probabilistic profiling keeps off must not sample. */
+	if (s->paused && ioctl(s->pfds[c], PERF_EVENT_IOC_DISABLE, 0))
+		s->ioctl_errors++;
 	return 0;
 }
 
@@ -888,6 +895,7 @@ int bpf_sampler_open(const struct bpf_sampler_config *cfg,
 	for (int c = 0; c < s->ncpus; c++)
 		s->pfds[c] = -1;
 	s->period_ns = 1000000000ull / cfg->frequency_hz;
+	s->paused = cfg->start_paused;
 	for (int c = 0; c < ncpu; c++) {
 		if (!mask[c])
 			continue;
@@ -927,6 +935,51 @@ void bpf_sampler_detach(struct bpf_sampler *s)
 	bpf_link__destroy(s->exit_link);
 	bpf_link__destroy(s->fork_link);
 	s->exec_link = s->exit_link = s->fork_link = NULL;
+}
+
+int bpf_sampler_set_period(struct bpf_sampler *s, uint64_t period_ns)
+{
+	uint64_t old;
+	int e = 0;
+
+	if (!s || s->detached)
+		return -EINVAL;
+	old = s->period_ns;
+	s->period_ns = period_ns;
+	for (int c = 0; c < s->ncpus; c++) {
+		if (s->pfds[c] < 0 ||
+		    !ioctl(s->pfds[c], PERF_EVENT_IOC_PERIOD, &period_ns))
+			continue;
+		e = -errno;
+		s->ioctl_errors++;
+		/* Every CPU at one rate, or the profile's period is wrong
+		 * for some samples: back to the old one. */
+		s->period_ns = old;
+		for (int k = 0; k < c; k++)
+			if (s->pfds[k] >= 0 &&
+			    ioctl(s->pfds[k], PERF_EVENT_IOC_PERIOD, &old))
+				s->ioctl_errors++;
+		break;
+	}
+	return e;
+}
+
+void bpf_sampler_set_enabled(struct bpf_sampler *s, bool on)
+{
+	if (!s || s->detached)
+		return;
+	s->paused = !on;
+	for (int c = 0; c < s->ncpus; c++)
+		if (s->pfds[c] >= 0 &&
+		    ioctl(s->pfds[c],
+			  on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE,
+			  0))
+			s->ioctl_errors++;
+}
+
+uint64_t bpf_sampler_ioctl_errors(struct bpf_sampler *s)
+{
+	return s ? s->ioctl_errors : 0;
 }
 
 uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which)

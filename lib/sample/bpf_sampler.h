@@ -35,6 +35,7 @@ struct bpf_sampler_config {
 	uint32_t max_user_frames;
 	int include_idle;
 	const char *btf_path; /* kernel BTF file; NULL: /sys/kernel/btf */
+	bool start_paused;    /* attach with the perf events disabled */
 };
 
 /* Called for every record; return non-zero to stop consuming. */
@@ -64,6 +65,16 @@ int bpf_sampler_handle_uevents(struct bpf_sampler *s);
 uint64_t bpf_sampler_cpus_onlined(struct bpf_sampler *s);
 /* Detach the perf events and tracepoints (no new events). */
 void bpf_sampler_detach(struct bpf_sampler *s);
+/* Change every CPU's sampling period in place (PERF_EVENT_IOC_PERIOD:
+ * the programs stay attached; each event restarts its period from the
+ * call). All CPUs or none: on a refusal the old period is put back.
+ * 0 or a negative errno. */
+int bpf_sampler_set_period(struct bpf_sampler *s, uint64_t period_ns);
+/* Enable or disable every CPU's perf event (a disabled event takes no
+ * sample); CPUs attached later follow. */
+void bpf_sampler_set_enabled(struct bpf_sampler *s, bool on);
+/* ioctls a perf event refused (enable, disable, period). */
+uint64_t bpf_sampler_ioctl_errors(struct bpf_sampler *s);
 /* Sum a counter (enum otelprof_counter) over CPUs. */
 uint64_t bpf_sampler_counter(struct bpf_sampler *s, unsigned which);
 /* What the kernel lacks (enum otelprof_kernel_fallback) and the user

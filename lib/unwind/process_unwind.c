@@ -41,9 +41,8 @@ struct unwind_job {
 static struct process *owner_of(struct process_unwind *pu, uint32_t pid,
 				uint64_t serial)
 {
-	struct process *p = pid ? process_table_find(pu->procs, pid) : NULL;
-
-	return p && p->serial == serial ? p : NULL;
+	/* Exited processes too: a file read for one is charged to it. */
+	return pid ? process_table_find_serial(pu->procs, pid, serial) : NULL;
 }
 
 static void install_table(struct process_unwind *pu, struct file *f,
@@ -109,12 +108,8 @@ void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 	uint64_t t0 = mono_ns();
 	struct stat sb;
 	int err;
-	/* Read inline for the process being loaded, or on the loader for
-	 * the one it noted. */
-	struct process *owner =
-		pu->procs->loading_for
-			? pu->procs->loading_for
-			: owner_of(pu, f->owner_pid, f->owner_serial);
+	/* The process it was first read for (inline, or on the loader). */
+	struct process *owner = owner_of(pu, f->owner_pid, f->owner_serial);
 	struct unwind_file *u = process_unwind_file(pu, f);
 	struct elf_file *ef = file_cache_of(pu->files, f);
 
@@ -254,16 +249,14 @@ static void install_table(struct process_unwind *pu, struct file *f,
 	unwind_table_free(t);
 }
 
-/* One mapping as the walk sees it. sliced: a file not loaded yet may be
- * left for a later slice of the drain thread (pending meanwhile). */
-static void fill_mapping(struct process_unwind *pu, struct process *p,
-			 struct proc_mapping *m, struct otelprof_bpf_mapping *b,
-			 bool sliced)
+/* One mapping as the walk sees it. A file not resolved yet (left for a
+ * later slice of the drain thread) is pending meanwhile. */
+static void fill_mapping(struct process_unwind *pu,
+			 const struct proc_mapping *m,
+			 struct otelprof_bpf_mapping *b)
 {
-	bool deferred = false;
-	struct file *f =
-		sliced ? process_mapping_file_sliced(pu->procs, p, m, &deferred)
-		       : process_mapping_file(pu->procs, p, m);
+	bool deferred = !m->file_tried && m->kind == PROC_MAPPING_FILE;
+	struct file *f = m->file;
 	const struct elf_file *ef = file_cache_of(pu->files, f);
 
 	memset(b, 0, sizeof(*b));
@@ -299,14 +292,13 @@ void process_unwind_sync(struct process_unwind *pu, struct process *p)
 	if (big) {
 		/* Written before the entry points at them. */
 		for (uint32_t i = 0; i < n; i++)
-			fill_mapping(pu, p, &p->maps.v[i], &big[i], true);
+			fill_mapping(pu, &p->maps.v[i], &big[i]);
 		proc.big_base = base;
 		proc.big_n = n;
 	} else {
 		for (size_t i = 0;
 		     i < p->maps.n && proc.n < OTELPROF_MAX_PROC_MAPPINGS; i++)
-			fill_mapping(pu, p, &p->maps.v[i], &proc.m[proc.n++],
-				     true);
+			fill_mapping(pu, &p->maps.v[i], &proc.m[proc.n++]);
 	}
 	/* When the sampler may next report a change in this process. */
 	proc.map_count = p->kernel_map_count;
@@ -529,8 +521,9 @@ struct copy_walk {
 	uint32_t nwords;
 	struct process_unwind *pu;
 	struct process *p;
-	struct otelprof_bpf_mapping m; /* the last mapping looked at */
-	uint32_t idx;		       /* its index in p->maps */
+	struct otelprof_bpf_mapping m;	 /* the last mapping looked at */
+	uint32_t idx;			 /* its index in p->maps */
+	struct proc_mapping *unresolved; /* the mapping it stopped at */
 };
 
 /* Any alignment, as bpf_probe_read_user reads. */
@@ -569,7 +562,10 @@ copy_resolve(void *ctx, const struct otelprof_bpf_mapping *found)
 
 	if (found != &c->m)
 		return NULL;
-	fill_mapping(c->pu, c->p, &c->p->maps.v[c->idx], &c->m, false);
+	fill_mapping(c->pu, &c->p->maps.v[c->idx], &c->m);
+	if (!c->p->maps.v[c->idx].file_tried &&
+	    c->p->maps.v[c->idx].kind == PROC_MAPPING_FILE)
+		c->unresolved = &c->p->maps.v[c->idx];
 	return &c->m;
 }
 
@@ -631,6 +627,8 @@ void process_unwind_copy(struct process_unwind *pu, struct process *p,
 	out->n = w.n;
 	out->flags = w.flags;
 	out->error = w.error;
+	out->unresolved =
+		w.error == OTELPROF_CNT_UNWIND_PENDING ? c.unresolved : NULL;
 }
 
 void process_unwind_count_copy(struct process_unwind *pu,

@@ -82,21 +82,22 @@ struct unwind_file *process_unwind_file(struct process_unwind *pu,
 					const struct file *f);
 
 /*
- * The per-file steps, called by the one listener of the file table (the
- * agent: lib/agent/file_sync.c) after the symbolizer's:
+ * The per-file steps, called by the agent's per-file steps
+ * (lib/agent/file_sync.c) after the symbolizer's:
  *   file_loading  f is read on the loader thread: pending until ready
  *   file_ready    f's symbols are read: build its table from fd (mem/len
  *                 for the vDSO; neither: it was not read, no table),
  *                 inline or on the worker for big files
- *   file_freed    f is about to be freed: its rows leave the kernel
+ *   file_freed    f left the file table: its rows leave the kernel
  */
 void process_unwind_file_loading(struct process_unwind *pu,
 				 const struct file *f);
 void process_unwind_file_ready(struct process_unwind *pu, struct file *f,
 			       int fd, const void *mem, size_t len);
 void process_unwind_file_freed(struct process_unwind *pu, const struct file *f);
-/* p is new, rescanned or has files read since: resolve its mapped files
- * (building their tables) and write its whole kernel entry again. Whole,
+/* p is new, rescanned or has files read since: write its whole kernel
+ * entry again from its resolved files (a mapping whose file is not
+ * resolved yet is pending: its samples are held or copied). Whole,
  * whatever changed: the entry is one record, and a rescan also moves when
  * the sampler may next report a change (notify_after_ns). */
 void process_unwind_sync(struct process_unwind *pu, struct process *p);
@@ -133,8 +134,11 @@ struct unwind_copy {
 	 * OTELPROF_CNT_UNWIND_NO_MAPPING: a pc in no mapping the process
 	 * table knows (code mapped since its last scan: the caller may have
 	 * it rescanned and walk again); _PENDING: at a file whose table is
-	 * still being built (the caller may hold the sample). */
+	 * still being built (the caller may hold the sample), or whose file
+	 * is not resolved yet (`unresolved`: the caller may resolve it and
+	 * walk again). */
 	uint32_t error;
+	struct proc_mapping *unresolved;
 };
 
 /*

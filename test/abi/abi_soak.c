@@ -14,6 +14,16 @@
  * Usage: abi_soak [--duration S] [--frequency HZ] [--ringbuf-kb N]
  *                 [--pid PID] [--poll-ms MS] [--out-dir DIR] [--dump-procs 1]
  *                 [--symbol-budget-mb N] [--file-budget-mb N]
+ *                 [--max-frequency HZ] [--set-frequency-at S:HZ]
+ *                 [--probabilistic-threshold N]
+ *                 [--probabilistic-interval-ms MS] [--env-vars NAMES]
+ *                 [--cpu-of PID]
+ * --set-frequency-at calls otelprof_set_frequency S seconds after start
+ * ({"event":"set_frequency",...}) and prints {"event":"mark",...} one
+ * second later; those lines, "started" and "stopping" carry the wall clock
+ * (unix_ns) and, with --pid, the CPU time of that process from
+ * /proc/PID/schedstat (target_cpu_ns; --cpu-of PID for another process
+ * than --pid's), to judge sample counts against.
  * --out-dir writes every poll's payload to DIR/poll-NNNNN.otlp;
  * --dump-procs lists the pids in unwind_procs in every line.
  * Lines: {"event":"started",...} {"event":"poll",...} {"event":"final",...}
@@ -293,7 +303,15 @@ static long long bpf_counter(int id, uint32_t which)
 	X(debuginfod_lookups)                                                  \
 	X(debuginfod_hits)                                                     \
 	X(debuginfod_failures)                                                 \
-	X(debuginfod_refused)
+	X(debuginfod_refused)                                                  \
+	X(sampling_frequency_hz)                                               \
+	X(frequency_changes)                                                   \
+	X(perf_ioctl_errors)                                                   \
+	X(probabilistic_intervals_on)                                          \
+	X(probabilistic_intervals_off)                                         \
+	X(events_malformed)                                                    \
+	X(env_reads_refused)                                                   \
+	X(env_values_dropped)
 
 static void print_stats(struct otelprof *p)
 {
@@ -345,6 +363,36 @@ static int write_payload(const char *dir, int seq, const uint8_t *data,
 	return fclose(f) ? -errno : 0;
 }
 
+/* CPU time of pid (schedstat's first field), 0 if unreadable. */
+static long long target_cpu_ns(int pid)
+{
+	char path[64];
+	long long ns = 0;
+	FILE *f;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lld", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/* When a line was printed and what the profiled process had run by then. */
+static void print_clock(int pid)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf(",\"unix_ns\":%lld,\"target_cpu_ns\":%lld",
+	       (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec,
+	       target_cpu_ns(pid));
+}
+
 /* Poll once; prints nothing. Returns samples or -errno. */
 static int poll_once(struct otelprof *p, const char *dir, int *seq,
 		     long long *encoded)
@@ -371,6 +419,9 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	struct bpf_objs objs;
 	double duration = 0, poll_s = 1, t0, t_stop, t_poll, stop_ms;
+	double set_at = -1, mark_at = -1;
+	unsigned set_hz = 0;
+	int cpu_of = -1; /* whose CPU time print_clock reports */
 	const char *dir = NULL;
 	long long encoded = 0;
 	char err[1024];
@@ -401,6 +452,18 @@ int main(int argc, char **argv)
 			o.symbol_budget_mb = (uint32_t)atoi(v);
 		else if (!strcmp(k, "--file-budget-mb"))
 			o.file_budget_mb = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--max-frequency"))
+			o.max_frequency_hz = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--set-frequency-at"))
+			sscanf(v, "%lf:%u", &set_at, &set_hz);
+		else if (!strcmp(k, "--probabilistic-threshold"))
+			o.probabilistic_threshold = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--probabilistic-interval-ms"))
+			o.probabilistic_interval_ms = (uint32_t)atoi(v);
+		else if (!strcmp(k, "--cpu-of"))
+			cpu_of = atoi(v);
+		else if (!strcmp(k, "--env-vars"))
+			o.include_env_vars = v;
 		else {
 			fprintf(stderr, "abi_soak: unknown option %s\n", k);
 			return 2;
@@ -426,6 +489,7 @@ int main(int argc, char **argv)
 	       "\"pre_fds\":%ld,\"pre_threads\":%ld,\"pre_rss_kb\":%ld",
 	       sysconf(_SC_NPROCESSORS_ONLN), o.frequency_hz, pre_fds,
 	       pre_threads, pre_rss);
+	print_clock(cpu_of >= 0 ? cpu_of : o.pid);
 	print_process();
 	printf("}\n");
 	while (!interrupted && (duration <= 0 || mono_s() - t0 < duration)) {
@@ -436,6 +500,26 @@ int main(int argc, char **argv)
 			struct timespec ms10 = {0, 10 * 1000 * 1000};
 
 			nanosleep(&ms10, NULL);
+			if (set_at >= 0 && mono_s() - t0 >= set_at) {
+				e = otelprof_set_frequency(p, set_hz);
+				printf("{\"event\":\"set_frequency\",\"hz\":%u,"
+				       "\"rc\":%d",
+				       set_hz, e);
+				print_clock(cpu_of >= 0 ? cpu_of : o.pid);
+				printf("}\n");
+				if (e)
+					fprintf(stderr,
+						"abi_soak: set_frequency: %s\n",
+						otelprof_errmsg(p));
+				mark_at = set_at + 1;
+				set_at = -1;
+			}
+			if (mark_at >= 0 && mono_s() - t0 >= mark_at) {
+				printf("{\"event\":\"mark\"");
+				print_clock(cpu_of >= 0 ? cpu_of : o.pid);
+				printf("}\n");
+				mark_at = -1;
+			}
 		}
 		t_poll = mono_s();
 		n = poll_once(p, dir, &seq, &encoded);
@@ -448,6 +532,9 @@ int main(int argc, char **argv)
 		print_process();
 		printf("}\n");
 	}
+	printf("{\"event\":\"stopping\"");
+	print_clock(cpu_of >= 0 ? cpu_of : o.pid);
+	printf("}\n");
 	t_stop = mono_s();
 	e = otelprof_stop(p);
 	stop_ms = (mono_s() - t_stop) * 1000;

@@ -16,6 +16,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -463,6 +464,129 @@ static void stop_during_poll_is_safe(void **state)
 	otelprof_close(p);
 }
 
+static uint64_t received(struct otelprof *p)
+{
+	struct otelprof_stats st;
+
+	memset(&st, 0, sizeof(st));
+	st.sz = sizeof(st);
+	assert_int_equal(otelprof_stats(p, &st), 0);
+	assert_int_equal(st.samples_lost, 0);
+	return st.samples_received;
+}
+
+/* Samples this process gets for ms of its CPU time at the current rate
+ * (the drain thread's share counted: its CPU time is ours too). */
+static double rate_per_cpu_s(struct otelprof *p, int ms)
+{
+	uint64_t n0, n1, c0, c1;
+	uint8_t *data;
+	size_t len;
+
+	n0 = received(p);
+	c0 = process_cpu_ns();
+	burn_ms(ms);
+	c1 = process_cpu_ns();
+	/* What the ring buffer holds is read by a poll. */
+	if (otelprof_poll(p, &data, &len) > 0)
+		otelprof_buffer_free(data);
+	n1 = received(p);
+	return (double)(n1 - n0) * 1e9 / (double)(c1 - c0);
+}
+
+/* otelprof_set_frequency: the rate follows at once, within the ceiling;
+ * refused out of range and after stop, with a message. */
+static void set_frequency_live(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof_stats st;
+	struct otelprof *p;
+	char err[1024];
+	double r19, r99;
+
+	(void)state;
+	assert_int_equal(otelprof_set_frequency(NULL, 99), -EINVAL);
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.frequency_hz = 19;
+	o.max_frequency_hz = 200;
+	o.pid = getpid();
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+	burn_ms(300); /* this process's tables load */
+	r19 = rate_per_cpu_s(p, 2000);
+	assert_int_equal(otelprof_set_frequency(p, 99), 0);
+	r99 = rate_per_cpu_s(p, 2000);
+	print_message("19 Hz: %.1f samples per CPU second; 99 Hz: %.1f\n", r19,
+		      r99);
+	assert_true(r19 > 19 * 0.8 && r19 < 19 * 1.2);
+	assert_true(r99 > 99 * 0.8 && r99 < 99 * 1.2);
+	assert_int_equal(otelprof_set_frequency(p, 0), -EINVAL);
+	assert_int_equal(otelprof_set_frequency(p, 201), -EINVAL);
+	assert_non_null(strstr(otelprof_errmsg(p), "1..200"));
+	memset(&st, 0, sizeof(st));
+	st.sz = sizeof(st);
+	assert_int_equal(otelprof_stats(p, &st), 0);
+	assert_int_equal(st.sampling_frequency_hz, 99);
+	assert_int_equal(st.frequency_changes, 1);
+	assert_int_equal(st.perf_ioctl_errors, 0);
+	assert_int_equal(otelprof_stop(p), 0);
+	assert_int_equal(otelprof_set_frequency(p, 19), -EINVAL);
+	assert_non_null(strstr(otelprof_errmsg(p), "stopped"));
+	otelprof_close(p);
+
+	/* Options: the ceiling and the probabilistic fields are checked. */
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.frequency_hz = 99;
+	o.max_frequency_hz = 50;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "max_frequency_hz"));
+	o.max_frequency_hz = 0;
+	o.probabilistic_threshold = 101;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "probabilistic_threshold"));
+	o.probabilistic_threshold = 50;
+	o.probabilistic_interval_ms = 999;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "probabilistic_interval_ms"));
+	o.probabilistic_interval_ms = 0;
+	o.reserved1 = 1;
+	assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "reserved1"));
+}
+
+/* Probabilistic mode holds a timer: start/stop/close gives back every fd,
+ * off intervals included (threshold 1: nearly always off). */
+static void probabilistic_leaks_nothing(void **state)
+{
+	struct otelprof_opts o;
+	struct otelprof_stats st;
+	struct otelprof *p;
+	char err[1024];
+	int fds = count_fds();
+
+	(void)state;
+	for (unsigned thr = 1; thr <= 99; thr += 49) {
+		memset(&o, 0, sizeof(o));
+		o.sz = sizeof(o);
+		o.probabilistic_threshold = thr;
+		o.probabilistic_interval_ms = 1000;
+		assert_int_equal(otelprof_start(&o, &p, err, sizeof(err)), 0);
+		burn_ms(1200);
+		memset(&st, 0, sizeof(st));
+		st.sz = sizeof(st);
+		assert_int_equal(otelprof_stats(p, &st), 0);
+		/* The first draw at start, the next after a second. */
+		assert_true(st.probabilistic_intervals_on +
+				    st.probabilistic_intervals_off >=
+			    2);
+		assert_int_equal(st.perf_ioctl_errors, 0);
+		assert_int_equal(otelprof_stop(p), 0);
+		otelprof_close(p);
+	}
+	assert_int_equal(count_fds(), fds);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -471,6 +595,8 @@ int main(void)
 		cmocka_unit_test(start_poll_stop_real),
 		cmocka_unit_test(repeated_start_stop_leaks_nothing),
 		cmocka_unit_test(stop_during_poll_is_safe),
+		cmocka_unit_test(set_frequency_live),
+		cmocka_unit_test(probabilistic_leaks_nothing),
 	};
 
 	/*
@@ -488,5 +614,8 @@ int main(void)
 		fprintf(stderr, "test_abi loads BPF programs: run as root\n");
 		return 1;
 	}
+	/* One test by name: OTELPROF_ABI_TEST=set_frequency_live. */
+	if (getenv("OTELPROF_ABI_TEST"))
+		cmocka_set_test_filter(getenv("OTELPROF_ABI_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -24,6 +24,12 @@ find /usr/bin /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -size -48k 2>/dev/nu
 		fi
 	done
 true
+# Environments: this host's processes', a hostile value, no final NUL.
+for pid in $(ls /proc | grep -E '^[0-9]+$' | head -10); do
+	cat "/proc/$pid/environ" > "$out/environ/env-$pid" 2>/dev/null || true
+done
+printf 'HOME=/root\0A=\033[31m\0DEPLOY_ENV=canary\0' > "$out/environ/hostile"
+printf 'A=1\0X=unterminated' > "$out/environ/no-nul"
 # UTF-8: valid text, a truncated sequence, an overlong form, a surrogate.
 printf 'h\xc3\xa9llo \xe2\x82\xac' > "$out/utf8/valid"
 printf 'ab\xe2\x82' > "$out/utf8/truncated"

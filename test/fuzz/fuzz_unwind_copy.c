@@ -51,7 +51,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		files.nv = 1;
 		process_table_init(&procs, &table);
 		process_unwind_init(&pu, &procs, &files, -1, -1);
-		unwind_alone_listen(&pu);
 		ready = 1;
 	}
 	if (size < 26)

@@ -647,6 +647,55 @@ static void inlined_lines(void **state)
 	pb_free(&b);
 }
 
+/* Samples taken at two rates (the rate changed inside the window): the
+ * same stack and thread do not merge across rates, and each rate is its own
+ * Profile of the resource, with its period. */
+static void one_profile_per_rate(void **state)
+{
+	struct profile_builder b;
+	struct pb_resource_info r1 = {.key = 1,
+				      .pid = 100,
+				      .exe_name = "app",
+				      .exe_path = "/bin/app",
+				      .host_name = "h"};
+	Otelprof__Otlp__ProfilesData *pd;
+	const Otelprof__Otlp__ScopeProfiles *sc;
+	uint32_t res;
+	int32_t loc, st;
+
+	(void)state;
+	assert_int_equal(pb_init(&b), 0);
+	assert_int_equal(pb_resource(&b, &r1, &res), 0);
+	loc = frame(&b, FRAME_NATIVE, 0x10, "f", "/bin/app");
+	st = pb_stack(&b, &loc, 1);
+	b.period_ns = 1000000000ull / 19;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pb_add_sample(&b, res, st, 100, "app", 0, 0,
+					       NULL, 0, 5000 + i),
+				 0);
+	b.period_ns = 1000000000ull / 99;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(pb_add_sample(&b, res, st, 100, "app", 0, 0,
+					       NULL, 0, 5100 + i),
+				 0);
+	pd = encode(&b, 4000, 7000);
+	assert_int_equal(pd->n_resource_profiles, 1);
+	sc = pd->resource_profiles[0]->scope_profiles[0];
+	assert_int_equal(sc->n_profiles, 2);
+	assert_int_equal(sc->profiles[0]->period, 1000000000 / 19);
+	assert_int_equal(sc->profiles[0]->n_samples, 1);
+	assert_int_equal(sc->profiles[0]->samples[0]->n_timestamps_unix_nano,
+			 3);
+	assert_int_equal(sc->profiles[1]->period, 1000000000 / 99);
+	assert_int_equal(sc->profiles[1]->n_samples, 1);
+	assert_int_equal(sc->profiles[1]->samples[0]->n_timestamps_unix_nano,
+			 5);
+	assert_memory_not_equal(sc->profiles[0]->profile_id.data,
+				sc->profiles[1]->profile_id.data, 16);
+	otelprof__otlp__profiles_data__free_unpacked(pd, NULL);
+	pb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +707,7 @@ int main(void)
 		cmocka_unit_test(context_links_and_attributes),
 		cmocka_unit_test(dictionary_only_referenced),
 		cmocka_unit_test(empty_window_is_host_profile),
+		cmocka_unit_test(one_profile_per_rate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,29 +75,14 @@ static void xz_bomb_refused_at_budget(void **state)
 #define LIBC "/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBM "/lib/x86_64-linux-gnu/libm.so.6"
 
-/* The files the cache's entries are of; the symbolizer alone listens
+/* The files the cache's entries are of; the symbolizer alone reads them
  * (no unwinder here). */
 static struct file_table table;
 
-static int added(void *ctx, struct file *f, const struct file_added *a)
-{
-	int r = file_cache_file_added(ctx, f, a);
-
-	return r < 0 ? r : 0;
-}
-
-static void freed(void *ctx, struct file *f)
-{
-	file_cache_file_freed(ctx, f);
-}
-
 static void cache_init(struct file_cache *c)
 {
-	struct file_table_listener l = {c, added, freed};
-
 	file_table_init(&table);
 	file_cache_init(c, &table);
-	file_table_set_listener(&table, &l);
 }
 
 static void cache_free(struct file_cache *c)
@@ -108,15 +93,19 @@ static void cache_free(struct file_cache *c)
 
 static struct elf_file *load(struct file_cache *c, const char *path, int *fd)
 {
-	struct elf_file *f;
+	struct file_added a = {-1, NULL, 0, -1};
+	struct file *file;
+	bool added;
 	int err = 0;
 
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(*fd >= 0);
-	f = file_cache_of(c,
-			  file_table_get_fd(&table, *fd, path, -1, 0, 0, &err));
-	assert_non_null(f);
-	return f;
+	file = file_table_get_fd(&table, *fd, path, 0, 0, &added, &err);
+	assert_non_null(file);
+	assert_true(added);
+	a.fd = *fd;
+	assert_true(file_cache_file_added(c, file, &a) >= 0);
+	return file_cache_of(c, file);
 }
 
 /* What libc's symbols (with its debug file's) cost on their own. */
@@ -188,11 +177,51 @@ static void evicted_file_reloaded(void **state)
 	close(fb);
 }
 
+/* An idle file (no mapping refers to it) evicted for the budget goes
+ * whole: the cache's entry at once, the file itself out of the table's
+ * index and into its gone files, its slot kept until released (the other
+ * stages' tables are by slot). */
+static void idle_file_evicted_whole(void **state)
+{
+	uint64_t cost = libc_cost(), per_file = cost + (1u << 20);
+	struct file_cache c;
+	struct elf_file *a, *b;
+	struct file *fa_file;
+	struct file_id id;
+	uint32_t slot;
+	int fa, fb;
+
+	(void)state;
+	cache_init(&c);
+	file_cache_set_budget(&c, cost + per_file - 1, per_file);
+	a = load(&c, LIBC, &fa);
+	fa_file = a->file;
+	slot = fa_file->slot;
+	id = fa_file->id;
+	file_table_put(&table, fa_file); /* idle now */
+	b = load(&c, LIBM, &fb);
+	assert_non_null(b);
+	assert_int_equal(c.counters.evictions, 1);
+	assert_null(file_cache_of(&c, fa_file)); /* the entry went */
+	assert_null(file_table_find(&table, &id));
+	assert_true(fa_file->gone);
+	assert_ptr_equal(file_table_at(&table, slot), fa_file);
+	assert_ptr_equal(file_table_take_gone(&table), fa_file);
+	assert_null(file_table_take_gone(&table));
+	file_table_release(&table, fa_file);
+	assert_null(file_table_at(&table, slot));
+	file_table_put(&table, b->file);
+	cache_free(&c);
+	close(fa);
+	close(fb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(xz_bomb_refused_at_budget),
 		cmocka_unit_test(evicted_file_reloaded),
+		cmocka_unit_test(idle_file_evicted_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

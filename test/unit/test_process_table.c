@@ -4,8 +4,8 @@
  * /proc (process_table.proc_root): a reused pid becomes a new process,
  * in-flight samples of an exited one stay with it, a sample of the image
  * before an exec is not filed under the new image, an exec event read
- * after the pid moved on keeps the event's identity, and a rescan tells the
- * listener the mappings it added and removed.
+ * after the pid moved on keeps the event's identity, and a rescan reports
+ * the mappings it added and removed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -207,24 +207,23 @@ static void late_exec_event_keeps_its_identity(void **state)
 	assert_string_equal(p->exe_path, "/opt/w/reuse_b");
 }
 
-/* What the listener was told. */
+/* What the table reports, taken as the agent takes it. */
 static struct process_change told;
 static int ntold, nremoved;
 
-static void on_maps(void *ctx, struct process *p,
-		    const struct process_change *c)
+static void take(struct process_table *t)
 {
-	(void)ctx;
-	(void)p;
-	told = *c;
-	ntold++;
-}
+	struct process_change c;
+	struct process *p;
 
-static void on_remove(void *ctx, struct process *p)
-{
-	(void)ctx;
-	(void)p;
-	nremoved++;
+	while ((p = process_table_take_removed(t))) {
+		nremoved++;
+		process_table_release(t, p);
+	}
+	while ((p = process_table_take_changed(t, &c))) {
+		told = c;
+		ntold++;
+	}
 }
 
 static void write_maps(const char *text)
@@ -252,27 +251,30 @@ static bool fresh(const struct process *p, uint64_t start)
 	return false;
 }
 
-/* The listener hears of a new process, and of a rescan only what it
- * changed: the mappings added (marked fresh) and removed. */
+/* The table reports a new process, and of a rescan only what it changed:
+ * the mappings added (marked fresh) and removed. Changes not taken in
+ * between are merged; a removed process is reported once, its pending
+ * change dropped, and stays readable until released. */
 static void rescan_reports_what_changed(void **state)
 {
 	struct process_table *t = *state;
-	struct process_table_listener l = {NULL, on_maps, on_remove};
-	struct process *p;
+	struct process *p, *q;
+	struct process_change c;
 	uint64_t s = START(100, 0);
 
 	ntold = nremoved = 0;
-	process_table_set_listener(t, &l);
 	fake_proc("changes", "/bin/changes", 100);
 	write_maps(MAP_A MAP_B);
 	p = process_table_get_sample(t, PID, PID, "changes", s, SEC);
 	assert_non_null(p);
+	take(t);
 	assert_int_equal(ntold, 1);
 	assert_int_equal(told.why, PROCESS_NEW);
 	assert_int_equal(p->maps.n, 2);
 
 	write_maps(MAP_A MAP_C); /* b unmapped, c mapped */
 	assert_true(process_table_rescan(t, p, 2 * SEC));
+	take(t);
 	assert_int_equal(ntold, 2);
 	assert_int_equal(told.why, PROCESS_RESCANNED);
 	assert_int_equal(told.added, 1);
@@ -281,14 +283,42 @@ static void rescan_reports_what_changed(void **state)
 	assert_true(fresh(p, 0x7f0000200000ull));
 
 	assert_true(process_table_rescan(t, p, 3 * SEC));
+	take(t);
 	assert_int_equal(told.added, 0);
 	assert_int_equal(told.removed, 0);
 	assert_false(fresh(p, 0x7f0000200000ull));
 
+	/* Two rescans not taken in between: one change, counts added. */
+	write_maps(MAP_A);
+	assert_true(process_table_rescan(t, p, 3 * SEC + MS));
+	write_maps(MAP_A MAP_B);
+	assert_true(process_table_rescan(t, p, 3 * SEC + 2 * MS));
+	q = process_table_take_changed(t, &c);
+	assert_ptr_equal(q, p);
+	assert_int_equal(c.why, PROCESS_RESCANNED);
+	assert_int_equal(c.added, 1);
+	assert_int_equal(c.removed, 1);
+	assert_null(process_table_take_changed(t, &c));
+
+	/* Changed, then removed before taken: removed only. */
+	assert_true(process_table_rescan(t, p, 3 * SEC + 3 * MS));
+	process_table_exec(t, PID);
+	assert_null(process_table_find(t, PID));
+	assert_null(process_table_take_changed(t, &c));
+	q = process_table_take_removed(t);
+	assert_ptr_equal(q, p);
+	assert_true(q->removed);
+	assert_int_equal(q->maps.n, 2); /* still readable */
+	process_table_release(t, q);
+	assert_null(process_table_take_removed(t));
+
+	p = process_table_get_sample(t, PID, PID, "changes", s, 4 * SEC);
+	assert_non_null(p);
+	take(t);
 	process_table_exit(t, PID, s, 4 * SEC);
 	process_table_sweep(t, 5 * SEC); /* exited before 5 s: freed */
+	take(t);
 	assert_int_equal(nremoved, 1);
-	process_table_set_listener(t, NULL);
 }
 
 int main(void)

@@ -90,6 +90,9 @@ static void every_line_as_before(void **state)
 		"regular files), 51000153 over the per-file budget (symbols), "
 		"63000189 (unwind tables), 52000156 evicted for the total "
 		"budget (64000192 read again)\n"
+		"otelprof: include_env_vars: 90000270 environments not read "
+		"(over 64 KiB or not NUL-terminated), 91000273 values dropped "
+		"(over 256 bytes or not printable UTF-8)\n"
 		"otelprof: debuginfod: 74000222 build ids asked, 75000225 "
 		"debug files taken, 76000228 failed, 77000231 refused\n"
 		"otelprof: trace context: 27000081 samples linked, 28000084 "
@@ -109,10 +112,10 @@ static void every_line_as_before(void **state)
 		"(81000243 refused, 82000246 processes waited for one), "
 		"83000249 walks handed over, 84000252 cut at the tail-call "
 		"limit\n"
-		"otelprof: off-CPU: 85000255 program attached, 86000258 "
-		"switch-outs recorded, 87000261 events in the profile; lost: "
-		"88000264 (pending map full), 89000267 (ring buffer full), "
-		"90000270 unmatched, 91000273 not kept\n");
+		"otelprof: off-CPU: 92000276 program attached, 93000279 "
+		"switch-outs recorded, 94000282 events in the profile; lost: "
+		"95000285 (pending map full), 96000288 (ring buffer full), "
+		"97000291 unmatched, 98000294 not kept\n");
 	free(got);
 }
 

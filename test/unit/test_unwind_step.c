@@ -109,7 +109,9 @@ static const char *name_of(struct process_table *t, struct process *p,
 
 	if (!m)
 		return "?";
-	f = file_cache_of(&files, process_mapping_file(t, p, m));
+	(void)t;
+	(void)p;
+	f = file_cache_of(&files, m->file); /* resolved by the sync */
 	if (!f ||
 	    !elf_symbols_vaddr(&f->sym, pc - m->start + m->offset, &vaddr))
 		return "?";
@@ -138,8 +140,8 @@ static void unwinds_own_stack_snapshot(void **state)
 	file_cache_init(&files, &table);
 	process_table_init(&procs, &table);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
-	unwind_alone_listen(&pu);
 	p = process_table_get(&procs, (uint32_t)getpid(), NULL, 0, 1);
+	unwind_alone_sync(&pu);
 	assert_non_null(p);
 	process_unwind_copy(&pu, p, &snap, frames, OTELPROF_MAX_USER_FRAMES,
 			    &walk);
@@ -199,9 +201,11 @@ static void unwinds_own_stack_snapshot(void **state)
 		assert_true(p->start_time > 0);
 		p = process_table_get(&procs, (uint32_t)getpid(), NULL,
 				      p->start_time * tick + tick / 2, 6);
+		unwind_alone_sync(&pu);
 		assert_int_equal(p->serial, serial);
 		p = process_table_get(&procs, (uint32_t)getpid(), NULL,
 				      (p->start_time + 1) * tick, 7);
+		unwind_alone_sync(&pu);
 		assert_non_null(p);
 		assert_true(p->serial != serial);
 		assert_int_equal(procs.counters.pid_reuses, 1);

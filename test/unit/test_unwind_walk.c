@@ -130,7 +130,6 @@ static int setup(void **state)
 	files.nv = 2;
 	process_table_init(&procs, &table);
 	process_unwind_init(&pu, &procs, &files, -1, -1);
-	unwind_alone_listen(&pu);
 	file_a.sym.nloads = 1;
 	file_a.sym.loads[0] = (struct elf_load){0, 0, FILE_LEN, 5};
 	file_hi.sym.nloads = 1;

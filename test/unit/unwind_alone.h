@@ -2,16 +2,17 @@
 /*
  * Tests and fuzz targets of the unwinder without the agent: the steps the
  * agent runs (lib/agent/process_sync.c, file_sync.c) cut down to the
- * unwinder's and the symbolizer's, in the agent's order, as the process
- * table's, the file table's and the file cache's listener. The library
- * itself has only the agent as listener.
+ * unwinder's and the symbolizer's, in the agent's order, with the
+ * agent's own per-file steps (agent/file_sync.h).
  */
 #ifndef OTELPROF_TEST_UNWIND_ALONE_H
 #define OTELPROF_TEST_UNWIND_ALONE_H
 
 #include "unwind/process_unwind.h"
 
-/* pu (initialised with its process table and file cache) listens alone. */
-void unwind_alone_listen(struct process_unwind *pu);
+/* Hand what the process table changed to pu (forget; resolve the files,
+ * sync), as the agent does after every call that can change it; take the
+ * loads finished and the files gone. */
+void unwind_alone_sync(struct process_unwind *pu);
 
 #endif

@@ -34,7 +34,11 @@ const (
 	MaxFrequency     = 10000
 	MaxUserFrames    = 512 // OTELPROF_MAX_USER_FRAMES (ebpf/profiler_types.h)
 	errbufLen        = 512
-	expectedOptsSize = 72
+	expectedOptsSize = 96
+	// Probabilistic profiling (otelprof_opts.probabilistic_*).
+	MaxProbabilisticThreshold  = 100
+	MinProbabilisticIntervalMs = 1000
+	MaxProbabilisticIntervalMs = 300000
 )
 
 // Bits of Stats.KernelFallbacks (enum otelprof_kernel_fallback).
@@ -47,7 +51,9 @@ const (
 // cOpts mirrors struct otelprof_opts (LP64): sz @0, frequency_hz @8, pid @12,
 // host_name @16, ringbuf_kb @24, flags @28, max_frames @32, reserved0 @36,
 // symbol_budget_mb @40, file_budget_mb @44, btf_path @48, debuginfod_urls @56,
-// off_cpu_threshold @64.
+// max_frequency_hz @64, probabilistic_threshold @68,
+// probabilistic_interval_ms @72, reserved1 @76, include_env_vars @80,
+// off_cpu_threshold @88.
 type cOpts struct {
 	sz             uintptr
 	frequencyHz    uint32
@@ -61,7 +67,13 @@ type cOpts struct {
 	fileBudgetMB   uint32
 	btfPath        *byte
 	debuginfodURLs *byte
-	offCPU         float64
+
+	maxFrequencyHz          uint32
+	probabilisticThreshold  uint32
+	probabilisticIntervalMs uint32
+	reserved1               uint32
+	includeEnvVars          *byte
+	offCPU                  float64
 }
 
 // Stats and expectedStatsSize are generated from lib/agent/stats_fields.def,
@@ -84,7 +96,10 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.symbolBudgetMB)-40]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.btfPath)-48]
 	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.debuginfodURLs)-56]
-	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.offCPU)-64]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.maxFrequencyHz)-64]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.probabilisticIntervalMs)-72]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.includeEnvVars)-80]
+	_ = [1]struct{}{}[unsafe.Offsetof(cOpts{}.offCPU)-88]
 )
 
 // Options are the start options; zero values mean "library default".
@@ -102,6 +117,15 @@ type Options struct {
 	BTFPath string
 	// debuginfod servers (URL prefixes separated by spaces); "" = off.
 	DebuginfodURLs string
+	// Ceiling of SetFrequency, Hz (0: what the ring buffer holds).
+	MaxFrequencyHz uint32
+	// Probabilistic profiling: threshold 1..100 (0 = 100, always on) and
+	// interval in ms (0 = 60000).
+	ProbabilisticThreshold  uint32
+	ProbabilisticIntervalMs uint32
+	// Environment variables copied onto each process's resource (names
+	// separated by commas); "" = none.
+	IncludeEnvVars string
 	// Off-CPU: probability in [0, 1] that a switch-out is recorded; 0 = off.
 	OffCPUThreshold float64
 }
@@ -118,6 +142,9 @@ type Library struct {
 	stats      func(p uintptr, st *cStats) int32
 	errmsg     func(p uintptr) string
 	version    func() string
+	// otelprof_set_frequency (ABI node OTELPROF_0.2): nil in an older
+	// library, which still loads.
+	setFrequency func(p uintptr, hz uint32) int32
 }
 
 var (
@@ -158,6 +185,9 @@ func Load(path string) (*Library, error) {
 			return nil, fmt.Errorf("%s is not a libotelprofiler: symbol %s missing", path, s.name)
 		}
 		purego.RegisterFunc(s.fn, addr)
+	}
+	if addr, err := purego.Dlsym(h, "otelprof_set_frequency"); err == nil && addr != 0 {
+		purego.RegisterFunc(&l.setFrequency, addr)
 	}
 	loaded[path] = l
 	return l, nil
@@ -278,7 +308,11 @@ func (l *Library) Start(o Options) (*Profiler, error) {
 
 		symbolBudgetMB: o.SymbolBudgetMB,
 		fileBudgetMB:   o.FileBudgetMB,
-		offCPU:         o.OffCPUThreshold,
+
+		maxFrequencyHz:          o.MaxFrequencyHz,
+		probabilisticThreshold:  o.ProbabilisticThreshold,
+		probabilisticIntervalMs: o.ProbabilisticIntervalMs,
+		offCPU:                  o.OffCPUThreshold,
 	}
 	var host []byte
 	if o.HostName != "" {
@@ -304,12 +338,21 @@ func (l *Library) Start(o Options) (*Profiler, error) {
 		}
 		opts.debuginfodURLs = &dbgd[0]
 	}
+	var envVars []byte
+	if o.IncludeEnvVars != "" {
+		var err error
+		if envVars, err = cString(o.IncludeEnvVars); err != nil {
+			return nil, fmt.Errorf("include env vars: %w", err)
+		}
+		opts.includeEnvVars = &envVars[0]
+	}
 	errbuf := make([]byte, errbufLen)
 	var h uintptr
 	rc := l.start(opts, &h, &errbuf[0], uintptr(len(errbuf)))
 	runtime.KeepAlive(opts)
 	runtime.KeepAlive(btf)
 	runtime.KeepAlive(dbgd)
+	runtime.KeepAlive(envVars)
 	runtime.KeepAlive(host)
 	runtime.KeepAlive(errbuf)
 	if rc < 0 || h == 0 {
@@ -341,6 +384,21 @@ func (p *Profiler) Poll() ([]byte, int, error) {
 	copy(out, unsafe.Slice(data, size))
 	p.lib.bufferFree(data)
 	return out, int(rc), nil
+}
+
+// ErrNoSetFrequency: the loaded library predates otelprof_set_frequency.
+var ErrNoSetFrequency = errors.New("the library has no otelprof_set_frequency (older than ABI 0.2)")
+
+// SetFrequency calls otelprof_set_frequency: every CPU samples at hz from
+// now on (1..the ceiling, Options.MaxFrequencyHz).
+func (p *Profiler) SetFrequency(hz uint32) error {
+	if p.lib.setFrequency == nil {
+		return ErrNoSetFrequency
+	}
+	if rc := p.lib.setFrequency(p.h, hz); rc < 0 {
+		return p.errorf("otelprof_set_frequency", rc)
+	}
+	return nil
 }
 
 // Stop calls otelprof_stop (idempotent).

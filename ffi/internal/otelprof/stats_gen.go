@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 736
+const expectedStatsSize = 792
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -178,6 +178,20 @@ type Stats struct {
 	RuntimeHandoffs uint64
 	// Walks cut because a tail call between the programs failed (the kernel's 33 per sample spent) (walk_tail_call_errors, {walk}).
 	WalkTailCallErrors uint64
+	// Samples per second per CPU now (otelprof_set_frequency changes it) (sampling_frequency_hz, Hz).
+	SamplingFrequencyHz uint64
+	// Sampling rate changes applied to every CPU's perf event (frequency_changes, {change}).
+	FrequencyChanges uint64
+	// Enable, disable or period changes a CPU's perf event refused (perf_ioctl_errors, {error}).
+	PerfIoctlErrors uint64
+	// Probabilistic profiling intervals drawn on (sampling) (probabilistic_intervals_on, {interval}).
+	ProbabilisticIntervalsOn uint64
+	// Probabilistic profiling intervals drawn off (perf events disabled, no samples taken) (probabilistic_intervals_off, {interval}).
+	ProbabilisticIntervalsOff uint64
+	// Processes whose environment was not read for include_env_vars: over 64 KiB, or not NUL-terminated (env_reads_refused, {process}).
+	EnvReadsRefused uint64
+	// include_env_vars values dropped: over 256 bytes, or not printable UTF-8 (env_values_dropped, {value}).
+	EnvValuesDropped uint64
 	// 1 while the off-CPU program is attached to sched_switch (off_cpu_threshold above 0), else 0 (offcpu_attached, 1).
 	OffcpuAttached uint64
 	// Switch-outs recorded with their stack (off-CPU) (offcpu_recorded, {event}).
@@ -280,11 +294,18 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeProcessesWaited)-656]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.RuntimeHandoffs)-664]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.WalkTailCallErrors)-672]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuAttached)-680]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuRecorded)-688]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuEvents)-696]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingFull)-704]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuLost)-712]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuUnmatched)-720]
-	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingDropped)-728]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.SamplingFrequencyHz)-680]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FrequencyChanges)-688]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.PerfIoctlErrors)-696]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProbabilisticIntervalsOn)-704]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProbabilisticIntervalsOff)-712]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.EnvReadsRefused)-720]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.EnvValuesDropped)-728]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuAttached)-736]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuRecorded)-744]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuEvents)-752]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingFull)-760]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuLost)-768]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuUnmatched)-776]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingDropped)-784]
 )

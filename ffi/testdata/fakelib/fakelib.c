@@ -111,10 +111,7 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 		return -EINVAL;
 	*out = NULL;
 	if (opts)
-		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u "
-			 "flags=%u max_frames=%u reserved=%u "
-			 "symbol_budget_mb=%u file_budget_mb=%u btf=%s "
-			 "debuginfod=%s off_cpu=%g",
+		fake_log("start sz=%zu freq=%u pid=%d host=%s ringbuf_kb=%u flags=%u max_frames=%u reserved=%u symbol_budget_mb=%u file_budget_mb=%u btf=%s debuginfod=%s max_freq=%u prob=%u/%ums env=%s off_cpu=%g",
 			 opts->sz, opts->frequency_hz, opts->pid,
 			 opts->host_name ? opts->host_name : "(null)",
 			 opts->ringbuf_kb, opts->flags, opts->max_frames,
@@ -128,6 +125,13 @@ int otelprof_start(const struct otelprof_opts *opts, struct otelprof **out,
 					     debuginfod_urls) &&
 					 opts->debuginfod_urls
 				 ? opts->debuginfod_urls
+				 : "(null)",
+			 opts->max_frequency_hz, opts->probabilistic_threshold,
+			 opts->probabilistic_interval_ms,
+			 opts->sz > offsetof(struct otelprof_opts,
+					     include_env_vars) &&
+					 opts->include_env_vars
+				 ? opts->include_env_vars
 				 : "(null)",
 			 opts->sz >= offsetof(struct otelprof_opts,
 					      off_cpu_threshold) +
@@ -235,6 +239,19 @@ int otelprof_stats(struct otelprof *p, struct otelprof_stats *stats)
 	n = stats->sz < sizeof(s) ? stats->sz : sizeof(s);
 	memcpy((char *)stats + sizeof(size_t), (char *)&s + sizeof(size_t),
 	       n - sizeof(size_t));
+	return 0;
+}
+
+int otelprof_set_frequency(struct otelprof *p, uint32_t hz)
+{
+	if (!p)
+		return -EINVAL;
+	fake_log("set_frequency %u", hz);
+	if (!hz || hz > 1000) {
+		snprintf(p->errmsg, sizeof(p->errmsg),
+			 "frequency %u Hz is out of range (1..1000)", hz);
+		return -EINVAL;
+	}
 	return 0;
 }
 

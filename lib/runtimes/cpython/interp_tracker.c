@@ -157,8 +157,7 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 		if (m->kind != PROC_MAPPING_FILE || !m->path ||
 		    (fresh_only && !m->fresh) || !strstr(m->path, "python"))
 			continue;
-		f = file_cache_of(it->files,
-				  process_mapping_file(it->procs, p, m));
+		f = file_cache_of(it->files, m->file);
 		if (!f || !has_function(&f->sym, CPY_EVAL_SYMBOL) ||
 		    !file_mapping_bias(m, f, &bias))
 			continue;

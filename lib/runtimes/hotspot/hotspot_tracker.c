@@ -120,7 +120,7 @@ static void try_open(struct hotspot_tracker *t, struct process *p,
 	uint64_t bias;
 	int fd, err;
 
-	f = file_cache_of(t->files, process_mapping_file(t->procs, p, m));
+	f = file_cache_of(t->files, m->file);
 	if (!f || !file_mapping_bias(m, f, &bias))
 		return;
 	fd = mapped_file_open((pid_t)p->pid, m);
