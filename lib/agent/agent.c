@@ -430,9 +430,9 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 		if (e)
 			return e;
 	}
-	agent_runtimes_init(p);
-	p->symbolizer.interp = &p->interp;
-	p->symbolizer.jvm = &p->jvm;
+	e = agent_runtimes_init(p);
+	if (e)
+		return errmsg_set(err, e, "runtimes: %s", strerror(-e));
 	/* Every stage is ready: the tables may tell of files and processes
 	 * now. */
 	e = process_unwind_start_worker(&p->unwinder);

@@ -26,8 +26,7 @@
 #include "encode/stack_cache.h"
 #include "files/file_table.h"
 #include "frames/stack_symbolizer.h"
-#include "runtimes/hotspot/hotspot_tracker.h"
-#include "runtimes/cpython/interp_tracker.h"
+#include "runtimes/runtime.h"
 #include "process/process_table.h"
 #include "sample/bpf_sampler.h"
 #include "sample/offcpu_sampler.h"
@@ -38,6 +37,9 @@
 #include "util/errmsg.h"
 
 struct parked_sample;
+
+/* Runtimes in runtimes.c's table, at most. */
+#define AGENT_MAX_RUNTIMES OTELPROF_RT_MAX
 
 /* What the agent itself counts; the stages keep their own. */
 struct agent_counters {
@@ -110,8 +112,7 @@ struct otelprof {
 	/* The runtimes walked in the kernel (runtimes.c's table) and the
 	 * loader of their BPF programs. */
 	struct runtime_programs programs;
-	struct interp_tracker interp;
-	struct hotspot_tracker jvm;
+	void *runtimes[AGENT_MAX_RUNTIMES]; /* each one's state */
 	struct parked_sample *parked, *parked_tail;
 	uint32_t nparked;
 	bool replay_pending; /* a replay ran out of its slice: go on */
@@ -190,8 +191,11 @@ void agent_sync_processes(struct otelprof *p);
 void agent_sync_rescans(struct otelprof *p, uint64_t now_ns);
 /* runtimes.c: the runtime protocol's steps for every runtime of the
  * table (runtimes/runtime.h); agent_runtimes_loaded hands the runtimes
- * whose BPF program finished loading their waiting processes. */
-void agent_runtimes_init(struct otelprof *p);
+ * whose BPF program finished loading their waiting processes;
+ * agent_runtimes_counters sums what they counted. agent_runtimes_init:
+ * 0 or -ENOMEM. */
+int agent_runtimes_init(struct otelprof *p);
+void agent_runtimes_counters(struct otelprof *p, struct runtime_counters *sum);
 void agent_runtimes_sync(struct otelprof *p, struct process *proc,
 			 const struct process_change *c);
 void agent_runtimes_forget(struct otelprof *p, struct process *proc);

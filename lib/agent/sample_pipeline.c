@@ -227,9 +227,10 @@ static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
 	struct profile_builder *b = &p->windows[p->cur];
 	uint64_t now = e->hdr.ktime_boot_ns;
 	bool copy = e->flags & OTELPROF_SAMPLE_F_STACK_COPY;
+	/* Pairs a runtime's walk added after the native frames, if a
+	 * runtime of the table names them. */
 	uint32_t ninterp =
-		e->interp_kind == OTELPROF_INTERP_CPYTHON ||
-				e->interp_kind == OTELPROF_INTERP_HOTSPOT
+		stack_symbolizer_has_runtime(&p->symbolizer, e->interp_kind)
 			? e->n_interp
 			: 0;
 	const uint64_t *user = e->ustack;

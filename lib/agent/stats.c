@@ -67,8 +67,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	/* The names the sources in stats_fields.def use. */
 	const struct agent_counters *a = &p->counters;
 	const struct context_counters *ctx = &p->context.counters;
-	const struct interp_counters *in = &p->interp.counters;
-	const struct hotspot_counters *jvm = &p->jvm.counters;
+	struct runtime_counters rt_sum;
+	const struct runtime_counters *rt = &rt_sum;
 	const struct process_table_counters *pt = &p->procs.counters;
 	const struct file_cache_counters *fc = &p->symfiles.counters;
 	const struct debuginfod_counters *dbgd = &p->symfiles.dbgd.counters;
@@ -76,6 +76,8 @@ void agent_stats(struct otelprof *p, struct otelprof_stats *s)
 	const struct unwind_maps_counters *um = &p->unwinder.maps.counters;
 	const struct symbolizer_counters *sy = &p->symbolizer.counters;
 #define K(x) bpf_sampler_counter(p->sampler, OTELPROF_CNT_##x)
+
+	agent_runtimes_counters(p, &rt_sum);
 
 #define STATS_FIELD(name, type, unit, desc, source, line, metric)              \
 	s->name = (source);

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 /* The native frame that runs Python frames (every CPython 3.9+). */
-#define CPY_EVAL_FUNCTION "_PyEval_EvalFrameDefault"
 
 void stack_symbolizer_init(struct stack_symbolizer *s,
 			   const struct kallsyms *ksyms,
@@ -245,42 +244,86 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 	symbolized_stack_add(out, &f);
 }
 
-/* Interpreter frames from *py up to the one its evaluation-loop call
- * started with (OTELPROF_INTERP_F_LAST), or all that are left. */
-static void put_interp_frames(struct stack_symbolizer *s,
-			      struct symbolized_stack *out, struct process *p,
-			      const uint64_t *py, uint32_t npy, uint32_t *next,
-			      bool all, uint64_t now_ns)
+void stack_symbolizer_add_runtime(struct stack_symbolizer *s,
+				  const struct runtime_ops *ops, void *rt,
+				  uint8_t frame_kind)
 {
-	while (*next < npy) {
-		uint64_t code = py[2 * *next], instr = py[2 * *next + 1];
-		struct interp_frame_info fi;
+	if (ops->id >= OTELPROF_RT_MAX)
+		return;
+	s->runtimes[ops->id].ops = ops;
+	s->runtimes[ops->id].state = rt;
+	s->runtimes[ops->id].frame_kind = frame_kind;
+}
+
+bool stack_symbolizer_has_runtime(const struct stack_symbolizer *s,
+				  uint32_t interp_kind)
+{
+	return interp_kind < OTELPROF_RT_MAX && s->runtimes[interp_kind].ops;
+}
+
+/* The frame runtime rt names for the pair {w0, w1} into *f; false: it
+ * cannot be named. */
+static bool runtime_frame(struct stack_symbolizer *s, uint32_t rt,
+			  struct process *p, uint64_t w0, uint64_t w1,
+			  uint64_t now_ns, struct frame *f)
+{
+	struct runtime_frame rf;
+
+	if (!s->runtimes[rt].ops->name_frame(s->runtimes[rt].state, p, w0, w1,
+					     now_ns, &rf))
+		return false;
+	memset(f, 0, sizeof(*f));
+	f->kind = s->runtimes[rt].frame_kind;
+	f->function = rf.name;
+	f->function_system = rf.system;
+	f->function_file = rf.file;
+	f->start_line = rf.start_line;
+	f->line = rf.line;
+	/* what compiled code inlined: one Line each, innermost first, as
+	 * DWARF inlines of native code */
+	for (uint32_t k = 0; k < rf.ninlined && k < DWARF_LINES_MAX_DEPTH; k++)
+		s->inl[k] =
+			(struct frame_inline){rf.inl[k].name, rf.inl[k].system,
+					      rf.inl[k].file, rf.inl[k].line};
+	if (rf.ninlined) {
+		f->inlined = s->inl;
+		f->ninlined = rf.ninlined < DWARF_LINES_MAX_DEPTH
+				      ? rf.ninlined
+				      : DWARF_LINES_MAX_DEPTH;
+	}
+	return true;
+}
+
+/* MODE_AFTER: the runtime's frames from *next up to the one its loop's
+ * call started with (OTELPROF_INTERP_F_LAST), or all that are left. */
+static void put_after_frames(struct stack_symbolizer *s,
+			     struct symbolized_stack *out, uint32_t rt,
+			     struct process *p, const uint64_t *pairs,
+			     uint32_t npairs, uint32_t *next, bool all,
+			     uint64_t now_ns)
+{
+	while (*next < npairs) {
+		uint64_t w0 = pairs[2 * *next], w1 = pairs[2 * *next + 1];
 		struct frame f;
 
 		(*next)++;
-		if (s->interp &&
-		    interp_frame(s->interp, p, code & ~OTELPROF_INTERP_F_LAST,
-				 instr, now_ns, &fi)) {
-			memset(&f, 0, sizeof(f));
-			f.kind = FRAME_CPYTHON;
-			f.function = fi.name;
-			f.function_file = fi.file;
-			f.start_line = fi.start_line;
-			f.line = fi.line;
+		if (runtime_frame(s, rt, p, w0 & ~OTELPROF_INTERP_F_LAST, w1,
+				  now_ns, &f))
 			symbolized_stack_add(out, &f);
-		}
-		if (!all && (code & OTELPROF_INTERP_F_LAST))
+		if (!all && (w0 & OTELPROF_INTERP_F_LAST))
 			break;
 	}
 }
 
-/* The Java frame for native frame i, if the next pair names it; -ENOENT:
- * none (or it cannot be named: the native frame stays). */
-static int java_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
-		      struct process *p, const uint64_t *pairs, uint32_t npairs,
-		      uint32_t *next, uint32_t i, uint64_t now_ns)
+/* MODE_STEP: the runtime's frame for native frame i, if the next pair
+ * names it; -ENOENT: none (or it cannot be named: the native frame
+ * stays). */
+static int put_step_frame(struct stack_symbolizer *s,
+			  struct symbolized_stack *out, uint32_t rt,
+			  struct process *p, const uint64_t *pairs,
+			  uint32_t npairs, uint32_t *next, uint32_t i,
+			  uint64_t now_ns)
 {
-	struct hotspot_frame_info fi;
 	struct frame f;
 	uint64_t w0, w1;
 
@@ -299,26 +342,8 @@ static int java_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		(*next)++; /* out of order: not believed */
 	}
 	(*next)++;
-	if (!s->jvm || !hotspot_frame(s->jvm, p, w0, w1, now_ns, &fi))
+	if (!runtime_frame(s, rt, p, w0, w1, now_ns, &f))
 		return -ENOENT;
-	memset(&f, 0, sizeof(f));
-	f.kind = FRAME_JVM;
-	f.function = fi.name;
-	f.function_system = fi.system;
-	f.function_file = fi.file;
-	f.line = fi.line;
-	/* what the compiled code inlined: one Line each, innermost first,
-	 * as DWARF inlines of native code */
-	for (uint32_t k = 0; k < fi.ninlined && k < DWARF_LINES_MAX_DEPTH; k++)
-		s->inl[k] =
-			(struct frame_inline){fi.inl[k].name, fi.inl[k].system,
-					      fi.inl[k].file, fi.inl[k].line};
-	if (fi.ninlined) {
-		f.inlined = s->inl;
-		f.ninlined = fi.ninlined < DWARF_LINES_MAX_DEPTH
-				     ? fi.ninlined
-				     : DWARF_LINES_MAX_DEPTH;
-	}
 	symbolized_stack_add(out, &f);
 	return 0;
 }
@@ -329,8 +354,14 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		    uint64_t now_ns, struct symbolized_stack *out)
 {
 	bool jit_unnamed = false;
-	uint32_t native, next_py = 0;
-	const uint64_t *py;
+	uint32_t native, next = 0;
+	const uint64_t *pairs;
+	/* The runtime whose walk reported the pairs, and how its frames
+	 * go into the stack. */
+	uint32_t rt =
+		stack_symbolizer_has_runtime(s, interp_kind) ? interp_kind : 0;
+	uint8_t mode = rt ? s->runtimes[rt].ops->mode : 0;
+	const char *loop = rt ? s->runtimes[rt].ops->loop_function : NULL;
 
 	symbolized_stack_clear(out);
 	if (nk > OTELPROF_MAX_KERNEL_FRAMES ||
@@ -338,40 +369,43 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 	    nu - 2 * n_interp > OTELPROF_MAX_USER_FRAMES)
 		return -EINVAL;
 	native = nu - 2 * n_interp;
-	py = ustack + native;
+	pairs = ustack + native;
+	if (!rt)
+		n_interp = 0; /* no runtime names them: dropped */
 	for (uint32_t i = 0; i < nk; i++)
 		kernel_frame(s, out, kstack[i], i > 0);
 	for (uint32_t i = 0; i < native; i++) {
 		const char *fn;
 
-		/* Java frames name the native frame they are (a stack with
-		 * them is not cached: code moves) */
-		if (interp_kind == OTELPROF_INTERP_HOTSPOT &&
-		    !java_frame(s, out, p, py, n_interp, &next_py, i, now_ns)) {
+		/* A frame the runtime's walk stepped over names the native
+		 * frame it is (a stack with one is not cached: its code
+		 * moves, as a JIT's) */
+		if (mode == OTELPROF_RT_MODE_STEP &&
+		    !put_step_frame(s, out, rt, p, pairs, n_interp, &next, i,
+				    now_ns)) {
 			jit_unnamed = true;
 			continue;
 		}
-		/* The evaluation loop ran the Python frames above it: they
-		 * go before it (leaf first). Its name is known only once
-		 * it is symbolized, so it is added after them. */
+		/* The runtime's loop ran the frames above it: they go
+		 * before it (leaf first). Its name is known only once it is
+		 * symbolized, so it is added after them. */
 		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed, &fn,
 			   now_ns);
-		if (next_py < n_interp && fn &&
-		    interp_kind != OTELPROF_INTERP_HOTSPOT &&
-		    !strcmp(fn, CPY_EVAL_FUNCTION) && out->n) {
+		if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp && fn &&
+		    loop && !strcmp(fn, loop) && out->n) {
 			struct frame eval = out->frames[--out->n];
 
-			put_interp_frames(s, out, p, py, n_interp, &next_py,
-					  false, now_ns);
+			put_after_frames(s, out, rt, p, pairs, n_interp, &next,
+					 false, now_ns);
 			/* eval's strings are the stack's own: no copy. */
 			if (out->n < SYMBOLIZED_MAX_FRAMES)
 				out->frames[out->n++] = eval;
 		}
 	}
-	if (next_py < n_interp && interp_kind != OTELPROF_INTERP_HOTSPOT)
-		/* The native walk ended before their evaluation loops. */
-		put_interp_frames(s, out, p, py, n_interp, &next_py, true,
-				  now_ns);
+	if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp)
+		/* The native walk ended before their loops. */
+		put_after_frames(s, out, rt, p, pairs, n_interp, &next, true,
+				 now_ns);
 	/* A frame whose file still wants something may be named later. */
 	out->cacheable = !jit_unnamed && !out->nwant && !out->wants_dropped;
 	return 0;

@@ -2,13 +2,16 @@
 /*
  * Turns the raw addresses of one sample into its frames (struct
  * symbolized_stack): kernel frames through kallsyms, user frames through
- * the process's mappings and the ELF symbols of the mapped files, JIT,
- * Python and Java frames through their trackers. It knows nothing of the
- * encoder: the agent hands the frames to the profile builder.
+ * the process's mappings and the ELF symbols of the mapped files, JIT
+ * frames through perf maps and jitdump files, the frames a runtime's
+ * walk reported through that runtime (runtimes/runtime.h), placed by its
+ * mode. It knows nothing of the encoder: the agent hands the frames to
+ * the profile builder.
  */
 #ifndef OTELPROF_FRAMES_STACK_SYMBOLIZER_H
 #define OTELPROF_FRAMES_STACK_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "elf/dwarf_lines.h"
@@ -16,8 +19,7 @@
 #include "frames/symbolized_stack.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
-#include "runtimes/cpython/interp_tracker.h"
-#include "runtimes/hotspot/hotspot_tracker.h"
+#include "runtimes/runtime.h"
 #include "symbolize/demangle.h"
 #include "symbolize/jit_process.h"
 #include "symbolize/kallsyms.h"
@@ -36,9 +38,14 @@ struct stack_symbolizer {
 	struct process_table *procs;
 	struct file_cache *files; /* the mapped files' symbols */
 	struct symbolizer_counters counters;
-	struct interp_tracker *interp;	 /* NULL: no interpreter frames */
-	struct hotspot_tracker *jvm;	 /* NULL: no Java frames */
-	char jit_name[JIT_NAME_MAX + 1]; /* scratch for jit_name_split */
+	/* The runtimes that name frames, by the id samples carry as their
+	 * interp_kind (ops NULL: none; its frames are dropped). */
+	struct {
+		const struct runtime_ops *ops;
+		void *state;
+		uint8_t frame_kind; /* enum frame_kind */
+	} runtimes[OTELPROF_RT_MAX];
+	char jit_name[JIT_NAME_MAX + 1];	/* scratch for jit_name_split */
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
 	/* One frame's inlined functions (DWARF) and their demangled names */
 	struct dwarf_where where;
@@ -50,6 +57,14 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 			   const struct kallsyms *ksyms,
 			   struct process_table *procs,
 			   struct file_cache *files);
+/* Runtime ops (its state: rt) names the frames of samples whose
+ * interp_kind is its id, as frames of frame_kind. */
+void stack_symbolizer_add_runtime(struct stack_symbolizer *s,
+				  const struct runtime_ops *ops, void *rt,
+				  uint8_t frame_kind);
+/* Does a runtime name the frames of samples of this interp_kind? */
+bool stack_symbolizer_has_runtime(const struct stack_symbolizer *s,
+				  uint32_t interp_kind);
 /* p is about to be freed: drop its JIT symbols (p->jit). */
 void stack_symbolizer_forget(struct stack_symbolizer *s, struct process *p);
 /* Also drops those of the processes still in the table. */

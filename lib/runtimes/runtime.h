@@ -13,19 +13,26 @@
  *                 put it in the kernel (its own map, then runtime_procs);
  *                 the first process of a runtime asks for its program
  *                 (runtime_programs_want), which loads on another thread
- *   kernel_ready  that runtime's program finished loading: write the
- *                 processes that waited for it
+ *   kernel_ready  that runtime's program finished loading: write
+ *                 process p if it waited for it (called for every
+ *                 process of the table)
  *   forget        a process is about to be freed: its kernel entries and
  *                 its state go
+ *   name_frame    one frame its walk reported (a pair of words in the
+ *                 sample, after the native frames; the sample's
+ *                 interp_kind is the runtime's id), named from the
+ *                 process's memory; where the frame goes in the stack
+ *                 the symbolizer decides from the runtime's mode
+ *   counters      what it counted, in the shape every runtime shares
  *   free          at close
  *
- * Naming the frames a runtime's walk reports is the symbolizer's (it
- * knows where each runtime's frames go in a stack); its counters are the
- * tracker's own, copied into otelprof_stats by lib/agent/stats.c.
+ * Its state is the agent's to allocate (state_size bytes, zeroed), one per
+ * runtime, and handed to every call as `rt`.
  */
 #ifndef OTELPROF_RUNTIMES_RUNTIME_H
 #define OTELPROF_RUNTIMES_RUNTIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,18 +43,58 @@ struct process_change;
 struct process_table;
 struct file_cache;
 
+/* A function a compiled frame inlined, innermost first. */
+struct runtime_inline {
+	const char *name, *system, *file;
+	uint32_t line;
+};
+
+/* One named frame; its strings are valid until the runtime's next call. */
+struct runtime_frame {
+	const char *name;   /* Function.name */
+	const char *system; /* Function.system_name; NULL: as name */
+	const char *file;   /* Function.filename */
+	uint32_t start_line, line;
+	const struct runtime_inline *inl; /* what compiled code inlined */
+	uint32_t ninlined;
+};
+
+/* What a runtime counted (otelprof_stats sums every runtime's). */
+struct runtime_counters {
+	uint64_t found;		/* processes walked in the kernel */
+	uint64_t debug_offsets; /* ... whose layout the runtime published */
+	uint64_t unknown;	/* processes whose version or layout is not
+				   usable: native stacks only */
+	uint64_t map_errors;	/* kernel map updates that failed */
+	uint64_t frame_errors;	/* frames or code objects unreadable, or
+				   over the memory budget */
+	uint64_t waited;	/* found while its walk program loaded */
+};
+
 struct runtime_ops {
 	const char *name;
-	uint32_t id;	 /* enum otelprof_runtime: its walk_progs slot */
+	uint32_t id;	 /* enum otelprof_runtime: its walk_progs slot, and
+			    the interp_kind of the samples it walked */
 	uint8_t mode;	 /* enum otelprof_runtime_mode */
 	uint8_t copy_kb; /* stack copy of its processes, 0: the whole */
+	/* MODE_AFTER: the native function (its interpreter loop) that its
+	 * frames go above, each run of them ended by OTELPROF_INTERP_F_LAST
+	 * in word 0. MODE_STEP: word 0 holds the native frame's index that
+	 * the frame replaces (<< OTELPROF_JVM_INDEX_SHIFT). */
+	const char *loop_function;
+	size_t state_size;
 	struct runtime_program_def program; /* its BPF object */
 	void (*init)(void *rt, struct process_table *procs,
 		     struct file_cache *files, struct runtime_programs *progs);
 	void (*sync)(void *rt, struct process *p,
 		     const struct process_change *c);
-	void (*kernel_ready)(void *rt);
+	void (*kernel_ready)(void *rt, struct process *p);
 	void (*forget)(void *rt, struct process *p);
+	/* false: not named (the native frame stays, or none is added) */
+	bool (*name_frame)(void *rt, struct process *p, uint64_t word0,
+			   uint64_t word1, uint64_t now_ns,
+			   struct runtime_frame *out);
+	void (*counters)(const void *rt, struct runtime_counters *out);
 	void (*free)(void *rt);
 };
 

@@ -242,14 +242,9 @@ void interp_tracker_init(struct interp_tracker *it, struct process_table *t,
 }
 
 /* The walk program loaded: the processes found meanwhile go in. */
-static void kernel_ready(void *rt)
+static void kernel_ready(void *rt, struct process *p)
 {
-	struct interp_tracker *it = rt;
-	struct process_table *t = it->procs;
-
-	for (uint32_t i = 0; t && i < t->nslots; i++)
-		if (t->procs[i])
-			kernel_write(it, t->procs[i]);
+	kernel_write(rt, p);
 }
 
 static void rt_init(void *rt, struct process_table *procs,
@@ -273,6 +268,36 @@ static void rt_free(void *rt)
 	interp_tracker_free(rt);
 }
 
+static bool rt_name_frame(void *rt, struct process *p, uint64_t code,
+			  uint64_t instr, uint64_t now_ns,
+			  struct runtime_frame *out)
+{
+	struct interp_frame_info fi;
+
+	if (!interp_frame(rt, p, code, instr, now_ns, &fi))
+		return false;
+	*out = (struct runtime_frame){.name = fi.name,
+				      .file = fi.file,
+				      .start_line = fi.start_line,
+				      .line = fi.line};
+	return true;
+}
+
+static void rt_counters(const void *rt, struct runtime_counters *out)
+{
+	const struct interp_counters *c =
+		&((const struct interp_tracker *)rt)->counters;
+
+	*out = (struct runtime_counters){
+		.found = c->found,
+		.debug_offsets = c->debug_offsets,
+		.unknown = c->unknown_versions,
+		.map_errors = c->map_errors,
+		.frame_errors = c->read_errors + c->over_budget,
+		.waited = c->waited,
+	};
+}
+
 static const void *program_elf(size_t *size)
 {
 	return cpython_bpf__elf_bytes(size);
@@ -283,11 +308,15 @@ const struct runtime_ops cpython_runtime = {
 	.id = OTELPROF_RT_CPYTHON,
 	.mode = OTELPROF_RT_MODE_AFTER,
 	.copy_kb = CPY_COPY_KB,
+	.loop_function = CPY_EVAL_SYMBOL,
+	.state_size = sizeof(struct interp_tracker),
 	.program = {"cpython", program_elf},
 	.init = rt_init,
 	.sync = rt_sync,
 	.kernel_ready = kernel_ready,
 	.forget = rt_forget,
+	.name_frame = rt_name_frame,
+	.counters = rt_counters,
 	.free = rt_free,
 };
 

@@ -221,14 +221,9 @@ void hotspot_tracker_init(struct hotspot_tracker *t,
 }
 
 /* The walk program loaded: the JVMs found meanwhile go in. */
-static void kernel_ready(void *rt)
+static void kernel_ready(void *rt, struct process *p)
 {
-	struct hotspot_tracker *t = rt;
-	struct process_table *procs = t->procs;
-
-	for (uint32_t i = 0; procs && i < procs->nslots; i++)
-		if (procs->procs[i])
-			kernel_write(t, procs->procs[i]);
+	kernel_write(rt, p);
 }
 
 static void rt_init(void *rt, struct process_table *procs,
@@ -252,6 +247,43 @@ static void rt_free(void *rt)
 	hotspot_tracker_free(rt);
 }
 
+static bool rt_name_frame(void *rt, struct process *p, uint64_t word0,
+			  uint64_t word1, uint64_t now_ns,
+			  struct runtime_frame *out)
+{
+	struct hotspot_tracker *t = rt;
+	struct hotspot_frame_info fi;
+
+	if (!hotspot_frame(t, p, word0, word1, now_ns, &fi))
+		return false;
+	*out = (struct runtime_frame){.name = fi.name,
+				      .system = fi.system,
+				      .file = fi.file,
+				      .line = fi.line,
+				      .inl = t->named_inl,
+				      .ninlined = fi.ninlined};
+	for (uint32_t k = 0; k < fi.ninlined; k++)
+		t->named_inl[k] = (struct runtime_inline){
+			fi.inl[k].name, fi.inl[k].system, fi.inl[k].file,
+			fi.inl[k].line};
+	return true;
+}
+
+static void rt_counters(const void *rt, struct runtime_counters *out)
+{
+	const struct hotspot_counters *c =
+		&((const struct hotspot_tracker *)rt)->counters;
+
+	*out = (struct runtime_counters){
+		.found = c->found,
+		.unknown = c->unknown,
+		.map_errors = c->map_errors,
+		.frame_errors =
+			c->read_errors + c->stale_frames + c->inline_errors,
+		.waited = c->waited,
+	};
+}
+
 static const void *program_elf(size_t *size)
 {
 	return hotspot_bpf__elf_bytes(size);
@@ -262,11 +294,14 @@ const struct runtime_ops hotspot_runtime = {
 	.id = OTELPROF_RT_HOTSPOT,
 	.mode = OTELPROF_RT_MODE_STEP,
 	.copy_kb = 0,
+	.state_size = sizeof(struct hotspot_tracker),
 	.program = {"hotspot", program_elf},
 	.init = rt_init,
 	.sync = rt_sync,
 	.kernel_ready = kernel_ready,
 	.forget = rt_forget,
+	.name_frame = rt_name_frame,
+	.counters = rt_counters,
 	.free = rt_free,
 };
 

@@ -86,6 +86,8 @@ struct hotspot_tracker {
 	struct runtime_programs *progs;
 	mem_read_fn read_mem;
 	struct hotspot_counters counters;
+	/* The last named frame's inlined methods (runtime_ops.name_frame) */
+	struct runtime_inline named_inl[HS_MAX_INLINE - 1];
 };
 
 /* The runtime protocol's entry (runtimes/runtime.h). */
