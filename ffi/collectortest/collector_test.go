@@ -79,7 +79,7 @@ func TestValidateRejects(t *testing.T) {
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"unknown receiver key":  "receivers: {profiling: {sampels_per_second: 9}}",
-		"unsupported key":       "receivers: {profiling: {probabilistic_threshold: 50}}",
+		"unsupported key":       "receivers: {profiling: {map_scale_factor: 2}}",
 		"off_cpu_threshold > 1": "receivers: {profiling: {off_cpu_threshold: 1.5}}",
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".yaml")
