@@ -359,6 +359,9 @@ struct otelprof_stats {
 					    in a profile */
 	uint64_t offcpu_pending_dropped; /* stacks not kept in userspace
 					    while their thread waited */
+	uint64_t offcpu_attach_errors;	 /* probabilistic intervals drawn on
+					    whose sched_switch program could
+					    not be attached again */
 };
 
 /* Opaque profiler handle. */

@@ -79,4 +79,5 @@ var statsMetrics = []statsMetric{
 	{"offcpu_lost", "Off-CPU stacks or switch-in records dropped in the kernel (ring buffer full)", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuLost }},
 	{"offcpu_unmatched", "Off-CPU stacks or switch-ins without the other half (its record lost, or the stack not kept): not in a profile", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuUnmatched }},
 	{"offcpu_pending_dropped", "Off-CPU stacks not kept while their thread was off CPU (more threads waiting than the library holds, or out of memory)", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuPendingDropped }},
+	{"offcpu_attach_errors", "Probabilistic intervals drawn on whose off-CPU program could not be attached again (no off-CPU events in them)", "{error}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuAttachErrors }},
 }

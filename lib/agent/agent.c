@@ -425,8 +425,10 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 		return errmsg_set(err, e, "eventfd: %s", strerror(-e));
 	/* Opt-in: with the threshold at 0 no scheduler program is loaded. */
 	if (o->off_cpu_threshold > 0.0) {
+		/* Probabilistic: attached when an interval is drawn on. */
 		e = offcpu_sampler_open(p->sampler, o->off_cpu_threshold,
-					(uint32_t)o->pid, &p->offcpu, err);
+					(uint32_t)o->pid, !cfg.start_paused,
+					&p->offcpu, err);
 		if (e)
 			return e;
 	}

@@ -55,6 +55,8 @@ struct agent_counters {
 	uint64_t offcpu_events;		 /* joined and put in the window */
 	uint64_t offcpu_unmatched;	 /* a half without the other */
 	uint64_t offcpu_pending_dropped; /* stacks not kept */
+	uint64_t offcpu_attach_errors;	 /* re-attach refused (probabilistic
+					    on interval) */
 };
 
 /* rate.c: the rate every CPU samples at and when it changed, so that a

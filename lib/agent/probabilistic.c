@@ -45,8 +45,13 @@ static void draw(struct otelprof *p)
 		pr->intervals_on++;
 	else
 		pr->intervals_off++;
-	if (on != pr->on)
+	if (on != pr->on) {
 		bpf_sampler_set_enabled(p->sampler, on);
+		/* Off-CPU recording follows: no switch-out is recorded in an
+		 * off interval. */
+		if (offcpu_sampler_set_enabled(p->offcpu, on))
+			p->counters.offcpu_attach_errors++;
+	}
 	pr->on = on;
 }
 

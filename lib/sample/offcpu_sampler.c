@@ -11,7 +11,9 @@
 
 struct offcpu_sampler {
 	struct offcpu_bpf *skel;
+	struct bpf_program *entry; /* the program attached to sched_switch */
 	struct bpf_link *link;
+	bool stopped; /* detached for good */
 };
 
 /* The sampler's maps this object walks and reports through; its scratch
@@ -33,7 +35,8 @@ static uint32_t threshold_u32(double t)
 }
 
 static int load(struct offcpu_sampler *o, struct bpf_sampler *s,
-		double threshold, uint32_t target_tgid, struct errmsg *err)
+		double threshold, uint32_t target_tgid, bool attach,
+		struct errmsg *err)
 {
 	uint32_t max_frames, fallbacks = bpf_sampler_fallbacks(s, &max_frames);
 	bool chained = fallbacks & OTELPROF_FALLBACK_NO_BPF_LOOP;
@@ -92,23 +95,21 @@ static int load(struct offcpu_sampler *o, struct bpf_sampler *s,
 			goto out;
 		}
 	}
-	o->link = bpf_program__attach(
-		chained ? o->skel->progs.off_cpu_switch_chained
-			: o->skel->progs.off_cpu_switch);
-	if (!o->link) {
-		e = -errno;
+	o->entry = chained ? o->skel->progs.off_cpu_switch_chained
+			   : o->skel->progs.off_cpu_switch;
+	e = attach ? offcpu_sampler_set_enabled(o, true) : 0;
+	if (e)
 		errmsg_set(err, e,
 			   "cannot attach raw tracepoint sched_switch: %s",
 			   strerror(-e));
-	}
 out:
 	free(log);
 	return e;
 }
 
 int offcpu_sampler_open(struct bpf_sampler *s, double threshold,
-			uint32_t target_tgid, struct offcpu_sampler **out,
-			struct errmsg *err)
+			uint32_t target_tgid, bool attach,
+			struct offcpu_sampler **out, struct errmsg *err)
 {
 	struct offcpu_sampler *o;
 	int e;
@@ -121,7 +122,7 @@ int offcpu_sampler_open(struct bpf_sampler *s, double threshold,
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return errmsg_set(err, -ENOMEM, "out of memory");
-	e = load(o, s, threshold, target_tgid, err);
+	e = load(o, s, threshold, target_tgid, attach, err);
 	if (e) {
 		offcpu_sampler_close(o);
 		return e;
@@ -130,12 +131,25 @@ int offcpu_sampler_open(struct bpf_sampler *s, double threshold,
 	return 0;
 }
 
+int offcpu_sampler_set_enabled(struct offcpu_sampler *o, bool on)
+{
+	if (!o || o->stopped || on == (o->link != NULL))
+		return 0;
+	if (!on) {
+		bpf_link__destroy(o->link);
+		o->link = NULL;
+		return 0;
+	}
+	o->link = bpf_program__attach(o->entry);
+	return o->link ? 0 : -errno;
+}
+
 void offcpu_sampler_detach(struct offcpu_sampler *o)
 {
 	if (!o)
 		return;
-	bpf_link__destroy(o->link);
-	o->link = NULL;
+	offcpu_sampler_set_enabled(o, false);
+	o->stopped = true;
 }
 
 void offcpu_sampler_close(struct offcpu_sampler *o)

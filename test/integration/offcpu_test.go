@@ -9,6 +9,7 @@ import (
 	"math"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +272,75 @@ func TestOffCPUThresholdRefused(t *testing.T) {
 		if !ok || ee.ExitCode() != 2 || !strings.Contains(string(out), "--off-cpu-threshold") {
 			t.Errorf("--off-cpu-threshold %s: %v, %q; want exit 2 naming the option", v, err, out)
 		}
+	}
+}
+
+// TestOffCPUFollowsProbabilisticIntervals: with probabilistic profiling
+// (50%, 1 s intervals) no switch-out is recorded in an off interval: every
+// off-CPU event lies within 400 ms of a CPU sample of the busy workload,
+// which runs on a CPU throughout (an off interval has none for 1 s).
+func TestOffCPUFollowsProbabilisticIntervals(t *testing.T) {
+	requireRoot(t)
+	busy := startWorkload(t, "callgraph_nofp", "30")
+	mix := startWorkload(t, "offcpu_mix", "200", "0")
+	rec := record(t, 12, 99, "--off-cpu-threshold", "1", "--probabilistic-threshold", "50",
+		"--probabilistic-interval", "1")
+	d := decodeFile(t, rec.Path)
+	var cpuTimes []uint64
+	for _, p := range d.Processes {
+		if p.Attrs["process.pid"] == int64(busy.Process.Pid) {
+			for _, s := range p.Samples {
+				cpuTimes = append(cpuTimes, s.TimeNs)
+			}
+		}
+	}
+	sort.Slice(cpuTimes, func(i, j int) bool { return cpuTimes[i] < cpuTimes[j] })
+	if len(cpuTimes) < 100 {
+		t.Fatalf("%d CPU samples of the busy workload\n%s", len(cpuTimes), rec.Stderr)
+	}
+	// Off intervals show as gaps of about a second between samples.
+	gaps := 0
+	for i := 1; i < len(cpuTimes); i++ {
+		if cpuTimes[i]-cpuTimes[i-1] > 900e6 {
+			gaps++
+		}
+	}
+	near := func(ts uint64) bool {
+		i := sort.Search(len(cpuTimes), func(i int) bool { return cpuTimes[i] >= ts })
+		for _, j := range []int{i - 1, i} {
+			if j >= 0 && j < len(cpuTimes) {
+				d := int64(cpuTimes[j]) - int64(ts)
+				if d < 0 {
+					d = -d
+				}
+				if d < 400e6 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var events, far int
+	for _, p := range d.Processes {
+		if p.Attrs["process.pid"] != int64(mix.Process.Pid) {
+			continue
+		}
+		for _, s := range p.OffCPU {
+			events++
+			if !near(s.TimeNs) {
+				far++
+			}
+		}
+	}
+	t.Logf("%d CPU samples of the busy workload, %d gaps over 900 ms (off intervals); %d off-CPU events of offcpu_mix, %d over 400 ms from any CPU sample",
+		len(cpuTimes), gaps, events, far)
+	if gaps == 0 {
+		t.Fatalf("no off interval in 12 draws at 50%%: cannot judge\n%s", rec.Stderr)
+	}
+	if events == 0 {
+		t.Fatalf("no off-CPU events in the on intervals\n%s", rec.Stderr)
+	}
+	if far > 0 {
+		t.Errorf("%d of %d off-CPU events recorded in off intervals", far, events)
 	}
 }

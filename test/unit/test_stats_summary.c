@@ -115,7 +115,8 @@ static void every_line_as_before(void **state)
 		"otelprof: off-CPU: 92000276 program attached, 93000279 "
 		"switch-outs recorded, 94000282 events in the profile; lost: "
 		"95000285 (pending map full), 96000288 (ring buffer full), "
-		"97000291 unmatched, 98000294 not kept\n");
+		"97000291 unmatched, 98000294 not kept, 99000297 intervals "
+		"not attached\n");
 	free(got);
 }
 

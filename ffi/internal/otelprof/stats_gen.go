@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 792
+const expectedStatsSize = 800
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -206,6 +206,8 @@ type Stats struct {
 	OffcpuUnmatched uint64
 	// Off-CPU stacks not kept while their thread was off CPU (more threads waiting than the library holds, or out of memory) (offcpu_pending_dropped, {event}).
 	OffcpuPendingDropped uint64
+	// Probabilistic intervals drawn on whose off-CPU program could not be attached again (no off-CPU events in them) (offcpu_attach_errors, {error}).
+	OffcpuAttachErrors uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -308,4 +310,5 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuLost)-768]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuUnmatched)-776]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingDropped)-784]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuAttachErrors)-792]
 )
