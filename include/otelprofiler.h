@@ -107,7 +107,7 @@ struct otelprof_opts {
 	const char *include_env_vars;
 	/* Off-CPU time: the probability, in [0, 1], that a thread's
 	 * switch-out is recorded (its stack, and how long until it ran
-	 * again), emitted as a second Profile per process (sample type
+	 * again), emitted as a Profile of its own per process (sample type
 	 * events/nanoseconds). 0 = off (the default: no scheduler hook is
 	 * loaded at all); NaN or outside [0, 1]: -EINVAL
 	 * (docs/configuration.md#off-cpu-time). */

@@ -75,7 +75,7 @@ type Config struct {
 	// OffCPUThreshold is the reference's key: the probability, in [0, 1],
 	// that a thread's switch-out is recorded with its stack and the time
 	// until it runs again (otelprof_opts.off_cpu_threshold), emitted as a
-	// second Profile per process (sample type events/nanoseconds). 0
+	// Profile of its own per process (sample type events/nanoseconds). 0
 	// (the default): off, no scheduler hook is loaded.
 	OffCPUThreshold float64 `mapstructure:"off_cpu_threshold"`
 

@@ -89,7 +89,7 @@ static const char *str(const Otelprof__Otlp__ProfilesData *pd, int32_t i)
 	return pd->dictionary->string_table[i];
 }
 
-/* Off-CPU events: a second Profile per resource (events/nanoseconds, a
+/* Off-CPU events: a Profile of its own per resource (events/nanoseconds, a
  * value per timestamp, no period), never merged with CPU samples of the
  * same stack; a resource with off-CPU events only has that Profile. */
 static void offcpu_profile(void **state)
