@@ -235,8 +235,13 @@ $(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $
 $(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
 # Reads the Go workloads (stripped and not).
 $(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
-# Judges the CFA interpreter against libdw on every workload.
-$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built
+# Judges the CFA interpreter against libdw on every workload, and on
+# aarch64 files: Debian's arm64 libraries and callgraph.c cross-compiled
+# without frame pointers (both from `make arm64-deps`).
+$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built $(BUILD)/arm64-unit/callgraph_nofp
+$(BUILD)/arm64-unit/callgraph_nofp: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables -o $@ $<
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 

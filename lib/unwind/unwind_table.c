@@ -186,6 +186,7 @@ struct elf_info {
 	struct sec plt[3]; /* .plt, .plt.sec, .plt.got */
 	struct unwind_window win;
 	uint64_t entry;
+	bool aarch64; /* EM_AARCH64 (else EM_X86_64) */
 };
 
 static void note_sec(struct sec *s, Elf_Scn *scn, const GElf_Shdr *sh)
@@ -220,10 +221,12 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 	memset(ei, 0, sizeof(*ei));
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return -ENOEXEC;
 	ei->entry = eh.e_entry;
+	ei->aarch64 = eh.e_machine == EM_AARCH64;
 
 	if (elf_getphdrnum(elf, &phnum))
 		return -ENOEXEC;
@@ -297,7 +300,9 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	Elf_Data *d;
 	int err;
 
-	if (g->count != 1 || g->nobits || g->compressed ||
+	/* The rules below are Go's amd64 frame layout; arm64's (the
+	 * return address saved at the bottom of the frame) is not done. */
+	if (ei->aarch64 || g->count != 1 || g->nobits || g->compressed ||
 	    g->size > GO_PCLNTAB_MAX_BYTES)
 		return 0;
 	if (!unwind_mem_charge(sp->mem, g->size)) /* libelf's copy */
@@ -474,7 +479,7 @@ static int add_debug_frame(const struct elf_info *ei, const struct cover *cov,
 	const struct sec *s = &ei->debug_frame;
 	Elf_Data *raw;
 	void *inflated = NULL;
-	struct cfi_sec sec = {.eh = false};
+	struct cfi_sec sec = {.eh = false, .aarch64 = ei->aarch64};
 	int err;
 
 	/* libelf copies the section in (ELF_C_READ). */
@@ -507,7 +512,8 @@ static int add_debug_frame(const struct elf_info *ei, const struct cover *cov,
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
 	return a->cfa_base == b->cfa_base && a->cfa_offset == b->cfa_offset &&
-	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset;
+	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset &&
+	       a->ra_rule == b->ra_rule;
 }
 
 /* One pass over the sorted spans: writes rows (or, rows NULL, counts
@@ -649,7 +655,8 @@ static int build(Elf *elf, struct unwind_table *out,
 		st->bytes_of_cfi += ei.eh_frame.size;
 		if (d && d->d_buf && d->d_size == ei.eh_frame.size) {
 			struct cfi_sec sec = {d->d_buf, d->d_size,
-					      ei.eh_frame.addr, true};
+					      ei.eh_frame.addr, true,
+					      ei.aarch64};
 
 			st->flags |= UNWIND_ST_EH_FRAME;
 			err = add_section(&sec, &ei, &cov, &sp, st);
@@ -689,6 +696,14 @@ static int build(Elf *elf, struct unwind_table *out,
 		uint64_t pos = s->addr, plo, phi;
 		struct unwind_span ps = {.rule.cfa_base = UNWIND_CFA_PLT};
 
+		/* aarch64 PLT entries branch without touching sp or x30.
+		 * (The lazy PLT0 pushes {x16, x30} before it jumps to the
+		 * resolver: a sample in its last instructions gets the
+		 * caller's sp 16 bytes low, its return address right.) */
+		if (ei.aarch64)
+			ps.rule =
+				(struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
+						     .ra_rule = UNWIND_RA_LR};
 		if (!s->scn || s->addr < ei.win.lo || s->addr > ei.win.hi ||
 		    s->size > ei.win.hi - s->addr)
 			continue;
