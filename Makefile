@@ -238,10 +238,13 @@ $(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
 # Judges the CFA interpreter against libdw on every workload, and on
 # aarch64 files: Debian's arm64 libraries and callgraph.c cross-compiled
 # without frame pointers (both from `make arm64-deps`).
-$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built $(BUILD)/arm64-unit/callgraph_nofp
+$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built $(BUILD)/arm64-unit/callgraph_nofp $(BUILD)/arm64-unit/callgraph_pac
 $(BUILD)/arm64-unit/callgraph_nofp: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables -o $@ $<
+$(BUILD)/arm64-unit/callgraph_pac: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
@@ -436,10 +439,15 @@ ARM64_SECONDS ?= 10
 $(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+# The same call graph with return addresses signed (pointer
+# authentication, leaf functions included): the walk must strip them.
+$(ARM64_BUILD)/workloads/callgraph_pac: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
 $(ARM64_BUILD)/workloads/syscalls_fp: test/workloads/syscalls.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
-test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/syscalls_fp \
+test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac $(ARM64_BUILD)/workloads/syscalls_fp \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 

@@ -25,6 +25,9 @@ echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, 
 # emulation takes seconds.
 $W/callgraph_nofp 600 >/dev/null &
 cg=$!
+$W/callgraph_pac 600 >/dev/null &
+pac=$!
+echo "guest: pointer authentication: $(grep -m1 -o -w 'paca' /proc/cpuinfo || echo none)"
 $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
 # BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
@@ -55,6 +58,6 @@ echo "==== folded"
 echo "==== bpffs"
 ls /sys/fs/bpf
 echo "==== end"
-kill -9 $cg $sc 2>/dev/null
+kill -9 $cg $pac $sc 2>/dev/null
 sync
 poweroff -f

@@ -9,10 +9,12 @@ functions split 50/33/17 (its work ratio 3:2:1) within 10 points, from at
 least 40 such samples (the leaf is the sampled pc: no unwinding needed);
 some sample of syscalls_fp holds a named arm64 syscall-path kernel frame
 (__arm64_sys_*, el0_svc, invoke_syscall). callgraph_nofp (no frame
-pointers: unwound by its aarch64 CFI) reaches main in at least
-NOFP_MAIN_MIN of its samples, and every one of its samples that holds a
-leaf function and reaches main has the program's call path from main to
-that leaf, frame for frame (main;run_loop;path_heavy;leaf_heavy, ...).
+pointers: unwound by its aarch64 CFI) and callgraph_pac (the same with
+return addresses signed by pointer authentication, which the guest CPU
+must have: `paca`) each reach main in at least NOFP_MAIN_MIN of their
+samples, and every one of their samples that holds a leaf function and
+reaches main has the program's call path from main to that leaf, frame
+for frame (main;run_loop;path_heavy;leaf_heavy, ...).
 Every BPF program the recorder loads (all runtimes forced: bpf_loop
 kernels load on_cpu_sample, older ones the chained pair) is verified
 within 60% of the verifier's instruction limit (BPF_LOG_STATS lines). The
@@ -58,6 +60,19 @@ lost = int(lost.group(1)) if lost else 0
 leaves = {"leaf_heavy": 0, "leaf_medium": 0, "leaf_light": 0}
 cg = cg_main = cg_wrong = sc = sc_kernel = sc_main = 0
 wrong_example = None
+# The same for callgraph_pac: samples, reaching main, wrong paths.
+pac = {"n": 0, "main": 0, "wrong": 0}
+
+
+def wrong_path(frames):
+    """A sample with a leaf function that reaches main, on another path."""
+    # Kernel frames (an interrupt in the leaf) follow the user ones.
+    leaf = next((f for f in reversed(frames) if f in TRUTH), None)
+    if not leaf or "main" not in frames:
+        return False
+    return frames[frames.index("main"):frames.index(leaf) + 1] != TRUTH[leaf]
+
+
 for line in (section("folded") or "").splitlines():
     stack, _, n = line.rpartition(" ")
     if not n.isdigit():
@@ -68,15 +83,17 @@ for line in (section("folded") or "").splitlines():
         cg += n
         if "main" in frames[1:]:
             cg_main += n
-        # Kernel frames (an interrupt in the leaf) follow the user ones.
-        user = [f for f in frames[1:] if f in TRUTH or f in ("main", "run_loop", "path_heavy", "path_medium")]
-        leaf = next((f for f in reversed(user) if f in TRUTH), None)
-        if leaf and "main" in frames[1:]:
-            if frames[frames.index("main"):frames.index(leaf) + 1] != TRUTH[leaf]:
-                cg_wrong += n
-                wrong_example = wrong_example or stack
+        if wrong_path(frames[1:]):
+            cg_wrong += n
+            wrong_example = wrong_example or stack
         if frames[-1] in leaves:
             leaves[frames[-1]] += n
+    elif frames[0] == "callgraph_pac":
+        pac["n"] += n
+        pac["main"] += n if "main" in frames[1:] else 0
+        if wrong_path(frames[1:]):
+            pac["wrong"] += n
+            wrong_example = wrong_example or stack
     elif frames[0] == "syscalls_fp":
         sc += n
         if "main" in frames[1:]:
@@ -102,6 +119,12 @@ else:
             problems.append(f"leaf_{k} {got:.0f}% (want {want:.0f} +- 10)")
 if cg == 0 or cg_main < NOFP_MAIN_MIN * cg:
     problems.append(f"callgraph_nofp reaches main in {cg_main} of {cg} samples (want >= {NOFP_MAIN_MIN:.0%})")
+if pac["n"] == 0 or pac["main"] < NOFP_MAIN_MIN * pac["n"]:
+    problems.append(f"callgraph_pac reaches main in {pac['main']} of {pac['n']} samples (want >= {NOFP_MAIN_MIN:.0%})")
+if pac["wrong"]:
+    problems.append(f"{pac['wrong']} callgraph_pac samples with a wrong path below main")
+if not re.search(r"^guest: pointer authentication: paca", text, re.M):
+    problems.append("the guest CPU has no pointer authentication: callgraph_pac signs nothing")
 if cg_wrong:
     problems.append(f"{cg_wrong} callgraph_nofp samples with a wrong path below main, e.g. {wrong_example}")
 if sc_kernel == 0:
@@ -130,7 +153,9 @@ status = "ok  " if not problems else "FAIL"
 print(
     f"kernel {kernel} {status} {release}: {total} samples ({lost} lost) in {t1 - t0:.1f} s; "
     f"nofp leaves {shares[0]:.0f}/{shares[1]:.0f}/{shares[2]:.0f} ({in_leaves} of {cg}), "
-    f"reaching main: nofp {cg_main}/{cg} ({100.0 * cg_main / cg if cg else 0:.1f}%, {cg_wrong} wrong paths), fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}; {insns}"
+    f"reaching main: nofp {cg_main}/{cg} ({100.0 * cg_main / cg if cg else 0:.1f}%, {cg_wrong} wrong paths), "
+    f"pac {pac['main']}/{pac['n']} ({100.0 * pac['main'] / pac['n'] if pac['n'] else 0:.1f}%, {pac['wrong']} wrong paths), "
+    f"fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}; {insns}"
     + ("" if not problems else "; " + "; ".join(problems))
 )
 sys.exit(1 if problems else 0)

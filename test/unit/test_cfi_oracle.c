@@ -160,8 +160,10 @@ static void build_path(char *out, size_t len, const char *rel)
 
 /*
  * callgraph.c by aarch64 gcc without frame pointers (the arm64 test
- * guest's workload): its functions save x30 alone, as {x30, x19} or not
- * at all, so the lone-x30 rule is exercised here.
+ * guest's workloads): its functions save x30 alone, as {x30, x19} or not
+ * at all, so the lone-x30 rule is exercised here; built once plain and
+ * once with return addresses signed (DW_CFA_AARCH64_negate_ra_state in
+ * every FDE).
  */
 static void test_aarch64_nofp_program(void **state)
 {
@@ -169,17 +171,21 @@ static void test_aarch64_nofp_program(void **state)
 	struct tally tl = {0};
 
 	(void)state;
-	build_path(path, sizeof(path), "arm64-unit/callgraph_nofp");
-	if (access(path, R_OK))
-		fail_msg("%s missing (its make rule builds it)", path);
-	judge(path, &tl);
+	for (int i = 0; i < 2; i++) {
+		build_path(path, sizeof(path),
+			   i ? "arm64-unit/callgraph_pac"
+			     : "arm64-unit/callgraph_nofp");
+		if (access(path, R_OK))
+			fail_msg("%s missing (its make rule builds it)", path);
+		judge(path, &tl);
+	}
 	report("aarch64 nofp", &tl);
 	print_message(
 		"aarch64 nofp return address rules: CFA-8 %lu, x30 %lu, "
 		"after x29 %lu, own offset %lu\n",
 		(unsigned long)tl.ra_rules[0], (unsigned long)tl.ra_rules[1],
 		(unsigned long)tl.ra_rules[2], (unsigned long)tl.ra_rules[3]);
-	assert_int_equal(tl.judged_files, 1);
+	assert_int_equal(tl.judged_files, 2);
 	assert_int_equal(tl.mismatched, 0);
 	assert_true(tl.ra_rules[1] > 0 && tl.ra_rules[3] > 0);
 }
