@@ -27,6 +27,8 @@ $W/callgraph_nofp 600 >/dev/null &
 cg=$!
 $W/callgraph_pac 600 >/dev/null &
 pac=$!
+$W/signal_spin 600 >/dev/null &
+sig=$!
 echo "guest: pointer authentication: $(grep -m1 -o -w 'paca' /proc/cpuinfo || echo none)"
 $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
@@ -58,6 +60,6 @@ echo "==== folded"
 echo "==== bpffs"
 ls /sys/fs/bpf
 echo "==== end"
-kill -9 $cg $pac $sc 2>/dev/null
+kill -9 $cg $pac $sig $sc 2>/dev/null
 sync
 poweroff -f

@@ -62,6 +62,10 @@ cg = cg_main = cg_wrong = sc = sc_kernel = sc_main = 0
 wrong_example = None
 # The same for callgraph_pac: samples, reaching main, wrong paths.
 pac = {"n": 0, "main": 0, "wrong": 0}
+# signal_spin: samples in its handler, those whose stack crosses the
+# signal frame down to main (main ... run ... on_usr1).
+sig = {"n": 0, "whole": 0}
+sig_example = None
 
 
 def wrong_path(frames):
@@ -94,6 +98,14 @@ for line in (section("folded") or "").splitlines():
         if wrong_path(frames[1:]):
             pac["wrong"] += n
             wrong_example = wrong_example or stack
+    elif frames[0] == "signal_spin":
+        if "on_usr1" in frames:
+            sig["n"] += n
+            h = frames.index("on_usr1")
+            if "main" in frames[:h] and "run" in frames[frames.index("main"):h]:
+                sig["whole"] += n
+            elif sig_example is None:
+                sig_example = stack
     elif frames[0] == "syscalls_fp":
         sc += n
         if "main" in frames[1:]:
@@ -123,6 +135,9 @@ if pac["n"] == 0 or pac["main"] < NOFP_MAIN_MIN * pac["n"]:
     problems.append(f"callgraph_pac reaches main in {pac['main']} of {pac['n']} samples (want >= {NOFP_MAIN_MIN:.0%})")
 if pac["wrong"]:
     problems.append(f"{pac['wrong']} callgraph_pac samples with a wrong path below main")
+if sig["n"] == 0 or sig["whole"] < NOFP_MAIN_MIN * sig["n"]:
+    problems.append(f"signal_spin: {sig['whole']} of {sig['n']} handler samples cross the signal frame to main"
+                    f" (want >= {NOFP_MAIN_MIN:.0%}), e.g. {sig_example}")
 if not re.search(r"^guest: pointer authentication: paca", text, re.M):
     problems.append("the guest CPU has no pointer authentication: callgraph_pac signs nothing")
 if cg_wrong:
@@ -155,7 +170,7 @@ print(
     f"nofp leaves {shares[0]:.0f}/{shares[1]:.0f}/{shares[2]:.0f} ({in_leaves} of {cg}), "
     f"reaching main: nofp {cg_main}/{cg} ({100.0 * cg_main / cg if cg else 0:.1f}%, {cg_wrong} wrong paths), "
     f"pac {pac['main']}/{pac['n']} ({100.0 * pac['main'] / pac['n'] if pac['n'] else 0:.1f}%, {pac['wrong']} wrong paths), "
-    f"fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}; {insns}"
+    f"signal frame to main {sig['whole']}/{sig['n']}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}; {insns}"
     + ("" if not problems else "; " + "; ".join(problems))
 )
 sys.exit(1 if problems else 0)
