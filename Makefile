@@ -242,6 +242,11 @@ $(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built $(BUILD)/arm64-uni
 $(BUILD)/arm64-unit/callgraph_nofp: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables -o $@ $<
+# aarch64 rows without an FDE: the vDSO-like trampoline, callgraph's PLT.
+$(BUILD)/test/unit/test_unwind_table_a64: $(BUILD)/arm64-unit/libsigtramp.so $(BUILD)/arm64-unit/callgraph_nofp
+$(BUILD)/arm64-unit/libsigtramp.so: test/unit/a64/sigtramp.c | $(BUILD)/arm64/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -shared -nostdlib -fPIC -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 $(BUILD)/arm64-unit/callgraph_pac: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
