@@ -235,8 +235,21 @@ $(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $
 $(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
 # Reads the Go workloads (stripped and not).
 $(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
-# Judges the CFA interpreter against libdw on every workload.
-$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built
+# Judges the CFA interpreter against libdw on every workload, and on
+# aarch64 files: Debian's arm64 libraries and callgraph.c cross-compiled
+# without frame pointers (both from `make arm64-deps`).
+$(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built $(BUILD)/arm64-unit/callgraph_nofp $(BUILD)/arm64-unit/callgraph_pac
+$(BUILD)/arm64-unit/callgraph_nofp: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables -o $@ $<
+# aarch64 rows without an FDE: the vDSO-like trampoline, callgraph's PLT.
+$(BUILD)/test/unit/test_unwind_table_a64: $(BUILD)/arm64-unit/libsigtramp.so $(BUILD)/arm64-unit/callgraph_nofp
+$(BUILD)/arm64-unit/libsigtramp.so: test/unit/a64/sigtramp.c | $(BUILD)/arm64/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -shared -nostdlib -fPIC -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
+$(BUILD)/arm64-unit/callgraph_pac: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
@@ -431,10 +444,21 @@ ARM64_SECONDS ?= 10
 $(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+# The same call graph with return addresses signed (pointer
+# authentication, leaf functions included): the walk must strip them.
+$(ARM64_BUILD)/workloads/callgraph_pac: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
+# A signal handler that never returns: every stack crosses the vDSO's
+# __kernel_rt_sigreturn frame.
+$(ARM64_BUILD)/workloads/signal_spin: test/workloads/signal_spin.c | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
 $(ARM64_BUILD)/workloads/syscalls_fp: test/workloads/syscalls.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
-test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/syscalls_fp \
+test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \
+            $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 

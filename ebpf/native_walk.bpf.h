@@ -222,6 +222,9 @@ unwind_prepare(struct otelprof_sample_event *e, u32 map_count)
 	if (bpf_probe_read_kernel(&st->w.proc, size, proc))
 		return NULL;
 	unwind_walk_begin(&st->w, e->user_ip, e->user_sp, e->user_bp);
+#ifdef __TARGET_ARCH_arm64
+	unwind_walk_set_lr(&st->w, e->user_lr);
+#endif
 	st->map_count = map_count;
 	st->max_user_frames = max_user_frames;
 	return st;

@@ -144,6 +144,9 @@ offcpu_begin(void *ctx, struct task_struct *prev, u64 now, u32 *map_count)
 	e->n_interp = 0;
 	e->interp_kind = OTELPROF_INTERP_NONE;
 	e->user_ip = e->user_sp = e->user_bp = 0;
+#ifdef __TARGET_ARCH_arm64
+	e->user_lr = 0;
+#endif
 	e->ctx.format = OTELPROF_CTX_NONE;
 	e->ctx.attrs_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
@@ -164,6 +167,9 @@ offcpu_begin(void *ctx, struct task_struct *prev, u64 now, u32 *map_count)
 		e->user_ip = USER_REGS_IP(uregs);
 		e->user_sp = USER_REGS_SP(uregs);
 		e->user_bp = USER_REGS_FP(uregs);
+#ifdef __TARGET_ARCH_arm64
+		e->user_lr = USER_REGS_LR(uregs);
+#endif
 	} else {
 		count(OTELPROF_CNT_USTACK_ERR);
 	}

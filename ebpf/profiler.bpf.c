@@ -101,6 +101,9 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	e->n_interp = 0;
 	e->interp_kind = OTELPROF_INTERP_NONE;
 	e->user_ip = e->user_sp = e->user_bp = 0;
+#ifdef __TARGET_ARCH_arm64
+	e->user_lr = 0;
+#endif
 	e->ctx.format = OTELPROF_CTX_NONE;
 	e->ctx.attrs_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
@@ -126,12 +129,18 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 		e->user_ip = PERF_CTX_IP(ctx);
 		e->user_sp = PERF_CTX_SP(ctx);
 		e->user_bp = PERF_CTX_FP(ctx);
+#ifdef __TARGET_ARCH_arm64
+		e->user_lr = PERF_CTX_LR(ctx);
+#endif
 	} else {
 		uregs = task_user_regs();
 		if (uregs) {
 			e->user_ip = USER_REGS_IP(uregs);
 			e->user_sp = USER_REGS_SP(uregs);
 			e->user_bp = USER_REGS_FP(uregs);
+#ifdef __TARGET_ARCH_arm64
+			e->user_lr = USER_REGS_LR(uregs);
+#endif
 		} else {
 			/* No user registers: no user frames at all. (Zeroed
 			 * ones are not counted: io_uring and vhost workers

@@ -209,6 +209,12 @@ struct otelprof_sample_event {
 	u32 interp_kind; /* enum otelprof_interp_kind */
 	u32 pad;
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+	/* x30: a leaf's return address is there, not on the stack. The BPF
+	 * object and the library are built for one architecture together,
+	 * so the layout differs between architectures only. */
+	u64 user_lr;
+#endif
 	struct otelprof_thread_ctx ctx;
 	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
 	u64 ustack[OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS];

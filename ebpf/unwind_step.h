@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One step of x86_64 stack unwinding from an unwind row: given the
- * registers of a frame, compute the caller's pc, sp and fp. The same code
+ * One step of stack unwinding from an unwind row: given the registers of a
+ * frame, compute the caller's pc, sp and fp. x86_64 or aarch64 (fp = x29,
+ * and the link register x30 at the first frame), as UNWIND_AARCH64 says:
+ * the target's architecture unless the includer (a test) sets it. The same code
  * runs in the BPF program (reading user memory with bpf_probe_read_user)
  * and in userspace (reading a copied stack snapshot, and in unit tests):
  * the includer defines UNWIND_READ_U64(ctx, addr, out) returning 0 on
@@ -22,6 +24,12 @@
 
 struct unwind_regs {
 	uint64_t pc, sp, fp;
+#if UNWIND_AARCH64
+	/* x30: known at the sampled frame and at a frame a signal
+	 * interrupted (from its sigcontext); 0 elsewhere, since a callee's
+	 * `bl` overwrote the caller's. */
+	uint64_t lr;
+#endif
 };
 
 enum unwind_step_result {
@@ -34,21 +42,41 @@ enum unwind_step_result {
 				      that runtime's code, the walk goes on */
 };
 
+#if UNWIND_AARCH64
+/* At __kernel_rt_sigreturn sp points at struct rt_sigframe: siginfo (128
+ * bytes), then the ucontext, whose uc_mcontext (struct sigcontext, 16-byte
+ * aligned after uc_flags, uc_link, uc_stack, uc_sigmask and 120 bytes of
+ * padding: 176 bytes in) holds fault_address, then regs[31], sp, pc. */
+#define UNWIND_SIGCTX_REGS (128 + 176 + 8)
+#define UNWIND_SIGCTX_RBP  (UNWIND_SIGCTX_REGS + 29 * 8) /* x29 */
+#define UNWIND_SIGCTX_LR   (UNWIND_SIGCTX_REGS + 30 * 8) /* x30 */
+#define UNWIND_SIGCTX_RSP  (UNWIND_SIGCTX_REGS + 31 * 8)
+#define UNWIND_SIGCTX_RIP  (UNWIND_SIGCTX_REGS + 32 * 8)
+/*
+ * Return addresses are stripped to the user VA bits: with pointer
+ * authentication a signed x30 carries its PAC above them (bits 48-54 and
+ * 56-63 with the 48-bit VA Linux gives arm64 user space, TBI being off
+ * for instruction addresses). Kernels with fewer VA bits (39) would leave
+ * PAC bits 39-47: not handled (docs/arm64.md).
+ */
+#define UNWIND_AARCH64_RA_MASK ((1ull << 48) - 1)
+#else
 /* struct rt_sigframe starts with the return address; at __restore_rt the
  * handler's `ret` already popped it, so sp points at the ucontext, whose
  * uc_mcontext (struct sigcontext) starts 40 bytes in. */
 #define UNWIND_SIGCTX_RBP (40 + 80)
 #define UNWIND_SIGCTX_RSP (40 + 120)
 #define UNWIND_SIGCTX_RIP (40 + 128)
+#endif
 
 /*
- * Apply `cfa_base`/`cfa_offset`/`fp_rule`/`fp_offset` of the row covering
- * r->pc. A NULL-row equivalent is UNWIND_CFA_INVALID. fp_only asks for a
- * frame-pointer step (files without CFI, JIT code).
+ * Apply `cfa_base`/`cfa_offset`/`fp_rule`/`fp_offset`/`ra_rule` of the row
+ * covering r->pc. A NULL-row equivalent is UNWIND_CFA_INVALID. ra_rule is
+ * always UNWIND_RA_CFA_MINUS8 on x86_64 (and not looked at there).
  */
 UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 			      uint8_t fp_rule, int16_t fp_offset,
-			      struct unwind_regs *r)
+			      uint8_t ra_rule, struct unwind_regs *r)
 {
 	uint64_t cfa, ra = 0, fp = r->fp, sp;
 
@@ -70,6 +98,12 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 		    UNWIND_READ_U64(ctx, r->sp + UNWIND_SIGCTX_RSP, &sp) ||
 		    UNWIND_READ_U64(ctx, r->sp + UNWIND_SIGCTX_RBP, &fp))
 			return UNWIND_STEP_ERR_READ;
+#if UNWIND_AARCH64
+		/* The interrupted frame may be a leaf: its x30 counts. */
+		if (UNWIND_READ_U64(ctx, r->sp + UNWIND_SIGCTX_LR, &r->lr))
+			return UNWIND_STEP_ERR_READ;
+		r->lr &= UNWIND_AARCH64_RA_MASK;
+#endif
 		if (!ra)
 			return UNWIND_STEP_DONE;
 		r->pc = ra;
@@ -79,16 +113,43 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 	default:
 		return UNWIND_STEP_ERR_RULE;
 	}
+#if UNWIND_AARCH64
+	if (ra_rule == UNWIND_RA_LR) {
+		/* Only where x30 is known (see struct unwind_regs). */
+		if (!r->lr)
+			return UNWIND_STEP_ERR_RULE;
+		ra = r->lr;
+	} else if (UNWIND_READ_U64(ctx,
+				   ra_rule == UNWIND_RA_AFTER_FP
+					   ? cfa + (int64_t)fp_offset + 8
+				   : ra_rule == UNWIND_RA_CFA_OFFSET
+					   ? cfa + (int64_t)fp_offset
+					   : cfa - 8,
+				   &ra)) {
+		return UNWIND_STEP_ERR_READ;
+	}
+	ra &= UNWIND_AARCH64_RA_MASK;
+#else
+	(void)ra_rule;
 	if (UNWIND_READ_U64(ctx, cfa - 8, &ra))
 		return UNWIND_STEP_ERR_READ;
+#endif
 	if (fp_rule == UNWIND_FP_CFA_OFFSET) {
 		if (UNWIND_READ_U64(ctx, cfa + (int64_t)fp_offset, &fp))
 			return UNWIND_STEP_ERR_READ;
 	} else if (fp_rule == UNWIND_FP_UNDEFINED) {
 		fp = 0;
 	}
+#if UNWIND_AARCH64
+	/* A frame whose return address is still in x30 may have no stack
+	 * (a leaf: CFA = sp); x30 is taken once, so this cannot loop. */
+	if (cfa < r->sp || (cfa == r->sp && ra_rule != UNWIND_RA_LR))
+		return UNWIND_STEP_ERR_LOOP;
+	r->lr = 0;
+#else
 	if (cfa <= r->sp)
 		return UNWIND_STEP_ERR_LOOP;
+#endif
 	if (!ra)
 		return UNWIND_STEP_DONE; /* end of the frame chain */
 	r->pc = ra;
@@ -97,13 +158,14 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 	return UNWIND_STEP_OK;
 }
 
-/* Frame-pointer step: CFA = rbp + 16, ra at rbp + 8, caller rbp at rbp. */
+/* Frame-pointer step: CFA = rbp + 16, ra at rbp + 8, caller rbp at rbp
+ * (aarch64's frame record {x29, x30} at x29 has the same shape). */
 UNWIND_INLINE int unwind_step_fp(void *ctx, struct unwind_regs *r)
 {
 	if (!r->fp || r->fp < r->sp)
 		return UNWIND_STEP_ERR_RULE;
 	return unwind_step(ctx, UNWIND_CFA_FP, 16, UNWIND_FP_CFA_OFFSET, -16,
-			   r);
+			   UNWIND_RA_CFA_MINUS8, r);
 }
 
 /* The largest frame the frame-pointer fallback believes in. */

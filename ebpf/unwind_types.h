@@ -4,8 +4,10 @@
  * .debug_frame (struct unwind_row), and the packed row the walk reads
  * (struct unwind_packed_row), in the kernel's row chunks and in their
  * userspace twins alike. The builder's working row with its extent
- * (struct unwind_span) is private to lib/unwind. x86_64 only for now: the
- * return address is always at CFA - 8.
+ * (struct unwind_span) is private to lib/unwind. Rows of x86_64 files and
+ * of aarch64 files share the layout; the register names below are x86_64's
+ * (rsp, rbp), on aarch64 read sp and x29. aarch64 adds where the return
+ * address is (enum unwind_ra_rule): x86_64 rows always have it at CFA - 8.
  */
 #ifndef OTELPROF_UNWIND_TYPES_H
 #define OTELPROF_UNWIND_TYPES_H
@@ -13,6 +15,17 @@
 #ifndef __VMLINUX_H__
 #include <stdbool.h>
 #include <stdint.h>
+#endif
+
+/* Which architecture's frames the walk reads (unwind_step.h): the
+ * target's unless the includer (a test) sets it. Rows of both are built
+ * on any host. */
+#ifndef UNWIND_AARCH64
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+#define UNWIND_AARCH64 1
+#else
+#define UNWIND_AARCH64 0
+#endif
 #endif
 
 /* How to compute the CFA (canonical frame address) in one address range. */
@@ -34,12 +47,32 @@ enum unwind_fp_rule {
 	UNWIND_FP_UNDEFINED = 2,  /* caller rbp not recoverable */
 };
 
-/* How to find the caller's frame at a pc: the CFA and the caller's rbp. */
+/*
+ * Where the return address is. Always UNWIND_RA_CFA_MINUS8 on x86_64 (the
+ * `call` pushed it); aarch64's `bl` leaves it in x30, which a function
+ * saves wherever its prologue likes, or not at all (leaf functions).
+ */
+enum unwind_ra_rule {
+	UNWIND_RA_CFA_MINUS8 = 0, /* at CFA - 8 */
+	UNWIND_RA_LR = 1,	  /* still in the link register (x30) */
+	UNWIND_RA_AFTER_FP = 2,	  /* at CFA + fp_offset + 8: the {x29, x30}
+				     pair of an aarch64 frame record */
+	UNWIND_RA_CFA_OFFSET = 3, /* at CFA + fp_offset; the caller's x29 is
+				     then not restored from memory (fp_rule
+				     SAME or UNDEFINED) */
+};
+
+/*
+ * How to find the caller's frame at a pc: the CFA, the caller's rbp and
+ * the return address. Two 4-bit fields keep the rule 8 bytes, as before
+ * aarch64 (the builder holds millions of these).
+ */
 struct unwind_rule {
 	int32_t cfa_offset;
 	int16_t fp_offset;
-	uint8_t cfa_base; /* enum unwind_cfa_base */
-	uint8_t fp_rule;  /* enum unwind_fp_rule */
+	uint8_t cfa_base;    /* enum unwind_cfa_base */
+	uint8_t fp_rule : 4; /* enum unwind_fp_rule */
+	uint8_t ra_rule : 4; /* enum unwind_ra_rule */
 };
 
 /*
@@ -64,13 +97,20 @@ struct unwind_packed_row {
 	uint32_t pc;	  /* file vaddr */
 	int16_t cfa_off8; /* cfa_offset / 8 */
 	int8_t fp_off8;	  /* fp_offset / 8 */
-	uint8_t rules;	  /* cfa_base | fp_rule << 4 */
+	uint8_t rules;	  /* cfa_base | fp_rule << 4 | ra_rule << 6 */
 };
 
 #define UNWIND_PACKED_MAX_PC 0xffffffffull
 
-#define UNWIND_ROW_CFA_BASE(r)	 ((r)->rules & 15)
-#define UNWIND_ROW_FP_RULE(r)	 ((r)->rules >> 4)
+#define UNWIND_ROW_CFA_BASE(r) ((r)->rules & 15)
+#if UNWIND_AARCH64
+#define UNWIND_ROW_FP_RULE(r) (((r)->rules >> 4) & 3)
+#else
+/* x86_64 rows leave the return-address bits 0: one instruction less per
+ * frame in the BPF walk. */
+#define UNWIND_ROW_FP_RULE(r) ((r)->rules >> 4)
+#endif
+#define UNWIND_ROW_RA_RULE(r)	 ((r)->rules >> 6)
 #define UNWIND_ROW_CFA_OFFSET(r) ((int32_t)(r)->cfa_off8 * 8)
 #define UNWIND_ROW_FP_OFFSET(r)	 ((int16_t)((r)->fp_off8 * 8))
 
@@ -81,14 +121,17 @@ static inline bool unwind_row_pack(const struct unwind_row *in,
 				   struct unwind_packed_row *out)
 {
 	uint8_t base = in->rule.cfa_base, fp = in->rule.fp_rule;
+	uint8_t ra = in->rule.ra_rule;
 	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP;
+	bool uses_fp_off =
+		fp == UNWIND_FP_CFA_OFFSET || ra == UNWIND_RA_CFA_OFFSET;
 
 	*out = (struct unwind_packed_row){.pc = (uint32_t)in->pc};
 	if (uses_off &&
 	    (in->rule.cfa_offset % 8 || in->rule.cfa_offset / 8 > INT16_MAX ||
 	     in->rule.cfa_offset / 8 < INT16_MIN))
 		base = UNWIND_CFA_INVALID;
-	if (fp == UNWIND_FP_CFA_OFFSET &&
+	if (uses_fp_off &&
 	    (in->rule.fp_offset % 8 || in->rule.fp_offset / 8 > INT8_MAX ||
 	     in->rule.fp_offset / 8 < INT8_MIN))
 		base = UNWIND_CFA_INVALID;
@@ -97,10 +140,8 @@ static inline bool unwind_row_pack(const struct unwind_row *in,
 		return in->rule.cfa_base == UNWIND_CFA_INVALID;
 	}
 	out->cfa_off8 = uses_off ? (int16_t)(in->rule.cfa_offset / 8) : 0;
-	out->fp_off8 = fp == UNWIND_FP_CFA_OFFSET
-			       ? (int8_t)(in->rule.fp_offset / 8)
-			       : 0;
-	out->rules = (uint8_t)(base | fp << 4);
+	out->fp_off8 = uses_fp_off ? (int8_t)(in->rule.fp_offset / 8) : 0;
+	out->rules = (uint8_t)(base | fp << 4 | ra << 6);
 	return true;
 }
 #endif

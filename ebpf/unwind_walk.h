@@ -214,12 +214,27 @@ UNWIND_INLINE void unwind_walk_begin(struct unwind_walk *w, uint64_t pc,
 	w->r.pc = pc;
 	w->r.sp = sp;
 	w->r.fp = fp;
+#if UNWIND_AARCH64
+	w->r.lr = 0;
+#endif
 	w->n = 0;
 	w->error = 0;
 	w->flags = 0;
 	w->fp_frame = 0;
 	w->runtime = 0;
 	w->declined = 0;
+}
+
+/* aarch64: x30 at the sampled frame, for a first frame whose return
+ * address is still there (leaf functions, prologues). No-op on x86_64. */
+UNWIND_INLINE void unwind_walk_set_lr(struct unwind_walk *w, uint64_t lr)
+{
+#if UNWIND_AARCH64
+	w->r.lr = lr;
+#else
+	(void)w;
+	(void)lr;
+#endif
 }
 
 /* Has the walk ended (complete, truncated or stopped at an error)? */
@@ -335,7 +350,8 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 			res = unwind_step(ctx, UNWIND_ROW_CFA_BASE(row),
 					  UNWIND_ROW_CFA_OFFSET(row),
 					  UNWIND_ROW_FP_RULE(row),
-					  UNWIND_ROW_FP_OFFSET(row), &w->r);
+					  UNWIND_ROW_FP_OFFSET(row),
+					  UNWIND_ROW_RA_RULE(row), &w->r);
 		}
 	}
 	return unwind_walk_result(w, res);

@@ -3,11 +3,9 @@
  * arm64 registers of a sample, for kernel_compat.bpf.h (included from its
  * __TARGET_ARCH_arm64 branch; same names as its x86_64 branch).
  *
- * The event's user_ip / user_sp / user_bp carry pc / sp / x29 (the frame
- * pointer). The link register x30, which holds a leaf's return address
- * on arm64, has no field in the event yet (see docs/arm64.md): until the
- * unwinder knows aarch64 CFI it is read here (PERF_CTX_LR, USER_REGS_LR)
- * but not sent.
+ * The event's user_ip / user_sp / user_bp / user_lr carry pc / sp / x29
+ * (the frame pointer) / x30 (the link register: a leaf's return address
+ * is there, not on the stack).
  */
 #ifndef OTELPROF_ARCH_ARM64_BPF_H
 #define OTELPROF_ARCH_ARM64_BPF_H

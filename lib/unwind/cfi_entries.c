@@ -73,9 +73,10 @@ static int entry_at(const struct cfi_sec *s, uint64_t off, struct entry *e)
 	return 0;
 }
 
-/* The CIE's augmentation data: only what x86_64 toolchains write. */
+/* The CIE's augmentation data: only what x86_64 and aarch64 toolchains
+ * write. */
 static int cie_augmentation(const char *a, const uint8_t *p, const uint8_t *end,
-			    struct cfi_cie *c)
+			    bool aarch64, struct cfi_cie *c)
 {
 	for (size_t i = 1; a[i]; i++) {
 		switch (a[i]) {
@@ -105,6 +106,13 @@ static int cie_augmentation(const char *a, const uint8_t *p, const uint8_t *end,
 		}
 		case 'S':
 			c->signal = true;
+			break;
+		case 'B': /* aarch64: return addresses signed with key B */
+		case 'G': /* aarch64: MTE-tagged stack frames */
+			/* No data; neither changes where anything is saved
+			 * (the walk strips signatures whatever the key). */
+			if (!aarch64)
+				return -1;
 			break;
 		default:
 			return -1;
@@ -155,7 +163,7 @@ static int cie_at(const struct cfi_sec *s, uint64_t off, struct cfi_cie *c)
 
 		if (cfi_read_uleb(&p, end, &alen) ||
 		    alen > (uint64_t)(end - p) ||
-		    cie_augmentation(aug, p, p + alen, c))
+		    cie_augmentation(aug, p, p + alen, s->aarch64, c))
 			return -1;
 		p += alen;
 		c->z = true;

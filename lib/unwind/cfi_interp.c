@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Direct interpreter of x86_64 CFA programs: one pass over an FDE's
- * program (after its CIE's initial instructions) yields every row, each
- * classified into an unwind_span. Only the CFA, rbp (6) and the return
- * address (16) are tracked: no other register can change a row.
+ * Direct interpreter of x86_64 and aarch64 CFA programs: one pass over an
+ * FDE's program (after its CIE's initial instructions) yields every row,
+ * each classified into an unwind_span. Only the CFA, the frame pointer
+ * (rbp 6 / x29 29) and the return address (rip 16 / x30 30) are tracked:
+ * no other register can change a row.
  *
  * The rules are libdw's (elfutils 0.188) reading of the same bytes, which
  * the engine this replaced used (test_cfi_oracle.c holds every row to it,
@@ -19,9 +20,25 @@
 #include "unwind/cfi_read.h"
 #include "unwind/unwind_internal.h"
 
-#define REG_RBP 6
-#define REG_RSP 7
-#define REG_RIP 16
+#define REG_RBP	   6
+#define REG_RSP	   7
+#define REG_RIP	   16
+#define REG_X29	   29
+#define REG_X30	   30
+#define REG_A64_SP 31
+
+/* aarch64's pointer-authentication state toggle (the opcode of SPARC's
+ * DW_CFA_GNU_window_save): it says the return address is signed from
+ * here on, which changes no row since the walk strips it anyway. */
+#define DW_CFA_AARCH64_negate_ra_state 0x2d
+
+/* The DWARF numbers of the registers a row is about. */
+struct arch_regs {
+	uint64_t sp, fp, ra;
+};
+
+static const struct arch_regs regs_x86_64 = {REG_RSP, REG_RBP, REG_RIP};
+static const struct arch_regs regs_aarch64 = {REG_A64_SP, REG_X29, REG_X30};
 
 /* Per run beyond the program bytes: decoding the FDE and its CIE. */
 #define RUN_COST 64
@@ -56,6 +73,7 @@ struct frame_state {
 struct run {
 	const struct cfi_sec *s;
 	const struct cfi_cie *c;
+	const struct arch_regs *a;
 	const struct frame_state *initial; /* NULL: running the CIE's */
 	struct frame_state fs;
 	struct frame_state stack[UNWIND_MAX_STATE_DEPTH];
@@ -65,16 +83,16 @@ struct run {
 	struct unwind_spans *out;
 };
 
-/* One DWARF expression that is exactly `DW_OP_bregN off` (N = 6, 7) or
- * `DW_OP_bregx N off`. */
-static bool expr_breg(const uint8_t *p, uint64_t len, uint64_t *reg,
-		      int64_t *off)
+/* One DWARF expression that is exactly `DW_OP_bregN off` (N = the sp or
+ * fp of `a`) or `DW_OP_bregx N off`. */
+static bool expr_breg(const struct arch_regs *a, const uint8_t *p, uint64_t len,
+		      uint64_t *reg, int64_t *off)
 {
 	const uint8_t *end = p + len;
 
 	if (!len)
 		return false;
-	if (*p == DW_OP_breg6 || *p == DW_OP_breg7) {
+	if (*p == DW_OP_breg0 + a->fp || *p == DW_OP_breg0 + a->sp) {
 		*reg = (uint64_t)(*p - DW_OP_breg0);
 		p++;
 	} else if (*p == DW_OP_bregx) {
@@ -134,48 +152,83 @@ static bool saved_at_cfa(const struct reg_rule *r, int64_t *off)
 	return false;
 }
 
+/*
+ * aarch64's return address: still in x30 (same_value: leaf functions,
+ * prologues before the save), or saved at CFA + off. Saved, the common
+ * layouts fit the row without a field of their own: at CFA - 8, or just
+ * above x29 (the {x29, x30} frame record); elsewhere its offset takes
+ * fp_offset's place and the caller's x29 is given up (fp_rule UNDEFINED
+ * where it was saved: only a caller whose CFA is x29-based misses it).
+ */
+static bool classify_ra_a64(const struct reg_rule *ra, struct unwind_rule *u)
+{
+	int64_t off;
+
+	if (ra->kind == RK_SAME) {
+		u->ra_rule = UNWIND_RA_LR;
+		return true;
+	}
+	if (!saved_at_cfa(ra, &off))
+		return false;
+	if (off == -8) {
+		u->ra_rule = UNWIND_RA_CFA_MINUS8;
+	} else if (u->fp_rule == UNWIND_FP_CFA_OFFSET &&
+		   off == (int64_t)u->fp_offset + 8) {
+		u->ra_rule = UNWIND_RA_AFTER_FP;
+	} else if (off >= INT16_MIN && off <= INT16_MAX) {
+		u->ra_rule = UNWIND_RA_CFA_OFFSET;
+		if (u->fp_rule == UNWIND_FP_CFA_OFFSET)
+			u->fp_rule = UNWIND_FP_UNDEFINED;
+		u->fp_offset = (int16_t)off;
+	} else {
+		return false;
+	}
+	return true;
+}
+
 static void classify(const struct run *r, struct unwind_span *sp)
 {
 	const struct frame_state *fs = &r->fs;
+	const struct arch_regs *a = r->a;
+	bool a64 = r->s->aarch64;
 	uint64_t reg;
-	int64_t off;
+	int64_t off, cfa_off;
 
 	sp->rule.cfa_base = UNWIND_CFA_INVALID;
 	sp->rule.cfa_offset = 0;
 	sp->rule.fp_rule = UNWIND_FP_SAME;
 	sp->rule.fp_offset = 0;
+	sp->rule.ra_rule = UNWIND_RA_CFA_MINUS8;
 
 	/* Whole signal trampolines: the BPF side reads the ucontext. */
 	if (r->c->signal) {
 		sp->rule.cfa_base = UNWIND_CFA_SIGNAL;
 		return;
 	}
-	if (r->c->ra != REG_RIP)
+	if (r->c->ra != a->ra)
 		return;
-	/* Return address: undefined marks the outermost frame; anything but
-	 * "at CFA-8" cannot be expressed in a row. */
+	/* Return address: undefined marks the outermost frame; on x86_64
+	 * anything but "at CFA-8" cannot be expressed in a row. */
 	if (fs->rip.kind == RK_UNDEF) {
 		sp->rule.cfa_base = UNWIND_CFA_STOP;
 		return;
 	}
-	if (!saved_at_cfa(&fs->rip, &off) || off != -8)
+	if (!a64 && (!saved_at_cfa(&fs->rip, &off) || off != -8))
 		return;
 
 	if (fs->cfa == CK_REG) {
 		reg = fs->cfa_reg;
-		off = (int64_t)fs->cfa_off;
-	} else if (fs->cfa == CK_EXPR && expr_plt(fs->x, fs->xlen)) {
+		cfa_off = (int64_t)fs->cfa_off;
+	} else if (!a64 && fs->cfa == CK_EXPR && expr_plt(fs->x, fs->xlen)) {
 		sp->rule.cfa_base = UNWIND_CFA_PLT;
 		return; /* PLT stubs never touch rbp */
 	} else if (fs->cfa != CK_EXPR ||
-		   !expr_breg(fs->x, fs->xlen, &reg, &off)) {
+		   !expr_breg(a, fs->x, fs->xlen, &reg, &cfa_off)) {
 		return;
 	}
-	if (off < INT32_MIN || off > INT32_MAX ||
-	    (reg != REG_RSP && reg != REG_RBP))
+	if (cfa_off < INT32_MIN || cfa_off > INT32_MAX ||
+	    (reg != a->sp && reg != a->fp))
 		return;
-	sp->rule.cfa_base = reg == REG_RSP ? UNWIND_CFA_SP : UNWIND_CFA_FP;
-	sp->rule.cfa_offset = (int32_t)off;
 
 	if (fs->rbp.kind == RK_SAME) {
 		sp->rule.fp_rule = UNWIND_FP_SAME;
@@ -188,6 +241,14 @@ static void classify(const struct run *r, struct unwind_span *sp)
 		 * recoverable with a row, but the CFA still is. */
 		sp->rule.fp_rule = UNWIND_FP_UNDEFINED;
 	}
+	if (a64 && !classify_ra_a64(&fs->rip, &sp->rule)) {
+		sp->rule.fp_rule = UNWIND_FP_SAME;
+		sp->rule.fp_offset = 0;
+		sp->rule.ra_rule = UNWIND_RA_CFA_MINUS8;
+		return;
+	}
+	sp->rule.cfa_base = reg == a->sp ? UNWIND_CFA_SP : UNWIND_CFA_FP;
+	sp->rule.cfa_offset = (int32_t)cfa_off;
 }
 
 /* The current state holds for [a, b): append what falls in [lo, hi). */
@@ -210,9 +271,9 @@ static int emit(struct run *r, uint64_t a, uint64_t b)
 static void set_rule(struct run *r, uint64_t reg, uint8_t kind, uint64_t v,
 		     const uint8_t *x, uint64_t xlen)
 {
-	struct reg_rule *rr = reg == REG_RBP   ? &r->fs.rbp
-			      : reg == REG_RIP ? &r->fs.rip
-					       : NULL;
+	struct reg_rule *rr = reg == r->a->fp	? &r->fs.rbp
+			      : reg == r->a->ra ? &r->fs.rip
+						: NULL;
 
 	if (rr)
 		*rr = (struct reg_rule){
@@ -403,8 +464,12 @@ static int execute(struct run *r, const uint8_t *p, const uint8_t *end)
 			if (cfi_read_uleb(&p, end, &v))
 				return 1;
 			continue;
+		case DW_CFA_AARCH64_negate_ra_state:
+			if (!r->s->aarch64)
+				return 1;
+			continue;
 		default:
-			return 1; /* not x86_64 CFI: operands unknown */
+			return 1; /* not CFI we know: operands unknown */
 		}
 	def_cfa:
 		r->fs.cfa = CK_REG;
@@ -420,9 +485,9 @@ static int execute(struct run *r, const uint8_t *p, const uint8_t *end)
 		/* To the CIE's rule; not within the CIE itself. */
 		if (!r->initial)
 			return 1;
-		if (reg == REG_RBP)
+		if (reg == r->a->fp)
 			r->fs.rbp = r->initial->rbp;
-		else if (reg == REG_RIP)
+		else if (reg == r->a->ra)
 			r->fs.rip = r->initial->rip;
 		continue;
 	advance_by:
@@ -460,8 +525,10 @@ int unwind_cfi_interp_rows(const struct cfi_sec *s, const struct unwind_fde *f,
 	memset(&r, 0, sizeof(r));
 	r.s = s;
 	r.c = &fde.cie;
+	r.a = s->aarch64 ? &regs_aarch64 : &regs_x86_64;
 	r.out = out;
-	/* The x86_64 ABI's initial rules, as libdw has them. */
+	/* The ABI's initial rules, as libdw has them: the frame pointer and
+	 * the return address same_value (on aarch64: still in x30). */
 	r.fs.cfa = CK_UNDEF;
 	r.fs.rbp.kind = RK_SAME;
 	r.fs.rip.kind = RK_SAME;

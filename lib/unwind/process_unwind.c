@@ -602,6 +602,9 @@ static void walk_copy(struct copy_walk *c, struct unwind_walk *w,
 	w->proc.big_base = 0;
 	w->proc.big_n = (uint32_t)c->p->maps.n;
 	unwind_walk_begin(w, e->user_ip, e->user_sp, e->user_bp);
+#ifdef __aarch64__
+	unwind_walk_set_lr(w, e->user_lr);
+#endif
 	if (!w->r.pc)
 		return;
 	while (!unwind_walk_frame(c, w, frames, max))

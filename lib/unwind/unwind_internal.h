@@ -54,7 +54,7 @@ int unwind_spans_push(struct unwind_spans *s, const struct unwind_span *sp);
 
 /*
  * The CFA interpreter (cfi_entries.c, cfi_interp.c): the CIE/FDE parser
- * and a single pass over each FDE's program, for the x86_64 subset
+ * and a single pass over each FDE's program, for the x86_64 and aarch64 subset
  * compilers and glibc emit. Linear per FDE, no library state; the rows
  * libdw gives for the same bytes (test_cfi_oracle.c, docs/unwinding.md).
  */
@@ -65,6 +65,7 @@ struct cfi_sec {
 	size_t size;
 	uint64_t addr; /* vaddr of buf[0]; 0 for .debug_frame */
 	bool eh;       /* .eh_frame (else .debug_frame) */
+	bool aarch64;  /* an aarch64 file's (else x86_64's) */
 };
 
 /* One decoded CIE. */

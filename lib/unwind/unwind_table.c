@@ -178,14 +178,17 @@ struct sec {
 	bool nobits;
 	bool compressed; /* SHF_COMPRESSED */
 	bool gnu_zlib;	 /* .zdebug_* */
+	uint32_t link;	 /* sh_link (.dynsym: its string table) */
 };
 
 struct elf_info {
 	struct sec eh_frame, eh_frame_hdr, debug_frame;
 	struct sec gopclntab, text;
 	struct sec plt[3]; /* .plt, .plt.sec, .plt.got */
+	struct sec dynsym; /* aarch64 only: the vDSO's sigreturn symbol */
 	struct unwind_window win;
 	uint64_t entry;
+	bool aarch64; /* EM_AARCH64 (else EM_X86_64) */
 };
 
 static void note_sec(struct sec *s, Elf_Scn *scn, const GElf_Shdr *sh)
@@ -220,10 +223,12 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 	memset(ei, 0, sizeof(*ei));
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
 	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
 	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN))
 		return -ENOEXEC;
 	ei->entry = eh.e_entry;
+	ei->aarch64 = eh.e_machine == EM_AARCH64;
 
 	if (elf_getphdrnum(elf, &phnum))
 		return -ENOEXEC;
@@ -272,6 +277,9 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 			note_sec(&ei->gopclntab, scn, &sh);
 		} else if (!strcmp(name, ".text")) {
 			note_sec(&ei->text, scn, &sh);
+		} else if (ei->aarch64 && sh.sh_type == SHT_DYNSYM) {
+			note_sec(&ei->dynsym, scn, &sh);
+			ei->dynsym.link = sh.sh_link;
 		}
 		if ((sh.sh_flags & SHF_EXECINSTR) && sh.sh_type != SHT_NOBITS)
 			for (int k = 0; k < 3; k++)
@@ -297,7 +305,9 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	Elf_Data *d;
 	int err;
 
-	if (g->count != 1 || g->nobits || g->compressed ||
+	/* The rules below are Go's amd64 frame layout; arm64's (the
+	 * return address saved at the bottom of the frame) is not done. */
+	if (ei->aarch64 || g->count != 1 || g->nobits || g->compressed ||
 	    g->size > GO_PCLNTAB_MAX_BYTES)
 		return 0;
 	if (!unwind_mem_charge(sp->mem, g->size)) /* libelf's copy */
@@ -352,6 +362,65 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 				return err;
 			*added = true;
 		}
+	}
+	return 0;
+}
+
+/*
+ * The arm64 vDSO's signal trampoline as a SIGNAL row, where no CFI covers
+ * it: the kernel's vDSO has had no .eh_frame since 5.x (6.12's has none),
+ * so only its exported `__kernel_rt_sigreturn` says where the trampoline
+ * is. The row starts one instruction early, at the nop the kernel puts
+ * there for exactly this: a return address is looked up at pc - 1.
+ */
+#define SIGRETURN_NAME	 "__kernel_rt_sigreturn"
+#define DYNSYM_MAX_BYTES (64u << 10)
+
+static int add_sigreturn(Elf *elf, const struct elf_info *ei,
+			 const struct cover *cov, struct unwind_spans *sp,
+			 bool *added)
+{
+	const struct sec *s = &ei->dynsym;
+	Elf_Data *d;
+	size_t n;
+
+	if (s->count != 1 || s->nobits || s->compressed ||
+	    s->size > DYNSYM_MAX_BYTES)
+		return 0;
+	if (!unwind_mem_charge(sp->mem, s->size)) /* libelf's copy */
+		return -EDQUOT;
+	d = elf_getdata(s->scn, NULL);
+	if (!d || !d->d_buf)
+		return 0;
+	n = d->d_size / sizeof(Elf64_Sym);
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		uint64_t lo, hi, pos, glo, ghi;
+
+		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(elf, s->link, sym.st_name);
+		if (!name || strcmp(name, SIGRETURN_NAME))
+			continue;
+		lo = sym.st_value - 4;
+		hi = sym.st_value + (sym.st_size ? sym.st_size : 8);
+		if (sym.st_value < ei->win.lo + 4 || hi > ei->win.hi ||
+		    hi < sym.st_value || sym.st_size > 64)
+			return 0;
+		pos = lo;
+		while (cover_next_gap(cov, &pos, hi, &glo, &ghi)) {
+			struct unwind_span ps = {.lo = glo,
+						 .hi = ghi,
+						 .rule.cfa_base =
+							 UNWIND_CFA_SIGNAL};
+			int err = unwind_spans_push(sp, &ps);
+
+			if (err)
+				return err;
+			*added = true;
+		}
+		return 0;
 	}
 	return 0;
 }
@@ -474,7 +543,7 @@ static int add_debug_frame(const struct elf_info *ei, const struct cover *cov,
 	const struct sec *s = &ei->debug_frame;
 	Elf_Data *raw;
 	void *inflated = NULL;
-	struct cfi_sec sec = {.eh = false};
+	struct cfi_sec sec = {.eh = false, .aarch64 = ei->aarch64};
 	int err;
 
 	/* libelf copies the section in (ELF_C_READ). */
@@ -507,7 +576,8 @@ static int add_debug_frame(const struct elf_info *ei, const struct cover *cov,
 static bool rule_eq(const struct unwind_rule *a, const struct unwind_rule *b)
 {
 	return a->cfa_base == b->cfa_base && a->cfa_offset == b->cfa_offset &&
-	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset;
+	       a->fp_rule == b->fp_rule && a->fp_offset == b->fp_offset &&
+	       a->ra_rule == b->ra_rule;
 }
 
 /* One pass over the sorted spans: writes rows (or, rows NULL, counts
@@ -649,7 +719,8 @@ static int build(Elf *elf, struct unwind_table *out,
 		st->bytes_of_cfi += ei.eh_frame.size;
 		if (d && d->d_buf && d->d_size == ei.eh_frame.size) {
 			struct cfi_sec sec = {d->d_buf, d->d_size,
-					      ei.eh_frame.addr, true};
+					      ei.eh_frame.addr, true,
+					      ei.aarch64};
 
 			st->flags |= UNWIND_ST_EH_FRAME;
 			err = add_section(&sec, &ei, &cov, &sp, st);
@@ -689,6 +760,14 @@ static int build(Elf *elf, struct unwind_table *out,
 		uint64_t pos = s->addr, plo, phi;
 		struct unwind_span ps = {.rule.cfa_base = UNWIND_CFA_PLT};
 
+		/* aarch64 PLT entries branch without touching sp or x30.
+		 * (The lazy PLT0 pushes {x16, x30} before it jumps to the
+		 * resolver: a sample in its last instructions gets the
+		 * caller's sp 16 bytes low, its return address right.) */
+		if (ei.aarch64)
+			ps.rule =
+				(struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
+						     .ra_rule = UNWIND_RA_LR};
 		if (!s->scn || s->addr < ei.win.lo || s->addr > ei.win.hi ||
 		    s->size > ei.win.hi - s->addr)
 			continue;
@@ -706,6 +785,11 @@ static int build(Elf *elf, struct unwind_table *out,
 	err = add_go_functions(&ei, &cov, &sp, &have_cfi);
 	if (err)
 		goto out;
+	if (ei.aarch64) {
+		err = add_sigreturn(elf, &ei, &cov, &sp, &have_cfi);
+		if (err)
+			goto out;
+	}
 
 	/* Entry point without CFI (ld.so's _start): it is outermost. */
 	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi) {

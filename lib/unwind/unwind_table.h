@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Build compact unwind tables (ebpf/unwind_types.h rows) from the call-frame
- * information (.eh_frame, .debug_frame) of one x86_64 ELF file.
+ * information (.eh_frame, .debug_frame) of one x86_64 or aarch64 ELF file.
  *
  * Input is untrusted: files mapped by other processes. Every size is bounded,
  * a corrupt FDE is skipped and counted, a corrupt file yields a negative
@@ -78,7 +78,7 @@ struct unwind_table {
 /*
  * Build the table for the ELF file open at `fd` (read with pread; the fd's
  * offset is not used). Returns 0 or a negative errno: -ENOEXEC (not a
- * 64-bit little-endian x86_64 ET_EXEC/ET_DYN ELF with an executable
+ * 64-bit little-endian x86_64 or aarch64 ET_EXEC/ET_DYN ELF with an executable
  * PT_LOAD, or unreadable), -EFBIG (file over UNWIND_MAX_FILE_SIZE),
  * -ENOENT (no .eh_frame/.debug_frame section: use frame pointers),
  * -EDQUOT (over st->acct's budget), -ENOMEM, or fstat's errno. Corrupt or

@@ -25,12 +25,20 @@ echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, 
 # emulation takes seconds.
 $W/callgraph_nofp 600 >/dev/null &
 cg=$!
+$W/callgraph_pac 600 >/dev/null &
+pac=$!
+$W/signal_spin 600 >/dev/null &
+sig=$!
+echo "guest: pointer authentication: $(grep -m1 -o -w 'paca' /proc/cpuinfo || echo none)"
 $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
 # BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
 # recorder's perf_event programs (type 7) just before it stops.
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 t0=$(cut -d' ' -f1 /proc/uptime)
+# Every runtime's program too, for each one's verifier figures (judged
+# against 60% of the limit, as in the x86_64 matrix).
+OTELPROF_LOAD_RUNTIMES=all OTELPROF_DEBUG_BPF_LOG=stats \
 $BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --output /tmp/out.otlp 2>/tmp/record.err &
 rec=$!
 while kill -0 $rec 2>/dev/null && ! grep -q recording /tmp/record.err; do sleep 0.1; done
@@ -52,6 +60,6 @@ echo "==== folded"
 echo "==== bpffs"
 ls /sys/fs/bpf
 echo "==== end"
-kill -9 $cg $sc 2>/dev/null
+kill -9 $cg $pac $sig $sc 2>/dev/null
 sync
 poweroff -f

@@ -8,14 +8,31 @@ bpffs; callgraph_nofp's samples whose leaf is one of its three leaf
 functions split 50/33/17 (its work ratio 3:2:1) within 10 points, from at
 least 40 such samples (the leaf is the sampled pc: no unwinding needed);
 some sample of syscalls_fp holds a named arm64 syscall-path kernel frame
-(__arm64_sys_*, el0_svc, invoke_syscall). Measured only (the unwinder is
-x86_64's so far, docs/arm64.md): the share of callgraph_nofp's (no frame
-pointers) and syscalls_fp's (frame pointers) samples that reach main.
+(__arm64_sys_*, el0_svc, invoke_syscall). callgraph_nofp (no frame
+pointers: unwound by its aarch64 CFI) and callgraph_pac (the same with
+return addresses signed by pointer authentication, which the guest CPU
+must have: `paca`) each reach main in at least NOFP_MAIN_MIN of their
+samples, and every one of their samples that holds a leaf function and
+reaches main has the program's call path from main to that leaf, frame
+for frame (main;run_loop;path_heavy;leaf_heavy, ...).
+Every BPF program the recorder loads (all runtimes forced: bpf_loop
+kernels load on_cpu_sample, older ones the chained pair) is verified
+within 60% of the verifier's instruction limit (BPF_LOG_STATS lines). The
+samples that miss main are the first ones of the process, taken before its
+tables are in the kernel (leaf only). Measured only: the share of
+syscalls_fp's (frame pointers) samples that reach main.
 """
 import re
 import sys
 
 kernel, path = sys.argv[1], sys.argv[2]
+NOFP_MAIN_MIN = 0.90
+# callgraph.c's call graph below main.
+TRUTH = {
+    "leaf_heavy": ["main", "run_loop", "path_heavy", "leaf_heavy"],
+    "leaf_medium": ["main", "run_loop", "path_medium", "leaf_medium"],
+    "leaf_light": ["main", "run_loop", "leaf_light"],
+}
 text = open(path, errors="replace").read().replace("\r", "")
 
 
@@ -41,7 +58,25 @@ lost = re.search(r"; lost (\d+) ", err)
 lost = int(lost.group(1)) if lost else 0
 
 leaves = {"leaf_heavy": 0, "leaf_medium": 0, "leaf_light": 0}
-cg = cg_main = sc = sc_kernel = sc_main = 0
+cg = cg_main = cg_wrong = sc = sc_kernel = sc_main = 0
+wrong_example = None
+# The same for callgraph_pac: samples, reaching main, wrong paths.
+pac = {"n": 0, "main": 0, "wrong": 0}
+# signal_spin: samples in its handler, those whose stack crosses the
+# signal frame down to main (main ... run ... on_usr1).
+sig = {"n": 0, "whole": 0}
+sig_example = None
+
+
+def wrong_path(frames):
+    """A sample with a leaf function that reaches main, on another path."""
+    # Kernel frames (an interrupt in the leaf) follow the user ones.
+    leaf = next((f for f in reversed(frames) if f in TRUTH), None)
+    if not leaf or "main" not in frames:
+        return False
+    return frames[frames.index("main"):frames.index(leaf) + 1] != TRUTH[leaf]
+
+
 for line in (section("folded") or "").splitlines():
     stack, _, n = line.rpartition(" ")
     if not n.isdigit():
@@ -52,8 +87,25 @@ for line in (section("folded") or "").splitlines():
         cg += n
         if "main" in frames[1:]:
             cg_main += n
+        if wrong_path(frames[1:]):
+            cg_wrong += n
+            wrong_example = wrong_example or stack
         if frames[-1] in leaves:
             leaves[frames[-1]] += n
+    elif frames[0] == "callgraph_pac":
+        pac["n"] += n
+        pac["main"] += n if "main" in frames[1:] else 0
+        if wrong_path(frames[1:]):
+            pac["wrong"] += n
+            wrong_example = wrong_example or stack
+    elif frames[0] == "signal_spin":
+        if "on_usr1" in frames:
+            sig["n"] += n
+            h = frames.index("on_usr1")
+            if "main" in frames[:h] and "run" in frames[frames.index("main"):h]:
+                sig["whole"] += n
+            elif sig_example is None:
+                sig_example = stack
     elif frames[0] == "syscalls_fp":
         sc += n
         if "main" in frames[1:]:
@@ -77,8 +129,37 @@ else:
     for got, want, k in zip(shares, (50.0, 33.3, 16.7), ("heavy", "medium", "light")):
         if abs(got - want) > 10:
             problems.append(f"leaf_{k} {got:.0f}% (want {want:.0f} +- 10)")
+if cg == 0 or cg_main < NOFP_MAIN_MIN * cg:
+    problems.append(f"callgraph_nofp reaches main in {cg_main} of {cg} samples (want >= {NOFP_MAIN_MIN:.0%})")
+if pac["n"] == 0 or pac["main"] < NOFP_MAIN_MIN * pac["n"]:
+    problems.append(f"callgraph_pac reaches main in {pac['main']} of {pac['n']} samples (want >= {NOFP_MAIN_MIN:.0%})")
+if pac["wrong"]:
+    problems.append(f"{pac['wrong']} callgraph_pac samples with a wrong path below main")
+if sig["n"] == 0 or sig["whole"] < NOFP_MAIN_MIN * sig["n"]:
+    problems.append(f"signal_spin: {sig['whole']} of {sig['n']} handler samples cross the signal frame to main"
+                    f" (want >= {NOFP_MAIN_MIN:.0%}), e.g. {sig_example}")
+if not re.search(r"^guest: pointer authentication: paca", text, re.M):
+    problems.append("the guest CPU has no pointer authentication: callgraph_pac signs nothing")
+if cg_wrong:
+    problems.append(f"{cg_wrong} callgraph_nofp samples with a wrong path below main, e.g. {wrong_example}")
 if sc_kernel == 0:
     problems.append("no named arm64 syscall frame in syscalls_fp's samples")
+# Verifier figures: every program within 60% of its limit.
+progs = {m.group(1): (int(m.group(2)), int(m.group(3)))
+         for m in re.finditer(r"^bpf: (\w+): processed (\d+) insns \(limit (\d+)\)", err, re.M)}
+want = (["on_cpu_sample_chained", "on_cpu_sample_walk", "cpython_walk_bounded", "hotspot_walk_bounded"]
+        if "on_cpu_sample_chained" in progs else ["on_cpu_sample", "cpython_walk", "hotspot_walk"])
+want += ["on_cpu_sample_finish", "on_exec", "on_fork", "on_exit"]
+for name in want:
+    if name not in progs:
+        problems.append(f"no verifier figures for {name}")
+worst = max(progs.items(), key=lambda kv: kv[1][0] / kv[1][1], default=None)
+for name, (n, limit) in progs.items():
+    if n > 0.6 * limit:
+        problems.append(f"{name}: {n} of {limit} verifier instructions (> 60%)")
+insns = "insns " + ", ".join(f"{k} {v[0]}" for k, v in sorted(progs.items()))
+if worst:
+    insns += f" (max {100.0 * worst[1][0] / worst[1][1]:.0f}% {worst[0]})"
 bpffs = (section("bpffs") or "").split()
 if bpffs:
     problems.append(f"left in bpffs: {' '.join(bpffs)}")
@@ -87,7 +168,9 @@ status = "ok  " if not problems else "FAIL"
 print(
     f"kernel {kernel} {status} {release}: {total} samples ({lost} lost) in {t1 - t0:.1f} s; "
     f"nofp leaves {shares[0]:.0f}/{shares[1]:.0f}/{shares[2]:.0f} ({in_leaves} of {cg}), "
-    f"reaching main: nofp {cg_main}/{cg}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}"
+    f"reaching main: nofp {cg_main}/{cg} ({100.0 * cg_main / cg if cg else 0:.1f}%, {cg_wrong} wrong paths), "
+    f"pac {pac['main']}/{pac['n']} ({100.0 * pac['main'] / pac['n'] if pac['n'] else 0:.1f}%, {pac['wrong']} wrong paths), "
+    f"signal frame to main {sig['whole']}/{sig['n']}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}; {insns}"
     + ("" if not problems else "; " + "; ".join(problems))
 )
 sys.exit(1 if problems else 0)

@@ -32,6 +32,7 @@
  */
 #include <elf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * Inputs starting with "CFI" are raw CFI sections, not an ELF:
  *   "CFI" | kind | u32 vaddr | [u32 hdr_vaddr | u32 hdr_len | hdr] | bytes
  * kind bit 0: the bytes are .debug_frame (else .eh_frame at vaddr);
- * kind bit 1: an .eh_frame_hdr of hdr_len bytes at hdr_vaddr comes first.
+ * kind bit 1: an .eh_frame_hdr of hdr_len bytes at hdr_vaddr comes first;
+ * kind bit 2: an aarch64 file (else x86_64): its registers and rules.
  * Wrapping them in a minimal ELF here keeps libFuzzer's mutations on the
  * CFI itself instead of on ELF headers.
  */
@@ -52,7 +54,7 @@ static uint8_t *wrap_cfi(const uint8_t *data, size_t size, size_t *out_len)
 {
 	static const char shstr[] =
 		"\0.eh_frame\0.debug_frame\0.shstrtab\0.eh_frame_hdr";
-	bool dbg = data[3] & 1, with_hdr = data[3] & 2;
+	bool dbg = data[3] & 1, with_hdr = data[3] & 2, a64 = data[3] & 4;
 	uint32_t addr, hdr_addr = 0, hdr_len = 0;
 	size_t pos = 8, off_hdr, off_sec, off_str, off_sh, len, body;
 	const uint8_t *hdr = NULL;
@@ -89,7 +91,7 @@ static uint8_t *wrap_cfi(const uint8_t *data, size_t size, size_t *out_len)
 	eh->e_ident[EI_DATA] = ELFDATA2LSB;
 	eh->e_ident[EI_VERSION] = EV_CURRENT;
 	eh->e_type = ET_DYN;
-	eh->e_machine = EM_X86_64;
+	eh->e_machine = a64 ? EM_AARCH64 : EM_X86_64;
 	eh->e_version = EV_CURRENT;
 	eh->e_entry = 0x1000;
 	eh->e_phoff = sizeof(Elf64_Ehdr);
@@ -143,7 +145,11 @@ static void check_one(const uint8_t *data, size_t size)
 {
 	struct unwind_table t;
 	struct unwind_table_stats st = {0};
+	uint16_t machine = 0;
 	int err;
+
+	if (size >= sizeof(Elf64_Ehdr))
+		memcpy(&machine, data + offsetof(Elf64_Ehdr, e_machine), 2);
 
 	err = unwind_table_build_mem(data, size, &t, &st);
 	if (err) {
@@ -156,6 +162,14 @@ static void check_one(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < t.nrows; i++) {
 		if (t.rows[i].rule.cfa_base > UNWIND_CFA_STOP ||
 		    t.rows[i].rule.fp_rule > UNWIND_FP_UNDEFINED)
+			abort();
+		/* x86_64 rows keep the return address at CFA-8; an aarch64
+		 * x30 offset never shares fp_offset with a saved x29. */
+		if (t.rows[i].rule.ra_rule > UNWIND_RA_CFA_OFFSET ||
+		    (machine != EM_AARCH64 &&
+		     t.rows[i].rule.ra_rule != UNWIND_RA_CFA_MINUS8) ||
+		    (t.rows[i].rule.ra_rule == UNWIND_RA_CFA_OFFSET &&
+		     t.rows[i].rule.fp_rule == UNWIND_FP_CFA_OFFSET))
 			abort();
 		if (i && t.rows[i - 1].pc >= t.rows[i].pc)
 			abort();

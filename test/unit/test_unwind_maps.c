@@ -38,11 +38,17 @@ static int teardown(void **state)
 static void small_table_counts_rows_it_cannot_hold(void **state)
 {
 	struct unwind_row rows[] = {
-		{0x1000, {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}},
-		{0x2000, {12, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}}, /* not /8 */
-		{0x3000, {0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME}},
-		{GIB4, {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}},
-		{GIB4 + 0x1000, {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}},
+		{0x1000,
+		 {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
+		{0x2000,
+		 {12, 0, UNWIND_CFA_SP, UNWIND_FP_SAME,
+		  UNWIND_RA_CFA_MINUS8}}, /* not /8 */
+		{0x3000,
+		 {0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
+		{GIB4,
+		 {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
+		{GIB4 + 0x1000,
+		 {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
 	};
 	struct unwind_table t = {.rows = rows, .nrows = 5};
 	struct unwind_slot slot;
@@ -77,7 +83,8 @@ static void big_table_counts_rows_left_out(void **state)
 	for (uint32_t i = 0; i < n; i++)
 		rows[i] = (struct unwind_row){
 			(i < n - 3 ? 0x1000 : GIB4) + 16ull * i,
-			{8, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}};
+			{8, 0, UNWIND_CFA_SP, UNWIND_FP_SAME,
+			 UNWIND_RA_CFA_MINUS8}};
 	assert_int_equal(unwind_maps_add_file(&um, &t, &slot), 0);
 	assert_int_equal(slot.nrows, n - 3);
 	assert_int_equal(um.counters.rows_unrepresentable, 3);
@@ -89,8 +96,10 @@ static void big_table_counts_rows_left_out(void **state)
 static void table_above_4gib_is_refused_and_counted(void **state)
 {
 	struct unwind_row rows[] = {
-		{GIB4, {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}},
-		{GIB4 + 0x1000, {0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME}},
+		{GIB4,
+		 {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
+		{GIB4 + 0x1000,
+		 {0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
 	};
 	struct unwind_table t = {.rows = rows, .nrows = 2};
 	struct unwind_slot slot;

@@ -35,12 +35,23 @@ static struct otelprof_sample_event ev;
 
 /* The table of file A, by ELF vaddr. */
 static const struct unwind_row table_a[] = {
-	{0x1000, {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}},	  /* leaf */
-	{0x2000, {32, -16, UNWIND_CFA_SP, UNWIND_FP_CFA_OFFSET}}, /* caller */
-	{0x3000, {0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME}},	  /* _start */
-	{0x4000, {0, 0, UNWIND_CFA_INVALID, UNWIND_FP_SAME}},	  /* no CFI */
-	{0x5000, {8, 0, UNWIND_CFA_SP, UNWIND_FP_SAME}},	  /* stub */
-	{0x6000, {0, 0, UNWIND_CFA_INVALID, UNWIND_FP_SAME}},
+	{0x1000,
+	 {16, 0, UNWIND_CFA_SP, UNWIND_FP_SAME,
+	  UNWIND_RA_CFA_MINUS8}}, /* leaf */
+	{0x2000,
+	 {32, -16, UNWIND_CFA_SP, UNWIND_FP_CFA_OFFSET,
+	  UNWIND_RA_CFA_MINUS8}}, /* caller */
+	{0x3000,
+	 {0, 0, UNWIND_CFA_STOP, UNWIND_FP_SAME,
+	  UNWIND_RA_CFA_MINUS8}}, /* _start */
+	{0x4000,
+	 {0, 0, UNWIND_CFA_INVALID, UNWIND_FP_SAME,
+	  UNWIND_RA_CFA_MINUS8}}, /* no CFI */
+	{0x5000,
+	 {8, 0, UNWIND_CFA_SP, UNWIND_FP_SAME,
+	  UNWIND_RA_CFA_MINUS8}}, /* stub */
+	{0x6000,
+	 {0, 0, UNWIND_CFA_INVALID, UNWIND_FP_SAME, UNWIND_RA_CFA_MINUS8}},
 };
 #define NROWS_A (sizeof(table_a) / sizeof(table_a[0]))
 
