@@ -229,6 +229,7 @@ static bool drain(struct otelprof *p)
 		agent_prob_tick(p);
 	}
 	p->hold_since_ns = mono_ns();
+	p->boot_to_unix_ns = agent_boot_to_unix_offset();
 	process_table_begin_pass(&p->procs);
 	agent_runtimes_loaded(p);
 	bpf_sampler_consume(p->sampler);

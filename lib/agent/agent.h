@@ -124,6 +124,11 @@ struct otelprof {
 	struct profile_builder windows[2];
 	int cur; /* index of the window being filled */
 	uint64_t window_start_unix_ns;
+	/* Unix time minus boot time, read again each drain pass: a sample
+	 * is stamped with the offset of its pass (within about 100 ms of
+	 * being taken), so a step of the realtime clock during a long
+	 * window (NTP; the CLI polls once, at the end) moves only the
+	 * samples taken across it. */
 	int64_t boot_to_unix_ns;
 	uint64_t last_sweep_ns;
 	bool discarding; /* stop's deadline passed: count only */
