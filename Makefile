@@ -58,7 +58,7 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
-            libcurl4-openssl-dev debuginfod gdb xxd
+            libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli
 # The packages of $(1) not installed: NAME means the machine's own
 # architecture (or all), NAME:ARCH that one. (Not `dpkg -s NAME`: it fails
 # on a name installed for two architectures, as after `make arm64`.)
@@ -328,6 +328,16 @@ test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(B
 # from the other suites of the machine's Debian archive and cached in
 # $(BUILD)/kernels. One kernel: make test-kernels KERNELS=5.10
 KERNELS ?= 5.10 6.1 6.12 6.12-rt
+# Downloads the runtime tests need (a Debian 13 root with its runtimes,
+# Node releases from the npm registry) are cached outside the build, so a
+# clean clone on the same machine does not fetch them again.
+RUNTIME_CACHE ?= /var/cache/otelprof-test
+TRIXIE_ROOT := $(RUNTIME_CACHE)/trixie-root
+TRIXIE_PKGS := ruby php-cli perl
+trixie-root: | $(BUILD)/.deps-ok
+	bash test/runtimes/trixie_root.sh $(TRIXIE_ROOT) $(TRIXIE_PKGS)
+.PHONY: trixie-root
+
 KERNEL_CACHE := $(abspath $(BUILD))/kernels
 test-kernels: all workloads
 	bash test/kernels/fetch.sh $(KERNEL_CACHE) $(KERNELS)

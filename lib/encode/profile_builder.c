@@ -342,6 +342,9 @@ int pb_reset(struct profile_builder *b)
 			[FRAME_NATIVE] = "native", [FRAME_KERNEL] = "kernel",
 			[FRAME_V8JS] = "v8js",	   [FRAME_CPYTHON] = "cpython",
 			[FRAME_GO] = "go",	   [FRAME_JVM] = "jvm",
+			[FRAME_RUBY] = "ruby",	   [FRAME_PHP] = "php",
+			[FRAME_PERL] = "perl",	   [FRAME_DOTNET] = "dotnet",
+			[FRAME_BEAM] = "beam",
 		};
 
 		for (int i = 0; i < FRAME_KINDS; i++) {

@@ -18,6 +18,11 @@ enum frame_kind {
 	FRAME_CPYTHON = 3, /* a Python function run by CPython */
 	FRAME_GO = 4,	   /* Go code (named from .gopclntab) */
 	FRAME_JVM = 5,	   /* Java run by HotSpot */
+	FRAME_RUBY = 6,	   /* Ruby run by CRuby (MRI) */
+	FRAME_PHP = 7,	   /* PHP run by the Zend engine */
+	FRAME_PERL = 8,	   /* Perl run by perl's interpreter */
+	FRAME_DOTNET = 9,  /* .NET (CoreCLR) */
+	FRAME_BEAM = 10,   /* Erlang/Elixir run by BEAM */
 	FRAME_KINDS
 };
 
