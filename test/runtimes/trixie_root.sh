@@ -11,6 +11,10 @@ set -euo pipefail
 dir=$1
 shift
 want="$*"
+mkdir -p "$(dirname "$dir")"
+# One builder at a time (test targets may ask for it in parallel).
+exec 9>"$dir.lock"
+flock 9
 if [ -f "$dir/.ok" ]; then
 	missing=""
 	for p in $want; do grep -qx "$p" "$dir/.ok" || missing="$missing $p"; done
