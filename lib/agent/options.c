@@ -164,6 +164,10 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 	return 0;
 }
 
+/* Bytes of one sample as the ring buffer is sized: most are smaller, stack
+ * copies of new processes (8 KiB) come in bursts. */
+#define RINGBUF_SAMPLE_BYTES 2048u
+
 uint32_t agent_ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 {
 	uint64_t want, pow2 = 4096;
@@ -171,17 +175,24 @@ uint32_t agent_ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 	if (kb) {
 		want = (uint64_t)kb * 1024;
 	} else {
-		/* Two seconds of samples at 2 KiB from every CPU, at least
-		 * 2 MiB: stack copies of new processes are 8 KiB each and
-		 * come in bursts (exec storms, start-up). */
-		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 *
-		       2;
-		if (want < 2u << 20)
-			want = 2u << 20;
-		if (want > 64u << 20)
-			want = 64u << 20;
+		want = (uint64_t)hz * (uint64_t)(ncpu > 0 ? ncpu : 1) *
+		       RINGBUF_SAMPLE_BYTES * AGENT_RINGBUF_WINDOW_MS / 1000;
+		if (want < AGENT_RINGBUF_MIN_BYTES)
+			want = AGENT_RINGBUF_MIN_BYTES;
+		if (want > AGENT_RINGBUF_MAX_BYTES)
+			want = AGENT_RINGBUF_MAX_BYTES;
 	}
 	while (pow2 < want)
 		pow2 <<= 1;
 	return (uint32_t)pow2;
+}
+
+uint32_t agent_ringbuf_hz(uint32_t ringbuf_bytes, int ncpu)
+{
+	uint64_t hz = (uint64_t)ringbuf_bytes * 1000 /
+		      ((uint64_t)(ncpu > 0 ? ncpu : 1) * RINGBUF_SAMPLE_BYTES *
+		       AGENT_RINGBUF_WINDOW_MS);
+
+	return hz > AGENT_DEFAULT_CEILING_HZ ? AGENT_DEFAULT_CEILING_HZ
+					     : (uint32_t)hz;
 }

@@ -13,17 +13,6 @@
 #include "agent/options.h"
 #include "util/clock.h"
 
-/* The ring buffer is sized for 2 s of 2 KiB samples from every CPU
- * (agent_ringbuf_bytes): the rate it holds that much of. */
-static uint32_t ringbuf_hz(uint32_t ringbuf_bytes, int ncpu)
-{
-	uint64_t hz = (uint64_t)ringbuf_bytes /
-		      ((uint64_t)(ncpu > 0 ? ncpu : 1) * 2048 * 2);
-
-	return hz > AGENT_MAX_FREQUENCY_HZ ? AGENT_MAX_FREQUENCY_HZ
-					   : (uint32_t)hz;
-}
-
 void agent_rate_init(struct otelprof *p, const struct otelprof_opts *o,
 		     uint32_t ringbuf_bytes, int ncpu)
 {
@@ -31,7 +20,7 @@ void agent_rate_init(struct otelprof *p, const struct otelprof_opts *o,
 
 	memset(r, 0, sizeof(*r));
 	r->max_hz = o->max_frequency_hz ? o->max_frequency_hz
-					: ringbuf_hz(ringbuf_bytes, ncpu);
+					: agent_ringbuf_hz(ringbuf_bytes, ncpu);
 	if (r->max_hz < p->frequency_hz)
 		r->max_hz = p->frequency_hz;
 	r->at[0].since_boot_ns = 0;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: cost and quality of libotelprofiler, side by side with perf.
-# Prints one table at the end. Needs root (BPF, perf -a). Takes ~5 minutes.
+# Prints one table at the end. Needs root (BPF, perf -a). Takes ~5 minutes,
+# and ~15 more for the CPU-count guests (BENCH_CPU_COUNTS, default 2 16 64 192).
 #   test/bench/run.sh BUILD_DIR
 set -euo pipefail
 B=${1:-build}
@@ -255,6 +256,9 @@ mapfile -t libs < <(ls /usr/lib/x86_64-linux-gnu/lib*.so.[0-9]* 2>/dev/null | he
 sleep 1.5
 mem_run "1 process mapping $(awk '{ print $2 }' "$TMP/libs.out") libraries"
 wait "$p2" || true
+
+# ---- 2b. memory against the CPU count (a 6.12 guest per count) ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(CPU_SCALE_ROWS=1 bash "$(dirname "$0")/cpu_scale.sh" "$B" "$B/kernels" ${BENCH_CPU_COUNTS:-2 16 64 192})
 
 # ---- 7. delivered versus expected samples ----
 for hz in 19 99 999; do

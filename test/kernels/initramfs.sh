@@ -3,10 +3,12 @@
 # build (library, CLI, test workloads) at the same absolute path as on the
 # host (so that mapping names in the guest's profiles are files the host
 # test can open), the shared libraries they need, and guest.sh as /init.
-#   initramfs.sh BUILD_DIR OUT.cpio.gz
+#   initramfs.sh BUILD_DIR OUT.cpio.gz [INIT]
+# (INIT: another /init, e.g. the CPU-scale bench's.)
 set -euo pipefail
 build=$(cd "$1" && pwd)
 out=$2
+init=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
@@ -16,7 +18,7 @@ file -L "$busybox" | grep -q 'statically linked' ||
 	{ echo "initramfs.sh: $busybox is not static (install busybox-static)" >&2; exit 1; }
 mkdir -p "$root"/{bin,sbin,proc,sys,dev,tmp,run,etc,root} "$root/$build/workloads"
 cp "$busybox" "$root/bin/busybox"
-cp "$here/guest.sh" "$root/init"
+cp "${init:-$here/guest.sh}" "$root/init"
 chmod +x "$root/init"
 echo "BUILD=$build" >"$root/matrix.env"
 
