@@ -66,8 +66,8 @@ type Config struct {
 	DebuginfodURLs []string `mapstructure:"debuginfod_urls"`
 	// MaxSamplesPerSecond is the ceiling of SetSamplesPerSecond
 	// (RateController, rate.go; otelprof_opts.max_frequency_hz). 0: the
-	// rate the library's ring buffer holds 2 s of, at least
-	// samples_per_second.
+	// rate whose 250 ms fill the library's ring buffer, at most 256 Hz,
+	// at least samples_per_second.
 	MaxSamplesPerSecond int `mapstructure:"max_samples_per_second"`
 	// Adaptive ramps the rate up while a profile-derived metric is over
 	// a threshold (adaptive.go); no rules: off.
