@@ -80,23 +80,6 @@ var (
 
 func jvm(fn string) testprofiles.Frame { return testprofiles.Frame{Type: "jvm", Function: fn} }
 
-// javaPayments is a known JVM workload: 5 samples in the payment path,
-// 3 in token verification called from it (its leaf SHA-256 in libcrypto),
-// 2 in the web handler only.
-func javaPayments(start uint64) pprofile.Profiles {
-	b := testprofiles.New(map[string]any{"process.pid": int64(77), "service.name": "shop"}, start)
-	b.Add(testprofiles.Sample{Count: 5, Stack: []testprofiles.Frame{
-		jvm("com.example.payments.Ledger.post"), jvm("com.example.payments.Api.charge"),
-		jvm("com.example.web.Handler.serve"), threadFr}})
-	b.Add(testprofiles.Sample{Count: 3, Stack: []testprofiles.Frame{
-		{Type: "native", Function: "sha256_block_data_order", File: "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"},
-		jvm("com.example.auth.Token.verify"), jvm("com.example.payments.Api.charge"),
-		jvm("com.example.web.Handler.serve"), threadFr}})
-	b.Add(testprofiles.Sample{Count: 2, Stack: []testprofiles.Frame{
-		jvm("com.example.web.Handler.serve"), threadFr}})
-	return b.P
-}
-
 // TestElasticReadmeConfig: the configuration of Elastic's README, loaded
 // from the file verbatim, gives the expected series on a known workload.
 func TestElasticReadmeConfig(t *testing.T) {
@@ -113,7 +96,7 @@ func TestElasticReadmeConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	const start = 1_700_000_000_000_000_000
-	mds := run(t, cfg, javaPayments(start))
+	mds := run(t, cfg, testprofiles.JavaPayments(start))
 	got := points(mds)
 	assertPoints(t, only(got, "samples.custom_aggregation", "samples.frame_type", "samples.classification"), map[string]int64{
 		// Inclusive: a sample counts once when a matching frame is anywhere

@@ -203,3 +203,23 @@ func Canned(start uint64) pprofile.Profiles {
 	}})
 	return b.P
 }
+
+// JavaPayments is a known JVM workload for the aggregations of Elastic's
+// README (^com\.example\.payments\. and ^com\.example\.auth\.): 5 samples
+// in the payment path, 3 in token verification called from it (its leaf
+// SHA-256 in libcrypto), 2 in the web handler only. Inclusively:
+// payments 8, authentication 3; by leaf: jvm 7, native libcrypto 3.
+func JavaPayments(start uint64) pprofile.Profiles {
+	jvm := func(fn string) Frame { return Frame{Type: "jvm", Function: fn} }
+	thread := Frame{Type: "native", Function: "start_thread", File: "/usr/lib/x86_64-linux-gnu/libc.so.6"}
+	b := New(map[string]any{"process.pid": int64(77), "service.name": "shop"}, start)
+	b.Add(Sample{Count: 5, Stack: []Frame{
+		jvm("com.example.payments.Ledger.post"), jvm("com.example.payments.Api.charge"),
+		jvm("com.example.web.Handler.serve"), thread}})
+	b.Add(Sample{Count: 3, Stack: []Frame{
+		{Type: "native", Function: "sha256_block_data_order", File: "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"},
+		jvm("com.example.auth.Token.verify"), jvm("com.example.payments.Api.charge"),
+		jvm("com.example.web.Handler.serve"), thread}})
+	b.Add(Sample{Count: 2, Stack: []Frame{jvm("com.example.web.Handler.serve"), thread}})
+	return b.P
+}
