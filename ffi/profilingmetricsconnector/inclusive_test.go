@@ -220,6 +220,7 @@ func TestRuntimeMetrics(t *testing.T) {
 	b.Add(testprofiles.Sample{Count: 6, Stack: []testprofiles.Frame{n("deflate", "/usr/lib/x86_64-linux-gnu/libz.so.1"), g("runtime.asmcgocall"), g("runtime.cgocall"), g("main.compress")}})
 	// HotSpot: a GC thread (named) and the VM thread in a collector.
 	b.Add(testprofiles.Sample{Count: 7, Thread: "GC Thread#1", Stack: []testprofiles.Frame{n("G1ParScanThreadState::trim_queue_partially()", libjvm), n("WorkerThread::run()", libjvm), threadFr}})
+	b.Add(testprofiles.Sample{Count: 1, Thread: "G1 Young RemSet", Stack: []testprofiles.Frame{n("G1YoungRemSetSamplingClosure::do_heap_region(HeapRegion*)", libjvm), threadFr}}) // comm: 15 bytes
 	b.Add(testprofiles.Sample{Count: 2, Thread: "VM Thread", Stack: []testprofiles.Frame{n("memmove", libc), n("G1FullCollector::collect()", libjvm), n("VMThread::run()", libjvm), threadFr}})
 	// HotSpot: Jackson, protobuf-java, JNI into libzip (JDK) and into the
 	// JVM itself (not FFI).
@@ -248,7 +249,7 @@ func TestRuntimeMetrics(t *testing.T) {
 		"samples.runtime.count{category=serialization.json,runtime=go}":      6,
 		"samples.runtime.count{category=serialization.protobuf,runtime=go}":  1,
 		"samples.runtime.count{category=ffi,runtime=go}":                     6,
-		"samples.runtime.count{category=gc,runtime=jvm}":                     9,
+		"samples.runtime.count{category=gc,runtime=jvm}":                     10,
 		"samples.runtime.count{category=serialization.json,runtime=jvm}":     5,
 		"samples.runtime.count{category=serialization.protobuf,runtime=jvm}": 1,
 		"samples.runtime.count{category=ffi,runtime=jvm}":                    3,

@@ -52,7 +52,9 @@ var builtinRuntimeRules = func() []runtimeRule {
 		// HotSpot: collection runs on the JVM's GC threads (and, for a
 		// stop-the-world pause of the serial collector, the VM thread in
 		// the collector's code).
-		{category: catGC, runtime: "jvm", thread: re(`^(GC Thread#\d+|G1 (Conc#\d+|Refine#\d+|Main Marker|Service|Young RemSet Sampling)|ParGC Thread#\d+|Z(Worker|Driver|Director|Unmapper)\b.*|Shenandoah\b.*|Concurrent Mark-Sweep GC Thread)$`)},
+		// Thread names are the kernel's comm: 15 bytes at most ("G1 Young
+		// RemSet Sampling" reads "G1 Young RemSet").
+		{category: catGC, runtime: "jvm", thread: re(`^(GC Thread#\d+|G1 (Conc#\d+|Refine#\d+|Main Marker|Service|Young RemSet.*)|ParGC Thread#\d+|Z(Worker|Driver|Director|Unmapper)\b.*|Shenandoah\b.*|Concurrent Mark.*)$`)},
 		{category: catGC, runtime: "jvm", frame: matcher{frameTypes: native, shlib: re(`^libjvm$`),
 			function: re(`^(G1CollectedHeap|G1YoungCollector|G1FullCollector|G1ConcurrentMark|ParallelScavengeHeap|PSScavenge|PSParallelCompact|SerialHeap|GenCollectedHeap|DefNewGeneration|TenuredGeneration|ZCollectedHeap|ZDriver|ShenandoahHeap|VM_G1\w*|VM_GC\w*|VM_ParallelGC\w*|VM_GenCollect\w*|VM_CollectForAllocation)::`)}},
 		// Go: the background mark workers, mark assists, sweeping and
