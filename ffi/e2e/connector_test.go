@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,7 +19,11 @@ import (
 func goWorkload(t *testing.T) *exec.Cmd {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "e2e-go-workload")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/goworkload")
+	goBin, err := exec.LookPath("go")
+	if err != nil { // the toolchain running this test
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(goBin, "build", "-o", bin, "./testdata/goworkload")
 	build.Env = append(build.Environ(), "CGO_ENABLED=0")
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the Go workload: %v\n%s", err, b)
