@@ -3,6 +3,8 @@
 package profilingmetricsconnector // import "github.com/libotelprofiler/libotelprofiler/ffi/profilingmetricsconnector"
 
 import (
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pprofile"
 
 	"github.com/libotelprofiler/libotelprofiler/ffi/internal/shlib"
@@ -43,12 +45,13 @@ type payload struct {
 	c       *compiled
 	locs    []locInfo
 	done    []bool
-	threads map[int32]uint64 // attribute index -> thread rules matching its thread.name
+	threads map[int32]uint64     // attribute index -> thread rules matching its thread.name
+	matches map[string][2]uint64 // what a location's matchers see -> its aggs, rules
 }
 
 func newPayload(d pprofile.ProfilesDictionary, c *compiled) *payload {
 	n := d.LocationTable().Len()
-	return &payload{x: dict{d}, c: c, locs: make([]locInfo, n), done: make([]bool, n), threads: map[int32]uint64{}}
+	return &payload{x: dict{d}, c: c, locs: make([]locInfo, n), done: make([]bool, n), threads: map[int32]uint64{}, matches: map[string][2]uint64{}}
 }
 
 // loc returns the resolved location li (nil if out of range).
@@ -99,17 +102,44 @@ func (p *payload) loc(li int32) *locInfo {
 	if l.fn != "" {
 		l.class = classification(l.typ, l.fn)
 	}
+	l.aggs, l.rules = p.match(l)
+	return l
+}
+
+// match returns the aggregations and builtin frame rules matching l. The
+// result depends only on what the matchers see, which many locations share
+// (a function's every sampled address is a location): it is kept per
+// payload under that key, so each regular expression runs once per
+// distinct function, not once per location.
+func (p *payload) match(l *locInfo) (aggs, rules uint64) {
+	var b strings.Builder
+	b.WriteString(l.typ)
+	b.WriteByte(0)
+	b.WriteString(l.shlib)
+	for _, f := range l.fns {
+		b.WriteByte(1)
+		b.WriteString(f)
+	}
+	for _, f := range l.files {
+		b.WriteByte(2)
+		b.WriteString(f)
+	}
+	key := b.String()
+	if m, ok := p.matches[key]; ok {
+		return m[0], m[1]
+	}
 	for i := range p.c.aggs {
 		if p.c.aggs[i].m.matches(l) {
-			l.aggs |= 1 << i
+			aggs |= 1 << i
 		}
 	}
 	for i := range builtinRuntimeRules {
 		if r := &builtinRuntimeRules[i]; r.thread == nil && r.frame.matches(l) {
-			l.rules |= 1 << i
+			rules |= 1 << i
 		}
 	}
-	return l
+	p.matches[key] = [2]uint64{aggs, rules}
+	return aggs, rules
 }
 
 // threadRules returns the builtin thread rules matching a sample's
