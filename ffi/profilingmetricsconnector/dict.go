@@ -25,8 +25,7 @@ func (x dict) str(i int32) string {
 }
 
 // locInfo is what the classifications need of one location, resolved once
-// per payload (every regular expression runs once per location, not once
-// per frame of every sample).
+// per payload (not once per frame of every sample; see match).
 type locInfo struct {
 	ok    bool     // a known profile.frame.type
 	typ   string   // profile.frame.type

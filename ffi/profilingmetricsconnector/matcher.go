@@ -10,9 +10,9 @@ import (
 
 // Bounds on what a configuration may ask of the matcher: Go's regexp is
 // RE2 (time linear in the input, no backtracking), and these bound the
-// program size, so the cost per location is bounded too. Each location of
-// a payload is matched once per payload (locInfo caches the result), not
-// once per sample.
+// program size, so the cost per location is bounded too. A payload's
+// distinct functions are matched once each (payload.match keeps the
+// result), not once per sample.
 const (
 	maxPatternLen   = 1024 // bytes of one regular expression
 	maxProgramInsts = 4096 // instructions of its compiled program
