@@ -231,8 +231,9 @@ service:
 		t.Errorf("aggregation sleeper (off-CPU) = %d, the recorded off-CPU stacks with e2e_sleeper: %d", sl, want)
 	}
 	// The sleeper is off CPU nearly all the time: between its first and
-	// its last recorded switch-out, its off-CPU time is at least 80% of
-	// the span (the rest: its CPU time; measured 99.8%).
+	// its last recorded switch-out, its off-CPU time is most of the span
+	// (the rest: its CPU time, and events the library lost: measured 99.8%
+	// on a load of 20, 88% on a load of 50 on 2 CPUs; accepted from 60%).
 	var first, last uint64
 	for _, p := range ps {
 		d := p.Dictionary()
@@ -259,7 +260,7 @@ service:
 	}
 	span := time.Duration(last - first)
 	t.Logf("the sleeper's switch-outs span %.2f s", span.Seconds())
-	if nanosleep < int64(span*8/10) || nanosleep > int64(span+time.Second) {
+	if nanosleep < int64(span*6/10) || nanosleep > int64(span+time.Second) {
 		t.Errorf("offcpu.time in nanosleep = %.2f s, the sleeper's switch-outs span %.2f s", float64(nanosleep)/1e9, span.Seconds())
 	}
 
