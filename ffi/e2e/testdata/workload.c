@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * E2E workload with a known call graph.
- *   workload cpu      main -> e2e_loop -> e2e_hot  -> e2e_spin (75% of its CPU time)
+ *   workload cpu      main -> e2e_loop -> e2e_hot  -> e2e_spin (75%)
  *                                      -> e2e_cold -> e2e_spin (25%)
  *   workload syscall  main -> e2e_syscalls -> write(2) on /dev/null
  *   workload sleep    main -> e2e_sleeper -> nanosleep(2), 10 ms at a time
