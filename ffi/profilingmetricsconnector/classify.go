@@ -3,66 +3,8 @@
 package profilingmetricsconnector // import "github.com/libotelprofiler/libotelprofiler/ffi/profilingmetricsconnector"
 
 import (
-	"path"
-	"sort"
 	"strings"
-
-	"go.opentelemetry.io/collector/pdata/pprofile"
 )
-
-// Metric names and the attribute keys are those of Elastic's
-// profilingmetrics connector, so that dashboards built on it work unchanged.
-const (
-	attrShlib       = "shlib_name"
-	attrSyscall     = "syscall_name"
-	attrKernelArea  = "kernel_area"
-	attrKernelProto = "kernel_proto"
-	attrKernelIO    = "kernel_io"
-
-	frameTypeKey = "profile.frame.type"
-)
-
-type metricDef struct {
-	name, desc string
-}
-
-var (
-	metricUser   = metricDef{"samples.user.count", "Number of samples executing userspace code (self)"}
-	metricKernel = metricDef{"samples.kernel.count", "Number of samples executing kernel code (self)"}
-
-	// frameTypeMetric maps each profile.frame.type value to its metric.
-	frameTypeMetric = map[string]metricDef{
-		"kernel":  metricKernel,
-		"native":  {"samples.native.count", "Number of samples executing native code (self)"},
-		"jvm":     {"samples.jvm.count", "Number of samples executing HotSpot code (self)"},
-		"cpython": {"samples.cpython.count", "Number of samples executing Python code (self)"},
-		"go":      {"samples.go.count", "Number of samples executing Go code (self)"},
-		"v8js":    {"samples.v8js.count", "Number of samples executing V8 JS code (self)"},
-		"php":     {"samples.php.count", "Number of samples executing PHP code (self)"},
-		"perl":    {"samples.perl.count", "Number of samples executing Perl code (self)"},
-		"ruby":    {"samples.ruby.count", "Number of samples executing Ruby code (self)"},
-		"dotnet":  {"samples.dotnet.count", "Number of samples executing Dotnet code (self)"},
-		"rust":    {"samples.rust.count", "Number of samples executing Rust code (self)"},
-		"beam":    {"samples.beam.count", "Number of samples executing Beam code (self)"},
-	}
-
-	metricByName = func() map[string]metricDef {
-		m := map[string]metricDef{metricUser.name: metricUser}
-		for _, d := range frameTypeMetric {
-			m[d.name] = d
-		}
-		return m
-	}()
-)
-
-func knownMetricNames() []string {
-	out := make([]string, 0, len(metricByName))
-	for n := range metricByName {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
 
 // kernelClass is one kernel activity class; the order of kernelClasses is
 // the priority order (earlier wins when frames of a stack match several).
@@ -123,126 +65,66 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// shlibName returns the library name of a mapping file: "libssl" for
-// /usr/lib/libssl.so.3; "" if the file is not a shared object.
-func shlibName(file string) string {
-	base := path.Base(file)
-	if file == "" || base == "." || base == "/" {
-		return ""
+// classification is the samples.classification value of a frame: the Go
+// package of a go frame (github.com/x/y for github.com/x/y.(*T).M), the
+// class of a jvm frame (pkg.Class for pkg.Class.method, as the library
+// names them; a "ret pkg.Class.method(args)" form is accepted too).
+func classification(typ, fn string) string {
+	switch typ {
+	case "go":
+		slash := strings.LastIndexByte(fn, '/')
+		if dot := strings.IndexByte(fn[slash+1:], '.'); dot >= 0 {
+			return fn[:slash+1+dot]
+		}
+		return fn
+	case "jvm":
+		if i := strings.IndexByte(fn, '('); i >= 0 {
+			fn = fn[:i]
+		}
+		fn = strings.TrimSpace(fn)
+		if i := strings.LastIndexByte(fn, ' '); i >= 0 {
+			fn = fn[i+1:]
+		}
+		if i := strings.LastIndexByte(fn, '.'); i > 0 {
+			return fn[:i]
+		}
+		return fn
 	}
-	i := strings.LastIndex(base, ".so")
-	if i <= 0 {
-		return ""
-	}
-	return base[:i]
+	return ""
 }
 
-// attrs is the attribute tuple of one data point.
+// attrs is the attribute tuple of one data point ("" = absent).
 type attrs struct {
-	shlib, syscall, area, proto, io string
+	shlib, syscall, area, proto, io     string
+	frameType, classification, typeUnit string
+	runtime, category                   string
 }
 
-// frame is the resolved view of one location.
-type frame struct {
-	typ, fn, file string
-}
-
-// dict resolves dictionary indexes defensively: malformed input yields
-// ok=false, never a panic.
-type dict struct {
-	d pprofile.ProfilesDictionary
-}
-
-func (x dict) str(i int32) string {
-	t := x.d.StringTable()
-	if i < 0 || int(i) >= t.Len() {
-		return ""
-	}
-	return t.At(int(i))
-}
-
-func (x dict) frame(li int32) (frame, bool) {
-	locs := x.d.LocationTable()
-	if li < 0 || int(li) >= locs.Len() {
-		return frame{}, false
-	}
-	loc := locs.At(int(li))
-	var f frame
-	at := x.d.AttributeTable()
-	for _, ai := range loc.AttributeIndices().All() {
-		if ai < 0 || int(ai) >= at.Len() {
-			continue
-		}
-		kv := at.At(int(ai))
-		if x.str(kv.KeyStrindex()) == frameTypeKey {
-			f.typ = kv.Value().Str()
-			break
-		}
-	}
-	if _, ok := frameTypeMetric[f.typ]; !ok {
-		return frame{}, false
-	}
-	switch f.typ {
-	case "kernel":
-		ft := x.d.FunctionTable()
-		for _, ln := range loc.Lines().All() {
-			if fi := ln.FunctionIndex(); fi > 0 && int(fi) < ft.Len() {
-				if f.fn = x.str(ft.At(int(fi)).NameStrindex()); f.fn != "" {
-					break
-				}
-			}
-		}
-	case "native":
-		mt := x.d.MappingTable()
-		if mi := loc.MappingIndex(); mi > 0 && int(mi) < mt.Len() {
-			f.file = x.str(mt.At(int(mi)).FilenameStrindex())
-		}
-	}
-	return f, true
-}
-
-// counts accumulates sample counts per metric and attribute tuple.
-type counts map[string]map[attrs]int64
-
-func (c counts) add(metric string, a attrs, n int64) {
-	m := c[metric]
-	if m == nil {
-		m = map[attrs]int64{}
-		c[metric] = m
-	}
-	m[a] += n
-}
-
-// classifySample attributes one sample (weight n) to the leaf frame's
-// metrics. It returns false if the leaf frame has no known frame type.
-func classifySample(x dict, stack []int32, n int64, out counts) bool {
+// leafAttrs classifies a stack by its leaf frame (self): the frame type,
+// the library of a native leaf, and for a kernel leaf the syscall and the
+// kernel class found between the leaf and the syscall entry. ok is false
+// when the leaf has no known frame type.
+func leafAttrs(p *payload, stack []int32) (typ string, a attrs, ok bool) {
 	if len(stack) == 0 {
-		return false
+		return "", a, false
 	}
-	leaf, ok := x.frame(stack[0])
-	if !ok {
-		return false
+	leaf := p.loc(stack[0])
+	if leaf == nil || !leaf.ok {
+		return "", a, false
 	}
 	if leaf.typ != "kernel" {
-		out.add(metricUser.name, attrs{}, n)
-		var a attrs
 		if leaf.typ == "native" {
-			a.shlib = shlibName(leaf.file)
+			a.shlib = leaf.shlib
 		}
-		out.add(frameTypeMetric[leaf.typ].name, a, n)
-		return true
+		return leaf.typ, a, true
 	}
-
-	// Kernel leaf: walk the kernel part of the stack from the leaf up to the
-	// syscall entry; keep the highest-priority class seen on the way.
+	// Walk the kernel part of the stack from the leaf up to the syscall
+	// entry; keep the highest-priority class seen on the way.
 	best := len(kernelClasses)
-	var sys string
-	for i, li := range stack {
-		f := leaf
-		if i > 0 {
-			if f, ok = x.frame(li); !ok || f.typ != "kernel" {
-				break
-			}
+	for _, li := range stack {
+		f := p.loc(li)
+		if f == nil || f.typ != "kernel" {
+			break
 		}
 		if f.fn == "" {
 			continue
@@ -253,41 +135,18 @@ func classifySample(x dict, stack []int32, n int64, out counts) bool {
 				break
 			}
 		}
-		if sys = syscallName(f.fn); sys != "" {
+		if a.syscall = syscallName(f.fn); a.syscall != "" {
 			break
 		}
 	}
-	a := attrs{syscall: sys}
 	if best < len(kernelClasses) {
 		k := kernelClasses[best]
 		// A write(2) on a TCP socket can process incoming segments on the
 		// way down; the syscall decides the direction.
-		if sys == "write" && k.area == "network" && k.proto == "tcp" && k.io == "read" {
+		if a.syscall == "write" && k.area == "network" && k.proto == "tcp" && k.io == "read" {
 			k.io = "write"
 		}
 		a.area, a.proto, a.io = k.area, k.proto, k.io
 	}
-	out.add(metricKernel.name, a, n)
-	return true
-}
-
-// classifyProfile adds the counts of every sample of p to out and returns
-// the number of samples skipped for lack of frame information.
-func classifyProfile(x dict, p pprofile.Profile, out counts) (skipped int) {
-	st := x.d.StackTable()
-	for _, s := range p.Samples().All() {
-		n := int64(s.TimestampsUnixNano().Len())
-		if n == 0 {
-			n = 1
-		}
-		si := s.StackIndex()
-		if si < 0 || int(si) >= st.Len() {
-			skipped++
-			continue
-		}
-		if !classifySample(x, st.At(int(si)).LocationIndices().AsRaw(), n, out) {
-			skipped++
-		}
-	}
-	return skipped
+	return "kernel", a, true
 }

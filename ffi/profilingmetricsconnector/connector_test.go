@@ -25,7 +25,13 @@ func points(mds []pmetric.Metrics) map[string]int64 {
 		for _, rm := range md.ResourceMetrics().All() {
 			for _, sm := range rm.ScopeMetrics().All() {
 				for _, m := range sm.Metrics().All() {
-					for _, dp := range m.Sum().DataPoints().All() {
+					var dps pmetric.NumberDataPointSlice
+					if m.Type() == pmetric.MetricTypeGauge {
+						dps = m.Gauge().DataPoints()
+					} else {
+						dps = m.Sum().DataPoints()
+					}
+					for _, dp := range dps.All() {
 						var kv []string
 						for k, v := range dp.Attributes().All() {
 							kv = append(kv, k+"="+v.AsString())
@@ -184,9 +190,24 @@ func TestConfig(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"flush_interval": "10s", "metrics": map[string]any{"samples.go.count": map[string]any{"enabled": false}, "samples.frame_type": map[string]any{"enabled": false}}}, ""},
-		{map[string]any{"metrics": map[string]any{"samples.frame_type": map[string]any{"enabled": true}}}, "samples.frame_type: per-frame-type frame counts are not implemented"},
+		{map[string]any{"metrics": map[string]any{"samples.frame_type": map[string]any{"enabled": true}, "samples.classification": map[string]any{"enabled": true}}}, ""},
 		{map[string]any{"metrics": map[string]any{"samples.nope.count": map[string]any{"enabled": true}}}, "samples.nope.count: unknown metric"},
-		{map[string]any{"aggregations": []any{map[string]any{"match": "^x", "label": "x"}}}, "custom aggregations are not implemented"},
+		{map[string]any{"aggregations": []any{map[string]any{"match": "^x", "label": "x"}}}, ""},
+		{map[string]any{"aggregations": []any{map[string]any{"shlib": "^libz$", "label": "zlib", "frame_types": []any{"native"}}}}, ""},
+		{map[string]any{"aggregations": []any{map[string]any{"match": "^x("}}}, "aggregations[0]: label must be set"},
+		{map[string]any{"aggregations": []any{map[string]any{"match": "^x(", "label": "x"}}}, "aggregations[0].match: error parsing regexp: missing closing )"},
+		{map[string]any{"aggregations": []any{map[string]any{"label": "x"}}}, "aggregations[0] (label \"x\"): match (a regular expression on function names) or shlib must be set"},
+		{map[string]any{"aggregations": []any{map[string]any{"match": "a", "label": "x", "frame_types": []any{"java"}}}}, "aggregations[0].frame_types: unknown frame type \"java\""},
+		{map[string]any{"aggregations": []any{map[string]any{"match": strings.Repeat("a", 1025), "label": "x"}}}, "pattern of 1025 bytes, at most 1024"},
+		{map[string]any{"aggregations": []any{map[string]any{"match": "(abcdefgh){1,900}", "label": "x"}}}, "instructions, at most 4096"},
+		{map[string]any{"aggregations": []any{map[string]any{"match": "(a{1,1000}){1,1000}", "label": "x"}}}, "aggregations[0].match: error parsing regexp: invalid repeat count"},
+		{map[string]any{"aggregations": func() []any {
+			var a []any
+			for i := 0; i < 65; i++ {
+				a = append(a, map[string]any{"match": "x", "label": "x"})
+			}
+			return a
+		}()}, "aggregations: 65 entries, at most 64"},
 		{map[string]any{"flush_interval": "-1s"}, "flush_interval must not be negative"},
 		{map[string]any{"flush_intervall": "1s"}, "invalid keys"},
 	} {
@@ -205,17 +226,6 @@ func TestConfig(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	for in, want := range map[string]string{
-		"/usr/lib/x86_64-linux-gnu/libssl.so.3": "libssl",
-		"libc.so.6":                             "libc",
-		"/usr/bin/app":                          "",
-		"":                                      "",
-		"/lib/ld-linux-x86-64.so.2":             "ld-linux-x86-64",
-	} {
-		if got := shlibName(in); got != want {
-			t.Errorf("shlibName(%q) = %q, want %q", in, got, want)
-		}
-	}
 	for in, want := range map[string]string{
 		"__x64_sys_write": "write", "__arm64_sys_openat": "openat", "ksys_read": "read",
 		"__x64_sys_": "", "do_sys_open": "", "__x64_sys_exit_group.cold": "exit_group",

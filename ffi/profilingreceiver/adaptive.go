@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
+
+	"github.com/libotelprofiler/libotelprofiler/ffi/internal/shlib"
 )
 
 // AdaptiveConfig ramps the sampling rate up while a profile-derived metric
@@ -228,7 +228,7 @@ func classCPU(pd pprofile.Profiles, r AdaptiveRule) map[string]int64 {
 		if !native || mi <= 0 || int(mi) >= maps.Len() {
 			return false
 		}
-		return shlibName(str(maps.At(int(mi)).FilenameStrindex())) == r.ShlibName
+		return shlib.Name(str(maps.At(int(mi)).FilenameStrindex())) == r.ShlibName
 	}
 	for i := 0; i < pd.ResourceProfiles().Len(); i++ {
 		rp := pd.ResourceProfiles().At(i)
@@ -271,18 +271,4 @@ func classCPU(pd pprofile.Profiles, r AdaptiveRule) map[string]int64 {
 		}
 	}
 	return out
-}
-
-// shlibName is the library name of a mapping file, as the profilingmetrics
-// connector names it: "libz" for /usr/lib/x86_64-linux-gnu/libz.so.1.
-func shlibName(file string) string {
-	base := path.Base(file)
-	if file == "" || base == "." || base == "/" {
-		return ""
-	}
-	i := strings.LastIndex(base, ".so")
-	if i <= 0 {
-		return ""
-	}
-	return base[:i]
 }

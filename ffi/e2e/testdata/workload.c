@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * E2E workload with a known call graph.
- *   workload cpu      main -> e2e_loop -> e2e_hot  -> e2e_spin (75% of its CPU time)
+ *   workload cpu      main -> e2e_loop -> e2e_hot  -> e2e_spin (75%)
  *                                      -> e2e_cold -> e2e_spin (25%)
  *   workload syscall  main -> e2e_syscalls -> write(2) on /dev/null
+ *   workload sleep    main -> e2e_sleeper -> nanosleep(2), 10 ms at a time
  * Runs until killed.
  */
 #include <fcntl.h>
@@ -65,10 +66,20 @@ __attribute__((noinline)) void e2e_syscalls(void)
 			return;
 }
 
+__attribute__((noinline)) void e2e_sleeper(void)
+{
+	struct timespec ts = {0, 10000000};
+
+	for (;;)
+		nanosleep(&ts, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "syscall") == 0)
 		e2e_syscalls();
+	else if (argc > 1 && strcmp(argv[1], "sleep") == 0)
+		e2e_sleeper();
 	else
 		e2e_loop();
 	return 0;

@@ -16,12 +16,15 @@ type Frame struct {
 	Type     string // profile.frame.type: native, kernel, go, ...
 	Function string // function name ("" = none)
 	File     string // mapping file name for native frames ("" = no mapping)
+	Source   string // the function's file name (CPython's module, a Java class's source)
 }
 
 // Sample is one stack with its timestamps count.
 type Sample struct {
-	Stack []Frame
-	Count int // number of timestamps
+	Stack  []Frame
+	Count  int     // number of timestamps
+	Values []int64 // one value per timestamp (off-CPU nanoseconds); sets Count when it is 0
+	Thread string  // thread.name sample attribute ("" = none)
 }
 
 // Builder accumulates dictionary tables, deduplicating entries.
@@ -33,6 +36,7 @@ type Builder struct {
 	maps    map[string]int32
 	attrs   map[string]int32
 	locs    map[Frame]int32
+	scope   pprofile.ScopeProfiles
 	profile pprofile.Profile
 }
 
@@ -59,9 +63,9 @@ func New(resAttrs map[string]any, start uint64) *Builder {
 
 	rp := b.P.ResourceProfiles().AppendEmpty()
 	_ = rp.Resource().Attributes().FromRaw(resAttrs)
-	sp := rp.ScopeProfiles().AppendEmpty()
-	sp.Scope().SetName("libotelprofiler")
-	b.profile = sp.Profiles().AppendEmpty()
+	b.scope = rp.ScopeProfiles().AppendEmpty()
+	b.scope.Scope().SetName("libotelprofiler")
+	b.profile = b.scope.Profiles().AppendEmpty()
 	b.profile.SampleType().SetTypeStrindex(b.str("samples"))
 	b.profile.SampleType().SetUnitStrindex(b.str("count"))
 	b.profile.PeriodType().SetTypeStrindex(b.str("cpu"))
@@ -70,6 +74,32 @@ func New(resAttrs map[string]any, start uint64) *Builder {
 	b.profile.SetTime(pcommon.Timestamp(start))
 	b.profile.SetDurationNano(1e9)
 	return b
+}
+
+// OffCPU starts a second Profile in the same scope, shaped like the
+// library's off-CPU one (sample type events/nanoseconds, no period), over
+// the same time range; later Adds go to it.
+func (b *Builder) OffCPU() *Builder {
+	start, dur := b.profile.Time(), b.profile.DurationNano()
+	b.profile = b.scope.Profiles().AppendEmpty()
+	b.profile.SampleType().SetTypeStrindex(b.str("events"))
+	b.profile.SampleType().SetUnitStrindex(b.str("nanoseconds"))
+	b.profile.SetTime(start)
+	b.profile.SetDurationNano(dur)
+	return b
+}
+
+func (b *Builder) threadAttr(name string) int32 {
+	key := "thread.name\x00" + name
+	if i, ok := b.attrs[key]; ok {
+		return i
+	}
+	i := int32(b.dict.AttributeTable().Len())
+	a := b.dict.AttributeTable().AppendEmpty()
+	a.SetKeyStrindex(b.str("thread.name"))
+	a.Value().SetStr(name)
+	b.attrs[key] = i
+	return i
 }
 
 func (b *Builder) str(s string) int32 {
@@ -115,12 +145,15 @@ func (b *Builder) location(f Frame) int32 {
 		loc.SetMappingIndex(mi)
 	}
 	if f.Function != "" {
-		fi, ok := b.funcs[f.Function]
+		fi, ok := b.funcs[f.Function+"\x00"+f.Source]
 		if !ok {
 			fi = int32(b.dict.FunctionTable().Len())
 			fn := b.dict.FunctionTable().AppendEmpty()
 			fn.SetNameStrindex(b.str(f.Function))
-			b.funcs[f.Function] = fi
+			if f.Source != "" {
+				fn.SetFilenameStrindex(b.str(f.Source))
+			}
+			b.funcs[f.Function+"\x00"+f.Source] = fi
 		}
 		loc.Lines().AppendEmpty().SetFunctionIndex(fi)
 	}
@@ -136,9 +169,17 @@ func (b *Builder) Add(s Sample) *Builder {
 	}
 	smp := b.profile.Samples().AppendEmpty()
 	smp.SetStackIndex(int32(b.dict.StackTable().Len() - 1))
-	for k := 0; k < s.Count; k++ {
+	if s.Thread != "" {
+		smp.AttributeIndices().Append(b.threadAttr(s.Thread))
+	}
+	n := s.Count
+	if n == 0 {
+		n = len(s.Values)
+	}
+	for k := 0; k < n; k++ {
 		smp.TimestampsUnixNano().Append(uint64(b.profile.Time()) + uint64(k)*1000)
 	}
+	smp.Values().FromRaw(s.Values)
 	return b
 }
 
@@ -160,5 +201,25 @@ func Canned(start uint64) pprofile.Profiles {
 	b.Add(Sample{Count: 1, Stack: []Frame{
 		{Type: "native", Function: "main", File: "/usr/bin/app"},
 	}})
+	return b.P
+}
+
+// JavaPayments is a known JVM workload for the aggregations of Elastic's
+// README (^com\.example\.payments\. and ^com\.example\.auth\.): 5 samples
+// in the payment path, 3 in token verification called from it (its leaf
+// SHA-256 in libcrypto), 2 in the web handler only. Inclusively:
+// payments 8, authentication 3; by leaf: jvm 7, native libcrypto 3.
+func JavaPayments(start uint64) pprofile.Profiles {
+	jvm := func(fn string) Frame { return Frame{Type: "jvm", Function: fn} }
+	thread := Frame{Type: "native", Function: "start_thread", File: "/usr/lib/x86_64-linux-gnu/libc.so.6"}
+	b := New(map[string]any{"process.pid": int64(77), "service.name": "shop"}, start)
+	b.Add(Sample{Count: 5, Stack: []Frame{
+		jvm("com.example.payments.Ledger.post"), jvm("com.example.payments.Api.charge"),
+		jvm("com.example.web.Handler.serve"), thread}})
+	b.Add(Sample{Count: 3, Stack: []Frame{
+		{Type: "native", Function: "sha256_block_data_order", File: "/usr/lib/x86_64-linux-gnu/libcrypto.so.3"},
+		jvm("com.example.auth.Token.verify"), jvm("com.example.payments.Api.charge"),
+		jvm("com.example.web.Handler.serve"), thread}})
+	b.Add(Sample{Count: 2, Stack: []Frame{jvm("com.example.web.Handler.serve"), thread}})
 	return b.P
 }
