@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -98,6 +99,9 @@ type adaptive struct {
 	set      func(hz int) error
 	log      *zap.Logger
 	until    []time.Time // per rule: ramped until then (zero: not)
+	// lastOver: when a rule last crossed its threshold (Unix ns), for
+	// whoever judges a ramp's length from outside the poll goroutine.
+	lastOver atomic.Int64
 	cool     []time.Time // per rule: no ramp before (after a cut)
 	lastAt   time.Time
 	lastCPU  time.Duration
@@ -164,6 +168,7 @@ func (a *adaptive) observe(ctx context.Context, pd *pprofile.Profiles, now time.
 				zap.Int("samples_per_second", r.SamplesPerSecond), zap.Duration("for", r.Duration))
 		}
 		a.until[i] = now.Add(r.Duration)
+		a.lastOver.Store(now.UnixNano())
 	}
 	want := a.baseline
 	for i, r := range a.cfg.Rules {
