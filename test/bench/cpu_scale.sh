@@ -19,7 +19,7 @@ bash "$here/../kernels/initramfs.sh" "$build" "$initrd" "$here/scale_guest.sh"
 rows=${CPU_SCALE_ROWS:-}
 [ -n "$rows" ] || printf '%-6s %-6s %10s %10s %10s %12s\n' cpus hz rss_MB anon_MB peak_MB maps_MB
 for n in "${cpus[@]}"; do
-	out=$(timeout 900 qemu-system-x86_64 -accel tcg -cpu max -smp "$n" -m 2048 \
+	out=$(timeout 1800 qemu-system-x86_64 -accel tcg -cpu max -smp "$n" -m 2048 \
 		-nographic -no-reboot -nodefaults -display none \
 		-kernel "$cache/6.12/vmlinuz" -initrd "$initrd" \
 		-append "console=ttyS0 panic=-1 quiet otelprof.seconds=12 otelprof.hz=99" \
