@@ -36,7 +36,7 @@ endif
 
 # Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
 # embedded in the library and loaded when that runtime is first found.
-RUNTIMES := cpython hotspot
+RUNTIMES := cpython hotspot perl
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
@@ -98,7 +98,7 @@ $(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 RUNTIME_SKELS := $(patsubst %,$(GEN)/rt_%.skel.h,$(RUNTIMES))
 define runtime_bpf
-$(BUILD)/bpf/rt_$(1).bpf.o: ebpf/runtimes/$(1)/$(1).bpf.c ebpf/*.h $(GEN)/vmlinux.h
+$(BUILD)/bpf/rt_$(1).bpf.o: ebpf/runtimes/$(1)/$(1).bpf.c ebpf/*.h $(wildcard ebpf/runtimes/$(1)/*.h) $(GEN)/vmlinux.h
 	@mkdir -p $$(dir $$@)
 	$$(call step,BPF,$$<)
 	$$(Q)$$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$$(ARCH) -I$$(GEN) -Iebpf $$(WARN) -Wno-unused-function -Wno-unused-parameter -c $$< -o $$@.raw
