@@ -21,9 +21,11 @@ int main(void)
 	printf("\t{\n");
 	printf("\t\t.version = %d, .subversion = %d,\n", PERL_VERSION,
 	       PERL_SUBVERSION);
-	printf("\t\t.interp_size = %u,\n", (unsigned)sizeof(struct interpreter));
+	printf("\t\t.interp_size = %u,\n",
+	       (unsigned)sizeof(struct interpreter));
 	printf("\t\t.walk = {\n");
-	printf("\t\t\t.interp_curcop = %u,\n", OFF(struct interpreter, Icurcop));
+	printf("\t\t\t.interp_curcop = %u,\n",
+	       OFF(struct interpreter, Icurcop));
 	printf("\t\t\t.interp_curstackinfo = %u,\n",
 	       OFF(struct interpreter, Icurstackinfo));
 	printf("\t\t\t.si_cxstack = %u,\n", OFF(PERL_SI, si_cxstack));
