@@ -39,10 +39,10 @@ func progInsns(log string) map[string][2]int {
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
 		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
-			"off_cpu_switch"}
+			"perl_walk", "off_cpu_switch"}
 	}
 	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
+		"cpython_walk_bounded", "hotspot_walk_bounded", "perl_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
 }
 
 // offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
