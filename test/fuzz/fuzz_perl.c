@@ -66,6 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (perl_reader_frame(r, FUZZ_BASE + cv, FUZZ_BASE + cop, now,
 				      &fi))
 			check(&fi);
+		if (perl_reader_frame(r, FUZZ_BASE + cv, 0, now, &fi))
+			check(&fi); /* entering: CvFILE */
 		if (!perl_reader_frame(r, OTELPROF_PERL_MAIN, FUZZ_BASE + cop,
 				       now, &fi))
 			__builtin_trap(); /* main is always named */

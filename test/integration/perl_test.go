@@ -6,6 +6,7 @@
 package integration
 
 import (
+	"debug/elf"
 	"math"
 	"os"
 	"path/filepath"
@@ -146,8 +147,8 @@ func TestPerlFrames(t *testing.T) {
 			if len(ss) < 500 {
 				t.Fatalf("only %d samples of the workload", len(ss))
 			}
-			var withPerl, nA, nB, below, rootedN int
-			var bad []string
+			var withPerl, nA, nB, below, rootedN, unknownLine int
+			var bad, unrooted []string
 			for _, s := range ss {
 				if leafPerl(s) != nil {
 					withPerl++
@@ -159,7 +160,10 @@ func TestPerlFrames(t *testing.T) {
 				if a != nil {
 					nA++
 					l := a.Lines[0]
-					if l.Filename != v.script || l.Line <= lineA || l.Line > lineA+6 {
+					// entering or leaving: its own file, no line
+					if l.Line == 0 && l.Filename == v.script {
+						unknownLine++
+					} else if l.Filename != v.script || l.Line <= lineA || l.Line > lineA+6 {
 						t.Fatalf("Hot::hot_a at %s:%d, want %s, a line of its body (after %d)\n%s", l.Filename, l.Line, v.script, lineA, s)
 					}
 					// its callers, each at the statement that called in
@@ -180,12 +184,14 @@ func TestPerlFrames(t *testing.T) {
 					}
 				} else if b != nil {
 					nB++
-					if l := b.Lines[0]; l.Line <= lineB || l.Line > lineB+6 {
+					if l := b.Lines[0]; l.Line != 0 && (l.Line <= lineB || l.Line > lineB+6) {
 						t.Fatalf("Hot::hot_b at line %d, want its body (after %d)", l.Line, lineB)
 					}
 				}
 				if rooted(s, pid) {
 					rootedN++
+				} else if len(unrooted) < 3 {
+					unrooted = append(unrooted, s.String())
 				}
 			}
 			n := len(ss)
@@ -194,6 +200,13 @@ func TestPerlFrames(t *testing.T) {
 				n, 100*float64(withPerl)/float64(n), got, truth, 100-got, 100-truth, below, nA, 100*float64(rootedN)/float64(n))
 			if float64(withPerl) < 0.95*float64(n) {
 				t.Errorf("%d of %d samples have perl frames, want >= 95%%; e.g.\n%s", withPerl, n, strings.Join(bad, "\n"))
+			}
+			t.Logf("Hot::hot_a entering or leaving (no line): %d of %d", unknownLine, nA)
+			if len(unrooted) > 0 {
+				t.Logf("not rooted, e.g. %s", unrooted[0])
+			}
+			if unknownLine > nA/20 {
+				t.Errorf("%d of %d Hot::hot_a samples without a line, want < 5%%", unknownLine, nA)
 			}
 			if nA+nB < n/2 {
 				t.Errorf("only %d of %d samples in hot_a or hot_b", nA+nB, n)
@@ -205,7 +218,7 @@ func TestPerlFrames(t *testing.T) {
 				t.Errorf("only %d of %d hot_a samples have Perl_runops_standard below main", below, nA)
 			}
 			if float64(rootedN) < 0.95*float64(n) {
-				t.Errorf("only %d of %d samples keep their native frames rooted", rootedN, n)
+				t.Errorf("only %d of %d samples keep their native frames rooted; e.g.\n%s", rootedN, n, strings.Join(unrooted, "\n"))
 			}
 		})
 	}
@@ -275,5 +288,75 @@ func TestPerlThreadFrames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Perl without a known layout (Debian's perl with its PL_version byte
+// changed to 99: Perl itself never reads it) is reported once and its
+// samples keep their native stacks, with no perl frame.
+func TestPerlUnknownVersion(t *testing.T) {
+	requireRoot(t)
+	requireExe(t, "/usr/bin/perl")
+	bin := filepath.Join(t.TempDir(), "perl")
+	raw, err := os.ReadFile("/usr/bin/perl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.Open("/usr/bin/perl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ef.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	patched := false
+	for _, s := range syms {
+		if s.Name != "PL_version" {
+			continue
+		}
+		for _, p := range ef.Progs {
+			if p.Type == elf.PT_LOAD && s.Value >= p.Vaddr && s.Value < p.Vaddr+p.Filesz {
+				off := s.Value - p.Vaddr + p.Off
+				if raw[off] != 36 {
+					t.Fatalf("PL_version is %d, want 36", raw[off])
+				}
+				raw[off] = 99
+				patched = true
+			}
+		}
+	}
+	ef.Close()
+	if !patched {
+		t.Fatal("no PL_version in /usr/bin/perl")
+	}
+	if err := os.WriteFile(bin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.pl"))
+	w := startRuntime(t, nil, bin, src, "30")
+	time.Sleep(500 * time.Millisecond)
+	pid := w.cmd.Process.Pid
+	rec := record(t, 6, 199, "--pid", itoa(pid))
+	if !strings.Contains(rec.Stderr, "(0 with their own offsets, 1 unknown versions)") {
+		t.Errorf("the unknown version is not reported once:\n%s", rec.Stderr)
+	}
+	p := decodeFile(t, rec.Path).ByPID(pid)
+	// 100: a tenth of a CPU on a loaded machine is enough for the shape
+	if p == nil || len(p.Samples) < 100 {
+		t.Fatalf("too few samples of pid %d", pid)
+	}
+	n := 0
+	for _, s := range p.Samples {
+		if leafPerl(s) != nil {
+			t.Fatalf("a perl frame from an unknown version: %s", s)
+		}
+		if frameNamed(s, "Perl_runops_standard") >= 0 && rooted(s, pid) {
+			n++
+		}
+	}
+	t.Logf("%d of %d samples native and rooted", n, len(p.Samples))
+	if n < len(p.Samples)*90/100 {
+		t.Errorf("only %d of %d samples keep whole native stacks", n, len(p.Samples))
 	}
 }

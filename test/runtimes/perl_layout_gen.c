@@ -52,6 +52,7 @@ int main(void)
 	printf("\t\t.svf_ook = 0x%x,\n", SVf_OOK);
 	printf("\t\t.xcv_gv = %u,\n", OFF(XPVCV, xcv_gv_u));
 	printf("\t\t.xcv_flags = %u,\n", OFF(XPVCV, xcv_flags));
+	printf("\t\t.xcv_file = %u,\n", OFF(XPVCV, xcv_file));
 	printf("\t\t.cvf_named = 0x%x,\n", CVf_NAMED);
 	printf("\t\t.xgv_namehek = %u,\n", OFF(XPVGV, xiv_u));
 	printf("\t\t.xgv_stash = %u,\n", OFF(XPVGV, xnv_u));

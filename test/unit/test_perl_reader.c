@@ -66,6 +66,8 @@ static void image(void)
 	sv(0x600, 0x680, 12 | 0x2000000);
 	put64(0x680 + 32, BASE + 0x700);
 	hek(0x700, "Hot::Inner");
+	put64(0x200 + 64, BASE + 0x880); /* CvFILE */
+	strcpy((char *)mem + 0x880, "/srv/app/Hot.pm");
 	put32(0x400 + 36, 42);
 	put64(0x400 + 48, BASE + 0x800);
 	strcpy((char *)mem + 0x800, "/srv/app/hot.pl");
@@ -109,6 +111,11 @@ static void names_a_sub(void **state)
 		perl_reader_frame(r, OTELPROF_PERL_MAIN, BASE + 0x400, 1, &fi));
 	assert_string_equal(fi.name, "main");
 	assert_int_equal(fi.line, 42);
+	/* entering or leaving (COP 0): the sub's own file, no line */
+	assert_true(perl_reader_frame(r, BASE + 0x100, 0, 1, &fi));
+	assert_string_equal(fi.name, "Hot::Inner::hot_a");
+	assert_string_equal(fi.file, "/srv/app/Hot.pm");
+	assert_int_equal(fi.line, 0);
 	/* a stash renamed: its names array, the first one */
 	put64(0x680 + 32, BASE + 0x900);
 	put32(0x680 + 32 + 28, 2);

@@ -97,6 +97,15 @@ static __always_inline bool put_pair(struct otelprof_sample_event *e,
 
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return false;
+	/* The innermost sub still entering (before its first statement) or
+	 * leaving: PL_curcop is still its caller's statement, the one this
+	 * next frame is at. Its own line is unknown then (COP 0), unless it
+	 * called itself (the statement is then one of its own). */
+	if (s->got == 1 && n >= 2 &&
+	    e->ustack[(n - 1) & (OTELPROF_USTACK_WORDS - 1)] == w1 &&
+	    (e->ustack[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] ^ w0) &
+		    ~OTELPROF_INTERP_F_LAST)
+		e->ustack[(n - 1) & (OTELPROF_USTACK_WORDS - 1)] = 0;
 	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] = w0;
 	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = w1;
 	s->n = n + 2;

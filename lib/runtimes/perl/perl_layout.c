@@ -43,6 +43,7 @@ static const struct perl_layout layouts[] = {
 		.svf_ook = 0x2000000,
 		.xcv_gv = 56,
 		.xcv_flags = 92,
+		.xcv_file = 64,
 		.cvf_named = 0x8000,
 		.xgv_namehek = 32,
 		.xgv_stash = 40,
@@ -81,6 +82,7 @@ static const struct perl_layout layouts[] = {
 		.svf_ook = 0x2000000,
 		.xcv_gv = 56,
 		.xcv_flags = 92,
+		.xcv_file = 64,
 		.cvf_named = 0x8000,
 		.xgv_namehek = 32,
 		.xgv_stash = 40,
@@ -112,7 +114,8 @@ bool perl_layout_sane(const struct perl_layout *l)
 	       w->cx_sub_cv + 8 <= OTELPROF_PERL_CX_READ &&
 	       w->cx_size >= OTELPROF_PERL_CX_READ && l->cop_line < 256 &&
 	       l->cop_file < 256 && l->xcv_gv < 256 && l->xcv_flags < 256 &&
-	       l->xgv_namehek < 256 && l->xgv_stash < 256 && l->xhv_aux < 256 &&
-	       l->aux_name < 256 && l->aux_name_count < 256 &&
-	       l->hek_key < 64 && l->hek_len < 64 && l->sv_flags < 64;
+	       l->xcv_file < 256 && l->xgv_namehek < 256 &&
+	       l->xgv_stash < 256 && l->xhv_aux < 256 && l->aux_name < 256 &&
+	       l->aux_name_count < 256 && l->hek_key < 64 && l->hek_len < 64 &&
+	       l->sv_flags < 64;
 }

@@ -24,8 +24,9 @@ struct perl_layout {
 	uint16_t sv_flags, sv_u;	/* SV head: flags (U32), union */
 	uint16_t svt_mask, svt_pvgv, svt_pvhv, svt_pvcv;
 	uint32_t svf_ook; /* a stash's aux struct (its name) is there */
-	uint16_t xcv_gv, xcv_flags;	   /* XPVCV: gv (or name HEK), flags */
-	uint32_t cvf_named;		   /* xcv_gv is a HEK (lexical sub) */
+	uint16_t xcv_gv, xcv_flags; /* XPVCV: gv (or name HEK), flags */
+	uint16_t xcv_file;	    /* XPVCV: the file it was compiled from */
+	uint32_t cvf_named;	    /* xcv_gv is a HEK (lexical sub) */
 	uint16_t xgv_namehek, xgv_stash;   /* XPVGV */
 	uint16_t xhv_aux;		   /* xpvhv_with_aux.xhv_aux */
 	uint16_t aux_name, aux_name_count; /* xpvhv_aux */

@@ -114,25 +114,29 @@ static bool stash_name(struct perl_reader *r, uint64_t stash, char *out,
 	return plausible(name) && hek_text(r, name, out, cap);
 }
 
-/* "Pkg::sub" of cv into out; *gv_out: what it was read from. */
+/* "Pkg::sub" of cv into out; *gv_out: what it was read from, *file_out
+ * its CvFILE. */
 static bool cv_name(struct perl_reader *r, uint64_t cv, char *out,
-		    uint64_t *gv_out)
+		    uint64_t *gv_out, uint64_t *file_out)
 {
 	const struct perl_layout *l = r->l;
 	uint64_t body, gv, gbody, namehek, stash;
 	uint32_t flags, cvflags;
 	uint8_t b[256 + 8];
-	size_t n;
+	size_t n, need = l->xcv_gv + 8u;
 
 	if (!sv_head(r, cv, l->svt_pvcv, &body, &flags))
 		return false;
-	if (!rd(r, body, b,
-		(l->xcv_gv > l->xcv_flags ? l->xcv_gv + 8u
-					  : l->xcv_flags + 4u)))
+	if (l->xcv_flags + 4u > need)
+		need = l->xcv_flags + 4u;
+	if (l->xcv_file + 8u > need)
+		need = l->xcv_file + 8u;
+	if (!rd(r, body, b, need))
 		return false;
 	gv = u64_at(b, l->xcv_gv);
 	cvflags = u32_at(b, l->xcv_flags);
 	*gv_out = gv;
+	*file_out = u64_at(b, l->xcv_file);
 	if (!plausible(gv))
 		return false;
 	if (cvflags & l->cvf_named) /* a lexical sub: its name only */
@@ -163,25 +167,27 @@ static uint32_t slot_of(uint64_t a, uint32_t nslots)
 	return (uint32_t)(a & (nslots - 1));
 }
 
-static const char *name_of(struct perl_reader *r, uint64_t cv, uint64_t now)
+static const struct perl_name_slot *name_of(struct perl_reader *r, uint64_t cv,
+					    uint64_t now)
 {
 	struct perl_name_slot *s = &r->names[slot_of(cv, PERL_NAME_SLOTS)];
 	char name[PERL_NAME_MAX];
-	uint64_t gv = 0;
+	uint64_t gv = 0, file = 0;
 	bool ok;
 
 	if (s->cv == cv && now - s->checked_ns < PERL_RECHECK_NS)
-		return s->ok ? s->name : NULL;
-	ok = cv_name(r, cv, name, &gv);
+		return s->ok ? s : NULL;
+	ok = cv_name(r, cv, name, &gv, &file);
 	if (!ok)
 		r->read_errors++;
 	s->cv = cv;
 	s->gv = gv;
+	s->file = file;
 	s->checked_ns = now;
 	s->ok = ok;
 	if (ok)
 		memcpy(s->name, name, sizeof(name));
-	return ok ? s->name : NULL;
+	return ok ? s : NULL;
 }
 
 static const char *file_of(struct perl_reader *r, uint64_t ptr, uint64_t now)
@@ -211,21 +217,31 @@ bool perl_reader_frame(struct perl_reader *r, uint64_t cv, uint64_t cop,
 		       uint64_t now_ns, struct perl_frame_info *out)
 {
 	const struct perl_layout *l = r->l;
+	const struct perl_name_slot *sub = NULL;
 	uint8_t c[256 + 8];
 	uint16_t need =
 		(l->cop_file > l->cop_line ? l->cop_file : l->cop_line) + 8;
 
 	memset(out, 0, sizeof(*out));
-	if (cv == OTELPROF_PERL_MAIN)
+	if (cv == OTELPROF_PERL_MAIN) {
 		out->name = "main";
-	else
-		out->name = name_of(r, cv, now_ns);
-	if (!out->name)
-		return false;
+	} else {
+		sub = name_of(r, cv, now_ns);
+		if (!sub)
+			return false;
+		out->name = sub->name;
+	}
+	if (!cop) {
+		/* a sub entering or leaving (perl.bpf.c): its line is
+		 * unknown, its file is the one it was compiled from */
+		if (sub && plausible(sub->file))
+			out->file = file_of(r, sub->file, now_ns);
+		return true;
+	}
 	if (rd(r, cop, c, need)) {
 		out->line = u32_at(c, l->cop_line);
 		out->file = file_of(r, u64_at(c, l->cop_file), now_ns);
-	} else if (cop) {
+	} else {
 		r->read_errors++;
 	}
 	return true;

@@ -25,6 +25,7 @@
 
 struct perl_name_slot {
 	uint64_t cv, gv; /* gv: what the name was read from (recheck) */
+	uint64_t file;	 /* its CvFILE (a char *) */
 	uint64_t checked_ns;
 	bool ok;
 	char name[PERL_NAME_MAX];
@@ -56,7 +57,8 @@ void perl_reader_init(struct perl_reader *r, const struct perl_layout *l,
 
 /* Frame {cv, cop} of the walk (cv OTELPROF_PERL_MAIN: the main program);
  * false if the sub cannot be read. A COP that cannot be read leaves file
- * and line empty. */
+ * and line empty; COP 0 (a sub entering or leaving) gives the sub's own
+ * file and no line. */
 bool perl_reader_frame(struct perl_reader *r, uint64_t cv, uint64_t cop,
 		       uint64_t now_ns, struct perl_frame_info *out);
 
