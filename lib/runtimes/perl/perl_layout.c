@@ -93,12 +93,13 @@ static const struct perl_layout layouts[] = {
 		.hek_key = 8,
 	},
 #endif
+	{.version = 0}, /* the end (the only row where none is known) */
 };
 
 const struct perl_layout *perl_layout_find(unsigned version,
 					   unsigned interp_size)
 {
-	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+	for (size_t i = 0; layouts[i].version; i++)
 		if (layouts[i].version == version &&
 		    layouts[i].interp_size == interp_size)
 			return &layouts[i];
