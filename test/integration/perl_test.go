@@ -374,4 +374,3 @@ func TestPerlUnknownVersion(t *testing.T) {
 		t.Errorf("only %d of %d samples keep whole native stacks", n, len(p.Samples))
 	}
 }
-
