@@ -178,3 +178,64 @@ int64_t ruby_succ_lookup(const uint8_t *imm, const uint8_t *block, uint64_t pos)
 	return (int64_t)rank + small +
 	       __builtin_popcountll(bits << (63 - bi % 64)) - 1;
 }
+
+size_t ruby_tail_jumps(const uint8_t *code, size_t len, uint64_t vaddr,
+		       uint64_t *targets, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; len >= 5 && i <= len - 5 && n < max; i++) {
+		int32_t rel;
+		uint64_t to;
+
+		if (code[i] != 0xe9)
+			continue;
+		memcpy(&rel, code + i + 1, 4);
+		to = vaddr + i + 5 + (uint64_t)(int64_t)rel;
+		if (to >= vaddr && to < vaddr + len)
+			continue; /* a jump inside the function */
+		targets[n++] = to;
+	}
+	return n;
+}
+
+int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
+		      uint64_t func, uint64_t *end)
+{
+	uint32_t count, lo = 0, hi;
+	const uint8_t *table;
+
+	/* version 1; eh_frame_ptr sdata4 pcrel (0x1b); fde_count udata4
+	 * (0x03); table datarel sdata4 (0x3b) */
+	if (len < 12 || hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 ||
+	    hdr[3] != 0x3b)
+		return -1;
+	memcpy(&count, hdr + 8, 4);
+	if (count < 2 || count > (len - 12) / 8)
+		return -1;
+	table = hdr + 12;
+	hi = count;
+	/* the first entry starting after func */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		int32_t loc;
+
+		memcpy(&loc, table + 8 * (size_t)mid, 4);
+		if (hdr_vaddr + (uint64_t)(int64_t)loc <= func)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || lo >= count)
+		return -1;
+	{
+		int32_t prev, next;
+
+		memcpy(&prev, table + 8 * (size_t)(lo - 1), 4);
+		memcpy(&next, table + 8 * (size_t)lo, 4);
+		if (hdr_vaddr + (uint64_t)(int64_t)prev != func)
+			return -1; /* func does not start an FDE */
+		*end = hdr_vaddr + (uint64_t)(int64_t)next;
+	}
+	return 0;
+}

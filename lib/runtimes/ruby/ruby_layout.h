@@ -57,6 +57,26 @@ int ruby_version_parse(const char *s, size_t len, unsigned *major,
 int ruby_tls_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
 		       uint64_t *got_vaddr);
 
+/*
+ * Candidates for the function a stripped libruby's rb_iseq_eval and
+ * rb_iseq_eval_main both end in with a tail jump (rb_vm_exec, the VM
+ * loop's entry, which 3.3 no longer exports): the targets of what reads
+ * as a `jmp rel32` in code (len bytes at ELF address vaddr) and leaves
+ * it. A byte scan, so the caller takes a target both functions share.
+ * Returns how many (at most max) went into targets.
+ */
+size_t ruby_tail_jumps(const uint8_t *code, size_t len, uint64_t vaddr,
+		       uint64_t *targets, size_t max);
+
+/*
+ * Where the function starting at func ends: the next function's start in
+ * an .eh_frame_hdr search table (hdr: the section's len bytes at ELF
+ * address hdr_vaddr; only the usual encoding, datarel sdata4 pairs).
+ * Returns 0 and *end, or -1.
+ */
+int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
+		      uint64_t func, uint64_t *end);
+
 /* Object headers (RBasic.flags). */
 #define RUBY_T_MASK	 0x1f
 #define RUBY_T_STRING	 0x05

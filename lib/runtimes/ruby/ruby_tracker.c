@@ -153,18 +153,97 @@ static void kernel_write(struct ruby_tracker *t, struct process *p)
 
 struct ruby_symbols {
 	uint64_t version, thread_current, current_ec; /* ELF values */
+	uint64_t vm_exec, iseq_eval, iseq_eval_main;
 };
 
 static void dynsym_lookup(int fd, struct ruby_symbols *out)
 {
-	static const char *const names[] = {"ruby_version", "rb_thread_current",
-					    "ruby_current_ec"};
-	uint64_t v[3];
+	static const char *const names[] = {
+		"ruby_version", "rb_thread_current", "ruby_current_ec",
+		"rb_vm_exec",	"rb_iseq_eval",	     "rb_iseq_eval_main"};
+	uint64_t v[6];
 
-	(void)elf_dynsym_lookup(fd, NULL, names, 3, v);
+	(void)elf_dynsym_lookup(fd, NULL, names, 6, v);
 	out->version = v[0];
 	out->thread_current = v[1];
 	out->current_ec = v[2];
+	out->vm_exec = v[3];
+	out->iseq_eval = v[4];
+	out->iseq_eval_main = v[5];
+}
+
+#define RUBY_EH_HDR_MAX (1u << 20)
+
+/* The end of the function at ELF address func, from the .eh_frame_hdr
+ * the process mapped (its ELF and program headers are in the first
+ * mapped page: bias + 0). 0: unknown. */
+static uint64_t function_end(struct ruby_tracker *t, uint32_t pid,
+			     uint64_t bias, uint64_t func)
+{
+	uint8_t eh[64], ph[56];
+	uint64_t phoff, vaddr = 0, size = 0, end = 0;
+	uint16_t phnum;
+	uint8_t *hdr;
+
+	if (t->read_mem(&pid, bias, eh, sizeof(eh)) ||
+	    memcmp(eh, "\177ELF", 4) || eh[4] != 2)
+		return 0;
+	memcpy(&phoff, eh + 32, 8);
+	memcpy(&phnum, eh + 56, 2);
+	for (uint16_t i = 0; i < phnum && i < 64; i++) {
+		uint32_t type;
+
+		if (t->read_mem(&pid, bias + phoff + 56ull * i, ph, sizeof(ph)))
+			return 0;
+		memcpy(&type, ph, 4);
+		if (type == 0x6474e550) { /* PT_GNU_EH_FRAME */
+			memcpy(&vaddr, ph + 16, 8);
+			memcpy(&size, ph + 40, 8);
+			break;
+		}
+	}
+	if (!vaddr || !size || size > RUBY_EH_HDR_MAX)
+		return 0;
+	hdr = malloc(size);
+	if (hdr && !t->read_mem(&pid, bias + vaddr, hdr, size) &&
+	    ruby_function_end(hdr, size, vaddr, func, &end))
+		end = 0;
+	free(hdr);
+	return end;
+}
+
+/* rb_vm_exec: exported up to 3.1; later the function rb_iseq_eval and
+ * rb_iseq_eval_main both tail-jump to. */
+static void find_loop(struct ruby_tracker *t, uint32_t pid,
+		      struct ruby_process *rp, const struct ruby_symbols *s,
+		      uint64_t bias)
+{
+	uint64_t start = s->vm_exec, end, a[16], b[16];
+	uint8_t code[256];
+	size_t na = 0, nb = 0;
+
+	if (!start && s->iseq_eval && s->iseq_eval_main) {
+		if (!t->read_mem(&pid, s->iseq_eval + bias, code, sizeof(code)))
+			na = ruby_tail_jumps(code, sizeof(code), s->iseq_eval,
+					     a, 16);
+		if (!t->read_mem(&pid, s->iseq_eval_main + bias, code,
+				 sizeof(code)))
+			nb = ruby_tail_jumps(code, sizeof(code),
+					     s->iseq_eval_main, b, 16);
+		/* a target both share, and that starts a function */
+		for (size_t i = 0; i < na && !start; i++)
+			for (size_t j = 0; j < nb && !start; j++)
+				if (a[i] == b[j] &&
+				    function_end(t, pid, bias, a[i]) > a[i])
+					start = a[i];
+	}
+	if (!start)
+		return;
+	end = function_end(t, pid, bias, start);
+	if (end <= start || end - start > (1u << 20))
+		return;
+	rp->loop_lo = start + bias;
+	rp->loop_hi = end + bias;
 }
 
 /* Layout and TLS location of the Ruby in mapping m (bias: its load bias);
@@ -213,6 +292,11 @@ static bool identify(struct ruby_tracker *t, struct process *p,
 		rp->layout = NULL;
 		return false;
 	}
+	find_loop(t, p->pid, rp, s, bias);
+	if (!rp->loop_lo)
+		debug_log("pid %u: Ruby %u.%u: rb_vm_exec not found; its "
+			  "frames go after the native ones",
+			  p->pid, major, minor);
 	rp->walk = rp->layout->walk;
 	rp->walk.tls_module_got = got + bias;
 	rp->walk.tls_offset = off;
@@ -597,6 +681,13 @@ static bool rt_name_frame(void *rt, struct process *p, uint64_t iseq,
 	return ruby_frame(rt, p->pid, iseq, pc, now_ns, out);
 }
 
+static bool rt_is_loop(void *rt, struct process *p, uint64_t pc)
+{
+	const struct ruby_process *rp = find(rt, p->pid);
+
+	return rp && rp->loop_lo && pc > rp->loop_lo && pc <= rp->loop_hi;
+}
+
 static void rt_counters(const void *rt, struct runtime_counters *out)
 {
 	const struct ruby_counters *c =
@@ -636,4 +727,5 @@ const struct runtime_ops ruby_runtime = {
 	.name_frame = rt_name_frame,
 	.counters = rt_counters,
 	.free = rt_free,
+	.is_loop = rt_is_loop,
 };

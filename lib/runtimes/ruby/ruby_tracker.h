@@ -49,6 +49,9 @@ struct ruby_process {
 	struct otelprof_ruby_proc walk;	  /* what the kernel gets */
 	bool in_kernel;
 	bool unknown_reported;
+	/* rb_vm_exec's code (runtime addresses; 0: not found): each run of
+	 * Ruby frames goes above the native frame there */
+	uint64_t loop_lo, loop_hi;
 	struct mem_account account;
 	struct idxmap index; /* iseq address -> iseqs[] */
 	struct ruby_iseq *iseqs;
