@@ -39,10 +39,10 @@ func progInsns(log string) map[string][2]int {
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
 		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
-			"off_cpu_switch"}
+			"ruby_walk", "off_cpu_switch"}
 	}
 	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
+		"cpython_walk_bounded", "hotspot_walk_bounded", "ruby_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
 }
 
 // offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
@@ -100,7 +100,8 @@ func TestBPFProgramsWithinBudget(t *testing.T) {
 
 // A runtime's program is verified only where that runtime runs: a
 // recording of a C program loads none; one of a JVM loads HotSpot's walk
-// and not CPython's, one of a CPython the other way round.
+// and not CPython's, one of a CPython the other way round, one of a Ruby
+// only Ruby's.
 func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 	requireRoot(t)
 	requireExe(t, python312)
@@ -120,9 +121,10 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		start        func() *exec.Cmd
 		want, refuse []string
 	}{
-		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk"}},
-		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk"}},
-		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk"}},
+		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "ruby_walk"}},
+		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk", "ruby_walk"}},
+		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk", "ruby_walk"}},
+		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, "20"); return w.cmd }, []string{"ruby_walk"}, []string{"cpython_walk", "hotspot_walk"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -148,31 +148,37 @@ int ruby_str_decode(const struct ruby_layout *l, const uint8_t *hdr,
 	return 0;
 }
 
-uint64_t ruby_succ_block(uint64_t pos)
+void ruby_succ_chunk(uint64_t pos, uint64_t *off, size_t *len)
 {
-	if (pos < RUBY_SUCC_IMM_SIZE)
-		return 0;
-	return RUBY_SUCC_IMM_BYTES +
+	if (pos < RUBY_SUCC_IMM_SIZE) {
+		*off = 8 * (pos / 9);
+		*len = 8;
+		return;
+	}
+	*off = RUBY_SUCC_IMM_BYTES +
 	       RUBY_SUCC_BLOCK_BYTES *
 		       ((pos - RUBY_SUCC_IMM_SIZE) / RUBY_SUCC_BLOCK_BITS);
+	*len = RUBY_SUCC_BLOCK_BYTES;
 }
 
-int64_t ruby_succ_lookup(const uint8_t *imm, const uint8_t *block, uint64_t pos)
+int64_t ruby_succ_lookup(const uint8_t *chunk, size_t len, uint64_t pos)
 {
 	uint64_t w, ranks, bits;
 	uint32_t rank, bi, sbi, small = 0;
 
 	if (pos < RUBY_SUCC_IMM_SIZE) {
-		memcpy(&w, imm + 8 * (pos / 9), 8);
+		if (len < 8)
+			return -1;
+		memcpy(&w, chunk, 8);
 		return (int64_t)((w >> (7 * (pos % 9))) & 0x7f) - 1;
 	}
-	if (!block)
+	if (len < RUBY_SUCC_BLOCK_BYTES)
 		return -1;
 	bi = (uint32_t)((pos - RUBY_SUCC_IMM_SIZE) % RUBY_SUCC_BLOCK_BITS);
 	sbi = bi / 64;
-	memcpy(&rank, block, 4);
-	memcpy(&ranks, block + 8, 8);
-	memcpy(&bits, block + 16 + 8 * sbi, 8);
+	memcpy(&rank, chunk, 4);
+	memcpy(&ranks, chunk + 8, 8);
+	memcpy(&bits, chunk + 16 + 8 * sbi, 8);
 	if (sbi)
 		small = (uint32_t)((ranks >> ((sbi - 1) * 9)) & 0x1ff);
 	return (int64_t)rank + small +

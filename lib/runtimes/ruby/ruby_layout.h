@@ -102,18 +102,17 @@ int ruby_str_decode(const struct ruby_layout *l, const uint8_t *hdr,
 
 /*
  * The instruction's entry in an iseq's insn_info table, from its succinct
- * position index (iseq.c succ_index_table). imm is the table's immediate
- * part (48 bytes), block the 80-byte dictionary block that pos falls in
- * (ruby_succ_block says which; NULL for positions in the immediate part).
- * Returns the 0-based entry index, or -1.
+ * position index (iseq.c succ_index_table): positions below 54 are in
+ * 7-bit counts, nine to a word; the others in 80-byte dictionary blocks
+ * of 512 positions. ruby_succ_chunk says which bytes of the table hold
+ * pos (the table is only as long as its iseq needs: read no more);
+ * ruby_succ_lookup decodes them. Returns the 0-based entry index, or -1.
  */
 #define RUBY_SUCC_IMM_BYTES   48
 #define RUBY_SUCC_IMM_SIZE    54
 #define RUBY_SUCC_BLOCK_BYTES 80
 #define RUBY_SUCC_BLOCK_BITS  512
-/* Offset of the block holding pos from the table's start; 0: immediate. */
-uint64_t ruby_succ_block(uint64_t pos);
-int64_t ruby_succ_lookup(const uint8_t *imm, const uint8_t *block,
-			 uint64_t pos);
+void ruby_succ_chunk(uint64_t pos, uint64_t *off, size_t *len);
+int64_t ruby_succ_lookup(const uint8_t *chunk, size_t len, uint64_t pos);
 
 #endif
