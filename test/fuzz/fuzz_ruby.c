@@ -6,7 +6,8 @@
  * the exported symbols (identification: version string, TLS code, the
  * tail jumps to rb_vm_exec, .eh_frame_hdr) and the {iseq, pc} pairs named
  * (iseq headers and bodies, String and Array objects, the succinct line
- * index), twice each with the clock moved past the recheck interval.
+ * index; method entries and class paths), twice each with the clock moved past
+ * the recheck interval.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -44,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ruby_symbols s;
 	struct ruby_process *rp;
 	struct runtime_frame f;
-	const size_t head = 32;
+	const size_t head = 48;
 
 	if (size < head)
 		return 0;
@@ -73,6 +74,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t k = 8; k < 16; k += 2) {
 			uint64_t iseq = MEM_BASE + word(data, k);
 			uint64_t pc = MEM_BASE + word(data, k + 1);
+
+			/* a method entry pair before it (its class names it) */
+			if (data[16 + k] & 1 &&
+			    ruby_frame(&r, rp,
+				       (MEM_BASE + word(data, k + 8)) |
+					       OTELPROF_RUBY_ME_TAG,
+				       iseq, 0, &f))
+				__builtin_trap();
 
 			if (ruby_frame(&r, rp, iseq, pc,
 				       (uint64_t)round * 2 * RUBY_RECHECK_NS,

@@ -17,13 +17,19 @@ const (
 
 // rubies: Debian 12's ruby 3.1 on the host, Debian 13's 3.3 under chroot
 // (as a container runs it: its files are seen through the process's root).
+// 3.3's methods are named with their class, as Ruby prints them; 3.1's
+// by the method's name alone (its class paths are not read).
 var rubies = []struct {
-	name   string
-	chroot bool
+	name             string
+	chroot           bool
+	hotA, hotB, work string
 }{
-	{"debian12-3.1", false},
-	{"debian13-3.3", true},
+	{"debian12-3.1", false, "hot_a", "hot_b", "work"},
+	{"debian13-3.3", true, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work"},
 }
+
+// rubyNames: what a version calls the workload's methods.
+type rubyNames struct{ hotA, hotB, work string }
 
 // rubyFrame is the first ruby frame of s named name (and its index), or nil.
 func rubyFrame(s Sample, name string) (int, *Frame) {
@@ -74,12 +80,12 @@ func TestRubyFrames(t *testing.T) {
 		t.Run(v.name+"/main", func(t *testing.T) {
 			w, path := startRuby(t, v.chroot, "60")
 			p, truth := recordRuntime(t, w, 5)
-			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW)
+			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work})
 		})
 		t.Run(v.name+"/thread", func(t *testing.T) {
 			w, _ := startRuby(t, v.chroot, "60", "thread")
 			p, _ := recordRuntime(t, w, 5)
-			judgeRubyThreads(t, w, p)
+			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work})
 		})
 	}
 }
@@ -102,16 +108,16 @@ func steady(p *Process) []Sample {
 	return out
 }
 
-func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path string, lineA, lineB, lineW int64) {
+func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path string, lineA, lineB, lineW int64, names rubyNames) {
 	t.Helper()
 	pid := w.cmd.Process.Pid
 	var withRuby, nA, nB, spliced, rootedN int
 	var bad []string
 	samples := steady(p)
 	for _, s := range samples {
-		i, a := rubyFrame(s, "hot_a")
-		_, b := rubyFrame(s, "hot_b")
-		j, wk := rubyFrame(s, "work")
+		i, a := rubyFrame(s, names.hotA)
+		_, b := rubyFrame(s, names.hotB)
+		j, wk := rubyFrame(s, names.work)
 		if wk != nil {
 			withRuby++
 			if wk.Lines[0].Filename != path || wk.Lines[0].StartLine != lineW {
@@ -174,7 +180,7 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 
 // Two Ruby threads, each spinning in its own method: each thread's
 // samples carry its own method, never the other's.
-func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process) {
+func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process, names rubyNames) {
 	t.Helper()
 	var n, own, other int
 	per := map[string]int{}
@@ -183,9 +189,9 @@ func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process) {
 		var mine, theirs string
 		switch s.ThreadName {
 		case "ruby-a":
-			mine, theirs = "hot_a", "hot_b"
+			mine, theirs = names.hotA, names.hotB
 		case "ruby-b":
-			mine, theirs = "hot_b", "hot_a"
+			mine, theirs = names.hotB, names.hotA
 		default:
 			continue
 		}

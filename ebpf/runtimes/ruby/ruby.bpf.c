@@ -7,7 +7,8 @@
  * execution context comes from its thread-local ruby_current_ec, so a
  * thread without the GVL shows its own (blocked) frames, never another
  * thread's. Frames without an iseq (C functions, ifuncs, dummies) are not
- * reported. The first frame of each vm_exec call carries
+ * reported; a method frame's method entry goes before it where userspace
+ * names methods by their class. The first frame of each vm_exec call carries
  * OTELPROF_INTERP_F_LAST, so userspace can splice each run above the
  * native call that ran it. Every read is of process memory and may fail:
  * the walk then stops with what it has (counted). Loaded when the first
@@ -125,10 +126,25 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 	    magic == OTELPROF_RUBY_MAGIC_DUMMY)
 		return 0;
 	n = s->n;
-	if (n > OTELPROF_USTACK_WORDS - 2)
+	if (n > OTELPROF_USTACK_WORDS - 4 ||
+	    s->got >= OTELPROF_MAX_INTERP_FRAMES - 1)
 		return 1;
+	if ((s->rp.flags & OTELPROF_RUBY_F_METHOD_ENTRY) &&
+	    magic == OTELPROF_RUBY_MAGIC_METHOD) {
+		u64 me = read_u64(ep - 16);
+
+		if (me) {
+			e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+				(me & ~(OTELPROF_INTERP_F_LAST |
+					OTELPROF_RUBY_ME_TAG)) |
+				OTELPROF_RUBY_ME_TAG;
+			e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = iseq;
+			n += 2;
+			s->got++;
+		}
+	}
 	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
-		(iseq & ~OTELPROF_INTERP_F_LAST) |
+		(iseq & ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
 		(flags & OTELPROF_RUBY_FLAG_FINISH ? OTELPROF_INTERP_F_LAST
 						   : 0);
 	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = pc;

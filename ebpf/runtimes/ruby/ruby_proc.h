@@ -20,14 +20,21 @@ struct otelprof_ruby_proc {
 	u16 ec_cfp;	      /* .cfp, the innermost control frame */
 	u16 cfp_size;	      /* sizeof(rb_control_frame_t) */
 	u16 cfp_pc, cfp_iseq, cfp_ep;
-	u16 pad;
+	u16 flags; /* OTELPROF_RUBY_F_* */
 };
 
+/* Report each method frame's method entry (ep[-2]) too, as a pair
+ * {me | OTELPROF_RUBY_ME_TAG, iseq} before the frame's own: its class
+ * names the method (versions whose class path userspace can read). */
+#define OTELPROF_RUBY_F_METHOD_ENTRY 1
+#define OTELPROF_RUBY_ME_TAG	     (1ull << 62)
+
 /* ep[0] of a control frame: its type (VM_FRAME_MAGIC_*) and flags. */
-#define OTELPROF_RUBY_MAGIC_MASK  0x7fff0001u
-#define OTELPROF_RUBY_MAGIC_CFUNC 0x55550001u
-#define OTELPROF_RUBY_MAGIC_IFUNC 0x66660001u
-#define OTELPROF_RUBY_MAGIC_DUMMY 0x79990001u
+#define OTELPROF_RUBY_MAGIC_MASK   0x7fff0001u
+#define OTELPROF_RUBY_MAGIC_METHOD 0x11110001u
+#define OTELPROF_RUBY_MAGIC_CFUNC  0x55550001u
+#define OTELPROF_RUBY_MAGIC_IFUNC  0x66660001u
+#define OTELPROF_RUBY_MAGIC_DUMMY  0x79990001u
 /* The frame a vm_exec call started with: returning from it returns from
  * that call (VM_FRAME_FLAG_FINISH). */
 #define OTELPROF_RUBY_FLAG_FINISH 0x0020u

@@ -61,6 +61,12 @@ static const struct ruby_layout layouts[] = {
 		.insn_info_entry = 12,
 		.str_len_in_flags = 0,
 		.str_embed_ary = 24,
+		/* RClass is 32 bytes, then rb_classext_t: its
+		 * as.singleton_class.attached_object at 96, classpath at
+		 * 120; FL_SINGLETON is FL_USER0 */
+		.class_path = 32 + 120,
+		.class_attached = 32 + 96,
+		.fl_singleton = 1u << 12,
 	},
 };
 

@@ -35,6 +35,12 @@ struct ruby_layout {
 	 * 3.2+ in a len field before the union */
 	uint8_t str_len_in_flags;
 	uint8_t str_embed_ary; /* offset of an embedded string's bytes */
+	/* Class paths (0: not read for this version; 3.1 keeps them in an
+	 * instance variable table): where a class keeps its path and a
+	 * singleton class the object it is attached to (rb_classext_t
+	 * follows struct RClass), and the singleton flag. */
+	uint16_t class_path, class_attached;
+	uint32_t fl_singleton;
 };
 
 /* The layout of version major.minor, or NULL: unknown (native stacks). */
@@ -83,6 +89,9 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 #define RUBY_T_ARRAY	 0x07
 #define RUBY_T_IMEMO	 0x1a
 #define RUBY_IMEMO_ISEQ	 7
+#define RUBY_IMEMO_MENT	 6
+#define RUBY_T_CLASS	 0x02
+#define RUBY_T_MODULE	 0x03
 #define RUBY_STR_NOEMBED (1u << 13) /* RSTRING_NOEMBED, FL_USER1 */
 #define RUBY_ARY_EMBED	 (1u << 13) /* RARRAY_EMBED_FLAG, FL_USER1 */
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtimes/ruby/ruby_reader.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,7 @@ static void clear_iseqs(struct ruby_process *rp)
 	for (uint32_t i = 0; i < rp->niseqs; i++) {
 		free(rp->iseqs[i].name);
 		free(rp->iseqs[i].file);
+		free(rp->iseqs[i].qual);
 	}
 	rp->niseqs = 0;
 	rp->bytes = 0;
@@ -164,6 +166,8 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 			  "frames go after the native ones",
 			  rp->pid, major, minor);
 	rp->walk = rp->layout->walk;
+	if (rp->layout->class_path)
+		rp->walk.flags |= OTELPROF_RUBY_F_METHOD_ENTRY;
 	rp->walk.tls_module_got = got + bias;
 	rp->walk.tls_offset = off;
 	return true;
@@ -270,7 +274,9 @@ static void iseq_drop(struct ruby_process *rp, struct ruby_iseq *q)
 {
 	free(q->name);
 	free(q->file);
-	q->name = q->file = NULL;
+	free(q->qual);
+	q->name = q->file = q->qual = NULL;
+	q->qual_me = 0;
 	mem_account_uncharge(&rp->account, q->bytes);
 	rp->bytes -= q->bytes;
 	q->bytes = 0;
@@ -406,20 +412,93 @@ static uint32_t line_at(struct ruby_reader *t, struct ruby_process *rp,
 	return (uint32_t)line;
 }
 
+/* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (cached on
+ * q), or NULL: not a method entry of q, or a class without a path
+ * (anonymous) or not readable. */
+static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
+			     struct ruby_iseq *q, uint64_t me)
+{
+	const struct ruby_layout *l = rp->layout;
+	uint64_t m[5], def_iseq, klass, kflags, path;
+	char *cls, *qual;
+	size_t n;
+	char sep = '#';
+
+	if (q->qual_me == me)
+		return q->qual;
+	free(q->qual);
+	q->qual = NULL;
+	q->qual_me = me;
+	/* an imemo_ment whose definition runs this iseq */
+	if (!l->class_path || (me & 7) ||
+	    t->read_mem(&rp->pid, me, m, sizeof(m)) ||
+	    (m[0] & RUBY_T_MASK) != RUBY_T_IMEMO ||
+	    ((m[0] >> 12) & 0xf) != RUBY_IMEMO_MENT || !m[2] ||
+	    t->read_mem(&rp->pid, m[2] + 8, &def_iseq, 8) ||
+	    def_iseq != q->addr)
+		return NULL;
+	klass = m[4]; /* owner */
+	if (!klass || (klass & 7) || t->read_mem(&rp->pid, klass, &kflags, 8))
+		return NULL;
+	if (kflags & l->fl_singleton) {
+		/* a singleton method: named after the object (a class or
+		 * module) the singleton class is attached to */
+		if (t->read_mem(&rp->pid, klass + l->class_attached, &klass,
+				8) ||
+		    !klass || (klass & 7) ||
+		    t->read_mem(&rp->pid, klass, &kflags, 8))
+			return NULL;
+		sep = '.';
+	}
+	if ((kflags & RUBY_T_MASK) != RUBY_T_CLASS &&
+	    (kflags & RUBY_T_MASK) != RUBY_T_MODULE)
+		return NULL;
+	if (t->read_mem(&rp->pid, klass + l->class_path, &path, 8))
+		return NULL;
+	cls = read_str(t, rp->pid, l, path);
+	if (!cls)
+		return NULL;
+	n = strlen(cls) + 1 + strlen(q->name) + 1;
+	qual = malloc(n);
+	if (qual && mem_account_charge(&rp->account, n)) {
+		snprintf(qual, n, "%s%c%s", cls, sep, q->name);
+		q->qual = qual;
+		q->bytes += (uint32_t)n;
+		rp->bytes += n;
+	} else {
+		free(qual);
+	}
+	free(cls);
+	return q->qual;
+}
+
 bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
 		uint64_t pc, uint64_t now_ns, struct runtime_frame *out)
 {
 	struct ruby_iseq *q;
+	const char *qual = NULL;
+	uint64_t me = 0;
 	uint32_t line;
 
 	if (!rp || !rp->layout || !iseq)
 		return false;
+	if (iseq & OTELPROF_RUBY_ME_TAG) {
+		/* for the frame that follows */
+		rp->pending_me = iseq & ~OTELPROF_RUBY_ME_TAG;
+		rp->pending_iseq = pc;
+		return false;
+	}
+	if (rp->pending_iseq == iseq)
+		me = rp->pending_me;
+	rp->pending_me = rp->pending_iseq = 0;
 	q = iseq_entry(t, rp, iseq, now_ns);
 	if (!q)
 		return false;
+	if (me)
+		qual = qualified(t, rp, q, me);
 	line = line_at(t, rp, q, pc);
 	*out = (struct runtime_frame){
-		.name = q->name,
+		.name = qual ? qual : q->name,
 		.file = q->file,
 		.start_line = q->first_line,
 		.line = line ? line : q->first_line,

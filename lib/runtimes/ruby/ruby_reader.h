@@ -34,6 +34,10 @@ struct ruby_iseq {
 	uint64_t checked_ns;
 	uint32_t bytes; /* charged for it */
 	bool ok;
+	/* The method's name with its class (Foo::Bar#baz, Foo.baz) for
+	 * method entry qual_me; NULL: the label alone. */
+	uint64_t qual_me;
+	char *qual;
 };
 
 struct ruby_line {
@@ -56,6 +60,9 @@ struct ruby_process {
 	uint32_t niseqs, cap;
 	size_t bytes;
 	struct ruby_line lines[RUBY_LINE_CACHE];
+	/* The method entry reported before the iseq it is for (the walk's
+	 * {me | OTELPROF_RUBY_ME_TAG, iseq} pair), until that frame. */
+	uint64_t pending_me, pending_iseq;
 };
 
 struct ruby_counters {
@@ -84,8 +91,9 @@ bool ruby_identify(struct ruby_reader *r, struct ruby_process *rp,
 		   const struct ruby_symbols *s, uint64_t bias);
 
 /* Function and line of frame {iseq, pc}; false if the iseq cannot be
- * read (the frame is then left out). Strings live until the next call
- * for the process. */
+ * read (the frame is then left out). A method entry pair ({me | tag,
+ * iseq}) is kept for the frame that follows it and names nothing (false).
+ * Strings live until the next call for the process. */
 bool ruby_frame(struct ruby_reader *r, struct ruby_process *rp, uint64_t iseq,
 		uint64_t pc, uint64_t now_ns, struct runtime_frame *out);
 
