@@ -124,7 +124,7 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "ruby_walk"}},
 		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk", "ruby_walk"}},
 		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk", "ruby_walk"}},
-		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, "20"); return w.cmd }, []string{"ruby_walk"}, []string{"cpython_walk", "hotspot_walk"}},
+		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, nil, "20"); return w.cmd }, []string{"ruby_walk"}, []string{"cpython_walk", "hotspot_walk"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -19,17 +19,28 @@ const (
 // (as a container runs it: its files are seen through the process's root).
 // 3.3's methods are named with their class, as Ruby prints them; 3.1's
 // by the method's name alone (its class paths are not read).
+// 3.1's YJIT (experimental there; Debian 13's 3.3 is built without it)
+// runs its code without CFI: the Ruby frames must still all be there,
+// named and lined. Where they go is not judged under YJIT: a block it
+// enters from C does not pass through rb_vm_exec, so that run of frames
+// lands at the next rb_vm_exec out (docs/runtimes.md).
 var rubies = []struct {
 	name             string
 	chroot           bool
+	flags            []string
 	hotA, hotB, work string
+	thread, spliced  bool
 }{
-	{"debian12-3.1", false, "hot_a", "hot_b", "work"},
-	{"debian13-3.3", true, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work"},
+	{"debian12-3.1", false, nil, "hot_a", "hot_b", "work", true, true},
+	{"debian12-3.1-yjit", false, []string{"--yjit"}, "hot_a", "hot_b", "work", false, false},
+	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true},
 }
 
 // rubyNames: what a version calls the workload's methods.
-type rubyNames struct{ hotA, hotB, work string }
+type rubyNames struct {
+	hotA, hotB, work string
+	spliced          bool // judge where the Ruby frames go
+}
 
 // rubyFrame is the first ruby frame of s named name (and its index), or nil.
 func rubyFrame(s Sample, name string) (int, *Frame) {
@@ -43,12 +54,12 @@ func rubyFrame(s Sample, name string) (int, *Frame) {
 
 // startRuby runs hot.rb with Debian 12's ruby, or Debian 13's inside its
 // root (the script copied there); the script's path as the process sees it.
-func startRuby(t *testing.T, chroot bool, args ...string) (*runtimeWorkload, string) {
+func startRuby(t *testing.T, chroot bool, flags []string, args ...string) (*runtimeWorkload, string) {
 	t.Helper()
 	src, _ := filepath.Abs(filepath.Join(runtimesDir, rubyHotLabel))
 	if !chroot {
 		requireExe(t, "/usr/bin/ruby3.1")
-		return startRuntime(t, nil, "/usr/bin/ruby3.1", append([]string{src}, args...)...), src
+		return startRuntime(t, nil, "/usr/bin/ruby3.1", append(append(append([]string{}, flags...), src), args...)...), src
 	}
 	requireExe(t, filepath.Join(trixieRoot, "usr/bin/ruby3.3"))
 	raw, err := os.ReadFile(src)
@@ -64,7 +75,7 @@ func startRuby(t *testing.T, chroot bool, args ...string) (*runtimeWorkload, str
 	}
 	in := filepath.Join(rubyRootDir, rubyHotLabel)
 	// chroot execs ruby: the workload's pid is the Ruby process's
-	return startRuntime(t, nil, "/usr/sbin/chroot", append([]string{trixieRoot, "/usr/bin/ruby3.3", in}, args...)...), in
+	return startRuntime(t, nil, "/usr/sbin/chroot", append(append(append([]string{trixieRoot, "/usr/bin/ruby3.3"}, flags...), in), args...)...), in
 }
 
 // No flags, no debug symbols: the kernel walks the VM's control frames
@@ -78,20 +89,25 @@ func TestRubyFrames(t *testing.T) {
 	for _, v := range rubies {
 		v := v
 		t.Run(v.name+"/main", func(t *testing.T) {
-			w, path := startRuby(t, v.chroot, "60")
+			w, path := startRuby(t, v.chroot, v.flags, "60")
 			p, truth := recordRuntime(t, w, 5)
-			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work})
+			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work, v.spliced})
 		})
+		if !v.thread {
+			continue
+		}
 		t.Run(v.name+"/thread", func(t *testing.T) {
-			w, _ := startRuby(t, v.chroot, "60", "thread")
+			w, _ := startRuby(t, v.chroot, v.flags, "60", "thread")
 			p, _ := recordRuntime(t, w, 5)
-			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work})
+			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced})
 		})
 	}
 }
 
-// steady is the samples from 1 s after the first on: a process running
-// when recording starts is walked only once the walk program is loaded.
+// steady is the samples from 2 s after the first on: a process running
+// when recording starts is walked only once the walk program is loaded,
+// and unwound only once libruby's unwind table is built, which takes
+// over a second on a 2-CPU machine at load average 30.
 func steady(p *Process) []Sample {
 	first := uint64(math.MaxUint64)
 	for _, s := range p.Samples {
@@ -101,7 +117,7 @@ func steady(p *Process) []Sample {
 	}
 	var out []Sample
 	for _, s := range p.Samples {
-		if s.TimeNs >= first+1e9 {
+		if s.TimeNs >= first+2e9 {
 			out = append(out, s)
 		}
 	}
@@ -112,7 +128,7 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	t.Helper()
 	pid := w.cmd.Process.Pid
 	var withRuby, nA, nB, spliced, rootedN int
-	var bad []string
+	var bad, unrooted []string
 	samples := steady(p)
 	for _, s := range samples {
 		i, a := rubyFrame(s, names.hotA)
@@ -134,7 +150,8 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 				continue
 			}
 			l := h.f.Lines[0]
-			if l.Filename != path || l.StartLine != h.line || l.Line <= h.line || l.Line > h.line+7 {
+			// the body: 7 lines, and its `end` (the return)
+			if l.Filename != path || l.StartLine != h.line || l.Line <= h.line || l.Line > h.line+8 {
 				t.Fatalf("%s frame %+v, want %s, start line %d, line in its body", h.f.Function, l, path, h.line)
 			}
 		}
@@ -152,6 +169,8 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 		}
 		if run >= 0 && rooted(s, pid) {
 			rootedN++
+		} else if len(unrooted) < 3 {
+			unrooted = append(unrooted, s.String())
 		}
 	}
 	n := len(samples)
@@ -170,11 +189,11 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	if math.Abs(got-truth) > 3 {
 		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
 	}
-	if spliced < nA*95/100 {
+	if names.spliced && spliced < nA*95/100 {
 		t.Errorf("only %d of %d hot_a samples have work and ruby_run_node below them", spliced, nA)
 	}
 	if float64(rootedN) < 0.95*float64(n) {
-		t.Errorf("only %d of %d samples keep their native frames rooted", rootedN, n)
+		t.Errorf("only %d of %d samples keep their native frames rooted; e.g.\n%s", rootedN, n, strings.Join(unrooted, "\n"))
 	}
 }
 

@@ -139,10 +139,16 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 					OTELPROF_RUBY_ME_TAG)) |
 				OTELPROF_RUBY_ME_TAG;
 			e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = iseq;
-			n += 2;
+			s->n = n + 2;
 			s->got++;
 		}
 	}
+	/* read back from the map either way: both paths reach the same
+	 * verifier state (an unknown count, bounded below), so 5.10's
+	 * bounded loop does not explore them separately */
+	n = s->n;
+	if (n > OTELPROF_USTACK_WORDS - 2)
+		return 1;
 	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
 		(iseq & ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
 		(flags & OTELPROF_RUBY_FLAG_FINISH ? OTELPROF_INTERP_F_LAST
