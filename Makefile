@@ -320,7 +320,7 @@ test-report: all workloads $(BUILD)/.chromium-ok
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
