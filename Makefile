@@ -36,7 +36,7 @@ endif
 
 # Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
 # embedded in the library and loaded when that runtime is first found.
-RUNTIMES := cpython hotspot perl
+RUNTIMES := cpython hotspot perl ruby
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
@@ -548,7 +548,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -576,6 +576,8 @@ FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/
   lib/util/str_arena.c
 FUZZ_SRCS_cpython := lib/runtimes/cpython/cpython_layout.c
 FUZZ_SRCS_perl := lib/runtimes/perl/perl_reader.c lib/runtimes/perl/perl_layout.c
+FUZZ_SRCS_ruby := lib/runtimes/ruby/ruby_layout.c lib/runtimes/ruby/ruby_reader.c lib/util/idxmap.c lib/util/mem_budget.c \
+  lib/util/debug_log.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson

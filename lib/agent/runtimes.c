@@ -9,6 +9,7 @@
 #include "runtimes/cpython/interp_tracker.h"
 #include "runtimes/hotspot/hotspot_tracker.h"
 #include "runtimes/perl/perl_tracker.h"
+#include "runtimes/ruby/ruby_tracker.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@ static const struct {
 	{&cpython_runtime, FRAME_CPYTHON},
 	{&hotspot_runtime, FRAME_JVM},
 	{&perl_runtime, FRAME_PERL},
+	{&ruby_runtime, FRAME_RUBY},
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -391,8 +391,12 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		 * symbolized, so it is added after them. */
 		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed, &fn,
 			   now_ns);
-		if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp && fn &&
-		    loop && !strcmp(fn, loop) && out->n) {
+		if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp &&
+		    out->n &&
+		    ((fn && loop && !strcmp(fn, loop)) ||
+		     (s->runtimes[rt].ops->is_loop &&
+		      s->runtimes[rt].ops->is_loop(s->runtimes[rt].state, p,
+						   ustack[i])))) {
 			struct frame eval = out->frames[--out->n];
 
 			put_after_frames(s, out, rt, p, pairs, n_interp, &next,

@@ -96,6 +96,10 @@ struct runtime_ops {
 			   struct runtime_frame *out);
 	void (*counters)(const void *rt, struct runtime_counters *out);
 	void (*free)(void *rt);
+	/* MODE_AFTER, optional: whether the native frame at pc of p is its
+	 * loop, for a loop the symbols do not name (a static function of a
+	 * stripped library, found otherwise); NULL: by loop_function only. */
+	bool (*is_loop)(void *rt, struct process *p, uint64_t pc);
 };
 
 #endif

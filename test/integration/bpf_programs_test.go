@@ -36,13 +36,21 @@ func progInsns(log string) map[string][2]int {
 // without), its finish, the task events, each runtime's walk and the
 // off-CPU switch program (with its chained walk without bpf_loop) in the
 // matching variant.
+// runtimeWalks: every runtime's walk program, by its bpf_loop name (the
+// bounded variant adds "_bounded").
+var runtimeWalks = []string{"cpython_walk", "hotspot_walk", "perl_walk", "ruby_walk"}
+
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
-		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
-			"perl_walk", "off_cpu_switch"}
+		return append([]string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "off_cpu_switch"},
+			runtimeWalks...)
 	}
-	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded", "perl_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
+	want := []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
+		"off_cpu_switch_chained", "off_cpu_walk"}
+	for _, w := range runtimeWalks {
+		want = append(want, w+"_bounded")
+	}
+	return want
 }
 
 // offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
@@ -99,8 +107,8 @@ func TestBPFProgramsWithinBudget(t *testing.T) {
 }
 
 // A runtime's program is verified only where that runtime runs: a
-// recording of a C program loads none; one of a JVM loads HotSpot's walk
-// only, one of a CPython CPython's, one of a Perl Perl's.
+// recording of a C program loads none; one of a process of a runtime
+// loads that runtime's walk and no other.
 func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 	requireRoot(t)
 	requireExe(t, python312)
@@ -118,14 +126,15 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		return cmd
 	}
 	cases := []struct {
-		name         string
-		start        func() *exec.Cmd
-		want, refuse []string
+		name  string
+		start func() *exec.Cmd
+		want  string // its runtime's walk ("": none); every other is refused
 	}{
-		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "perl_walk"}},
-		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk", "perl_walk"}},
-		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk", "perl_walk"}},
-		{"perl", func() *exec.Cmd { return startRuntime(t, nil, "/usr/bin/perl", pl, "20").cmd }, []string{"perl_walk"}, []string{"cpython_walk", "hotspot_walk"}},
+		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, ""},
+		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, "cpython_walk"},
+		{"jvm", java, "hotspot_walk"},
+		{"perl", func() *exec.Cmd { return startRuntime(t, nil, "/usr/bin/perl", pl, "20").cmd }, "perl_walk"},
+		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, nil, "20"); return w.cmd }, "ruby_walk"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -144,13 +153,12 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 			if _, ok := got["on_cpu_sample"]; !ok {
 				t.Fatalf("no figures for on_cpu_sample: %s", out)
 			}
-			for _, p := range c.want {
-				if _, ok := got[p]; !ok {
+			for _, p := range runtimeWalks {
+				_, ok := got[p]
+				if p == c.want && !ok {
 					t.Errorf("%s not loaded for a %s process:\n%s", p, c.name, out)
 				}
-			}
-			for _, p := range c.refuse {
-				if _, ok := got[p]; ok {
+				if p != c.want && ok {
 					t.Errorf("%s loaded, but no process of its runtime was recorded:\n%s", p, strings.TrimSpace(string(out)))
 				}
 			}

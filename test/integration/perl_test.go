@@ -16,19 +16,6 @@ import (
 	"time"
 )
 
-// trixieRoot is the Debian 13 root (make trixie-root builds it).
-func trixieRoot(t *testing.T) string {
-	t.Helper()
-	root := os.Getenv("OTELPROF_TRIXIE_ROOT")
-	if root == "" {
-		root = "/var/cache/otelprof-test/trixie-root"
-	}
-	if _, err := os.Stat(filepath.Join(root, "usr/bin/perl")); err != nil {
-		t.Fatalf("no Debian 13 root with perl at %s (make trixie-root): %v", root, err)
-	}
-	return root
-}
-
 // perlVersion runs hot.pl with one Perl: bin and its leading args, and
 // the script's path as that Perl sees it (host, for the profile's file
 // names) and as the host sees it (to write it there).
@@ -105,27 +92,6 @@ func firstFrame(s Sample, typ string) (int, *Frame) {
 	return -1, nil
 }
 
-// steady drops the samples of the first two seconds: a process running
-// when recording starts is found at its first sample, and until its Perl
-// is known to the kernel (a few hundred ms) its stacks are native only;
-// until its files' unwind tables are built (over a second on a machine
-// with a load of 40) its samples have their leaf frame only.
-func steady(p *Process) []Sample {
-	first := uint64(math.MaxUint64)
-	for _, s := range p.Samples {
-		if s.TimeNs < first {
-			first = s.TimeNs
-		}
-	}
-	var out []Sample
-	for _, s := range p.Samples {
-		if s.TimeNs >= first+2e9 {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // Two hot subs at 70/30 of the main thread's own CPU time, in package
 // Hot, called through work and round: nearly every sample carries perl
 // frames, hot_a's share matches the CPU time, every frame has its file
@@ -144,7 +110,7 @@ func TestPerlFrames(t *testing.T) {
 			w := v.start(t, "60")
 			p, truth := recordRuntime(t, w, 5)
 			pid := w.cmd.Process.Pid
-			ss := steady(p)
+			ss := steadySamples(p, 2*time.Second).Samples
 			if len(ss) < 500 {
 				t.Fatalf("only %d samples of the workload", len(ss))
 			}
@@ -275,7 +241,7 @@ func TestPerlThreadFrames(t *testing.T) {
 			own := map[string]int{}
 			all := map[string]int{}
 			var bad []string
-			for _, s := range steady(p) {
+			for _, s := range steadySamples(p, 2*time.Second).Samples {
 				for which, tid := range tids {
 					if s.ThreadID != tid {
 						continue

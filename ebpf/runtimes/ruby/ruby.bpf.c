@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * CRuby's walk (OTELPROF_RT_MODE_AFTER): Ruby keeps its own stack of
+ * control frames, so after the native frames this copies the sampled
+ * thread's Ruby frames into the sample as {iseq, pc} pairs, innermost
+ * first, and ends the sample (OTELPROF_PROG_FINISH). The thread's own
+ * execution context comes from its thread-local ruby_current_ec, so a
+ * thread without the GVL shows its own (blocked) frames, never another
+ * thread's. Frames without an iseq (C functions, ifuncs, dummies) are not
+ * reported; a method frame's method entry goes before it where userspace
+ * names methods by their class. The first frame of each vm_exec call carries
+ * OTELPROF_INTERP_F_LAST, so userspace can splice each run above the
+ * native call that ran it. Every read is of process memory and may fail:
+ * the walk then stops with what it has (counted). Loaded when the first
+ * Ruby process is found.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profiler_types.h"
+#include "kernel_compat.bpf.h"
+#include "sampler_shared.bpf.h"
+#include "tls_var.bpf.h"
+#include "runtimes/ruby/ruby_proc.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, u32);
+	__type(value, struct otelprof_ruby_proc);
+} ruby_procs SEC(".maps");
+
+/* pc, iseq and ep lie in a control frame's first 40 bytes. */
+#define RUBY_CFP_READ 40
+
+struct ruby_scratch {
+	struct otelprof_ruby_proc rp;
+	u64 cfp, end; /* next control frame, end of the frames */
+	u32 n, got;
+	u8 buf[64 + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ruby_scratch);
+} ruby_scratch SEC(".maps");
+
+static __always_inline u64 read_u64(u64 addr)
+{
+	u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)addr))
+		return 0;
+	return v;
+}
+
+static __always_inline u64 cfp_field(struct ruby_scratch *s, u16 off)
+{
+	u64 v = 0;
+
+	/* offsets are < 40: the mask keeps the verifier's bounds */
+	__builtin_memcpy(&v, &s->buf[off & 63], 8);
+	return v;
+}
+
+/* ruby_current_ec is a TLS variable of libruby: its module id from the
+ * GOT's DTPMOD slot, then the thread's block from glibc's DTV
+ * (tls_var.bpf.h). */
+static __always_inline u64 ruby_tls_addr(const struct otelprof_ruby_proc *rp)
+{
+	u64 tp = thread_pointer();
+
+	if (!tp || rp->tls_offset >= (1u << 20))
+		return 0;
+	return dtv_addr(tp, read_u64(rp->tls_module_got), rp->tls_offset);
+}
+
+/* One control frame per call, toward the outermost (higher addresses). */
+static __always_inline long ruby_frame_step(u32 k, void *data)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct ruby_scratch *s = bpf_map_lookup_elem(&ruby_scratch, &zero);
+	u64 pc, iseq, ep, flags, magic, cfp;
+	u32 n;
+
+	if (!e || !s)
+		return 1;
+	cfp = s->cfp;
+	if (!cfp || cfp >= s->end)
+		return 1;
+	if (bpf_probe_read_user(s->buf, RUBY_CFP_READ, (const void *)cfp)) {
+		count(OTELPROF_CNT_INTERP_ERR);
+		return 1;
+	}
+	s->cfp = cfp + s->rp.cfp_size;
+	pc = cfp_field(s, s->rp.cfp_pc);
+	iseq = cfp_field(s, s->rp.cfp_iseq);
+	ep = cfp_field(s, s->rp.cfp_ep);
+	if (!pc || !iseq || !ep)
+		return 0; /* a C function's or a dummy frame */
+	flags = read_u64(ep);
+	magic = flags & OTELPROF_RUBY_MAGIC_MASK;
+	if (magic == OTELPROF_RUBY_MAGIC_CFUNC ||
+	    magic == OTELPROF_RUBY_MAGIC_IFUNC ||
+	    magic == OTELPROF_RUBY_MAGIC_DUMMY)
+		return 0;
+	n = s->n;
+	if (n > OTELPROF_USTACK_WORDS - 4 ||
+	    s->got >= OTELPROF_MAX_INTERP_FRAMES - 1)
+		return 1;
+	if ((s->rp.flags & OTELPROF_RUBY_F_METHOD_ENTRY) &&
+	    magic == OTELPROF_RUBY_MAGIC_METHOD) {
+		u64 me = read_u64(ep - 16);
+
+		if (me) {
+			e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+				(me & ~(OTELPROF_INTERP_F_LAST |
+					OTELPROF_RUBY_ME_TAG)) |
+				OTELPROF_RUBY_ME_TAG;
+			e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = iseq;
+			s->n = n + 2;
+			s->got++;
+		}
+	}
+	/* read back from the map either way: both paths reach the same
+	 * verifier state (an unknown count, bounded below), so 5.10's
+	 * bounded loop does not explore them separately */
+	n = s->n;
+	if (n > OTELPROF_USTACK_WORDS - 2)
+		return 1;
+	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+		(iseq & ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
+		(flags & OTELPROF_RUBY_FLAG_FINISH ? OTELPROF_INTERP_F_LAST
+						   : 0);
+	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = pc;
+	s->n = n + 2;
+	s->got++;
+	return 0;
+}
+
+OTELPROF_BOUNDED_LOOP(ruby_walk_frames, ruby_frame_step)
+
+static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
+				      const bool have_loop)
+{
+	const struct otelprof_ruby_proc *rp =
+		bpf_map_lookup_elem(&ruby_procs, &tgid);
+	u32 zero = 0;
+	struct ruby_scratch *s;
+	u64 ec, stack, size, cfp;
+
+	if (!rp || e->n_user > OTELPROF_USTACK_WORDS - 2)
+		return; /* frames are added while they fit */
+	s = bpf_map_lookup_elem(&ruby_scratch, &zero);
+	if (!s)
+		return;
+	s->rp = *rp;
+	ec = ruby_tls_addr(&s->rp);
+	if (!ec)
+		return;
+	ec = read_u64(ec);
+	if (!ec)
+		return; /* not a Ruby thread */
+	stack = read_u64(ec + s->rp.ec_vm_stack);
+	size = read_u64(ec + s->rp.ec_vm_stack_size);
+	cfp = read_u64(ec + s->rp.ec_cfp);
+	/* the frames grow down from the stack's end */
+	if (!stack || !cfp || size > (1ull << 28) || cfp < stack ||
+	    !s->rp.cfp_size) {
+		count(OTELPROF_CNT_INTERP_ERR);
+		return;
+	}
+	s->cfp = cfp;
+	s->end = stack + size * 8;
+	s->n = e->n_user;
+	s->got = 0;
+	if (have_loop)
+		ruby_walk_frames_loop(OTELPROF_MAX_INTERP_FRAMES, NULL);
+	else
+		OTELPROF_BOUNDED(ruby_frame_step, OTELPROF_MAX_INTERP_FRAMES,
+				 NULL);
+	if (s->n > OTELPROF_USTACK_WORDS)
+		return;
+	e->n_user = s->n;
+	e->n_interp = s->got;
+	e->interp_kind = OTELPROF_RT_RUBY;
+	if (s->got)
+		count(OTELPROF_CNT_INTERP_SAMPLES);
+}
+
+static __always_inline int ruby_sample(void *ctx, const bool have_loop)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+
+	if (!e)
+		return 0;
+	walk_ruby(e, e->hdr.pid, have_loop);
+	walk_goto(ctx, OTELPROF_PROG_FINISH);
+	return 0;
+}
+
+SEC("perf_event")
+int ruby_walk(struct bpf_perf_event_data *ctx)
+{
+	return ruby_sample(ctx, true);
+}
+
+SEC("perf_event")
+int ruby_walk_bounded(struct bpf_perf_event_data *ctx)
+{
+	return ruby_sample(ctx, false);
+}

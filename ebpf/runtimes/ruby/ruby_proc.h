@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR Apache-2.0 */
+/*
+ * What the Ruby walk (ruby.bpf.c) needs of one CRuby process, written by
+ * userspace (lib/runtimes/ruby/) into the walk's ruby_procs map. Shared
+ * by the BPF object and the library: fixed-size types only.
+ *
+ * The running thread's execution context is the thread-local
+ * ruby_current_ec, reached through glibc's DTV: its module id is in the
+ * GOT slot at tls_module_got (written by the dynamic linker), the
+ * variable at tls_offset in that module's block.
+ */
+#ifndef OTELPROF_RUBY_PROC_H
+#define OTELPROF_RUBY_PROC_H
+
+struct otelprof_ruby_proc {
+	u64 tls_module_got;   /* runtime address of the GOT module-id slot */
+	u64 tls_offset;	      /* ruby_current_ec's offset in the TLS block */
+	u16 ec_vm_stack;      /* rb_execution_context_t.vm_stack */
+	u16 ec_vm_stack_size; /* .vm_stack_size (in VALUEs) */
+	u16 ec_cfp;	      /* .cfp, the innermost control frame */
+	u16 cfp_size;	      /* sizeof(rb_control_frame_t) */
+	u16 cfp_pc, cfp_iseq, cfp_ep;
+	u16 flags; /* OTELPROF_RUBY_F_* */
+};
+
+/* Report each method frame's method entry (ep[-2]) too, as a pair
+ * {me | OTELPROF_RUBY_ME_TAG, iseq} before the frame's own: its class
+ * names the method (versions whose class path userspace can read). */
+#define OTELPROF_RUBY_F_METHOD_ENTRY 1
+#define OTELPROF_RUBY_ME_TAG	     (1ull << 62)
+
+/* ep[0] of a control frame: its type (VM_FRAME_MAGIC_*) and flags. */
+#define OTELPROF_RUBY_MAGIC_MASK   0x7fff0001u
+#define OTELPROF_RUBY_MAGIC_METHOD 0x11110001u
+#define OTELPROF_RUBY_MAGIC_CFUNC  0x55550001u
+#define OTELPROF_RUBY_MAGIC_IFUNC  0x66660001u
+#define OTELPROF_RUBY_MAGIC_DUMMY  0x79990001u
+/* The frame a vm_exec call started with: returning from it returns from
+ * that call (VM_FRAME_FLAG_FINISH). */
+#define OTELPROF_RUBY_FLAG_FINISH 0x0020u
+
+#endif

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtimes/ruby/ruby_reader.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/debug_log.h"
+
+struct ruby_process *ruby_process_new(uint32_t pid, struct mem_budget *budget)
+{
+	struct ruby_process *rp = calloc(1, sizeof(*rp));
+
+	if (!rp)
+		return NULL;
+	rp->pid = pid;
+	idxmap_init(&rp->index);
+	mem_account_init(&rp->account, budget);
+	return rp;
+}
+
+static void clear_iseqs(struct ruby_process *rp)
+{
+	for (uint32_t i = 0; i < rp->niseqs; i++) {
+		free(rp->iseqs[i].name);
+		free(rp->iseqs[i].file);
+		free(rp->iseqs[i].qual);
+	}
+	rp->niseqs = 0;
+	rp->bytes = 0;
+	idxmap_clear(&rp->index);
+	mem_account_release(&rp->account);
+	memset(rp->lines, 0, sizeof(rp->lines));
+}
+
+void ruby_process_free(struct ruby_process *rp)
+{
+	if (!rp)
+		return;
+	clear_iseqs(rp);
+	free(rp->iseqs);
+	idxmap_free(&rp->index);
+	free(rp);
+}
+
+#define RUBY_EH_HDR_MAX (1u << 20)
+
+/* The end of the function at ELF address func, from the .eh_frame_hdr
+ * the process mapped (its ELF and program headers are in the first
+ * mapped page: bias + 0). 0: unknown. */
+static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
+			     uint64_t func)
+{
+	uint8_t eh[64], ph[56];
+	uint64_t phoff, vaddr = 0, size = 0, end = 0;
+	uint16_t phnum;
+	uint8_t *hdr;
+
+	if (t->read_mem(&pid, bias, eh, sizeof(eh)) ||
+	    memcmp(eh, "\177ELF", 4) || eh[4] != 2)
+		return 0;
+	memcpy(&phoff, eh + 32, 8);
+	memcpy(&phnum, eh + 56, 2);
+	for (uint16_t i = 0; i < phnum && i < 64; i++) {
+		uint32_t type;
+
+		if (t->read_mem(&pid, bias + phoff + 56ull * i, ph, sizeof(ph)))
+			return 0;
+		memcpy(&type, ph, 4);
+		if (type == 0x6474e550) { /* PT_GNU_EH_FRAME */
+			memcpy(&vaddr, ph + 16, 8);
+			memcpy(&size, ph + 40, 8);
+			break;
+		}
+	}
+	if (!vaddr || !size || size > RUBY_EH_HDR_MAX)
+		return 0;
+	hdr = malloc(size);
+	if (hdr && !t->read_mem(&pid, bias + vaddr, hdr, size) &&
+	    ruby_function_end(hdr, size, vaddr, func, &end))
+		end = 0;
+	free(hdr);
+	return end;
+}
+
+/* rb_vm_exec: exported up to 3.1; later the function rb_iseq_eval and
+ * rb_iseq_eval_main both tail-jump to. */
+static void find_loop(struct ruby_reader *t, uint32_t pid,
+		      struct ruby_process *rp, const struct ruby_symbols *s,
+		      uint64_t bias)
+{
+	uint64_t start = s->vm_exec, end, a[16], b[16];
+	uint8_t code[256];
+	size_t na = 0, nb = 0;
+
+	if (!start && s->iseq_eval && s->iseq_eval_main) {
+		if (!t->read_mem(&pid, s->iseq_eval + bias, code, sizeof(code)))
+			na = ruby_tail_jumps(code, sizeof(code), s->iseq_eval,
+					     a, 16);
+		if (!t->read_mem(&pid, s->iseq_eval_main + bias, code,
+				 sizeof(code)))
+			nb = ruby_tail_jumps(code, sizeof(code),
+					     s->iseq_eval_main, b, 16);
+		/* a target both share, and that starts a function */
+		for (size_t i = 0; i < na && !start; i++)
+			for (size_t j = 0; j < nb && !start; j++)
+				if (a[i] == b[j] &&
+				    function_end(t, pid, bias, a[i]) > a[i])
+					start = a[i];
+	}
+	if (!start)
+		return;
+	end = function_end(t, pid, bias, start);
+	if (end <= start || end - start > (1u << 20))
+		return;
+	rp->loop_lo = start + bias;
+	rp->loop_hi = end + bias;
+}
+
+bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
+		   const struct ruby_symbols *s, uint64_t bias)
+{
+	char ver[16] = {0};
+	uint8_t code[96];
+	unsigned major = 0, minor = 0;
+	uint64_t got, off = 0;
+
+	if (t->read_mem(&rp->pid, s->version + bias, ver, sizeof(ver) - 1) ||
+	    ruby_version_parse(ver, strnlen(ver, sizeof(ver)), &major,
+			       &minor)) {
+		debug_log("pid %u: Ruby without a readable version; "
+			  "native frames only",
+			  rp->pid);
+		return false;
+	}
+	rp->layout = ruby_layout_find(major, minor);
+	if (!rp->layout) {
+		debug_log("pid %u: Ruby %u.%u has no known layout; native "
+			  "frames only",
+			  rp->pid, major, minor);
+		return false;
+	}
+	if (t->read_mem(&rp->pid, s->thread_current + bias, code,
+			sizeof(code)) ||
+	    ruby_tls_from_code(code, sizeof(code), s->thread_current, &got)) {
+		debug_log("pid %u: Ruby %u.%u: its thread-local execution "
+			  "context was not found; native frames only",
+			  rp->pid, major, minor);
+		rp->layout = NULL;
+		return false;
+	}
+	/* The variable's offset in its TLS block: the exported symbol's
+	 * value where there is one (3.1), else the GOT's second word, which
+	 * the linker filled for a local symbol (3.3). */
+	if (s->current_ec)
+		off = s->current_ec;
+	else if (t->read_mem(&rp->pid, got + bias + 8, &off, 8))
+		off = (uint64_t)-1;
+	if (off >= (1u << 20)) {
+		rp->layout = NULL;
+		return false;
+	}
+	find_loop(t, rp->pid, rp, s, bias);
+	if (!rp->loop_lo)
+		debug_log("pid %u: Ruby %u.%u: rb_vm_exec not found; its "
+			  "frames go after the native ones",
+			  rp->pid, major, minor);
+	rp->walk = rp->layout->walk;
+	if (rp->layout->class_path)
+		rp->walk.flags |= OTELPROF_RUBY_F_METHOD_ENTRY;
+	rp->walk.tls_module_got = got + bias;
+	rp->walk.tls_offset = off;
+	return true;
+}
+
+/* ---- iseqs ---- */
+
+/* A String object's text (malloc'd), or NULL. */
+static char *read_str(struct ruby_reader *t, uint32_t pid,
+		      const struct ruby_layout *l, uint64_t addr)
+{
+	uint8_t hdr[RUBY_STR_HDR];
+	uint64_t heap = 0, len = 0;
+	char *out;
+
+	if (!addr || (addr & 7) || t->read_mem(&pid, addr, hdr, sizeof(hdr)))
+		return NULL;
+	out = malloc(RUBY_NAME_MAX + 1);
+	if (!out)
+		return NULL;
+	if (ruby_str_decode(l, hdr, sizeof(hdr), out, RUBY_NAME_MAX + 1, &heap,
+			    &len)) {
+		free(out);
+		return NULL;
+	}
+	if (heap) {
+		if (t->read_mem(&pid, heap, out, len)) {
+			free(out);
+			return NULL;
+		}
+		out[len] = '\0';
+	}
+	return out;
+}
+
+/* The path of an iseq's pathobj: a String, or an Array [path, realpath]. */
+static char *read_path(struct ruby_reader *t, uint32_t pid,
+		       const struct ruby_layout *l, uint64_t pathobj)
+{
+	uint64_t hdr[5], first;
+
+	if (!pathobj || (pathobj & 7) ||
+	    t->read_mem(&pid, pathobj, hdr, sizeof(hdr)))
+		return NULL;
+	if ((hdr[0] & RUBY_T_MASK) == RUBY_T_STRING)
+		return read_str(t, pid, l, pathobj);
+	if ((hdr[0] & RUBY_T_MASK) != RUBY_T_ARRAY)
+		return NULL;
+	if (hdr[0] & RUBY_ARY_EMBED)
+		first = hdr[2];
+	else if (!hdr[4] || t->read_mem(&pid, hdr[4], &first, 8))
+		return NULL;
+	return read_str(t, pid, l, first);
+}
+
+struct iseq_hdr {
+	uint64_t body, label_ptr, path_ptr, encoded, insn_info, succ;
+	uint32_t iseq_size, insn_info_size, first_line;
+};
+
+static bool read_iseq_hdr(struct ruby_reader *t, uint32_t pid,
+			  const struct ruby_layout *l, uint64_t iseq,
+			  struct iseq_hdr *h)
+{
+	uint64_t head[3], lineno;
+	uint8_t body[160];
+	uint16_t loc = l->body_location;
+
+	if ((iseq & 7) || t->read_mem(&pid, iseq, head, sizeof(head)))
+		return false;
+	/* an imemo of type iseq, or not an iseq (any more) */
+	if ((head[0] & RUBY_T_MASK) != RUBY_T_IMEMO ||
+	    ((head[0] >> 12) & 0xf) != RUBY_IMEMO_ISEQ)
+		return false;
+	h->body = head[l->iseq_body / 8];
+	if (!h->body || l->body_read > sizeof(body) ||
+	    t->read_mem(&pid, h->body, body, l->body_read))
+		return false;
+	memcpy(&h->iseq_size, body + l->body_iseq_size, 4);
+	memcpy(&h->encoded, body + l->body_encoded, 8);
+	memcpy(&h->path_ptr, body + loc, 8);
+	memcpy(&h->label_ptr, body + loc + 16, 8);
+	memcpy(&lineno, body + loc + 24, 8);
+	memcpy(&h->insn_info, body + l->body_insn_info, 8);
+	memcpy(&h->insn_info_size, body + l->body_insn_info_size, 4);
+	memcpy(&h->succ, body + l->body_succ_table, 8);
+	if (l->first_lineno_fixnum)
+		lineno = lineno & 1 ? lineno >> 1 : 0;
+	else
+		lineno = (uint32_t)lineno;
+	h->first_line = lineno < (1u << 24) ? (uint32_t)lineno : 0;
+	return true;
+}
+
+static bool iseq_eq(const void *ctx, uint32_t idx)
+{
+	const void *const *c = ctx;
+	const struct ruby_process *rp = c[0];
+
+	return rp->iseqs[idx].addr == *(const uint64_t *)c[1];
+}
+
+static void iseq_drop(struct ruby_process *rp, struct ruby_iseq *q)
+{
+	free(q->name);
+	free(q->file);
+	free(q->qual);
+	q->name = q->file = q->qual = NULL;
+	q->qual_me = 0;
+	mem_account_uncharge(&rp->account, q->bytes);
+	rp->bytes -= q->bytes;
+	q->bytes = 0;
+	q->ok = false;
+}
+
+static void resolve(struct ruby_reader *t, struct ruby_process *rp,
+		    struct ruby_iseq *q, const struct iseq_hdr *h, uint64_t now)
+{
+	iseq_drop(rp, q);
+	q->body = h->body;
+	q->label_ptr = h->label_ptr;
+	q->path_ptr = h->path_ptr;
+	q->encoded = h->encoded;
+	q->insn_info = h->insn_info;
+	q->succ = h->succ;
+	q->iseq_size = h->iseq_size;
+	q->insn_info_size = h->insn_info_size;
+	q->first_line = h->first_line;
+	q->checked_ns = now;
+	q->name = read_str(t, rp->pid, rp->layout, h->label_ptr);
+	q->file = read_path(t, rp->pid, rp->layout, h->path_ptr);
+	q->ok = q->name != NULL;
+	if (!q->ok || !q->file)
+		t->counters.read_errors++;
+	q->bytes = (uint32_t)(sizeof(*q) + (q->name ? strlen(q->name) : 0) +
+			      (q->file ? strlen(q->file) : 0));
+	if (!mem_account_charge(&rp->account, q->bytes)) {
+		/* over the budget: keep nothing (the frame is left out),
+		 * look again at the next recheck */
+		t->counters.over_budget++;
+		q->bytes = 0;
+		iseq_drop(rp, q);
+		return;
+	}
+	rp->bytes += q->bytes;
+}
+
+static struct ruby_iseq *iseq_entry(struct ruby_reader *t,
+				    struct ruby_process *rp, uint64_t iseq,
+				    uint64_t now)
+{
+	const void *ctx[2] = {rp, &iseq};
+	struct iseq_hdr h;
+	struct ruby_iseq *q;
+	uint32_t idx;
+
+	if (idxmap_find(&rp->index, hash_u64(iseq), iseq_eq, ctx, &idx)) {
+		q = &rp->iseqs[idx];
+		if (now - q->checked_ns < RUBY_RECHECK_NS)
+			return q->ok ? q : NULL;
+		/* still the same iseq? (collected ones are reused) */
+		if (!read_iseq_hdr(t, rp->pid, rp->layout, iseq, &h)) {
+			iseq_drop(rp, q);
+			q->checked_ns = now;
+			t->counters.read_errors++;
+			return NULL;
+		}
+		if (h.body == q->body && h.label_ptr == q->label_ptr &&
+		    h.path_ptr == q->path_ptr && h.encoded == q->encoded &&
+		    h.insn_info == q->insn_info && q->ok) {
+			q->checked_ns = now;
+			return q;
+		}
+		memset(rp->lines, 0, sizeof(rp->lines));
+		resolve(t, rp, q, &h, now);
+		return q->ok ? q : NULL;
+	}
+	if (!read_iseq_hdr(t, rp->pid, rp->layout, iseq, &h)) {
+		t->counters.read_errors++;
+		return NULL;
+	}
+	if (rp->bytes > RUBY_CACHE_BUDGET)
+		clear_iseqs(rp);
+	if (rp->niseqs == rp->cap) {
+		uint32_t ncap = rp->cap ? rp->cap * 2 : 64;
+		struct ruby_iseq *n = realloc(rp->iseqs, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		rp->iseqs = n;
+		rp->cap = ncap;
+	}
+	q = &rp->iseqs[rp->niseqs];
+	memset(q, 0, sizeof(*q));
+	q->addr = iseq;
+	if (idxmap_insert(&rp->index, hash_u64(iseq), rp->niseqs))
+		return NULL;
+	rp->niseqs++;
+	resolve(t, rp, q, &h, now);
+	return q->ok ? q : NULL;
+}
+
+/* The line of instruction pc of iseq q (0: unknown): its entry in the
+ * insn_info table, found through the succinct position index. */
+static uint32_t line_at(struct ruby_reader *t, struct ruby_process *rp,
+			const struct ruby_iseq *q, uint64_t pc)
+{
+	const struct ruby_layout *l = rp->layout;
+	struct ruby_line *c =
+		&rp->lines[hash_u64(pc ^ q->addr) % RUBY_LINE_CACHE];
+	uint8_t chunk[RUBY_SUCC_BLOCK_BYTES];
+	uint64_t pos, off;
+	size_t len;
+	int64_t entry = 0;
+	int32_t line;
+
+	if (c->iseq == q->addr && c->pc == pc)
+		return c->line;
+	if (pc < q->encoded || (pc - q->encoded) % 8 ||
+	    (pc - q->encoded) / 8 > q->iseq_size || !q->insn_info ||
+	    !q->insn_info_size)
+		return 0;
+	/* pc is past the instruction running (calc_lineno) */
+	pos = (pc - q->encoded) / 8;
+	if (pos)
+		pos--;
+	if (q->insn_info_size > 1) {
+		ruby_succ_chunk(pos, &off, &len);
+		if (!q->succ ||
+		    t->read_mem(&rp->pid, q->succ + off, chunk, len))
+			return 0;
+		entry = ruby_succ_lookup(chunk, len, pos);
+		if (entry < 0 || entry >= q->insn_info_size)
+			return 0;
+	}
+	if (t->read_mem(&rp->pid,
+			q->insn_info + (uint64_t)entry * l->insn_info_entry,
+			&line, 4) ||
+	    line <= 0)
+		return 0;
+	*c = (struct ruby_line){q->addr, pc, (uint32_t)line};
+	return (uint32_t)line;
+}
+
+/* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (cached on
+ * q), or NULL: not a method entry of q, or a class without a path
+ * (anonymous) or not readable. */
+static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
+			     struct ruby_iseq *q, uint64_t me)
+{
+	const struct ruby_layout *l = rp->layout;
+	uint64_t m[5], def_iseq, klass, kflags, path;
+	char *cls, *qual;
+	size_t n;
+	char sep = '#';
+
+	if (q->qual_me == me)
+		return q->qual;
+	free(q->qual);
+	q->qual = NULL;
+	q->qual_me = me;
+	/* an imemo_ment whose definition runs this iseq */
+	if (!l->class_path || (me & 7) ||
+	    t->read_mem(&rp->pid, me, m, sizeof(m)) ||
+	    (m[0] & RUBY_T_MASK) != RUBY_T_IMEMO ||
+	    ((m[0] >> 12) & 0xf) != RUBY_IMEMO_MENT || !m[2] ||
+	    t->read_mem(&rp->pid, m[2] + 8, &def_iseq, 8) ||
+	    def_iseq != q->addr)
+		return NULL;
+	klass = m[4]; /* owner */
+	if (!klass || (klass & 7) || t->read_mem(&rp->pid, klass, &kflags, 8))
+		return NULL;
+	if (kflags & l->fl_singleton) {
+		/* a singleton method: named after the object (a class or
+		 * module) the singleton class is attached to */
+		if (t->read_mem(&rp->pid, klass + l->class_attached, &klass,
+				8) ||
+		    !klass || (klass & 7) ||
+		    t->read_mem(&rp->pid, klass, &kflags, 8))
+			return NULL;
+		sep = '.';
+	}
+	if ((kflags & RUBY_T_MASK) != RUBY_T_CLASS &&
+	    (kflags & RUBY_T_MASK) != RUBY_T_MODULE)
+		return NULL;
+	if (t->read_mem(&rp->pid, klass + l->class_path, &path, 8))
+		return NULL;
+	cls = read_str(t, rp->pid, l, path);
+	if (!cls)
+		return NULL;
+	n = strlen(cls) + 1 + strlen(q->name) + 1;
+	qual = malloc(n);
+	if (qual && mem_account_charge(&rp->account, n)) {
+		snprintf(qual, n, "%s%c%s", cls, sep, q->name);
+		q->qual = qual;
+		q->bytes += (uint32_t)n;
+		rp->bytes += n;
+	} else {
+		free(qual);
+	}
+	free(cls);
+	return q->qual;
+}
+
+bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
+		uint64_t pc, uint64_t now_ns, struct runtime_frame *out)
+{
+	struct ruby_iseq *q;
+	const char *qual = NULL;
+	uint64_t me = 0;
+	uint32_t line;
+
+	if (!rp || !rp->layout || !iseq)
+		return false;
+	if (iseq & OTELPROF_RUBY_ME_TAG) {
+		/* for the frame that follows */
+		rp->pending_me = iseq & ~OTELPROF_RUBY_ME_TAG;
+		rp->pending_iseq = pc;
+		return false;
+	}
+	if (rp->pending_iseq == iseq)
+		me = rp->pending_me;
+	rp->pending_me = rp->pending_iseq = 0;
+	q = iseq_entry(t, rp, iseq, now_ns);
+	if (!q)
+		return false;
+	if (me)
+		qual = qualified(t, rp, q, me);
+	line = line_at(t, rp, q, pc);
+	*out = (struct runtime_frame){
+		.name = qual ? qual : q->name,
+		.file = q->file,
+		.start_line = q->first_line,
+		.line = line ? line : q->first_line,
+	};
+	return true;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What is read from a Ruby process's memory, every read bounded and
+ * failing soft (counted): where its VM keeps the running thread's state
+ * (ruby_identify, from the library's exported symbols and code), and the
+ * name, file and line of the {iseq, pc} frames the BPF walk reports
+ * (ruby_frame), cached per iseq and checked again every second (iseqs are
+ * collected and their memory reused). No kernel and no process table
+ * here: the fuzz target drives it with fake memory.
+ */
+#ifndef OTELPROF_RUNTIMES_RUBY_READER_H
+#define OTELPROF_RUNTIMES_RUBY_READER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "process/process_memory.h"
+#include "runtimes/ruby/ruby_layout.h"
+#include "runtimes/runtime.h"
+#include "util/idxmap.h"
+#include "util/mem_budget.h"
+
+#define RUBY_CACHE_BUDGET (8u << 20) /* per process */
+#define RUBY_RECHECK_NS	  (1000ull * 1000 * 1000)
+#define RUBY_LINE_CACHE	  256 /* {iseq, pc} -> line, per process */
+
+struct ruby_iseq {
+	uint64_t addr;
+	uint64_t body, label_ptr, path_ptr; /* to recheck identity */
+	uint64_t encoded, insn_info, succ;
+	uint32_t iseq_size, insn_info_size;
+	char *name, *file;
+	uint32_t first_line;
+	uint64_t checked_ns;
+	uint32_t bytes; /* charged for it */
+	bool ok;
+	/* The method's name with its class (Foo::Bar#baz, Foo.baz) for
+	 * method entry qual_me; NULL: the label alone. */
+	uint64_t qual_me;
+	char *qual;
+};
+
+struct ruby_line {
+	uint64_t iseq, pc;
+	uint32_t line;
+};
+
+struct ruby_process {
+	uint32_t pid;
+	const struct ruby_layout *layout; /* NULL: not usable */
+	struct otelprof_ruby_proc walk;	  /* what the kernel gets */
+	bool in_kernel;
+	bool unknown_reported;
+	/* rb_vm_exec's code (runtime addresses; 0: not found): each run of
+	 * Ruby frames goes above the native frame there */
+	uint64_t loop_lo, loop_hi;
+	struct mem_account account;
+	struct idxmap index; /* iseq address -> iseqs[] */
+	struct ruby_iseq *iseqs;
+	uint32_t niseqs, cap;
+	size_t bytes;
+	struct ruby_line lines[RUBY_LINE_CACHE];
+	/* The method entry reported before the iseq it is for (the walk's
+	 * {me | OTELPROF_RUBY_ME_TAG, iseq} pair), until that frame. */
+	uint64_t pending_me, pending_iseq;
+};
+
+struct ruby_counters {
+	uint64_t found, unknown, read_errors, over_budget, map_errors, waited;
+};
+
+struct ruby_reader {
+	mem_read_fn read_mem; /* process_memory_read, or a fake; its
+				 context is a uint32_t pid */
+	struct ruby_counters counters;
+};
+
+/* What the library (or executable) exports: ELF values, 0 if absent. */
+struct ruby_symbols {
+	uint64_t version, thread_current, current_ec;
+	uint64_t vm_exec, iseq_eval, iseq_eval_main;
+};
+
+struct ruby_process *ruby_process_new(uint32_t pid, struct mem_budget *budget);
+void ruby_process_free(struct ruby_process *rp);
+
+/* The layout, TLS location and loop of the Ruby whose symbols are s,
+ * loaded at bias in rp's process; false if it is not usable (the caller
+ * reports it once). */
+bool ruby_identify(struct ruby_reader *r, struct ruby_process *rp,
+		   const struct ruby_symbols *s, uint64_t bias);
+
+/* Function and line of frame {iseq, pc}; false if the iseq cannot be
+ * read (the frame is then left out). A method entry pair ({me | tag,
+ * iseq}) is kept for the frame that follows it and names nothing (false).
+ * Strings live until the next call for the process. */
+bool ruby_frame(struct ruby_reader *r, struct ruby_process *rp, uint64_t iseq,
+		uint64_t pc, uint64_t now_ns, struct runtime_frame *out);
+
+#endif

@@ -1,0 +1,218 @@
+package integration
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Debian 13's root (make trixie-root) and where the workload goes in it.
+const (
+	rubyRootDir  = "/tmp/otelprof-ruby-test"
+	rubyHotLabel = "hot.rb"
+)
+
+// rubies: Debian 12's ruby 3.1 on the host, Debian 13's 3.3 under chroot
+// (as a container runs it: its files are seen through the process's root).
+// 3.3's methods are named with their class, as Ruby prints them; 3.1's
+// by the method's name alone (its class paths are not read).
+// 3.1's YJIT (experimental there; Debian 13's 3.3 is built without it)
+// runs its code without CFI: the Ruby frames must still all be there,
+// named and lined. Where they go is not judged under YJIT: a block it
+// enters from C does not pass through rb_vm_exec, so that run of frames
+// lands at the next rb_vm_exec out (docs/runtimes.md).
+var rubies = []struct {
+	name             string
+	chroot           bool
+	flags            []string
+	hotA, hotB, work string
+	thread, spliced  bool
+}{
+	{"debian12-3.1", false, nil, "hot_a", "hot_b", "work", true, true},
+	{"debian12-3.1-yjit", false, []string{"--yjit"}, "hot_a", "hot_b", "work", false, false},
+	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true},
+}
+
+// rubyNames: what a version calls the workload's methods.
+type rubyNames struct {
+	hotA, hotB, work string
+	spliced          bool // judge where the Ruby frames go
+}
+
+// rubyFrame is the first ruby frame of s named name (and its index), or nil.
+func rubyFrame(s Sample, name string) (int, *Frame) {
+	for i := range s.Frames {
+		if s.Frames[i].Type == "ruby" && s.Frames[i].Function == name {
+			return i, &s.Frames[i]
+		}
+	}
+	return -1, nil
+}
+
+// startRuby runs hot.rb with Debian 12's ruby, or Debian 13's inside its
+// root (the script copied there); the script's path as the process sees it.
+func startRuby(t *testing.T, chroot bool, flags []string, args ...string) (*runtimeWorkload, string) {
+	t.Helper()
+	src, _ := filepath.Abs(filepath.Join(runtimesDir, rubyHotLabel))
+	if !chroot {
+		requireExe(t, "/usr/bin/ruby3.1")
+		return startRuntime(t, nil, "/usr/bin/ruby3.1", append(append(append([]string{}, flags...), src), args...)...), src
+	}
+	requireExe(t, filepath.Join(trixieRoot(t), "usr/bin/ruby3.3"))
+	raw, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(trixieRoot(t), rubyRootDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rubyHotLabel), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(rubyRootDir, rubyHotLabel)
+	// chroot execs ruby: the workload's pid is the Ruby process's
+	return startRuntime(t, nil, "/usr/sbin/chroot", append(append(append([]string{trixieRoot(t), "/usr/bin/ruby3.3"}, flags...), in), args...)...), in
+}
+
+// No flags, no debug symbols: the kernel walks the VM's control frames
+// and each run of them goes above the rb_vm_exec call that ran it.
+func TestRubyFrames(t *testing.T) {
+	requireRoot(t)
+	src, _ := filepath.Abs(filepath.Join(runtimesDir, rubyHotLabel))
+	lineA := lineOf(t, src, "    def hot_a")
+	lineB := lineOf(t, src, "    def hot_b")
+	lineW := lineOf(t, src, "  def self.work")
+	for _, v := range rubies {
+		v := v
+		t.Run(v.name+"/main", func(t *testing.T) {
+			w, path := startRuby(t, v.chroot, v.flags, "60")
+			p, truth := recordRuntime(t, w, 5)
+			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work, v.spliced})
+		})
+		if !v.thread {
+			continue
+		}
+		t.Run(v.name+"/thread", func(t *testing.T) {
+			w, _ := startRuby(t, v.chroot, v.flags, "60", "thread")
+			p, _ := recordRuntime(t, w, 5)
+			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced})
+		})
+	}
+}
+
+func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path string, lineA, lineB, lineW int64, names rubyNames) {
+	t.Helper()
+	pid := w.cmd.Process.Pid
+	var withRuby, nA, nB, spliced, rootedN int
+	var bad, unrooted []string
+	samples := steadySamples(p, 2*time.Second).Samples
+	for _, s := range samples {
+		i, a := rubyFrame(s, names.hotA)
+		_, b := rubyFrame(s, names.hotB)
+		j, wk := rubyFrame(s, names.work)
+		if wk != nil {
+			withRuby++
+			if wk.Lines[0].Filename != path || wk.Lines[0].StartLine != lineW {
+				t.Fatalf("work frame %+v, want %s:%d", wk.Lines[0], path, lineW)
+			}
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+		for _, h := range []struct {
+			f    *Frame
+			line int64
+		}{{a, lineA}, {b, lineB}} {
+			if h.f == nil {
+				continue
+			}
+			l := h.f.Lines[0]
+			// the body: 7 lines, and its `end` (the return)
+			if l.Filename != path || l.StartLine != h.line || l.Line <= h.line || l.Line > h.line+8 {
+				t.Fatalf("%s frame %+v, want %s, start line %d, line in its body", h.f.Function, l, path, h.line)
+			}
+		}
+		switch {
+		case a != nil:
+			nA++
+		case b != nil:
+			nB++
+		}
+		// the Ruby frames sit above the native ones that ran them:
+		// work below hot_a, ruby_run_node (main's callee) below both
+		run := frameNamed(s, "ruby_run_node")
+		if a != nil && wk != nil && j > i && run > j {
+			spliced++
+		}
+		if run >= 0 && rooted(s, pid) {
+			rootedN++
+		} else if len(unrooted) < 3 {
+			unrooted = append(unrooted, s.String())
+		}
+	}
+	n := len(samples)
+	if n < 500 {
+		t.Fatalf("only %d samples of the workload", n)
+	}
+	if nA+nB == 0 {
+		t.Fatalf("no sample in hot_a or hot_b; e.g.\n%s", strings.Join(bad, "\n"))
+	}
+	got := 100 * float64(nA) / float64(nA+nB)
+	t.Logf("%d samples: %.1f%% with Ruby frames; hot_a %.1f%% (truth %.1f%%), hot_b %.1f%% (truth %.1f%%); hot_a spliced above work and ruby_run_node %d of %d; rooted %.1f%%",
+		n, 100*float64(withRuby)/float64(n), got, truth, 100-got, 100-truth, spliced, nA, 100*float64(rootedN)/float64(n))
+	if float64(withRuby) < 0.95*float64(n) {
+		t.Errorf("%d of %d samples have Ruby frames, want >= 95%%; e.g.\n%s", withRuby, n, strings.Join(bad, "\n"))
+	}
+	if math.Abs(got-truth) > 3 {
+		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
+	}
+	if names.spliced && spliced < nA*95/100 {
+		t.Errorf("only %d of %d hot_a samples have work and ruby_run_node below them", spliced, nA)
+	}
+	if float64(rootedN) < 0.95*float64(n) {
+		t.Errorf("only %d of %d samples keep their native frames rooted; e.g.\n%s", rootedN, n, strings.Join(unrooted, "\n"))
+	}
+}
+
+// Two Ruby threads, each spinning in its own method: each thread's
+// samples carry its own method, never the other's.
+func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process, names rubyNames) {
+	t.Helper()
+	var n, own, other int
+	per := map[string]int{}
+	var bad []string
+	for _, s := range steadySamples(p, 2*time.Second).Samples {
+		var mine, theirs string
+		switch s.ThreadName {
+		case "ruby-a":
+			mine, theirs = names.hotA, names.hotB
+		case "ruby-b":
+			mine, theirs = names.hotB, names.hotA
+		default:
+			continue
+		}
+		n++
+		per[s.ThreadName]++
+		if _, f := rubyFrame(s, mine); f != nil {
+			own++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+		if _, f := rubyFrame(s, theirs); f != nil {
+			other++
+		}
+	}
+	t.Logf("%d samples of the two threads (%v): %d in their own method, %d in the other's", n, per, own, other)
+	if per["ruby-a"] < 200 || per["ruby-b"] < 200 {
+		t.Fatalf("too few samples per thread: %v", per)
+	}
+	if float64(own) < 0.90*float64(n) {
+		t.Errorf("only %d of %d samples carry their thread's own method; e.g.\n%s", own, n, strings.Join(bad, "\n"))
+	}
+	if other > 0 {
+		t.Errorf("%d samples carry the other thread's method", other)
+	}
+}

@@ -1,0 +1,101 @@
+# Two hot Ruby methods in a 70:30 split of work, called through a few
+# levels (a class method, a module's instance method, a block). Each call
+# runs some milliseconds: on a loaded machine ~1 ms calls under 3.1 put
+# a few points of the clock reads' cost into the first one. Measures
+# its own CPU time in hot_a and hot_b (the thread's CPU clock) and
+# prints, once a second, {"a": seconds in hot_a, "b": seconds in hot_b}
+# as JSON lines.
+#   hot.rb SECONDS [thread]   (thread: two Ruby threads, one running
+#                              hot_a and one hot_b, each its own method)
+module Hot
+  class Worker
+    def hot_a(n)
+      s = 0
+      i = 0
+      while i < n
+        s += i * i
+        i += 1
+      end
+      s
+    end
+
+    def hot_b(n)
+      s = 0
+      i = 0
+      while i < n
+        s += i * i
+        i += 1
+      end
+      s
+    end
+  end
+
+  def self.cpu
+    Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+  end
+
+  def self.work(seconds)
+    w = Worker.new
+    stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+    a = b = 0.0
+    nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+      1.times do
+        t = cpu
+        w.hot_a(210_000)
+        m = cpu
+        w.hot_b(90_000)
+        e = cpu
+        a += m - t
+        b += e - m
+      end
+      if Process.clock_gettime(Process::CLOCK_MONOTONIC) >= nxt
+        $stdout.write(%({"a": #{a}, "b": #{b}}\n))
+        $stdout.flush
+        nxt += 1
+      end
+    end
+  end
+
+  # Each thread spins in its own method; the report is each thread's own
+  # CPU time.
+  def self.spin_a(stop, cell)
+    w = Worker.new
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+      w.hot_a(10_000)
+      cell[0] = cpu
+    end
+  end
+
+  def self.spin_b(stop, cell)
+    w = Worker.new
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+      w.hot_b(10_000)
+      cell[0] = cpu
+    end
+  end
+
+  def self.threads(seconds)
+    stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+    ca = [0.0]
+    cb = [0.0]
+    ta = Thread.new { spin_a(stop, ca) }
+    tb = Thread.new { spin_b(stop, cb) }
+    ta.name = "ruby-a"
+    tb.name = "ruby-b"
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+      sleep 1
+      $stdout.write(%({"a": #{ca[0]}, "b": #{cb[0]}}\n))
+      $stdout.flush
+    end
+    ta.join
+    tb.join
+  end
+end
+
+secs = (ARGV[0] || "10").to_f
+if ARGV[1] == "thread"
+  Hot.threads(secs)
+else
+  Hot.work(secs)
+end
