@@ -395,8 +395,9 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		    out->n &&
 		    ((fn && loop && !strcmp(fn, loop)) ||
 		     (s->runtimes[rt].ops->is_loop &&
-		      s->runtimes[rt].ops->is_loop(s->runtimes[rt].state, p,
-						   ustack[i])))) {
+		      s->runtimes[rt].ops->is_loop(
+			      s->runtimes[rt].state, p,
+			      ustack[i] & ~OTELPROF_USTACK_FP_FRAME)))) {
 			struct frame eval = out->frames[--out->n];
 
 			put_after_frames(s, out, rt, p, pairs, n_interp, &next,

@@ -25,12 +25,14 @@
  * each, appended by its walk) still fit after it. */
 #define PERL_COPY_KB 7
 
-static bool has_function(const struct elf_symbols *s, const char *name)
+/* The symbol name of s, NULL if it has none. */
+static const struct elf_sym *find_function(const struct elf_symbols *s,
+					   const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(elf_symbols_name(s, &s->syms[i]), name))
-			return true;
-	return false;
+			return &s->syms[i];
+	return NULL;
 }
 
 static void kernel_write(struct perl_tracker *t, struct process *p)
@@ -115,6 +117,7 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 		static const char *const names[] = {"PL_revision", "PL_version",
 						    "PL_interp_size"};
 		struct proc_mapping *m = &p->maps.v[i];
+		const struct elf_sym *runops;
 		const struct perl_layout *l;
 		struct otelprof_tls_loc loc;
 		struct perl_process *pp;
@@ -129,7 +132,8 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 		    (fresh_only && !m->fresh) || !strstr(m->path, "perl"))
 			continue;
 		f = file_cache_of(t->files, m->file);
-		if (!f || !has_function(&f->sym, PERL_RUNOPS_SYMBOL) ||
+		if (!f ||
+		    !(runops = find_function(&f->sym, PERL_RUNOPS_SYMBOL)) ||
 		    !file_mapping_bias(m, f, &bias))
 			continue;
 		fd = mapped_file_open((pid_t)p->pid, m);
@@ -164,6 +168,11 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 		if (!pp)
 			return;
 		pp->layout = l;
+		/* Where Perl's frames go, by address: the file's names may
+		 * be evicted, or not read yet, when a sample is named. */
+		pp->loop_lo = runops->addr + bias;
+		pp->loop_hi =
+			runops->addr + (runops->size ? runops->size : 1) + bias;
 		pp->bpf = l->walk;
 		pp->bpf.ctx = loc;
 		perl_reader_init(&pp->reader, l, t->read_mem, &pp->pid);
@@ -232,6 +241,15 @@ static bool rt_name_frame(void *rt, struct process *p, uint64_t cv,
 	return true;
 }
 
+/* pc is a return address: the call in the loop is just before it. */
+static bool rt_is_loop(void *rt, struct process *p, uint64_t pc)
+{
+	const struct perl_process *pp = p->perl;
+
+	(void)rt;
+	return pp && pp->layout && pc > pp->loop_lo && pc <= pp->loop_hi;
+}
+
 static void rt_counters(const void *rt, struct runtime_counters *out)
 {
 	const struct perl_tracker *t = rt;
@@ -280,6 +298,7 @@ const struct runtime_ops perl_runtime = {
 	.mode = OTELPROF_RT_MODE_AFTER,
 	.copy_kb = PERL_COPY_KB,
 	.loop_function = PERL_RUNOPS_SYMBOL,
+	.is_loop = rt_is_loop,
 	.state_size = sizeof(struct perl_tracker),
 	.program = {"perl", program_elf},
 	.init = rt_init,

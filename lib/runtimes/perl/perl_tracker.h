@@ -22,8 +22,9 @@ struct perl_process {
 	const struct perl_layout *layout; /* NULL: not (yet) usable */
 	struct otelprof_perl_proc bpf;	  /* its perl_procs entry */
 	bool in_kernel;
-	bool unknown_reported; /* looked at once, not usable */
-	uint32_t pid;	       /* read_ctx of the reader */
+	bool unknown_reported;	   /* looked at once, not usable */
+	uint64_t loop_lo, loop_hi; /* Perl_runops_standard in the process */
+	uint32_t pid;		   /* read_ctx of the reader */
 	struct perl_reader reader;
 };
 
