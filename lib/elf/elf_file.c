@@ -765,6 +765,15 @@ const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 	return sym;
 }
 
+const struct elf_sym *elf_symbols_find(const struct elf_symbols *s,
+				       const char *name)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->names.buf + s->syms[i].name, name))
+			return &s->syms[i];
+	return NULL;
+}
+
 size_t elf_symbols_memory(const struct elf_symbols *s)
 {
 	return sizeof(*s) + s->charged;

@@ -120,6 +120,10 @@ bool elf_symbols_mapping_vaddr(const struct elf_symbols *s, uint64_t map_offset,
 /* Function containing vaddr, or NULL. */
 const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 					 uint64_t vaddr);
+/* The function named name, or NULL: a linear scan (the table is sorted by
+ * address), for a runtime's trackers, once per process. */
+const struct elf_sym *elf_symbols_find(const struct elf_symbols *s,
+				       const char *name);
 static inline const char *elf_symbols_name(const struct elf_symbols *s,
 					   const struct elf_sym *sym)
 {

@@ -34,14 +34,6 @@ static void interp_process_free(struct interp_process *ip)
 	free(ip);
 }
 
-static bool has_function(const struct elf_symbols *s, const char *name)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(elf_symbols_name(s, &s->syms[i]), name))
-			return true;
-	return false;
-}
-
 struct cpy_symbols {
 	uint64_t runtime, version, code_type; /* ELF vaddrs, 0 if absent */
 };
@@ -147,6 +139,7 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 	for (size_t i = 0; i < p->maps.n; i++) {
 		struct proc_mapping *m = &p->maps.v[i];
 		const struct cpython_layout *l;
+		const struct elf_sym *eval;
 		struct interp_process *ip;
 		struct cpy_symbols cs;
 		struct elf_file *f;
@@ -158,7 +151,8 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 		    (fresh_only && !m->fresh) || !strstr(m->path, "python"))
 			continue;
 		f = file_cache_of(it->files, m->file);
-		if (!f || !has_function(&f->sym, CPY_EVAL_SYMBOL) ||
+		if (!f ||
+		    !(eval = elf_symbols_find(&f->sym, CPY_EVAL_SYMBOL)) ||
 		    !file_mapping_bias(m, f, &bias))
 			continue;
 		fd = mapped_file_open((pid_t)p->pid, m);
@@ -196,6 +190,10 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 		ip->lay = *l;
 		ip->layout = &ip->lay;
 		ip->runtime = cs.runtime + bias;
+		/* Where Python's frames go, by address: the file's names may
+		 * be evicted, or not read yet, when a sample is named. */
+		ip->loop_lo = eval->addr + bias;
+		ip->loop_hi = eval->addr + (eval->size ? eval->size : 1) + bias;
 		ip->code_type = cs.code_type ? cs.code_type + bias : 0;
 		if (minor >= 13) {
 			/* 3.13+ publishes its offsets: trust them over the
@@ -283,6 +281,15 @@ static bool rt_name_frame(void *rt, struct process *p, uint64_t code,
 	return true;
 }
 
+/* pc is a return address: the call in the loop is just before it. */
+static bool rt_is_loop(void *rt, struct process *p, uint64_t pc)
+{
+	const struct interp_process *ip = p->interp;
+
+	(void)rt;
+	return ip && ip->layout && pc > ip->loop_lo && pc <= ip->loop_hi;
+}
+
 static void rt_counters(const void *rt, struct runtime_counters *out)
 {
 	const struct interp_counters *c =
@@ -309,6 +316,7 @@ const struct runtime_ops cpython_runtime = {
 	.mode = OTELPROF_RT_MODE_AFTER,
 	.copy_kb = CPY_COPY_KB,
 	.loop_function = CPY_EVAL_SYMBOL,
+	.is_loop = rt_is_loop,
 	.state_size = sizeof(struct interp_tracker),
 	.program = {"cpython", program_elf},
 	.init = rt_init,

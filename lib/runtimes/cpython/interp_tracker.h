@@ -48,6 +48,7 @@ struct interp_process {
 	bool debug_offsets;	     /* lay came from _Py_DebugOffsets */
 	uint64_t runtime, code_type; /* runtime addresses (code_type 0:
 					not checked) */
+	uint64_t loop_lo, loop_hi;   /* _PyEval_EvalFrameDefault in it */
 	bool in_kernel;
 	bool unknown_reported;
 	/* code object cache, charged to the global budget for data read

@@ -25,16 +25,6 @@
  * each, appended by its walk) still fit after it. */
 #define PERL_COPY_KB 7
 
-/* The symbol name of s, NULL if it has none. */
-static const struct elf_sym *find_function(const struct elf_symbols *s,
-					   const char *name)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(elf_symbols_name(s, &s->syms[i]), name))
-			return &s->syms[i];
-	return NULL;
-}
-
 static void kernel_write(struct perl_tracker *t, struct process *p)
 {
 	struct perl_process *pp = p->perl;
@@ -133,7 +123,7 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 			continue;
 		f = file_cache_of(t->files, m->file);
 		if (!f ||
-		    !(runops = find_function(&f->sym, PERL_RUNOPS_SYMBOL)) ||
+		    !(runops = elf_symbols_find(&f->sym, PERL_RUNOPS_SYMBOL)) ||
 		    !file_mapping_bias(m, f, &bias))
 			continue;
 		fd = mapped_file_open((pid_t)p->pid, m);
