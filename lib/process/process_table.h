@@ -44,6 +44,7 @@ struct process_ctx_state;
 struct jit_process;
 struct interp_process;
 struct hotspot_process;
+struct php_process;
 
 /* What changed in a process, as the table reports it. */
 enum process_change_why {
@@ -102,6 +103,8 @@ struct process {
 					  by interp/interp_tracker.c */
 	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
 					  interp/hotspot_tracker.c */
+	struct php_process *php;       /* its PHP executor, owned by
+					  runtimes/php/php_tracker.c */
 	struct proc_env *env; /* include_env_vars values (NULL: none) */
 	/* Its change not yet taken (process_table_take_changed). */
 	bool change_pending;
