@@ -39,10 +39,10 @@ func progInsns(log string) map[string][2]int {
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
 		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
-			"off_cpu_switch"}
+			"php_walk", "off_cpu_switch"}
 	}
 	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
+		"cpython_walk_bounded", "hotspot_walk_bounded", "php_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
 }
 
 // offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
@@ -120,9 +120,10 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		start        func() *exec.Cmd
 		want, refuse []string
 	}{
-		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk"}},
-		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk"}},
-		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk"}},
+		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "php_walk"}},
+		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk", "php_walk"}},
+		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk", "php_walk"}},
+		{"php", func() *exec.Cmd { return startRuntime(t, nil, php82, phpScript(t), "20").cmd }, []string{"php_walk"}, []string{"cpython_walk", "hotspot_walk"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
