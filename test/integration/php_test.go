@@ -5,11 +5,13 @@
 package integration
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const (
@@ -93,6 +95,7 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 	lib := filepath.Join(filepath.Dir(script), "hot_lib.php")
 	var withPHP, nA, nB, below, rootedN, n int
 	linesA := map[int64]int{}
+	var unrooted []string
 	var bad []string
 	// A process already running when recording starts is found at its
 	// first sample; until the kernel knows it (a few hundred ms on a
@@ -147,6 +150,8 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 		}
 		if rooted(s, pid) {
 			rootedN++
+		} else if len(unrooted) < 3 {
+			unrooted = append(unrooted, s.String())
 		}
 	}
 	if n < 500 {
@@ -169,6 +174,57 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 		t.Errorf("only %d of %d hot samples have execute_ex below their PHP frames", below, nA+nB)
 	}
 	if float64(rootedN) < 0.95*float64(n) {
-		t.Errorf("only %d of %d samples keep their native frames rooted", rootedN, n)
+		t.Errorf("only %d of %d samples keep their native frames rooted; e.g.\n%s", rootedN, n, strings.Join(unrooted, "\n"))
+	}
+}
+
+// A version without a layout (Debian's php 8.2 with its version string
+// made 8.9: the same binary, so the walk would read it right and only the
+// unknown version keeps it out) is reported once and its samples keep
+// their native stacks.
+func TestPHPUnknownVersion(t *testing.T) {
+	requireRoot(t)
+	requireExe(t, php82)
+	raw, err := os.ReadFile(php82)
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := []byte("X-Powered-By: PHP/8.2.")
+	if bytes.Count(raw, from) != 1 {
+		t.Fatalf("%s: want one %q", php82, from)
+	}
+	bin := filepath.Join(t.TempDir(), "php8.9")
+	if err := os.WriteFile(bin, bytes.Replace(raw, from, []byte("X-Powered-By: PHP/8.9."), 1), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := startRuntime(t, nil, bin, phpScript(t), "30")
+	time.Sleep(500 * time.Millisecond)
+	pid := w.cmd.Process.Pid
+	rec := record(t, 6, 199, "--pid", itoa(pid))
+	if !strings.Contains(rec.Stderr, "1 unknown versions)") {
+		t.Errorf("the unknown version is not reported once:\n%s", rec.Stderr)
+	}
+	p := decodeFile(t, rec.Path).ByPID(pid)
+	// 100: a tenth of a CPU on a loaded machine is enough for the shape
+	if p == nil || len(p.Samples) < 100 {
+		t.Fatalf("too few samples of pid %d", pid)
+	}
+	n := 0
+	var bad []string
+	for _, s := range p.Samples {
+		for _, f := range s.Frames {
+			if f.Type == "php" {
+				t.Fatalf("a php frame from an unknown version: %s", s)
+			}
+		}
+		if frameNamed(s, "execute_ex") >= 0 && rooted(s, pid) {
+			n++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+	}
+	t.Logf("%d of %d samples native and rooted", n, len(p.Samples))
+	if n < len(p.Samples)*90/100 {
+		t.Errorf("only %d of %d samples keep whole native stacks; e.g.\n%s", n, len(p.Samples), strings.Join(bad, "\n"))
 	}
 }
