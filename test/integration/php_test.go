@@ -71,7 +71,9 @@ func TestPHPFrames(t *testing.T) {
 	lineA := lineOf(t, host, "    public function hot_a")
 	lineB := lineOf(t, filepath.Join(runtimesDir, "hot_lib.php"), "function hot_b")
 	lineStep := lineOf(t, host, "    public function step")
-	for _, v := range []string{"8.2", "8.4"} {
+	// 8.2-opcache: opcache on (as PHP-FPM runs by default): functions
+	// and strings in its shared memory, the optimizer's oplines
+	for _, v := range []string{"8.2", "8.2-opcache", "8.4"} {
 		v := v
 		t.Run(v, func(t *testing.T) {
 			var w *runtimeWorkload
@@ -79,6 +81,9 @@ func TestPHPFrames(t *testing.T) {
 			if v == "8.2" {
 				requireExe(t, php82)
 				w = startRuntime(t, nil, php82, script, "60")
+			} else if v == "8.2-opcache" {
+				requireExe(t, php82)
+				w = startRuntime(t, nil, php82, "-d", "opcache.enable_cli=1", script, "60")
 			} else {
 				script = copyPHPWorkload(t)
 				w = startRuntime(t, nil, "/usr/sbin/chroot", trixieRoot, "php8.4", script, "60")

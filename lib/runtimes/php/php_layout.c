@@ -140,7 +140,7 @@ int php_function_header(const struct php_layout *l, mem_read_fn read, void *ctx,
 	out->type = buf[0];
 	out->name_ptr = u64_at(buf, l->func_name);
 	out->scope_ptr = u64_at(buf, l->func_scope);
-	out->file_ptr = out->line_start = 0;
+	out->file_ptr = out->line_start = out->line_end = 0;
 	switch (out->type) {
 	case 1: /* ZEND_INTERNAL_FUNCTION: a C function, no file */
 		if (!out->name_ptr)
@@ -151,6 +151,8 @@ int php_function_header(const struct php_layout *l, mem_read_fn read, void *ctx,
 		out->file_ptr = u64_at(buf, l->op_filename);
 		memcpy(&line, buf + l->op_line_start, 4);
 		out->line_start = line;
+		memcpy(&line, buf + l->op_line_start + 4, 4);
+		out->line_end = line;
 		break;
 	default:
 		return -EINVAL;

@@ -31,7 +31,8 @@ struct php_layout {
 	uint16_t eg_current_execute_data;
 	struct otelprof_php_proc walk;	/* for BPF (address filled later) */
 	uint16_t func_name, func_scope; /* zend_function.common */
-	uint16_t op_filename, op_line_start; /* zend_op_array */
+	uint16_t op_filename, op_line_start; /* zend_op_array (line_end
+						follows line_start) */
 	uint16_t func_read;		     /* bytes of a function read */
 	uint16_t ce_name;		     /* zend_class_entry.name */
 	uint16_t str_len, str_val;	     /* zend_string */
@@ -49,7 +50,7 @@ int php_version_parse(const char *s, size_t len, unsigned *major,
 struct php_function {
 	uint8_t type; /* 1 internal, 2 user, 4 eval'd code */
 	uint64_t name_ptr, scope_ptr, file_ptr; /* to recheck identity */
-	uint32_t line_start;
+	uint32_t line_start, line_end;
 	char name[2 * PHP_NAME_MAX + 3]; /* Class::method, or "" (code) */
 	char file[PHP_FILE_MAX + 1];	 /* "" for internal functions */
 };

@@ -219,6 +219,8 @@ static void php_sync(struct php_tracker *t, struct process *p,
 		pp->release = release;
 		pp->current_execute_data = eg + l->eg_current_execute_data;
 		t->counters.found++;
+		debug_log("pid %u: PHP %u.%u.%u in %s", p->pid, major, minor,
+			  release, m->path);
 		kernel_write(t, p);
 		return;
 	}
@@ -292,6 +294,7 @@ static void resolve(struct php_tracker *t, struct process *p,
 	f->scope_ptr = pf->scope_ptr;
 	f->file_ptr = pf->file_ptr;
 	f->line_start = pf->line_start;
+	f->line_end = pf->line_end;
 	f->name = strdup(pf->name);
 	f->file = pf->file[0] ? strdup(pf->file) : NULL;
 	free(pf);
@@ -385,11 +388,19 @@ bool php_frame(struct php_tracker *t, struct process *p, uint64_t word0,
 		/* A file's top-level code: the script's own, or one it
 		 * included (a nested executor call of code). */
 		name = info & OTELPROF_PHP_CALL_TOP ? "{main}" : "{include}";
+	/* The innermost frame's opline is the one last stored into it (the
+	 * engine keeps the running one in a register, and opcache's
+	 * optimizer and JIT store it less often): one outside the
+	 * function's lines is another function's, not believed. */
+	if (f->type == 1)
+		line = 0;
+	else if (line < f->line_start || line > f->line_end)
+		line = f->line_start;
 	*out = (struct runtime_frame){
 		.name = name,
 		.file = f->file,
 		.start_line = f->line_start,
-		.line = f->type == 1 ? 0 : (line ? line : f->line_start),
+		.line = line,
 	};
 	return true;
 }

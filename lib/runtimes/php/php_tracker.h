@@ -31,7 +31,7 @@ struct php_cached_function {
 	uint64_t addr;
 	uint64_t name_ptr, scope_ptr, file_ptr; /* to recheck identity */
 	uint8_t type;
-	uint32_t line_start;
+	uint32_t line_start, line_end;
 	char *name, *file; /* file NULL: internal */
 	uint64_t checked_ns;
 	uint32_t bytes; /* charged for it */
