@@ -333,7 +333,7 @@ KERNELS ?= 5.10 6.1 6.12 6.12-rt
 # clean clone on the same machine does not fetch them again.
 RUNTIME_CACHE ?= /var/cache/otelprof-test
 TRIXIE_ROOT := $(RUNTIME_CACHE)/trixie-root
-TRIXIE_PKGS := ruby php-cli perl
+TRIXIE_PKGS := ruby php-cli perl php-fpm
 trixie-root: | $(BUILD)/.deps-ok
 	bash test/runtimes/trixie_root.sh $(TRIXIE_ROOT) $(TRIXIE_PKGS)
 .PHONY: trixie-root

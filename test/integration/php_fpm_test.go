@@ -69,24 +69,58 @@ func fpmWorkers(t *testing.T, master int) []int {
 	return out
 }
 
+// Debian 12's php8.2-fpm on the host, Debian 13's php-fpm8.4 in its root
+// (under chroot).
 func TestPHPFPMWorkers(t *testing.T) {
 	requireRoot(t)
-	requireExe(t, phpFPM82)
-	dir := t.TempDir()
+	for _, v := range []string{"8.2", "8.4"} {
+		v := v
+		t.Run(v, func(t *testing.T) { fpmWorkersJudged(t, v) })
+	}
+}
+
+func fpmWorkersJudged(t *testing.T, v string) {
+	// dir: the pool's files as the host sees them; in: as FPM sees them
+	var dir, in string
+	var cmd []string
+	if v == "8.2" {
+		requireExe(t, phpFPM82)
+		dir = t.TempDir()
+		in = dir
+		cmd = []string{phpFPM82}
+	} else {
+		copyPHPWorkload(t)
+		in = filepath.Join(phpChrootIn, "fpm84")
+		dir = filepath.Join(trixieRoot, in)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		cmd = []string{"/usr/sbin/chroot", trixieRoot, "php-fpm8.4"}
+	}
+	for _, x := range []string{"a", "b"} {
+		b, err := os.ReadFile(filepath.Join(runtimesDir, "fpm_"+x+".php"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "fpm_"+x+".php"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	sock := filepath.Join(dir, "fpm.sock")
 	conf := filepath.Join(dir, "fpm.conf")
 	if err := os.WriteFile(conf, []byte(`[global]
-error_log = `+dir+`/fpm.log
+error_log = `+in+`/fpm.log
 daemonize = no
 [pool]
-listen = `+sock+`
+listen = `+in+`/fpm.sock
 pm = static
 pm.max_children = 2
 request_terminate_timeout = 60
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fpm := exec.Command(phpFPM82, "-F", "-R", "-n", "-y", conf)
+	fpm := exec.Command(cmd[0], append(cmd[1:], "-F", "-R", "-n", "-y", filepath.Join(in, "fpm.conf"))...)
 	if err := fpm.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +144,7 @@ request_terminate_timeout = 60
 		t.Fatalf("want 2 workers, have %v", workers)
 	}
 	for _, x := range []string{"a", "b"} {
-		s, _ := filepath.Abs(filepath.Join(runtimesDir, "fpm_"+x+".php"))
-		fcgiStart(t, sock, s, "s=30")
+		fcgiStart(t, sock, filepath.Join(in, "fpm_"+x+".php"), "s=30")
 		time.Sleep(200 * time.Millisecond) // the first worker takes it
 	}
 	time.Sleep(1500 * time.Millisecond)
