@@ -36,7 +36,7 @@ endif
 
 # Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
 # embedded in the library and loaded when that runtime is first found.
-RUNTIMES := cpython hotspot perl ruby
+RUNTIMES := cpython hotspot perl php ruby
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
@@ -58,7 +58,7 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
-            libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli
+            libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli php8.2-fpm
 # The packages of $(1) not installed: NAME means the machine's own
 # architecture (or all), NAME:ARCH that one. (Not `dpkg -s NAME`: it fails
 # on a name installed for two architectures, as after `make arm64`.)
@@ -333,7 +333,7 @@ KERNELS ?= 5.10 6.1 6.12 6.12-rt
 # clean clone on the same machine does not fetch them again.
 RUNTIME_CACHE ?= /var/cache/otelprof-test
 TRIXIE_ROOT := $(RUNTIME_CACHE)/trixie-root
-TRIXIE_PKGS := ruby php-cli perl
+TRIXIE_PKGS := ruby php-cli perl php-fpm
 trixie-root: | $(BUILD)/.deps-ok
 	bash test/runtimes/trixie_root.sh $(TRIXIE_ROOT) $(TRIXIE_PKGS)
 .PHONY: trixie-root
@@ -548,7 +548,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby php
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -578,6 +578,7 @@ FUZZ_SRCS_cpython := lib/runtimes/cpython/cpython_layout.c
 FUZZ_SRCS_perl := lib/runtimes/perl/perl_reader.c lib/runtimes/perl/perl_layout.c
 FUZZ_SRCS_ruby := lib/runtimes/ruby/ruby_layout.c lib/runtimes/ruby/ruby_reader.c lib/util/idxmap.c lib/util/mem_budget.c \
   lib/util/debug_log.c
+FUZZ_SRCS_php := lib/runtimes/php/php_layout.c lib/util/utf8.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson

@@ -9,6 +9,7 @@
 #include "runtimes/cpython/interp_tracker.h"
 #include "runtimes/hotspot/hotspot_tracker.h"
 #include "runtimes/perl/perl_tracker.h"
+#include "runtimes/php/php_tracker.h"
 #include "runtimes/ruby/ruby_tracker.h"
 
 #include <errno.h>
@@ -23,6 +24,7 @@ static const struct {
 	{&cpython_runtime, FRAME_CPYTHON},
 	{&hotspot_runtime, FRAME_JVM},
 	{&perl_runtime, FRAME_PERL},
+	{&php_runtime, FRAME_PHP},
 	{&ruby_runtime, FRAME_RUBY},
 };
 

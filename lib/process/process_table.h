@@ -45,6 +45,7 @@ struct jit_process;
 struct interp_process;
 struct perl_process;
 struct hotspot_process;
+struct php_process;
 
 /* What changed in a process, as the table reports it. */
 enum process_change_why {
@@ -105,6 +106,8 @@ struct process {
 					  interp/hotspot_tracker.c */
 	struct perl_process *perl;     /* its Perl interpreter, owned by
 					  runtimes/perl/perl_tracker.c */
+	struct php_process *php;       /* its PHP executor, owned by
+					  runtimes/php/php_tracker.c */
 	struct proc_env *env; /* include_env_vars values (NULL: none) */
 	/* Its change not yet taken (process_table_take_changed). */
 	bool change_pending;

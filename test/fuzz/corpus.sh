@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ,perl,ruby}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ,perl,php,ruby}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -171,3 +171,28 @@ put(0x400 + 48, "<Q", B + 0x800)                  # file
 m[0x800:0x805] = b"x.pl\0"
 open(sys.argv[1], "wb").write(m)
 PY
+# A PHP process's memory as fuzz_php.c reads it (base 0x10000): byte 0
+# picks 8.2 and a zend_function at 0x10000 + 0x40 (byte 0 >> 1), a user
+# method Hot::hot_a of /w/hot.php, line 20; the version string parser sees
+# the same bytes.
+python3 - "$out/php/method" <<'PY'
+import struct, sys
+base = 0x10000
+mem = bytearray(1024)
+mem[0] = 0x80  # 8.2; the function at offset 0x40
+def zstr(off, text):
+    mem[off + 16:off + 24] = struct.pack("<Q", len(text))
+    mem[off + 24:off + 24 + len(text)] = text
+f = 0x40
+mem[f] = 2  # ZEND_USER_FUNCTION
+struct.pack_into("<Q", mem, f + 8, base + 0x200)    # function_name
+struct.pack_into("<Q", mem, f + 16, base + 0x260)   # scope
+struct.pack_into("<Q", mem, f + 152, base + 0x300)  # filename
+struct.pack_into("<I", mem, f + 160, 20)            # line_start
+zstr(0x200, b"hot_a")
+struct.pack_into("<Q", mem, 0x260 + 8, base + 0x280)  # class name
+zstr(0x280, b"Hot")
+zstr(0x300, b"/w/hot.php")
+open(sys.argv[1], "wb").write(mem)
+PY
+printf '8.4.16\x00' > "$out/php/version"

@@ -38,7 +38,7 @@ func progInsns(log string) map[string][2]int {
 // matching variant.
 // runtimeWalks: every runtime's walk program, by its bpf_loop name (the
 // bounded variant adds "_bounded").
-var runtimeWalks = []string{"cpython_walk", "hotspot_walk", "perl_walk", "ruby_walk"}
+var runtimeWalks = []string{"cpython_walk", "hotspot_walk", "perl_walk", "php_walk", "ruby_walk"}
 
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
@@ -134,6 +134,7 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, "cpython_walk"},
 		{"jvm", java, "hotspot_walk"},
 		{"perl", func() *exec.Cmd { return startRuntime(t, nil, "/usr/bin/perl", pl, "20").cmd }, "perl_walk"},
+		{"php", func() *exec.Cmd { return startRuntime(t, nil, php82, phpScript(t), "20").cmd }, "php_walk"},
 		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, nil, "20"); return w.cmd }, "ruby_walk"},
 	}
 	for _, c := range cases {

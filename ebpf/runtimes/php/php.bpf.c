@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0 OR Apache-2.0
+/*
+ * PHP's walk (OTELPROF_RT_MODE_AFTER): after the native frames, copy the
+ * executor's zend_execute_data chain (from
+ * executor_globals.current_execute_data) into the sample as {function,
+ * call info and line} pairs, so userspace names them and puts them where
+ * execute_ex ran, then end the sample (OTELPROF_PROG_FINISH). Loaded when
+ * the first PHP process is found. Every read is of process memory and
+ * may fail: the walk then stops, keeping what it has (counted). Loops are
+ * bounded: bpf_loop where the kernel has it (php_walk), a plain bounded
+ * loop for older kernels (php_walk_bounded).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "profiler_types.h"
+#include "kernel_compat.bpf.h"
+#include "sampler_shared.bpf.h"
+#include "runtimes/php/php_types.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Per process: where its executor keeps its state (userspace fills). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, u32);
+	__type(value, struct otelprof_php_proc);
+} php_procs SEC(".maps");
+
+/* Walk state in a per-CPU map, not on the stack: the verifier then sees
+ * the loop callback converge once (as for the native walker). */
+struct php_scratch {
+	struct otelprof_php_proc pp;
+	u64 ed; /* the zend_execute_data to read next */
+	u32 n, got;
+	u8 buf[OTELPROF_PHP_EXEC_READ + 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct php_scratch);
+} php_scratch SEC(".maps");
+
+static __always_inline u64 ed_field(struct php_scratch *s, u16 off)
+{
+	u64 v = 0;
+
+	/* the mask keeps the verifier's bounds; offsets are < 64 */
+	__builtin_memcpy(&v, &s->buf[off & (OTELPROF_PHP_EXEC_READ - 1)], 8);
+	return v;
+}
+
+/* One executor frame per call: copy {function, call info and line},
+ * step to the previous frame. */
+static __always_inline long php_frame_step(u32 k, void *data)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+	struct php_scratch *s = bpf_map_lookup_elem(&php_scratch, &zero);
+	u64 func, opline, info, last;
+	u32 line = 0;
+	u8 type = 0;
+	u32 n;
+
+	if (!e || !s || !s->ed)
+		return 1;
+	if (bpf_probe_read_user(s->buf, OTELPROF_PHP_EXEC_READ,
+				(const void *)s->ed)) {
+		count(OTELPROF_CNT_INTERP_ERR);
+		return 1;
+	}
+	func = ed_field(s, s->pp.ed_func);
+	opline = ed_field(s, s->pp.ed_opline);
+	info = ed_field(s, s->pp.ed_type_info) & 0xffffffff;
+	s->ed = ed_field(s, s->pp.ed_prev);
+	if (!func)
+		return 0; /* a frame without a function: none to name */
+	if (bpf_probe_read_user(&type, 1, (const void *)func)) {
+		count(OTELPROF_CNT_INTERP_ERR);
+		return 1;
+	}
+	/* An internal function has no opline of its own (its slot holds
+	 * whatever was there). */
+	if (type != OTELPROF_PHP_INTERNAL_FUNCTION && opline &&
+	    bpf_probe_read_user(&line, 4,
+				(const void *)(opline + s->pp.op_lineno)))
+		line = 0;
+	n = s->n;
+	if (n > OTELPROF_USTACK_WORDS - 2)
+		return 1;
+	last = info & OTELPROF_PHP_CALL_TOP ? OTELPROF_INTERP_F_LAST : 0;
+	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+		(func & ~OTELPROF_INTERP_F_LAST) | last;
+	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = info << 32 | line;
+	s->n = n + 2;
+	s->got++;
+	return 0;
+}
+
+OTELPROF_BOUNDED_LOOP(php_walk_frames, php_frame_step)
+
+/* have_loop: the program may use bpf_loop (5.17). */
+static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
+				     const bool have_loop)
+{
+	const struct otelprof_php_proc *pp =
+		bpf_map_lookup_elem(&php_procs, &tgid);
+	u32 zero = 0;
+	struct php_scratch *s;
+	u64 ed = 0;
+
+	if (!pp || e->n_user > OTELPROF_USTACK_WORDS - 2)
+		return; /* frames are added while they fit */
+	s = bpf_map_lookup_elem(&php_scratch, &zero);
+	if (!s)
+		return;
+	s->pp = *pp;
+	if (bpf_probe_read_user(&ed, sizeof(ed),
+				(const void *)s->pp.current_execute_data) ||
+	    !ed)
+		return; /* not executing PHP code now */
+	s->ed = ed;
+	s->n = e->n_user;
+	s->got = 0;
+	if (have_loop)
+		php_walk_frames_loop(OTELPROF_MAX_INTERP_FRAMES, NULL);
+	else
+		OTELPROF_BOUNDED(php_frame_step, OTELPROF_MAX_INTERP_FRAMES,
+				 NULL);
+	if (s->n > OTELPROF_USTACK_WORDS)
+		return;
+	e->n_user = s->n;
+	e->n_interp = s->got;
+	e->interp_kind = OTELPROF_RT_PHP;
+	if (s->got)
+		count(OTELPROF_CNT_INTERP_SAMPLES);
+}
+
+static __always_inline int php_sample(void *ctx, const bool have_loop)
+{
+	u32 zero = 0;
+	struct otelprof_sample_event *e =
+		bpf_map_lookup_elem(&sample_scratch, &zero);
+
+	if (!e)
+		return 0;
+	walk_php(e, e->hdr.pid, have_loop);
+	walk_goto(ctx, OTELPROF_PROG_FINISH);
+	return 0;
+}
+
+SEC("perf_event")
+int php_walk(struct bpf_perf_event_data *ctx)
+{
+	return php_sample(ctx, true);
+}
+
+SEC("perf_event")
+int php_walk_bounded(struct bpf_perf_event_data *ctx)
+{
+	return php_sample(ctx, false);
+}
