@@ -36,7 +36,7 @@ endif
 
 # Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
 # embedded in the library and loaded when that runtime is first found.
-RUNTIMES := cpython hotspot
+RUNTIMES := cpython hotspot v8
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o

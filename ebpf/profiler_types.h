@@ -421,6 +421,36 @@ struct otelprof_jvm_proc {
 #define OTELPROF_JVM_INDEX_SHIFT 48
 #define OTELPROF_JVM_PTR_MASK	 ((1ull << OTELPROF_JVM_INDEX_SHIFT) - 1)
 
+/*
+ * A V8 isolate's process (Node.js), for the walk through V8's frames
+ * (userspace reads the frame layout from the binary's v8dbg_* symbols).
+ * Its code: the embedded builtins (in the binary, and the copy V8 may
+ * remap next to its JIT code) and the JIT code range. Every V8 frame
+ * keeps rbp: the slot at fp + off_fp_context holds a Smi frame-type
+ * marker (entry, exit, stub, ... frames: no JavaScript) or the context
+ * of a JavaScript frame, whose JSFunction is at fp + off_fp_function.
+ */
+#define OTELPROF_V8_RANGES 4
+struct otelprof_v8_proc {
+	u64 low[OTELPROF_V8_RANGES], high[OTELPROF_V8_RANGES];
+	u32 nranges;
+	u32 nbuiltin; /* ranges [0, nbuiltin) hold builtins (the
+			 interpreter's among them) */
+	s8 off_fp_context, off_fp_function, off_fp_bytecode_offset;
+	u8 smi_tag_mask, smi_tag;
+	u8 heap_tag_mask, heap_tag;
+	u8 pad;
+};
+
+/*
+ * V8 frames follow the native ones as pairs {word0, word1} (interp_kind
+ * OTELPROF_RT_V8), the JVM's encoding: word0 the native frame's index <<
+ * OTELPROF_JVM_INDEX_SHIFT | the tagged JSFunction; with
+ * OTELPROF_V8_F_BUILTIN_PC the frame's pc was in builtins (interpreted,
+ * or a builtin): word1 the raw bytecode-offset slot, else the pc.
+ */
+#define OTELPROF_V8_F_BUILTIN_PC (1ull << 63)
+
 /* Off-CPU: threads switched out and not yet back, at most (the
  * pending map's size; a switch-out beyond it is not recorded, counted). */
 #define OTELPROF_OFFCPU_PENDING 16384

@@ -341,6 +341,13 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 						m->nrows, (uint32_t)vaddr)
 			      : NULL;
 		if (!row || UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
+			/* A file's code its tables leave out (V8's
+			 * builtins, embedded in the binary): the runtime's
+			 * program may take it, writing it again itself. */
+			if (UNWIND_RUNTIME_HANDOFF(ctx, w)) {
+				w->n--;
+				return 1;
+			}
 			/* No CFI for this pc: the frame pointer, if the
 			 * frame it gives is plausible and returns into
 			 * code we know (checked at the next frame). */

@@ -8,6 +8,7 @@
 #include "agent/agent.h"
 #include "runtimes/cpython/interp_tracker.h"
 #include "runtimes/hotspot/hotspot_tracker.h"
+#include "runtimes/v8/v8_tracker.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@ static const struct {
 } runtimes[] = {
 	{&cpython_runtime, FRAME_CPYTHON},
 	{&hotspot_runtime, FRAME_JVM},
+	{&v8_runtime, FRAME_V8JS},
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
