@@ -48,7 +48,7 @@ static bool field(struct v8_reader *r, uint64_t obj, uint32_t off,
 
 		if (rd(r, a, &v, 4))
 			return false;
-		*out = is_heap(l, v) || (v & l->heap_tag_mask) == l->heap_tag
+		*out = (v & l->heap_tag_mask) == l->heap_tag
 			       ? (obj & ~0xffffffffull) | v
 			       : v;
 		return true;
@@ -153,7 +153,36 @@ static bool flatten(struct v8_reader *r, uint64_t s, uint32_t from,
 		return flatten(r, p, from + (uint32_t)smi_value(l, q), count, u,
 			       depth + 1);
 	}
-	return false; /* external: its characters are not in the heap */
+	if ((t & l->repr_mask) == l->ext_tag) {
+		/* Outside the heap (node's own modules' sources): the
+		 * resource's data, which V8 caches in the word after the
+		 * resource pointer (no sandbox: raw pointers). */
+		uint64_t data;
+
+		if (rd(r, a + l->ext_resource + 8, &data, 8) || !data)
+			return false;
+		if ((t & l->enc_mask) == l->one_byte_tag) {
+			uint8_t buf[512];
+
+			for (uint32_t k = 0; k < count;) {
+				uint32_t c = count - k < sizeof(buf)
+						     ? count - k
+						     : sizeof(buf);
+
+				if (rd(r, data + from + k, buf, c))
+					return false;
+				for (uint32_t j = 0; j < c; j++)
+					u->v[u->n++] = buf[j];
+				k += c;
+			}
+			return true;
+		}
+		if (rd(r, data + 2ull * from, u->v + u->n, 2ull * count))
+			return false;
+		u->n += count;
+		return true;
+	}
+	return false;
 }
 
 bool v8_string_read(struct v8_reader *r, uint64_t s, char *out, size_t cap)

@@ -33,6 +33,8 @@ static const struct field {
 	F(thin_tag, "v8dbg_ThinStringTag"),
 	F(sliced_tag, "v8dbg_SlicedStringTag"),
 	F(one_byte_tag, "v8dbg_OneByteStringTag"),
+	F(ext_tag, "v8dbg_ExternalStringTag"),
+	F(ext_resource, "v8dbg_class_ExternalString__resource__Object"),
 	F(str_length, "v8dbg_class_String__length__int32_t"),
 	F(seq1_chars, "v8dbg_class_SeqOneByteString__chars__char"),
 	F(seq2_chars, "v8dbg_class_SeqTwoByteString__chars__char"),

@@ -22,9 +22,9 @@ struct v8_layout {
 	uint32_t obj_map, map_instance_type;
 	/* strings: instance type bits and fields */
 	uint32_t first_nonstring, repr_mask, enc_mask;
-	uint32_t seq_tag, cons_tag, thin_tag, sliced_tag, one_byte_tag;
+	uint32_t seq_tag, cons_tag, thin_tag, sliced_tag, one_byte_tag, ext_tag;
 	uint32_t str_length, seq1_chars, seq2_chars, cons_first, cons_second,
-		thin_actual, sliced_parent, sliced_offset;
+		thin_actual, sliced_parent, sliced_offset, ext_resource;
 	/* functions and scripts */
 	uint32_t fn_shared;
 	uint32_t sfi_name_or_scope_info, sfi_script, sfi_function_data;

@@ -1,0 +1,93 @@
+// Node.js without flags: the kernel walks V8's frames (interpreted,
+// baseline, optimized, builtin, stub, entry and exit) by the frame
+// pointer and V8's frame markers, with the layout from the binary's own
+// v8dbg_* symbols, and userspace names each JavaScript function from
+// V8's heap: name, script and line. hot.js spends about 70/30 of its CPU
+// in hot_a/hot_b and measures that itself (process.cpuUsage): the truth.
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The Node.js binaries judged: the system's (Node 20). Each named one
+// must exist: a missing one fails, never skips.
+var nodes = []struct{ name, bin string }{
+	{"20-system", nodeBin},
+}
+
+func TestNodeV8Frames(t *testing.T) {
+	requireRoot(t)
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
+	lineA := lineOf(t, js, "function hot_a")
+	lineB := lineOf(t, js, "function hot_b")
+	for _, n := range nodes {
+		n := n
+		t.Run(n.name, func(t *testing.T) {
+			requireExe(t, n.bin)
+			w := startRuntime(t, nil, n.bin, js, "60")
+			p, truth := recordRuntime(t, w, 4.5)
+			pid := int64(w.cmd.Process.Pid)
+			main := *p
+			main.Samples = nil
+			for _, s := range p.Samples {
+				if s.ThreadID == pid {
+					main.Samples = append(main.Samples, s)
+				}
+			}
+			isJS := func(name string) func(Sample) bool {
+				return func(s Sample) bool {
+					return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" && f.Function == name })
+				}
+			}
+			judgeHot(t, &main, truth, 95, func(s Sample) bool {
+				return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" })
+			}, isJS("hot_a"), isJS("hot_b"))
+			var js0, unlined, noStart int
+			var bad []string
+			for _, s := range main.Samples {
+				isJSSample := false
+				for _, f := range s.Frames {
+					if f.Type != "v8js" {
+						continue
+					}
+					isJSSample = true
+					l := f.Lines[0]
+					if l.Line <= 0 {
+						unlined++
+						if len(bad) < 3 {
+							bad = append(bad, s.String())
+						}
+					}
+					want := map[string]int64{"hot_a": lineA, "hot_b": lineB}[l.Name]
+					if want != 0 && (l.Filename != js || l.StartLine != want) {
+						t.Fatalf("%s frame %+v, want file %s, start line %d", l.Name, l, js, want)
+					}
+				}
+				if !isJSSample {
+					continue
+				}
+				js0++
+				if !hasFrame(s, func(f Frame) bool { return strings.HasPrefix(f.Function, "node::Start(") }) {
+					noStart++
+					if len(bad) < 6 {
+						bad = append(bad, s.String())
+					}
+				}
+			}
+			t.Logf("%d main-thread samples with JS frames: %d JS frames without a line, %d stacks not reaching node::Start",
+				js0, unlined, noStart)
+			if unlined > 0 {
+				t.Errorf("%d JavaScript frames without a line; e.g.\n%s", unlined, strings.Join(bad, "\n"))
+			}
+			// a stack cut at the frame limit or a failed read may stop
+			// short: at most 2%
+			if noStart*50 > js0 {
+				t.Errorf("%d of %d stacks with JS frames do not reach node::Start; e.g.\n%s",
+					noStart, js0, strings.Join(bad, "\n"))
+			}
+		})
+	}
+}
