@@ -310,8 +310,8 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 		       struct v8_function *out)
 {
 	const struct v8_layout *l = r->l;
-	uint64_t v[6], ncl;
-	uint32_t base, k, name = UINT32_MAX;
+	uint64_t v[8], ncl;
+	uint32_t base, k, p = 0;
 
 	if (!slot(r, si, l->si_ncontextlocals, &ncl) || !is_smi(l, ncl) ||
 	    smi_value(l, ncl) < 0 || smi_value(l, ncl) > V8_SCOPE_SLOTS)
@@ -319,35 +319,32 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 	base = l->si_first_vars + (smi_value(l, ncl) < V8_INLINE_LOCALS
 					   ? 2 * (uint32_t)smi_value(l, ncl)
 					   : (uint32_t)smi_value(l, ncl) + 1);
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < 8; k++)
 		if (!slot(r, si, base + k, &v[k]))
 			break;
-	if (k < 4)
+	if (k < 8)
 		return;
-	for (uint32_t j = 0; j < 2 && j < k; j++) {
-		if (is_smi(l, v[j]))
-			continue;
-		if (is_string(r, v[j]) &&
-		    v8_string_read(r, v[j], out->name, sizeof(out->name)))
-			name = j;
-		break;
+	/* the function variable: its name, then its slot index */
+	if (is_string(r, v[p]) &&
+	    v8_string_read(r, v[p], out->name, sizeof(out->name))) {
+		p++;
+		if (is_smi(l, v[p]))
+			p++;
+	} else if (is_smi(l, v[p]) && !smi_value(l, v[p]) &&
+		   is_smi(l, v[p + 1])) {
+		p += 2; /* none: Smi zero, and an index */
 	}
-	if (name == UINT32_MAX) {
-		if (is_smi(l, v[0]) && is_smi(l, v[1]) &&
-		    smi_value(l, v[0]) >= 0 &&
-		    smi_value(l, v[0]) <= smi_value(l, v[1]))
-			out->start = (int32_t)smi_value(l, v[0]);
-		return;
+	/* the inferred name: a String, or undefined */
+	if (!is_smi(l, v[p])) {
+		if (!out->name[0] && is_string(r, v[p]))
+			v8_string_read(r, v[p], out->name, sizeof(out->name));
+		p++;
 	}
-	/* name, index, start, end; or (inferred) name, start, end */
-	if (name + 3 < k && is_smi(l, v[name + 1]) && is_smi(l, v[name + 2]) &&
-	    is_smi(l, v[name + 3]) && smi_value(l, v[name + 2]) >= 0 &&
-	    smi_value(l, v[name + 2]) <= smi_value(l, v[name + 3]))
-		out->start = (int32_t)smi_value(l, v[name + 2]);
-	else if (name + 2 < k && is_smi(l, v[name + 1]) &&
-		 is_smi(l, v[name + 2]) && smi_value(l, v[name + 1]) >= 0 &&
-		 smi_value(l, v[name + 1]) <= smi_value(l, v[name + 2]))
-		out->start = (int32_t)smi_value(l, v[name + 1]);
+	/* the position: start, end */
+	if (is_smi(l, v[p]) && is_smi(l, v[p + 1]) && smi_value(l, v[p]) >= 0 &&
+	    smi_value(l, v[p]) <= smi_value(l, v[p + 1]) &&
+	    smi_value(l, v[p + 1]) <= INT32_MAX)
+		out->start = (int32_t)smi_value(l, v[p]);
 }
 
 bool v8_function_read(struct v8_reader *r, uint64_t sfi,

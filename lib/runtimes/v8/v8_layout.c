@@ -153,10 +153,9 @@ int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 	l->smi_tag_mask = (uint32_t)s[SYM_SMI_TAG_MASK];
 	l->heap_tag = (uint32_t)s[SYM_HEAP_TAG];
 	l->heap_tag_mask = (uint32_t)s[SYM_HEAP_TAG_MASK];
-	if (s[SYM_SMI_VALUE_SHIFT] > 0)
-		l->smi_shift = (uint32_t)s[SYM_SMI_VALUE_SHIFT];
-	else
-		l->smi_shift = 1 + (uint32_t)s[SYM_SMI_SHIFT];
+	/* the tag's one bit and the shift size (v8dbg_SmiValueShift is
+	 * not that on every version) */
+	l->smi_shift = 1 + (uint32_t)s[SYM_SMI_SHIFT];
 	/* What the walk and the readers rely on: one-bit tags, Smis that
 	 * fit a tagged word, frame slots within a few words of fp, fields
 	 * inside a small header. */
