@@ -38,11 +38,11 @@ func progInsns(log string) map[string][2]int {
 // matching variant.
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
-		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
+		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk", "v8_walk",
 			"off_cpu_switch"}
 	}
 	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
+		"cpython_walk_bounded", "hotspot_walk_bounded", "v8_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
 }
 
 // offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
@@ -120,7 +120,7 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		start        func() *exec.Cmd
 		want, refuse []string
 	}{
-		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk"}},
+		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "v8_walk"}},
 		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk"}},
 		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk"}},
 	}
