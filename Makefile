@@ -320,8 +320,8 @@ test-report: all workloads $(BUILD)/.chromium-ok
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok
-	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok node-releases
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
 # boots under qemu (TCG) on Debian's cloud kernels, fetched through apt
@@ -337,6 +337,11 @@ TRIXIE_PKGS := ruby php-cli perl
 trixie-root: | $(BUILD)/.deps-ok
 	bash test/runtimes/trixie_root.sh $(TRIXIE_ROOT) $(TRIXIE_PKGS)
 .PHONY: trixie-root
+# Node majors the V8 tests judge (besides the system's Node 20)
+NODE_MAJORS := 18 20 22 24 26
+node-releases: | $(BUILD)/.deps-ok
+	bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(NODE_MAJORS)
+.PHONY: node-releases
 
 KERNEL_CACHE := $(abspath $(BUILD))/kernels
 test-kernels: all workloads
@@ -548,7 +553,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ v8
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -576,6 +581,7 @@ FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/
   lib/util/str_arena.c
 FUZZ_SRCS_cpython := lib/runtimes/cpython/cpython_layout.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
+FUZZ_SRCS_v8 := lib/runtimes/v8/v8_layout.c lib/runtimes/v8/v8_heap.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))

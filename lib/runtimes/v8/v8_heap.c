@@ -302,9 +302,12 @@ static bool is_string(struct v8_reader *r, uint64_t v)
  * locals (names, then infos) come optional parts whose presence only
  * the ScopeInfo's flags say, and those flags' bits differ between
  * versions with nothing in v8dbg to describe them: they are told apart
- * by their types instead. A class variable's slot is a Smi; the
- * function's name (function variable: name, slot index) or its inferred
- * name is a String; the position (start, end) two Smis, start <= end.
+ * by their types instead. The function variable is its name (a String,
+ * or Smi zero) and a Smi slot index; the inferred name (for an
+ * anonymous function) a String or undefined; the position (start, end)
+ * two Smis, start <= end. V8 13 (Node 24) moved the position into the
+ * header, the two slots between the context local count and the
+ * variable part (v8dbg's indices show the gap).
  */
 static void scope_info(struct v8_reader *r, uint64_t si,
 		       struct v8_function *out)
@@ -340,7 +343,15 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 			v8_string_read(r, v[p], out->name, sizeof(out->name));
 		p++;
 	}
-	/* the position: start, end */
+	/* the position: start, end; from V8 13 on (node 24) in the header,
+	 * the two slots between the context local count and the
+	 * variable part */
+	if (l->si_first_vars == l->si_ncontextlocals + 3) {
+		if (!slot(r, si, l->si_ncontextlocals + 1, &v[0]) ||
+		    !slot(r, si, l->si_ncontextlocals + 2, &v[1]))
+			return;
+		p = 0;
+	}
 	if (is_smi(l, v[p]) && is_smi(l, v[p + 1]) && smi_value(l, v[p]) >= 0 &&
 	    smi_value(l, v[p]) <= smi_value(l, v[p + 1]) &&
 	    smi_value(l, v[p + 1]) <= INT32_MAX)

@@ -27,7 +27,7 @@ struct v8_layout {
 		thin_actual, sliced_parent, sliced_offset, ext_resource;
 	/* functions and scripts */
 	uint32_t fn_shared;
-	uint32_t sfi_name_or_scope_info, sfi_script, sfi_function_data;
+	uint32_t sfi_name_or_scope_info, sfi_script;
 	uint32_t script_name, script_source;
 	uint32_t type_sfi, type_script, type_scope_info;
 	/* ScopeInfo: tagged slots from its header */
