@@ -5,7 +5,8 @@
 # interpreter's own; the interpreter walk) and a Java stack of 50
 # compiled frames (Deep.down, kept out of line; about 60 with main, the
 # call stub and libjvm's; the HotSpot step of the walk) under JDK 17 and
-# JDK 25. Needs root.
+# JDK 25, and a JavaScript stack 50 frames deep (deep.js under the
+# system's Node 20; about 60 with node's own: the V8 step). Needs root.
 #   test/bench/deep_stacks.sh BUILD_DIR
 # One line "label<TAB>value" per workload: run_time_ns / run_cnt of the
 # recorder's perf_event program over 4 s of a whole-host recording at
@@ -17,7 +18,8 @@ NCPU=$(nproc)
 PY312=/root/.pyenv/versions/3.12.1/bin/python3
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
-for x in "$PY312" "$JDK17" "$JDK25"; do
+NODE=/usr/bin/node
+for x in "$PY312" "$JDK17" "$JDK25" "$NODE"; do
 	[ -x "$x" ] || { echo "deep_stacks: $x missing" >&2; exit 1; }
 done
 TMP=$(mktemp -d)
@@ -52,6 +54,7 @@ start() { # workload name: one copy, pid appended to WP
 	case $1 in
 	native) "$W/deep_recursion" 9 50 > /dev/null & ;;
 	python) "$PY312" "$(dirname "$0")/../workloads/runtimes/deep.py" 9 50 > /dev/null & ;;
+	node) "$NODE" "$(dirname "$0")/../workloads/runtimes/deep.js" 9 50 > /dev/null & ;;
 	java17 | java25)
 		local jv=JDK${1#java}
 		"${!jv}" -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,Deep::down \
@@ -60,13 +63,14 @@ start() { # workload name: one copy, pid appended to WP
 	esac
 	WP+=($!)
 }
-for wl in native python java17 java25; do
+for wl in ${DEEP_STACKS:-native python java17 java25 node}; do
 	WP=()
 	for _ in $(seq "$NCPU"); do start "$wl"; done
 	# the JVMs compile Deep.down first (well under a second)
-	case $wl in java*) nap 1.5 ;; *) nap 0.3 ;; esac
+	case $wl in java* | node) nap 1.5 ;; *) nap 0.3 ;; esac
 	case $wl in
 	native) label="deep_recursion 50 frames" ;; python) label="python 50 frames" ;;
+	node) label="node (20) 50 frames" ;;
 	*) label="java (JDK ${wl#java}) 50 frames" ;;
 	esac
 	printf 'BPF time per sample: %s, 99 Hz\t%s\n' "$label" "$(bpf_per_run)"

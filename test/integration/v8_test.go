@@ -7,6 +7,7 @@
 package integration
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,10 +45,33 @@ func TestNodeV8Frames(t *testing.T) {
 			w := startRuntime(t, nil, n.bin, js, "60")
 			p, truth := recordRuntime(t, w, 4.5)
 			pid := int64(w.cmd.Process.Pid)
+			// The process is found at its first sample; the binary's
+			// symbols and layout are read then, and the walk program
+			// loads: until the process is in the kernel (later on a
+			// loaded machine, where file reads wait their turn) its
+			// stacks are native only. Judged: the main thread's samples
+			// from the first with JS frames on, which must come within
+			// 5 s of its first.
+			isV8 := func(s Sample) bool {
+				return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" })
+			}
+			first, firstJS := uint64(math.MaxUint64), uint64(math.MaxUint64)
+			for _, s := range p.Samples {
+				if s.ThreadID == pid {
+					first = min(first, s.TimeNs)
+					if isV8(s) {
+						firstJS = min(firstJS, s.TimeNs)
+					}
+				}
+			}
+			if firstJS == math.MaxUint64 || firstJS > first+5e9 {
+				t.Fatalf("no JS frames within 5 s of the first sample")
+			}
+			t.Logf("first JS frames %.2f s after the first sample", float64(firstJS-first)/1e9)
 			main := *p
 			main.Samples = nil
 			for _, s := range p.Samples {
-				if s.ThreadID == pid {
+				if s.ThreadID == pid && s.TimeNs >= firstJS {
 					main.Samples = append(main.Samples, s)
 				}
 			}
@@ -56,9 +80,7 @@ func TestNodeV8Frames(t *testing.T) {
 					return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" && f.Function == name })
 				}
 			}
-			judgeHot(t, &main, truth, 95, func(s Sample) bool {
-				return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" })
-			}, isJS("hot_a"), isJS("hot_b"))
+			judgeHot(t, &main, truth, 95, isV8, isJS("hot_a"), isJS("hot_b"))
 			// While the node binary's unwind table is still being built
 			// (over a second for its ~2M rows on a loaded machine) the
 			// native walk stops at its first C++ frame below the
@@ -67,9 +89,8 @@ func TestNodeV8Frames(t *testing.T) {
 			reaches := func(s Sample) bool {
 				return hasFrame(s, func(f Frame) bool { return strings.HasPrefix(f.Function, "node::Start(") })
 			}
-			first, firstStart := uint64(math.MaxUint64), uint64(math.MaxUint64)
+			firstStart := uint64(math.MaxUint64)
 			for _, s := range main.Samples {
-				first = min(first, s.TimeNs)
 				if reaches(s) {
 					firstStart = min(firstStart, s.TimeNs)
 				}
@@ -91,7 +112,7 @@ func TestNodeV8Frames(t *testing.T) {
 					if l.Line <= 0 {
 						unlined++
 						if len(bad) < 3 {
-							bad = append(bad, s.String())
+							bad = append(bad, fmt.Sprintf("%+v in %s", l, s.String()))
 						}
 					}
 					want := map[string]int64{"hot_a": lineA, "hot_b": lineB}[l.Name]
