@@ -99,7 +99,7 @@ func TestNodeV8Frames(t *testing.T) {
 				t.Fatalf("no stack reaches node::Start within 10 s of the first sample")
 			}
 			t.Logf("first stack reaching node::Start %.2f s after the first sample", float64(firstStart-first)/1e9)
-			var js0, unlined, noStart int
+			var js0, unlined, noStart, unnamed int
 			var bad []string
 			for _, s := range main.Samples {
 				isJSSample := false
@@ -124,6 +124,13 @@ func TestNodeV8Frames(t *testing.T) {
 					continue
 				}
 				js0++
+				if !reaches(s) && unnamedBottom(s, n.bin) {
+					// walked to the bottom, but the binary's symbols
+					// are out (its symbol table is over the file
+					// budget: node 26's 164k symbols on a busy host)
+					unnamed++
+					continue
+				}
 				if !reaches(s) {
 					noStart++
 					if len(bad) < 6 {
@@ -131,8 +138,11 @@ func TestNodeV8Frames(t *testing.T) {
 					}
 				}
 			}
-			t.Logf("%d main-thread samples with JS frames: %d JS frames without a line, %d stacks not reaching node::Start",
-				js0, unlined, noStart)
+			t.Logf("%d main-thread samples with JS frames: %d JS frames without a line, %d stacks not reaching node::Start, %d ending in unnamed frames of node",
+				js0, unlined, noStart, unnamed)
+			if unnamed*5 > js0 {
+				t.Errorf("%d of %d stacks end in unnamed frames of node", unnamed, js0)
+			}
 			if unlined > 0 {
 				t.Errorf("%d JavaScript frames without a line; e.g.\n%s", unlined, strings.Join(bad, "\n"))
 			}
@@ -144,4 +154,18 @@ func TestNodeV8Frames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unnamedBottom: s's outermost frame is an unnamed address in bin (its
+// symbols not loaded), after at least 8 native frames below the last JS
+// one, as a walk that reached node::Start has.
+func unnamedBottom(s Sample, bin string) bool {
+	last := -1
+	for i, f := range s.Frames {
+		if f.Type == "v8js" {
+			last = i
+		}
+	}
+	n := len(s.Frames)
+	return last >= 0 && n-last > 8 && strings.HasPrefix(s.Frames[n-1].Function, bin+"+0x")
 }

@@ -398,7 +398,9 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 		else
 			e->checked_ns = now_ns;
 	}
-	if (!e->ok)
+	/* A function without a script is one of V8's builtins (Math.sqrt
+	 * ...): its native frame, Builtins_MathSqrt, stays. */
+	if (!e->ok || !e->script)
 		return false;
 	*out = (struct runtime_frame){.name = e->name,
 				      .file = e->file[0] ? e->file : NULL,
