@@ -425,12 +425,13 @@ struct otelprof_jvm_proc {
  * A V8 isolate's process (Node.js), for the walk through V8's frames
  * (userspace reads the frame layout from the binary's v8dbg_* symbols).
  * Its code: the embedded builtins (in the binary, and the copy V8 may
- * remap next to its JIT code) and the JIT code range. Every V8 frame
+ * remap next to its JIT code) and its JIT code (runs of anonymous
+ * executable mappings with no other code between them). Every V8 frame
  * keeps rbp: the slot at fp + off_fp_context holds a Smi frame-type
  * marker (entry, exit, stub, ... frames: no JavaScript) or the context
  * of a JavaScript frame, whose JSFunction is at fp + off_fp_function.
  */
-#define OTELPROF_V8_RANGES 4
+#define OTELPROF_V8_RANGES 8
 struct otelprof_v8_proc {
 	u64 low[OTELPROF_V8_RANGES], high[OTELPROF_V8_RANGES];
 	u32 nranges;

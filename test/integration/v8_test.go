@@ -100,6 +100,7 @@ func TestNodeV8Frames(t *testing.T) {
 			}
 			t.Logf("first stack reaching node::Start %.2f s after the first sample", float64(firstStart-first)/1e9)
 			var js0, unlined, noStart, unnamed int
+			var noStartAt []float64
 			var bad []string
 			for _, s := range main.Samples {
 				isJSSample := false
@@ -132,6 +133,7 @@ func TestNodeV8Frames(t *testing.T) {
 					continue
 				}
 				if !reaches(s) {
+					noStartAt = append(noStartAt, float64(s.TimeNs-firstStart)/1e9)
 					noStart++
 					if len(bad) < 6 {
 						bad = append(bad, s.String())
@@ -149,6 +151,10 @@ func TestNodeV8Frames(t *testing.T) {
 			// A few percent stop at the first C++ frame below JSEntry
 			// (Invoke), the JavaScript part whole (cause not found yet:
 			// see docs/runtimes.md): at most 5%.
+			if len(noStartAt) > 6 {
+				noStartAt = append(noStartAt[:3], noStartAt[len(noStartAt)-3:]...)
+			}
+			t.Logf("stacks not reaching node::Start at (s after the first that did): %.2f", noStartAt)
 			if noStart*20 > js0 {
 				t.Errorf("%d of %d stacks with JS frames do not reach node::Start; e.g.\n%s",
 					noStart, js0, strings.Join(bad, "\n"))

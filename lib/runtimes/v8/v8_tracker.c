@@ -71,28 +71,36 @@ static bool find_blob(const struct elf_symbols *s, uint64_t *vaddr,
 }
 
 /* Where V8's code is now: the blob wherever a mapping of the binary
- * holds it (V8 may remap it next to its JIT code), and one span over
- * the anonymous executable mappings (its code range). */
+ * holds it (V8 may remap it next to its JIT code), and the anonymous
+ * executable mappings, a run of them with no other code between them
+ * as one range (maps lists executable mappings only, sorted). A span
+ * over all of them could hold the binary's own C++ code, which V8 often
+ * sits next to, and take its frames for V8's. Runs beyond the ranges
+ * the kernel keeps are left out (their frames: the frame pointer). */
 static void code_ranges(struct v8_tracker *t, struct process *p,
 			struct v8_process *vp, const struct file *bin)
 {
-	uint64_t jlo = UINT64_MAX, jhi = 0;
+	uint32_t nb = 0, nj = 0;
+	uint64_t jit[V8_MAX_CODE][2];
+	bool in_run = false;
 
-	vp->ncode = 0;
 	for (size_t i = 0; i < p->maps.n; i++) {
 		const struct proc_mapping *m = &p->maps.v[i];
 		const struct elf_file *ef;
 		uint64_t bias, lo, hi;
 
 		if (m->kind == PROC_MAPPING_ANON) {
-			if (m->start < jlo)
-				jlo = m->start;
-			if (m->end > jhi)
-				jhi = m->end;
+			if (in_run) {
+				jit[nj - 1][1] = m->end;
+			} else if (nj < V8_MAX_CODE) {
+				jit[nj][0] = m->start;
+				jit[nj++][1] = m->end;
+				in_run = true;
+			}
 			continue;
 		}
-		if (m->kind != PROC_MAPPING_FILE || m->file != bin ||
-		    vp->ncode >= 2)
+		in_run = false;
+		if (m->kind != PROC_MAPPING_FILE || m->file != bin || nb >= 2)
 			continue;
 		ef = file_cache_of(t->files, m->file);
 		if (!ef || !file_mapping_bias(m, ef, &bias))
@@ -101,13 +109,16 @@ static void code_ranges(struct v8_tracker *t, struct process *p,
 		hi = lo + vp->blob_size;
 		if (hi <= m->start || lo >= m->end)
 			continue;
-		vp->code[vp->ncode][0] = lo > m->start ? lo : m->start;
-		vp->code[vp->ncode][1] = hi < m->end ? hi : m->end;
-		vp->ncode++;
+		vp->code[nb][0] = lo > m->start ? lo : m->start;
+		vp->code[nb][1] = hi < m->end ? hi : m->end;
+		nb++;
 	}
-	vp->nbuiltin = vp->ncode;
-	if (jhi > jlo)
-		vp->code[vp->ncode][0] = jlo, vp->code[vp->ncode++][1] = jhi;
+	vp->nbuiltin = nb;
+	vp->ncode = nb;
+	for (uint32_t k = 0; k < nj && vp->ncode < V8_MAX_CODE; k++) {
+		vp->code[vp->ncode][0] = jit[k][0];
+		vp->code[vp->ncode++][1] = jit[k][1];
+	}
 }
 
 static void kernel_view(const struct v8_process *vp, struct otelprof_v8_proc *v)
