@@ -100,12 +100,14 @@ func TestBPFProgramsWithinBudget(t *testing.T) {
 
 // A runtime's program is verified only where that runtime runs: a
 // recording of a C program loads none; one of a JVM loads HotSpot's walk
-// and not CPython's, one of a CPython the other way round.
+// and no other, one of a CPython or a Node process its own.
 func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 	requireRoot(t)
 	requireExe(t, python312)
 	requireExe(t, jdks[0].java)
+	requireExe(t, nodeBin)
 	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
 	classes := filepath.Join(buildDir(t), "workloads", "java")
 	java := func() *exec.Cmd {
 		cmd := exec.Command(jdks[0].java, "-cp", classes, "FibHash", "20")
@@ -121,8 +123,9 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		want, refuse []string
 	}{
 		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "v8_walk"}},
-		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk"}},
-		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk"}},
+		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk", "v8_walk"}},
+		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk", "v8_walk"}},
+		{"node", func() *exec.Cmd { return startRuntime(t, nil, nodeBin, js, "20").cmd }, []string{"v8_walk"}, []string{"cpython_walk", "hotspot_walk"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
