@@ -96,7 +96,11 @@ func TestNodeV8Frames(t *testing.T) {
 				}
 			}
 			if firstStart == math.MaxUint64 || firstStart > first+10e9 {
-				t.Fatalf("no stack reaches node::Start within 10 s of the first sample")
+				var eg []string
+				for i := 0; i < len(main.Samples) && i < 3; i++ {
+					eg = append(eg, main.Samples[len(main.Samples)/2+i/2].String())
+				}
+				t.Fatalf("no stack reaches node::Start within 10 s of the first sample; e.g.\n%s", strings.Join(eg, "\n"))
 			}
 			t.Logf("first stack reaching node::Start %.2f s after the first sample", float64(firstStart-first)/1e9)
 			var js0, unlined, noStart, unnamed int
