@@ -103,8 +103,8 @@ struct process {
 					  by interp/interp_tracker.c */
 	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
 					  interp/hotspot_tracker.c */
-	struct v8_process *v8; /* its V8 isolate (Node.js), owned by
-				  runtimes/v8/v8_tracker.c */
+	struct v8_process *v8;	       /* its V8 isolate (Node.js), owned by
+					  runtimes/v8/v8_tracker.c */
 	struct proc_env *env; /* include_env_vars values (NULL: none) */
 	/* Its change not yet taken (process_table_take_changed). */
 	bool change_pending;
