@@ -81,6 +81,16 @@ func TestNodeV8Frames(t *testing.T) {
 				}
 			}
 			judgeHot(t, &main, truth, 95, isV8, isJS("hot_a"), isJS("hot_b"))
+			leaves := map[string]int{}
+			for _, s := range main.Samples {
+				for _, f := range s.Frames {
+					if f.Type == "v8js" {
+						leaves[f.Function]++
+						break
+					}
+				}
+			}
+			t.Logf("innermost JS functions: %v", leaves)
 			// While the node binary's unwind table is still being built
 			// (over a second for its ~2M rows on a loaded machine) the
 			// native walk stops at its first C++ frame below the
