@@ -331,13 +331,17 @@ enum otelprof_runtime_mode {
 	 * native walk and appends its frames. */
 	OTELPROF_RT_MODE_AFTER = 2,
 };
+/* In a step runtime's runtime_procs mode: its code is also in files,
+ * without CFI rows (V8's builtins, embedded in node): the native walk
+ * hands it those frames too. */
+#define OTELPROF_RT_F_FILE_CODE 0x80
 
 /* Per process of a runtime (runtime_procs, keyed by tgid): written by
  * userspace once the runtime's program is in walk_progs and its own
  * per-process entry is in place. */
 struct otelprof_runtime_proc {
 	u8 runtime; /* enum otelprof_runtime */
-	u8 mode;    /* enum otelprof_runtime_mode */
+	u8 mode;    /* enum otelprof_runtime_mode | OTELPROF_RT_F_* */
 	u8 copy_kb; /* stack copy size for this process (its frames need the
 		       rest of the sample), 0: the whole copy */
 	u8 pad[5];

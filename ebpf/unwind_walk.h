@@ -40,6 +40,12 @@
  *                                    before userspace sees it) and where its
  *                                    mapping has no table, before the
  *                                    frame-pointer step. Default: never.
+ *   UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)  the same for a pc in a file
+ *                                    whose table has no row for it (V8's
+ *                                    builtins, embedded in node), asked
+ *                                    only for runtimes that want those
+ *                                    (OTELPROF_RT_F_FILE_CODE). Default:
+ *                                    never.
  *   UNWIND_INLINE                    static inline by default
  * ctx is handed through untouched: BPF passes the sample, userspace its
  * stack-copy state.
@@ -76,6 +82,9 @@
 
 #ifndef UNWIND_RUNTIME_HANDOFF
 #define UNWIND_RUNTIME_HANDOFF(ctx, w) 0
+#endif
+#ifndef UNWIND_RUNTIME_HANDOFF_FILE
+#define UNWIND_RUNTIME_HANDOFF_FILE(ctx, w) 0
 #endif
 
 /*
@@ -344,7 +353,7 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 			/* A file's code its tables leave out (V8's
 			 * builtins, embedded in the binary): the runtime's
 			 * program may take it, writing it again itself. */
-			if (UNWIND_RUNTIME_HANDOFF(ctx, w)) {
+			if (UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)) {
 				w->n--;
 				return 1;
 			}
