@@ -55,8 +55,7 @@ static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
 		return 0;
 	}
 	rp = bpf_map_lookup_elem(&runtime_procs, &tgid);
-	if (!rp ||
-	    (rp->mode & ~OTELPROF_RT_F_FILE_CODE) != OTELPROF_RT_MODE_STEP ||
+	if (!rp || (rp->mode & ~OTELPROF_RT_FLAGS) != OTELPROF_RT_MODE_STEP ||
 	    (file && !(rp->mode & OTELPROF_RT_F_FILE_CODE)) || !rp->runtime ||
 	    rp->runtime >= OTELPROF_RT_MAX)
 		return 0;
@@ -65,6 +64,18 @@ static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
 }
 #define UNWIND_RUNTIME_HANDOFF(ctx, w)                                         \
 	runtime_handoff((ctx), &(w)->runtime, &(w)->declined, false)
+/* A frame of a file whose table is still being built: by its frame
+ * pointer, in a process whose runtime asked. */
+static __always_inline int runtime_pending_fp(void *ctx)
+{
+	const struct otelprof_sample_event *e = ctx;
+	u32 tgid = e->hdr.pid;
+	const struct otelprof_runtime_proc *rp =
+		bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+	return rp && (rp->mode & OTELPROF_RT_F_PENDING_FP);
+}
+#define UNWIND_PENDING_FP(ctx, w) runtime_pending_fp(ctx)
 /* A file's code without CFI rows: only to a runtime that asked. */
 #define UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)                                    \
 	runtime_handoff((ctx), &(w)->runtime, &(w)->declined, true)

@@ -335,6 +335,11 @@ enum otelprof_runtime_mode {
  * without CFI rows (V8's builtins, embedded in node): the native walk
  * hands it those frames too. */
 #define OTELPROF_RT_F_FILE_CODE 0x80
+/* ... and its native frames are stepped by their frame pointer while
+ * their file's table is still being built (node keeps frame pointers;
+ * its table, ~2M rows, takes seconds to build on a busy host) */
+#define OTELPROF_RT_F_PENDING_FP 0x40
+#define OTELPROF_RT_FLAGS	 (OTELPROF_RT_F_FILE_CODE | OTELPROF_RT_F_PENDING_FP)
 
 /* Per process of a runtime (runtime_procs, keyed by tgid): written by
  * userspace once the runtime's program is in walk_progs and its own

@@ -162,18 +162,15 @@ func TestNodeV8Frames(t *testing.T) {
 			if unlined > 0 {
 				t.Errorf("%d JavaScript frames without a line; e.g.\n%s", unlined, strings.Join(bad, "\n"))
 			}
-			// Known defect (docs/runtimes.md): a share of the stacks,
-			// 0 to 30% between runs on this machine, stop at Invoke,
-			// the first C++ frame below JSEntry, their JavaScript part
-			// whole: the node binary's unwind table is pending again
-			// (rebuilt after its symbols were evicted and read again).
-			// Judged: at most a third (a walk that never gets back to
-			// the native frames fails).
+			// a stack cut at the frame limit or a failed read may stop
+			// short: at most 2%. (While node's big unwind table is
+			// being built its frames go by frame pointer:
+			// OTELPROF_RT_F_PENDING_FP.)
 			if len(noStartAt) > 6 {
 				noStartAt = append(noStartAt[:3], noStartAt[len(noStartAt)-3:]...)
 			}
 			t.Logf("stacks not reaching node::Start at (s after the first that did): %.2f", noStartAt)
-			if noStart*3 > js0 {
+			if noStart*50 > js0 {
 				t.Errorf("%d of %d stacks with JS frames do not reach node::Start; e.g.\n%s",
 					noStart, js0, strings.Join(bad, "\n"))
 			}

@@ -169,10 +169,14 @@ static void kernel_write(struct v8_tracker *t, struct process *p)
 	}
 	if (vp->in_kernel)
 		return;
-	/* its builtins are in the binary, without CFI rows */
-	if (runtime_programs_attach(
-		    t->progs, p->pid, OTELPROF_RT_V8,
-		    OTELPROF_RT_MODE_STEP | OTELPROF_RT_F_FILE_CODE, 0)) {
+	/* its builtins are in the binary, without CFI rows; node keeps
+	 * frame pointers, which carry its stacks while its big table is
+	 * being built */
+	if (runtime_programs_attach(t->progs, p->pid, OTELPROF_RT_V8,
+				    OTELPROF_RT_MODE_STEP |
+					    OTELPROF_RT_F_FILE_CODE |
+					    OTELPROF_RT_F_PENDING_FP,
+				    0)) {
 		t->counters.map_errors++;
 		return;
 	}
