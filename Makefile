@@ -36,7 +36,7 @@ endif
 
 # Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
 # embedded in the library and loaded when that runtime is first found.
-RUNTIMES := cpython hotspot perl php ruby
+RUNTIMES := cpython hotspot perl php ruby v8
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
@@ -320,8 +320,8 @@ test-report: all workloads $(BUILD)/.chromium-ok
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root
-	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root node-releases
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) $(GO) test -count=1 -v -timeout 40m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
 # boots under qemu (TCG) on Debian's cloud kernels, fetched through apt
@@ -337,6 +337,11 @@ TRIXIE_PKGS := ruby php-cli perl php-fpm
 trixie-root: | $(BUILD)/.deps-ok
 	bash test/runtimes/trixie_root.sh $(TRIXIE_ROOT) $(TRIXIE_PKGS)
 .PHONY: trixie-root
+# Node majors the V8 tests judge (besides the system's Node 20)
+NODE_MAJORS := 18 20 22 24 26
+node-releases: | $(BUILD)/.deps-ok
+	bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(NODE_MAJORS)
+.PHONY: node-releases
 
 KERNEL_CACHE := $(abspath $(BUILD))/kernels
 test-kernels: all workloads
@@ -548,7 +553,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby php
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby php v8
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -580,6 +585,7 @@ FUZZ_SRCS_ruby := lib/runtimes/ruby/ruby_layout.c lib/runtimes/ruby/ruby_reader.
   lib/util/debug_log.c
 FUZZ_SRCS_php := lib/runtimes/php/php_layout.c lib/util/utf8.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
+FUZZ_SRCS_v8 := lib/runtimes/v8/v8_layout.c lib/runtimes/v8/v8_heap.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))

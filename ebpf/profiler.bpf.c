@@ -44,7 +44,7 @@ static __always_inline u64 current_start_ns(void)
  * finds the frame not its own declines it and the walk steps it itself.
  */
 static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
-					   u32 *declined)
+					   u32 *declined, bool file)
 {
 	const struct otelprof_sample_event *e = ctx;
 	u32 tgid = e->hdr.pid;
@@ -55,14 +55,30 @@ static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
 		return 0;
 	}
 	rp = bpf_map_lookup_elem(&runtime_procs, &tgid);
-	if (!rp || rp->mode != OTELPROF_RT_MODE_STEP || !rp->runtime ||
+	if (!rp || (rp->mode & ~OTELPROF_RT_FLAGS) != OTELPROF_RT_MODE_STEP ||
+	    (file && !(rp->mode & OTELPROF_RT_F_FILE_CODE)) || !rp->runtime ||
 	    rp->runtime >= OTELPROF_RT_MAX)
 		return 0;
 	*runtime = rp->runtime;
 	return 1;
 }
 #define UNWIND_RUNTIME_HANDOFF(ctx, w)                                         \
-	runtime_handoff((ctx), &(w)->runtime, &(w)->declined)
+	runtime_handoff((ctx), &(w)->runtime, &(w)->declined, false)
+/* A frame of a file whose table is still being built: by its frame
+ * pointer, in a process whose runtime asked. */
+static __always_inline int runtime_pending_fp(void *ctx)
+{
+	const struct otelprof_sample_event *e = ctx;
+	u32 tgid = e->hdr.pid;
+	const struct otelprof_runtime_proc *rp =
+		bpf_map_lookup_elem(&runtime_procs, &tgid);
+
+	return rp && (rp->mode & OTELPROF_RT_F_PENDING_FP);
+}
+#define UNWIND_PENDING_FP(ctx, w) runtime_pending_fp(ctx)
+/* A file's code without CFI rows: only to a runtime that asked. */
+#define UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)                                    \
+	runtime_handoff((ctx), &(w)->runtime, &(w)->declined, true)
 #include "native_walk.bpf.h"
 
 /* The part of a sample before the user stack walk: header, comm, kernel

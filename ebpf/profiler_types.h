@@ -331,13 +331,22 @@ enum otelprof_runtime_mode {
 	 * native walk and appends its frames. */
 	OTELPROF_RT_MODE_AFTER = 2,
 };
+/* In a step runtime's runtime_procs mode: its code is also in files,
+ * without CFI rows (V8's builtins, embedded in node): the native walk
+ * hands it those frames too. */
+#define OTELPROF_RT_F_FILE_CODE 0x80
+/* ... and its native frames are stepped by their frame pointer while
+ * their file's table is still being built (node keeps frame pointers;
+ * its table, ~2M rows, takes seconds to build on a busy host) */
+#define OTELPROF_RT_F_PENDING_FP 0x40
+#define OTELPROF_RT_FLAGS	 (OTELPROF_RT_F_FILE_CODE | OTELPROF_RT_F_PENDING_FP)
 
 /* Per process of a runtime (runtime_procs, keyed by tgid): written by
  * userspace once the runtime's program is in walk_progs and its own
  * per-process entry is in place. */
 struct otelprof_runtime_proc {
 	u8 runtime; /* enum otelprof_runtime */
-	u8 mode;    /* enum otelprof_runtime_mode */
+	u8 mode;    /* enum otelprof_runtime_mode | OTELPROF_RT_F_* */
 	u8 copy_kb; /* stack copy size for this process (its frames need the
 		       rest of the sample), 0: the whole copy */
 	u8 pad[5];
@@ -420,6 +429,37 @@ struct otelprof_jvm_proc {
 #define OTELPROF_JVM_F_INTERP	 (1ull << 63)
 #define OTELPROF_JVM_INDEX_SHIFT 48
 #define OTELPROF_JVM_PTR_MASK	 ((1ull << OTELPROF_JVM_INDEX_SHIFT) - 1)
+
+/*
+ * A V8 isolate's process (Node.js), for the walk through V8's frames
+ * (userspace reads the frame layout from the binary's v8dbg_* symbols).
+ * Its code: the embedded builtins (in the binary, and the copy V8 may
+ * remap next to its JIT code) and its JIT code (runs of anonymous
+ * executable mappings with no other code between them). Every V8 frame
+ * keeps rbp: the slot at fp + off_fp_context holds a Smi frame-type
+ * marker (entry, exit, stub, ... frames: no JavaScript) or the context
+ * of a JavaScript frame, whose JSFunction is at fp + off_fp_function.
+ */
+#define OTELPROF_V8_RANGES 8
+struct otelprof_v8_proc {
+	u64 low[OTELPROF_V8_RANGES], high[OTELPROF_V8_RANGES];
+	u32 nranges;
+	u32 nbuiltin; /* ranges [0, nbuiltin) hold builtins (the
+			 interpreter's among them) */
+	s8 off_fp_context, off_fp_function, off_fp_bytecode_offset;
+	u8 smi_tag_mask, smi_tag;
+	u8 heap_tag_mask, heap_tag;
+	u8 pad;
+};
+
+/*
+ * V8 frames follow the native ones as pairs {word0, word1} (interp_kind
+ * OTELPROF_RT_V8), the JVM's encoding: word0 the native frame's index <<
+ * OTELPROF_JVM_INDEX_SHIFT | the tagged JSFunction; with
+ * OTELPROF_V8_F_BUILTIN_PC the frame's pc was in builtins (interpreted,
+ * or a builtin): word1 the raw bytecode-offset slot, else the pc.
+ */
+#define OTELPROF_V8_F_BUILTIN_PC (1ull << 63)
 
 /* Off-CPU: threads switched out and not yet back, at most (the
  * pending map's size; a switch-out beyond it is not recorded, counted). */

@@ -40,6 +40,17 @@
  *                                    before userspace sees it) and where its
  *                                    mapping has no table, before the
  *                                    frame-pointer step. Default: never.
+ *   UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)  the same for a pc in a file
+ *                                    whose table has no row for it (V8's
+ *                                    builtins, embedded in node), asked
+ *                                    only for runtimes that want those
+ *                                    (OTELPROF_RT_F_FILE_CODE). Default:
+ *                                    never.
+ *   UNWIND_PENDING_FP(ctx, w)        whether a frame in a file whose table
+ *                                    is still being built is stepped by
+ *                                    its frame pointer instead of ending
+ *                                    the walk (OTELPROF_RT_F_PENDING_FP).
+ *                                    Default: never.
  *   UNWIND_INLINE                    static inline by default
  * ctx is handed through untouched: BPF passes the sample, userspace its
  * stack-copy state.
@@ -76,6 +87,12 @@
 
 #ifndef UNWIND_RUNTIME_HANDOFF
 #define UNWIND_RUNTIME_HANDOFF(ctx, w) 0
+#endif
+#ifndef UNWIND_RUNTIME_HANDOFF_FILE
+#define UNWIND_RUNTIME_HANDOFF_FILE(ctx, w) 0
+#endif
+#ifndef UNWIND_PENDING_FP
+#define UNWIND_PENDING_FP(ctx, w) 0
 #endif
 
 /*
@@ -320,6 +337,15 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 		return 1; /* the runtime's program writes this frame */
 	if (unwind_walk_put(w, frames, max))
 		return 1;
+	if (m && m->file_id == OTELPROF_FILE_ID_PENDING &&
+	    UNWIND_PENDING_FP(ctx, w)) {
+		/* A file whose table is still being built, in a process
+		 * whose runtime asked: its frame pointer (plausible, and
+		 * returning into code we know), marked as such. */
+		res = unwind_step_fp_fallback(ctx, &w->r);
+		w->fp_frame = UNWIND_FP_FALLBACK_FRAME;
+		return unwind_walk_result(w, res);
+	}
 	if (!m || m->file_id == OTELPROF_FILE_ID_PENDING) {
 		/* Code the tables do not cover (mapped since userspace
 		 * last looked, or its table is still being built). */
@@ -341,6 +367,13 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 						m->nrows, (uint32_t)vaddr)
 			      : NULL;
 		if (!row || UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
+			/* A file's code its tables leave out (V8's
+			 * builtins, embedded in the binary): the runtime's
+			 * program may take it, writing it again itself. */
+			if (UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)) {
+				w->n--;
+				return 1;
+			}
 			/* No CFI for this pc: the frame pointer, if the
 			 * frame it gives is plausible and returns into
 			 * code we know (checked at the next frame). */

@@ -11,6 +11,7 @@
 #include "runtimes/perl/perl_tracker.h"
 #include "runtimes/php/php_tracker.h"
 #include "runtimes/ruby/ruby_tracker.h"
+#include "runtimes/v8/v8_tracker.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@ static const struct {
 	{&perl_runtime, FRAME_PERL},
 	{&php_runtime, FRAME_PHP},
 	{&ruby_runtime, FRAME_RUBY},
+	{&v8_runtime, FRAME_V8JS},
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -4,7 +4,18 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <string.h>
+
+/* A name ending in '*' stands for every name it starts. */
+static bool name_matches(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	if (n && want[n - 1] == '*')
+		return !strncmp(name, want, n - 1);
+	return !strcmp(name, want);
+}
 
 int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 		      size_t n, uint64_t *values)
@@ -41,7 +52,7 @@ int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 			if (!name || (plen && strncmp(name, prefix, plen)))
 				continue;
 			for (size_t k = 0; k < n; k++)
-				if (!strcmp(name, names[k])) {
+				if (name_matches(name, names[k])) {
 					found += !values[k];
 					values[k] = sym.st_value;
 				}

@@ -15,7 +15,9 @@
 
 /*
  * values[k] = the ELF value of names[k] in fd's .dynsym (0: absent or
- * undefined; the last definition if several). Only names starting with
+ * undefined; the last definition if several); a name ending in '*'
+ * matches every symbol it starts (V8's v8dbg_* names end in the field's
+ * type, which changes between versions). Only names starting with
  * prefix (NULL: any) are compared, a cheap filter for long tables. libelf
  * bounds every read. Returns how many names were found, or -ENOENT if fd
  * is not an ELF file.

@@ -44,6 +44,7 @@ struct process_ctx_state;
 struct jit_process;
 struct interp_process;
 struct perl_process;
+struct v8_process;
 struct hotspot_process;
 struct php_process;
 
@@ -108,6 +109,8 @@ struct process {
 					  runtimes/perl/perl_tracker.c */
 	struct php_process *php;       /* its PHP executor, owned by
 					  runtimes/php/php_tracker.c */
+	struct v8_process *v8;	       /* its V8 isolate (Node.js), owned by
+					  runtimes/v8/v8_tracker.c */
 	struct proc_env *env; /* include_env_vars values (NULL: none) */
 	/* Its change not yet taken (process_table_take_changed). */
 	bool change_pending;

@@ -7,7 +7,8 @@
 # (Debian 12's php 8.2; the Zend executor walk) and a Java stack of 50
 # compiled frames (Deep.down, kept out of line; about 60 with main, the
 # call stub and libjvm's; the HotSpot step of the walk) under JDK 17 and
-# JDK 25. Needs root.
+# JDK 25, and a JavaScript stack 50 frames deep (deep.js under the
+# system's Node 20; about 60 with node's own: the V8 step). Needs root.
 #   test/bench/deep_stacks.sh BUILD_DIR
 # One line "label<TAB>value" per workload: run_time_ns / run_cnt of the
 # recorder's perf_event program over 4 s of a whole-host recording at
@@ -20,7 +21,8 @@ PY312=/root/.pyenv/versions/3.12.1/bin/python3
 PHP82=/usr/bin/php8.2
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
-for x in "$PY312" /usr/bin/perl "$PHP82" "$JDK17" "$JDK25"; do
+NODE=/usr/bin/node
+for x in "$PY312" /usr/bin/perl "$PHP82" "$JDK17" "$JDK25" "$NODE"; do
 	[ -x "$x" ] || { echo "deep_stacks: $x missing" >&2; exit 1; }
 done
 TMP=$(mktemp -d)
@@ -57,6 +59,7 @@ start() { # workload name: one copy, pid appended to WP
 	python) "$PY312" "$(dirname "$0")/../workloads/runtimes/deep.py" 9 50 > /dev/null & ;;
 	perl) /usr/bin/perl "$(dirname "$0")/../workloads/runtimes/deep.pl" 9 50 > /dev/null & ;;
 	php) "$PHP82" "$(dirname "$0")/../workloads/runtimes/deep.php" 9 50 > /dev/null & ;;
+	node) "$NODE" "$(dirname "$0")/../workloads/runtimes/deep.js" 9 50 > /dev/null & ;;
 	java17 | java25)
 		local jv=JDK${1#java}
 		"${!jv}" -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,Deep::down \
@@ -65,15 +68,16 @@ start() { # workload name: one copy, pid appended to WP
 	esac
 	WP+=($!)
 }
-for wl in native python perl php java17 java25; do
+for wl in ${DEEP_STACKS:-native python perl php java17 java25 node}; do
 	WP=()
 	for _ in $(seq "$NCPU"); do start "$wl"; done
 	# the JVMs compile Deep.down first (well under a second)
-	case $wl in java*) nap 1.5 ;; *) nap 0.3 ;; esac
+	case $wl in java* | node) nap 1.5 ;; *) nap 0.3 ;; esac
 	case $wl in
 	native) label="deep_recursion 50 frames" ;; python) label="python 50 frames" ;;
 	perl) label="perl 50 frames" ;;
 	php) label="php 8.2 50 frames" ;;
+	node) label="node (20) 50 frames" ;;
 	*) label="java (JDK ${wl#java}) 50 frames" ;;
 	esac
 	printf 'BPF time per sample: %s, 99 Hz\t%s\n' "$label" "$(bpf_per_run)"

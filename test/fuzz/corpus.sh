@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ,perl,php,ruby}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ,perl,php,ruby,v8}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -144,6 +144,36 @@ for at, (snd, mi, bci) in {1: (0, 3, 10), 4: (1, 2, 5), 7: (4, 1, 2), 10: (0, 3,
     m[0x120+at:0x123+at] = bytes([snd+1, mi+1, bci+2])
 q(0x210, B+0x900); q(0x218, B+0xa00); q(0x220, B+0x800)
 open(sys.argv[1], 'wb').write(m)
+PY
+# V8: a heap image at 0x10000 in fuzz_v8.c's Node 20 layout: a
+# JSFunction (its pointer the image's first word) -> SharedFunctionInfo
+# named "hot_a" -> Script "/x.js" with a three-line source, a ScopeInfo
+# variant (function variable, inferred name, position), a cons name.
+python3 - "$out/v8" <<'PY'
+import struct, sys
+B = 0x10000
+def image(scope):
+    m = bytearray(0x800)
+    def q(off, v): m[off:off+8] = struct.pack('<Q', v)
+    def d(off, v): m[off:off+4] = struct.pack('<I', v)
+    def h(off): return B + off + 1
+    def smi(v): return (v & 0xffffffff) << 32
+    for off, t in ((0x200, 180), (0x240, 8), (0x280, 176), (0x2c0, 1), (0x2e0, 250), (0x5c0, 1)):
+        m[off+12:off+14] = struct.pack('<H', t)
+    q(0, h(0x100))
+    q(0x100, h(0x2c0)); q(0x118, h(0x300))
+    q(0x300, h(0x200)); q(0x310, h(0x600) if scope else h(0x400)); q(0x320, h(0x500))
+    def string(off, text):
+        q(off, h(0x240)); d(off+12, len(text)); m[off+16:off+16+len(text)] = text
+    string(0x400, b'hot_a'); string(0x440, b'/x.js'); string(0x480, b'a\nfunction hot_a() {}\nb\n')
+    q(0x500, h(0x280)); q(0x510, h(0x440)); q(0x508, h(0x480))
+    # ScopeInfo: flags, params, 0 context locals; name, index, inferred, start, end
+    q(0x600, h(0x2e0)); q(0x608, smi(0)); q(0x610, smi(1)); q(0x618, smi(0))
+    q(0x620, h(0x400)); q(0x628, smi(-1)); q(0x630, h(0x400)); q(0x638, smi(11)); q(0x640, smi(25))
+    q(0x648, h(0x5c0)); q(0x650, 0); q(0x658, 0); q(0x660, 0)
+    return m
+open(sys.argv[1] + '/fn', 'wb').write(image(False))
+open(sys.argv[1] + '/scope', 'wb').write(image(True))
 PY
 # Stack captures (test/tools/unwind_capture.h): one file mapping with a
 # build id and one expected frame; the same with a vDSO image instead.

@@ -38,7 +38,7 @@ func progInsns(log string) map[string][2]int {
 // matching variant.
 // runtimeWalks: every runtime's walk program, by its bpf_loop name (the
 // bounded variant adds "_bounded").
-var runtimeWalks = []string{"cpython_walk", "hotspot_walk", "perl_walk", "php_walk", "ruby_walk"}
+var runtimeWalks = []string{"cpython_walk", "hotspot_walk", "perl_walk", "php_walk", "ruby_walk", "v8_walk"}
 
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
@@ -114,7 +114,9 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 	requireExe(t, python312)
 	requireExe(t, jdks[0].java)
 	requireExe(t, "/usr/bin/perl")
+	requireExe(t, nodeBin)
 	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
 	pl, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.pl"))
 	classes := filepath.Join(buildDir(t), "workloads", "java")
 	java := func() *exec.Cmd {
@@ -136,6 +138,7 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		{"perl", func() *exec.Cmd { return startRuntime(t, nil, "/usr/bin/perl", pl, "20").cmd }, "perl_walk"},
 		{"php", func() *exec.Cmd { return startRuntime(t, nil, php82, phpScript(t), "20").cmd }, "php_walk"},
 		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, nil, "20"); return w.cmd }, "ruby_walk"},
+		{"node", func() *exec.Cmd { return startRuntime(t, nil, nodeBin, js, "20").cmd }, "v8_walk"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtimes/v8/v8_heap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* V8 keeps a ScopeInfo's local names inline up to this many, a hash
+ * table beyond (ScopeInfo::kScopeInfoMaxInlinedLocalNamesSize). */
+#define V8_INLINE_LOCALS 75
+
+static int rd(struct v8_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	if (len > r->budget)
+		return -EDQUOT;
+	r->budget -= len;
+	return r->read(r->ctx, addr, buf, len);
+}
+
+static bool is_heap(const struct v8_layout *l, uint64_t v)
+{
+	return (v & l->heap_tag_mask) == l->heap_tag && v > 4096;
+}
+
+static bool is_smi(const struct v8_layout *l, uint64_t v)
+{
+	return (v & l->smi_tag_mask) == l->smi_tag;
+}
+
+static int64_t smi_value(const struct v8_layout *l, uint64_t v)
+{
+	if (l->tagged_size == 4)
+		return (int32_t)(uint32_t)v >> l->smi_shift;
+	return (int64_t)v >> l->smi_shift;
+}
+
+/* The tagged field at off of heap object obj (decompressed: a
+ * compressed pointer is relative to its cage, the 4 GiB the object is
+ * in). */
+static bool field(struct v8_reader *r, uint64_t obj, uint32_t off,
+		  uint64_t *out)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t a = (obj & ~l->heap_tag_mask) + off;
+
+	if (l->tagged_size == 4) {
+		uint32_t v;
+
+		if (rd(r, a, &v, 4))
+			return false;
+		*out = (v & l->heap_tag_mask) == l->heap_tag
+			       ? (obj & ~0xffffffffull) | v
+			       : v;
+		return true;
+	}
+	return !rd(r, a, out, 8);
+}
+
+static bool instance_type(struct v8_reader *r, uint64_t obj, uint16_t *t)
+{
+	uint64_t map;
+
+	if (!is_heap(r->l, obj) || !field(r, obj, r->l->obj_map, &map) ||
+	    !is_heap(r->l, map))
+		return false;
+	return !rd(r, (map & ~r->l->heap_tag_mask) + r->l->map_instance_type, t,
+		   2);
+}
+
+/* ---- strings ---- */
+
+struct units {
+	uint16_t *v;
+	uint32_t n, cap;
+};
+
+/* Append count UTF-16 units of string s from unit `from` (cut at the
+ * buffer's capacity). */
+static bool flatten(struct v8_reader *r, uint64_t s, uint32_t from,
+		    uint32_t count, struct units *u, int depth)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t a, p, q;
+	uint16_t t;
+	int32_t len;
+
+	if (depth > V8_STRING_DEPTH || !instance_type(r, s, &t) ||
+	    t >= l->first_nonstring)
+		return false;
+	a = s & ~l->heap_tag_mask;
+	if (rd(r, a + l->str_length, &len, 4) || len < 0 ||
+	    from > (uint32_t)len)
+		return false;
+	if (count > (uint32_t)len - from)
+		count = (uint32_t)len - from;
+	if (count > u->cap - u->n)
+		count = u->cap - u->n;
+	if (!count)
+		return true;
+	if ((t & l->repr_mask) == l->seq_tag) {
+		if ((t & l->enc_mask) == l->one_byte_tag) {
+			uint8_t buf[512];
+
+			for (uint32_t k = 0; k < count;) {
+				uint32_t c = count - k < sizeof(buf)
+						     ? count - k
+						     : sizeof(buf);
+
+				if (rd(r, a + l->seq1_chars + from + k, buf, c))
+					return false;
+				for (uint32_t j = 0; j < c; j++)
+					u->v[u->n++] = buf[j];
+				k += c;
+			}
+			return true;
+		}
+		if (rd(r, a + l->seq2_chars + 2ull * from, u->v + u->n,
+		       2ull * count))
+			return false;
+		u->n += count;
+		return true;
+	}
+	if ((t & l->repr_mask) == l->cons_tag) {
+		int32_t flen;
+
+		if (!field(r, s, l->cons_first, &p) ||
+		    !field(r, s, l->cons_second, &q) ||
+		    rd(r, (p & ~l->heap_tag_mask) + l->str_length, &flen, 4) ||
+		    flen < 0 || flen > len)
+			return false;
+		if (from < (uint32_t)flen &&
+		    !flatten(r, p, from, count, u, depth + 1))
+			return false;
+		if (from + count > (uint32_t)flen) {
+			uint32_t f2 = from > (uint32_t)flen
+					      ? from - (uint32_t)flen
+					      : 0;
+
+			return flatten(r, q, f2,
+				       from + count - (uint32_t)flen - f2, u,
+				       depth + 1);
+		}
+		return true;
+	}
+	if ((t & l->repr_mask) == l->thin_tag)
+		return field(r, s, l->thin_actual, &p) &&
+		       flatten(r, p, from, count, u, depth + 1);
+	if ((t & l->repr_mask) == l->sliced_tag) {
+		if (!field(r, s, l->sliced_parent, &p) ||
+		    !field(r, s, l->sliced_offset, &q) || !is_smi(l, q) ||
+		    smi_value(l, q) < 0 || smi_value(l, q) > INT32_MAX)
+			return false;
+		return flatten(r, p, from + (uint32_t)smi_value(l, q), count, u,
+			       depth + 1);
+	}
+	if ((t & l->repr_mask) == l->ext_tag) {
+		/* Outside the heap (node's own modules' sources): the
+		 * resource's data, which V8 caches in the word after the
+		 * resource pointer (no sandbox: raw pointers). */
+		uint64_t data;
+
+		if (rd(r, a + l->ext_resource + 8, &data, 8) || !data)
+			return false;
+		if ((t & l->enc_mask) == l->one_byte_tag) {
+			uint8_t buf[512];
+
+			for (uint32_t k = 0; k < count;) {
+				uint32_t c = count - k < sizeof(buf)
+						     ? count - k
+						     : sizeof(buf);
+
+				if (rd(r, data + from + k, buf, c))
+					return false;
+				for (uint32_t j = 0; j < c; j++)
+					u->v[u->n++] = buf[j];
+				k += c;
+			}
+			return true;
+		}
+		if (rd(r, data + 2ull * from, u->v + u->n, 2ull * count))
+			return false;
+		u->n += count;
+		return true;
+	}
+	return false;
+}
+
+bool v8_string_read(struct v8_reader *r, uint64_t s, char *out, size_t cap)
+{
+	uint16_t units[V8_NAME_MAX];
+	struct units u = {units, 0, V8_NAME_MAX};
+	size_t o = 0;
+
+	if (!cap)
+		return false;
+	out[0] = 0;
+	if (!flatten(r, s, 0, UINT32_MAX, &u, 0))
+		return false;
+	for (uint32_t k = 0; k < u.n; k++) {
+		uint16_t c = units[k];
+		size_t need = c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+
+		if (o + need >= cap)
+			break;
+		if (c >= 0xd800 && c < 0xe000)
+			c = '?'; /* a surrogate half: not one character */
+		if (c < 0x80) {
+			out[o++] = (char)(c < 0x20 ? '?' : c);
+		} else if (c < 0x800) {
+			out[o++] = (char)(0xc0 | (c >> 6));
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		} else {
+			out[o++] = (char)(0xe0 | (c >> 12));
+			out[o++] = (char)(0x80 | ((c >> 6) & 0x3f));
+			out[o++] = (char)(0x80 | (c & 0x3f));
+		}
+	}
+	out[o] = 0;
+	return true;
+}
+
+uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n)
+{
+	struct units u = {NULL, 0, V8_SOURCE_MAX};
+	uint32_t *starts = NULL, ns = 0, cap = 0;
+
+	*n = 0;
+	u.v = malloc(sizeof(uint16_t) * V8_SOURCE_MAX);
+	if (!u.v)
+		return NULL;
+	if (!flatten(r, source, 0, UINT32_MAX, &u, 0)) {
+		free(u.v);
+		return NULL;
+	}
+	for (uint32_t k = 0; k < u.n; k++) {
+		if (u.v[k] != '\n')
+			continue;
+		if (ns == cap) {
+			uint32_t nc = cap ? 2 * cap : 64;
+			uint32_t *ns_v = realloc(starts, nc * sizeof(*starts));
+
+			if (!ns_v) {
+				free(starts);
+				free(u.v);
+				return NULL;
+			}
+			starts = ns_v;
+			cap = nc;
+		}
+		starts[ns++] = k + 1;
+	}
+	free(u.v);
+	if (!starts)
+		starts = malloc(sizeof(*starts)); /* one line: none */
+	*n = ns;
+	return starts;
+}
+
+uint32_t v8_line_of(const uint32_t *starts, uint32_t n, uint32_t pos)
+{
+	uint32_t lo = 0, hi = n;
+
+	/* lines before pos: starts <= pos */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (starts[mid] <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo + 1;
+}
+
+/* ---- functions ---- */
+
+uint64_t v8_function_shared(struct v8_reader *r, uint64_t fn)
+{
+	uint64_t sfi;
+
+	if (!is_heap(r->l, fn) || !field(r, fn, r->l->fn_shared, &sfi) ||
+	    !is_heap(r->l, sfi))
+		return 0;
+	return sfi;
+}
+
+/* Slot k of a ScopeInfo (tagged words after its map). */
+static bool slot(struct v8_reader *r, uint64_t si, uint32_t k, uint64_t *v)
+{
+	return field(r, si, r->l->tagged_size * (1 + k), v);
+}
+
+static bool is_string(struct v8_reader *r, uint64_t v)
+{
+	uint16_t t;
+
+	return instance_type(r, v, &t) && t < r->l->first_nonstring;
+}
+
+/*
+ * The function's name and start from its ScopeInfo. After the context
+ * locals (names, then infos) come optional parts whose presence only
+ * the ScopeInfo's flags say, and those flags' bits differ between
+ * versions with nothing in v8dbg to describe them: they are told apart
+ * by their types instead. The function variable is its name (a String,
+ * or Smi zero) and a Smi slot index; the inferred name (for an
+ * anonymous function) a String or undefined; the position (start, end)
+ * two Smis, start <= end. V8 13 (Node 24) moved the position into the
+ * header, the two slots between the context local count and the
+ * variable part (v8dbg's indices show the gap).
+ */
+static void scope_info(struct v8_reader *r, uint64_t si,
+		       struct v8_function *out)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t v[8], ncl;
+	uint32_t base, k, p = 0;
+
+	if (!slot(r, si, l->si_ncontextlocals, &ncl) || !is_smi(l, ncl) ||
+	    smi_value(l, ncl) < 0 || smi_value(l, ncl) > V8_SCOPE_SLOTS)
+		return;
+	base = l->si_first_vars + (smi_value(l, ncl) < V8_INLINE_LOCALS
+					   ? 2 * (uint32_t)smi_value(l, ncl)
+					   : (uint32_t)smi_value(l, ncl) + 1);
+	for (k = 0; k < 8; k++)
+		if (!slot(r, si, base + k, &v[k]))
+			break;
+	if (k < 8)
+		return;
+	/* the function variable: its name, then its slot index */
+	if (is_string(r, v[p]) &&
+	    v8_string_read(r, v[p], out->name, sizeof(out->name))) {
+		p++;
+		if (is_smi(l, v[p]))
+			p++;
+	} else if (is_smi(l, v[p]) && !smi_value(l, v[p]) &&
+		   is_smi(l, v[p + 1])) {
+		p += 2; /* none: Smi zero, and an index */
+	}
+	/* the inferred name: a String, or undefined */
+	if (!is_smi(l, v[p])) {
+		if (!out->name[0] && is_string(r, v[p]))
+			v8_string_read(r, v[p], out->name, sizeof(out->name));
+		p++;
+	}
+	/* the position: start, end; from V8 13 on (node 24) in the header,
+	 * the two slots between the context local count and the
+	 * variable part */
+	if (l->si_first_vars == l->si_ncontextlocals + 3) {
+		if (!slot(r, si, l->si_ncontextlocals + 1, &v[0]) ||
+		    !slot(r, si, l->si_ncontextlocals + 2, &v[1]))
+			return;
+		p = 0;
+	}
+	if (is_smi(l, v[p]) && is_smi(l, v[p + 1]) && smi_value(l, v[p]) >= 0 &&
+	    smi_value(l, v[p]) <= smi_value(l, v[p + 1]) &&
+	    smi_value(l, v[p + 1]) <= INT32_MAX)
+		out->start = (int32_t)smi_value(l, v[p]);
+}
+
+bool v8_function_read(struct v8_reader *r, uint64_t sfi,
+		      struct v8_function *out)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t nsi, script, v;
+	uint16_t t;
+
+	memset(out, 0, sizeof(*out));
+	out->start = -1;
+	if (!instance_type(r, sfi, &t) || t != l->type_sfi ||
+	    !field(r, sfi, l->sfi_name_or_scope_info, &nsi))
+		return false;
+	if (instance_type(r, nsi, &t)) {
+		if (t < l->first_nonstring)
+			v8_string_read(r, nsi, out->name, sizeof(out->name));
+		else if (t == l->type_scope_info)
+			scope_info(r, nsi, out);
+	}
+	if (field(r, sfi, l->sfi_script, &script) &&
+	    instance_type(r, script, &t) && t == l->type_script) {
+		out->script = script;
+		if (field(r, script, l->script_name, &v) && is_string(r, v))
+			v8_string_read(r, v, out->file, sizeof(out->file));
+		if (field(r, script, l->script_source, &v) && is_string(r, v))
+			out->source = v;
+	}
+	return true;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading V8's heap of another process: tagged values (pointer
+ * compression included), strings, and what names a JavaScript frame:
+ * JSFunction -> SharedFunctionInfo -> its name (from its ScopeInfo: the
+ * function's name, or the name V8 inferred for an anonymous one) and
+ * start position, Script -> name and source (lines counted from the
+ * source). Every read goes through read() with a byte budget per
+ * reader; a value of the wrong type is an error, never a guess.
+ */
+#ifndef OTELPROF_RUNTIMES_V8_HEAP_H
+#define OTELPROF_RUNTIMES_V8_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "process/process_memory.h"
+#include "runtimes/v8/v8_layout.h"
+
+#define V8_NAME_MAX	256	    /* bytes of a name kept (UTF-8) */
+#define V8_STRING_DEPTH 8	    /* cons/thin/sliced strings followed */
+#define V8_SOURCE_MAX	(4u << 20)  /* characters of a source scanned */
+#define V8_READ_BUDGET	(16u << 20) /* bytes read per frame named */
+#define V8_SCOPE_SLOTS	4096	    /* context locals believed */
+
+struct v8_reader {
+	const struct v8_layout *l;
+	mem_read_fn read;
+	void *ctx;
+	uint64_t budget; /* bytes still allowed */
+};
+
+/* What a SharedFunctionInfo says about its function. */
+struct v8_function {
+	char name[V8_NAME_MAX];
+	uint64_t script; /* tagged Script, 0: none (builtins, natives) */
+	int32_t start;	 /* source position of its start, -1: unknown */
+	uint64_t source; /* tagged source String of the script, 0: none */
+	char file[V8_NAME_MAX];
+};
+
+/* The JSFunction's SharedFunctionInfo (tagged), 0 if fn is none. */
+uint64_t v8_function_shared(struct v8_reader *r, uint64_t fn);
+/* Name, script and start of sfi; false if sfi is no SharedFunctionInfo
+ * or unreadable. */
+bool v8_function_read(struct v8_reader *r, uint64_t sfi,
+		      struct v8_function *out);
+/* The string at tagged s as UTF-8 (NUL-terminated, cut at cap - 1
+ * bytes); false if s is no string. */
+bool v8_string_read(struct v8_reader *r, uint64_t s, char *out, size_t cap);
+
+/*
+ * Line starts of a script's source: positions (in UTF-16 units, V8's)
+ * where each line after the first begins. Built once per script from
+ * its source; *n lines - 1 of them. NULL if the source is unreadable.
+ */
+uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n);
+/* 1-based line of position pos. */
+uint32_t v8_line_of(const uint32_t *starts, uint32_t n, uint32_t pos);
+
+#endif

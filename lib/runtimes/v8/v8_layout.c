@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtimes/v8/v8_layout.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+/* Each field and the symbols that may carry it, the first present wins
+ * (V8 renamed a few across versions). */
+#define ALT_MAX 3
+static const struct field {
+	size_t off; /* in struct v8_layout (an int32 or uint32) */
+	const char *names[ALT_MAX];
+} fields[] = {
+#define F(m, ...)                                                              \
+	{                                                                      \
+		offsetof(struct v8_layout, m),                                 \
+		{                                                              \
+			__VA_ARGS__                                            \
+		}                                                              \
+	}
+	F(off_fp_context, "v8dbg_off_fp_context_or_frame_type",
+	  "v8dbg_off_fp_context"),
+	F(off_fp_function, "v8dbg_off_fp_function"),
+	F(off_fp_bytecode_offset, "v8dbg_off_fp_bytecode_offset"),
+	F(obj_map, "v8dbg_class_HeapObject__map__*"),
+	F(map_instance_type, "v8dbg_class_Map__instance_type__*"),
+	F(first_nonstring, "v8dbg_FirstNonstringType"),
+	F(repr_mask, "v8dbg_StringRepresentationMask"),
+	F(enc_mask, "v8dbg_StringEncodingMask"),
+	F(seq_tag, "v8dbg_SeqStringTag"),
+	F(cons_tag, "v8dbg_ConsStringTag"),
+	F(thin_tag, "v8dbg_ThinStringTag"),
+	F(sliced_tag, "v8dbg_SlicedStringTag"),
+	F(one_byte_tag, "v8dbg_OneByteStringTag"),
+	F(ext_tag, "v8dbg_ExternalStringTag"),
+	F(ext_resource, "v8dbg_class_ExternalString__resource__*"),
+	F(str_length, "v8dbg_class_String__length__*"),
+	F(seq1_chars, "v8dbg_class_SeqOneByteString__chars__*"),
+	F(seq2_chars, "v8dbg_class_SeqTwoByteString__chars__*"),
+	F(cons_first, "v8dbg_class_ConsString__first__*"),
+	F(cons_second, "v8dbg_class_ConsString__second__*"),
+	F(thin_actual, "v8dbg_class_ThinString__actual__*"),
+	F(sliced_parent, "v8dbg_class_SlicedString__parent__*"),
+	F(sliced_offset, "v8dbg_class_SlicedString__offset__*"),
+	F(fn_shared, "v8dbg_class_JSFunction__shared__*"),
+	F(sfi_name_or_scope_info,
+	  "v8dbg_class_SharedFunctionInfo__name_or_scope_info__*"),
+	F(sfi_script, "v8dbg_class_SharedFunctionInfo__script_or_debug_info__*",
+	  "v8dbg_class_SharedFunctionInfo__script__*",
+	  "v8dbg_class_SharedFunctionInfo__raw_script__*"),
+	F(script_name, "v8dbg_class_Script__name__*"),
+	F(script_source, "v8dbg_class_Script__source__*"),
+	F(type_sfi, "v8dbg_type_SharedFunctionInfo__SHARED_FUNCTION_INFO_TYPE"),
+	F(type_script, "v8dbg_type_Script__SCRIPT_TYPE"),
+	F(type_scope_info, "v8dbg_type_ScopeInfo__SCOPE_INFO_TYPE"),
+	F(si_ncontextlocals, "v8dbg_scopeinfo_idx_ncontextlocals"),
+	F(si_first_vars, "v8dbg_scopeinfo_idx_first_vars"),
+#undef F
+};
+#define NFIELDS (sizeof(fields) / sizeof(fields[0]))
+
+/* The tagging scheme, read apart from the fields. */
+enum {
+	SYM_TAGGED_SIZE,
+	SYM_SMI_TAG,
+	SYM_SMI_TAG_MASK,
+	SYM_SMI_SHIFT,
+	SYM_SMI_VALUE_SHIFT,
+	SYM_HEAP_TAG,
+	SYM_HEAP_TAG_MASK,
+	SYM_FIRST_FIELD
+};
+
+static const char *const scheme_names[SYM_FIRST_FIELD] = {
+	"v8dbg_TaggedSize",	  "v8dbg_SmiTag",	 "v8dbg_SmiTagMask",
+	"v8dbg_SmiShiftSize",	  "v8dbg_SmiValueShift", "v8dbg_HeapObjectTag",
+	"v8dbg_HeapObjectTagMask"};
+
+static const char *sym_table[SYM_FIRST_FIELD + NFIELDS * ALT_MAX];
+
+/* The table in one flat array: the scheme, then each field's
+ * alternatives (NULL where a field has fewer: never found). */
+static void table_init(void)
+{
+	if (sym_table[0])
+		return;
+	for (unsigned k = 0; k < SYM_FIRST_FIELD; k++)
+		sym_table[k] = scheme_names[k];
+	for (unsigned f = 0; f < NFIELDS; f++)
+		for (unsigned a = 0; a < ALT_MAX; a++)
+			sym_table[SYM_FIRST_FIELD + f * ALT_MAX + a] =
+				fields[f].names[a] ? fields[f].names[a]
+						   : "v8dbg_\001none";
+}
+
+const unsigned v8_layout_nsyms = SYM_FIRST_FIELD + NFIELDS * ALT_MAX;
+
+const char *const *v8_layout_names(void)
+{
+	table_init();
+	return sym_table;
+}
+
+static int read_int(uint64_t addr, mem_read_fn read, void *ctx, int32_t *v)
+{
+	return addr ? read(ctx, addr, v, sizeof(*v)) : -ENOENT;
+}
+
+int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
+		   void *ctx, const char **missing)
+{
+	int32_t s[SYM_FIRST_FIELD];
+
+	table_init();
+	memset(l, 0, sizeof(*l));
+	*missing = NULL;
+	for (unsigned k = 0; k < SYM_FIRST_FIELD; k++) {
+		if (k == SYM_SMI_VALUE_SHIFT) {
+			s[k] = -1; /* optional: from the shift size */
+			read_int(addr[k], read, ctx, &s[k]);
+			continue;
+		}
+		if (read_int(addr[k], read, ctx, &s[k])) {
+			*missing = scheme_names[k];
+			return -ENOENT;
+		}
+	}
+	for (unsigned f = 0; f < NFIELDS; f++) {
+		int32_t v = 0;
+		unsigned a;
+
+		for (a = 0; a < ALT_MAX; a++)
+			if (fields[f].names[a] &&
+			    !read_int(addr[SYM_FIRST_FIELD + f * ALT_MAX + a],
+				      read, ctx, &v))
+				break;
+		if (a == ALT_MAX) {
+			*missing = fields[f].names[0];
+			return -ENOENT;
+		}
+		memcpy((char *)l + fields[f].off, &v, sizeof(v));
+	}
+	if (s[SYM_TAGGED_SIZE] != 8 && s[SYM_TAGGED_SIZE] != 4)
+		return -EINVAL;
+	l->tagged_size = (uint32_t)s[SYM_TAGGED_SIZE];
+	l->smi_tag = (uint32_t)s[SYM_SMI_TAG];
+	l->smi_tag_mask = (uint32_t)s[SYM_SMI_TAG_MASK];
+	l->heap_tag = (uint32_t)s[SYM_HEAP_TAG];
+	l->heap_tag_mask = (uint32_t)s[SYM_HEAP_TAG_MASK];
+	/* the tag's one bit and the shift size (v8dbg_SmiValueShift is
+	 * not that on every version) */
+	l->smi_shift = 1 + (uint32_t)s[SYM_SMI_SHIFT];
+	/* What the walk and the readers rely on: one-bit tags, Smis that
+	 * fit a tagged word, frame slots within a few words of fp, fields
+	 * inside a small header. */
+	if (l->smi_tag_mask != 1 || l->heap_tag_mask != 3 || l->smi_tag != 0 ||
+	    l->heap_tag != 1 || l->smi_shift < 1 ||
+	    l->smi_shift >= 8 * l->tagged_size)
+		return -EINVAL;
+	if (l->off_fp_context < -128 || l->off_fp_context > 127 ||
+	    l->off_fp_function < -128 || l->off_fp_function > 127 ||
+	    l->off_fp_bytecode_offset < -128 || l->off_fp_bytecode_offset > 127)
+		return -EINVAL;
+	for (unsigned f = 0; f < NFIELDS; f++) {
+		uint32_t v;
+
+		memcpy(&v, (char *)l + fields[f].off, sizeof(v));
+		if (fields[f].off >= offsetof(struct v8_layout, obj_map) &&
+		    v > 4096)
+			return -EINVAL;
+	}
+	return 0;
+}

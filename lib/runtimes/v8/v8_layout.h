@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * V8's object and frame layout, from the v8dbg_* symbols the binary
+ * exports (V8's postmortem metadata: each an int variable in the
+ * process's data). Read per process; where a constant the walk or the
+ * naming needs is absent, the first missing one is named and the process
+ * counts as unknown (native stacks only).
+ */
+#ifndef OTELPROF_RUNTIMES_V8_LAYOUT_H
+#define OTELPROF_RUNTIMES_V8_LAYOUT_H
+
+#include <stdint.h>
+
+#include "process/process_memory.h"
+
+struct v8_layout {
+	uint32_t tagged_size; /* 8, or 4 with pointer compression */
+	uint32_t smi_shift;   /* a Smi's value: raw >> this */
+	uint64_t smi_tag_mask, smi_tag, heap_tag_mask, heap_tag;
+	int32_t off_fp_context, off_fp_function, off_fp_bytecode_offset;
+	/* HeapObject, Map */
+	uint32_t obj_map, map_instance_type;
+	/* strings: instance type bits and fields */
+	uint32_t first_nonstring, repr_mask, enc_mask;
+	uint32_t seq_tag, cons_tag, thin_tag, sliced_tag, one_byte_tag, ext_tag;
+	uint32_t str_length, seq1_chars, seq2_chars, cons_first, cons_second,
+		thin_actual, sliced_parent, sliced_offset, ext_resource;
+	/* functions and scripts */
+	uint32_t fn_shared;
+	uint32_t sfi_name_or_scope_info, sfi_script;
+	uint32_t script_name, script_source;
+	uint32_t type_sfi, type_script, type_scope_info;
+	/* ScopeInfo: tagged slots from its header */
+	uint32_t si_ncontextlocals, si_first_vars;
+};
+
+/* The v8dbg_* names the layout may come from (alternatives of one
+ * field across versions included), v8_layout_nsyms of them, for
+ * elf_dynsym_lookup. */
+const char *const *v8_layout_names(void);
+extern const unsigned v8_layout_nsyms;
+
+/*
+ * Fill l from the runtime addresses of the symbols (addr[k] for
+ * v8_layout_sym_names[k], 0: absent), each an int read with read().
+ * 0, or -ENOENT with *missing the first absent constant needed, or
+ * -EINVAL if the values do not describe a layout we can read.
+ */
+int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
+		   void *ctx, const char **missing);
+
+#endif

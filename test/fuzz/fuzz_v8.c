@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * libFuzzer target for the V8 readers: the input is a Node process's
+ * memory from address FUZZ_BASE on. Its first words are the v8dbg_*
+ * variables (v8_layout_read, as the tracker reads them from the
+ * binary's data), so every constant is the fuzzer's to choose; then,
+ * with the layout read (or, if the input's does not describe one, Node
+ * 20's), words of the image are taken as JSFunctions and named the way
+ * the tracker names a frame: JSFunction -> SharedFunctionInfo -> name,
+ * ScopeInfo, Script -> name, source -> line starts. Reads outside the
+ * input fail, as a process's unmapped memory does.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtimes/v8/v8_heap.h"
+#include "runtimes/v8/v8_layout.h"
+
+#define FUZZ_BASE 0x10000ull
+
+struct image {
+	const uint8_t *data;
+	size_t size;
+};
+
+static int image_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct image *im = ctx;
+
+	if (addr < FUZZ_BASE || addr - FUZZ_BASE >= im->size ||
+	    len > im->size - (addr - FUZZ_BASE))
+		return -EFAULT;
+	memcpy(buf, im->data + (addr - FUZZ_BASE), len);
+	return 0;
+}
+
+/* Node 20's layout (v8dbg_* of node 20.20, x86_64): the heap readers
+ * meet hostile heaps even when the input's constants are not a layout. */
+static void node20(struct v8_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	*l = (struct v8_layout){.tagged_size = 8,
+				.smi_shift = 32,
+				.smi_tag_mask = 1,
+				.smi_tag = 0,
+				.heap_tag_mask = 3,
+				.heap_tag = 1,
+				.off_fp_context = -8,
+				.off_fp_function = -16,
+				.off_fp_bytecode_offset = -32,
+				.obj_map = 0,
+				.map_instance_type = 12,
+				.first_nonstring = 128,
+				.repr_mask = 7,
+				.enc_mask = 8,
+				.seq_tag = 0,
+				.cons_tag = 1,
+				.thin_tag = 5,
+				.sliced_tag = 3,
+				.one_byte_tag = 8,
+				.ext_tag = 2,
+				.str_length = 12,
+				.seq1_chars = 16,
+				.seq2_chars = 16,
+				.cons_first = 16,
+				.cons_second = 24,
+				.thin_actual = 16,
+				.sliced_parent = 16,
+				.sliced_offset = 24,
+				.ext_resource = 16,
+				.fn_shared = 24,
+				.sfi_name_or_scope_info = 16,
+				.sfi_script = 32,
+				.script_name = 16,
+				.script_source = 8,
+				.type_sfi = 180,
+				.type_script = 176,
+				.type_scope_info = 250,
+				.si_ncontextlocals = 2,
+				.si_first_vars = 3};
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct image im = {data, size};
+	uint64_t addr[256];
+	struct v8_layout l;
+	const char *missing;
+	char s[64];
+
+	for (unsigned k = 0; k < v8_layout_nsyms && k < 256; k++)
+		addr[k] = FUZZ_BASE + 4 * (uint64_t)k;
+	if (v8_layout_read(&l, addr, image_read, &im, &missing))
+		node20(&l);
+	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
+		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET};
+		static struct v8_function fn;
+		uint64_t w, sfi;
+
+		memcpy(&w, data + off, 8);
+		sfi = v8_function_shared(&r, w);
+		if (sfi && v8_function_read(&r, sfi, &fn)) {
+			if (memchr(fn.name, 0, sizeof(fn.name)) == NULL ||
+			    memchr(fn.file, 0, sizeof(fn.file)) == NULL)
+				__builtin_trap();
+			if (fn.source) {
+				uint32_t n,
+					*st = v8_line_starts(&r, fn.source, &n);
+
+				if (st && fn.start >= 0 &&
+				    v8_line_of(st, n, (uint32_t)fn.start) >
+					    n + 1)
+					__builtin_trap();
+				free(st);
+			}
+		}
+		if (v8_string_read(&r, w, s, sizeof(s)) &&
+		    strlen(s) >= sizeof(s))
+			__builtin_trap();
+		if (r.budget > V8_READ_BUDGET)
+			__builtin_trap();
+	}
+	return 0;
+}

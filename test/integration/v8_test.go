@@ -1,0 +1,193 @@
+// Node.js without flags: the kernel walks V8's frames (interpreted,
+// baseline, optimized, builtin, stub, entry and exit) by the frame
+// pointer and V8's frame markers, with the layout from the binary's own
+// v8dbg_* symbols, and userspace names each JavaScript function from
+// V8's heap: name, script and line. hot.js spends about 70/30 of its CPU
+// in hot_a/hot_b and measures that itself (process.cpuUsage): the truth.
+package integration
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The Node.js binaries judged: the system's (Node 20) and the newest of
+// each major from the npm registry (make node-releases, cached under
+// RUNTIME_CACHE). Each must exist: a missing one fails, never skips.
+func nodeBinaries() []struct{ name, bin string } {
+	cache := os.Getenv("OTELPROF_RUNTIME_CACHE")
+	if cache == "" {
+		cache = "/var/cache/otelprof-test"
+	}
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	out := []struct{ name, bin string }{{"20-system", nodeBin}}
+	for _, major := range []string{"18", "20", "22", "24", "26"} {
+		out = append(out, struct{ name, bin string }{major,
+			filepath.Join(cache, "node", major, "node_modules", "node-linux-"+arch, "bin", "node")})
+	}
+	return out
+}
+
+func TestNodeV8Frames(t *testing.T) {
+	requireRoot(t)
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
+	lineA := lineOf(t, js, "function hot_a")
+	lineB := lineOf(t, js, "function hot_b")
+	for _, n := range nodeBinaries() {
+		n := n
+		t.Run(n.name, func(t *testing.T) {
+			requireExe(t, n.bin)
+			w := startRuntime(t, nil, n.bin, js, "60")
+			p, truth := recordRuntime(t, w, 4.5)
+			pid := int64(w.cmd.Process.Pid)
+			// The process is found at its first sample; the binary's
+			// symbols and layout are read then, and the walk program
+			// loads: until the process is in the kernel (later on a
+			// loaded machine, where file reads wait their turn) its
+			// stacks are native only. Judged: the main thread's samples
+			// from the first with JS frames on, which must come within
+			// 5 s of its first.
+			isV8 := func(s Sample) bool {
+				return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" })
+			}
+			first, firstJS := uint64(math.MaxUint64), uint64(math.MaxUint64)
+			for _, s := range p.Samples {
+				if s.ThreadID == pid {
+					first = min(first, s.TimeNs)
+					if isV8(s) {
+						firstJS = min(firstJS, s.TimeNs)
+					}
+				}
+			}
+			if firstJS == math.MaxUint64 || firstJS > first+5e9 {
+				t.Fatalf("no JS frames within 5 s of the first sample")
+			}
+			t.Logf("first JS frames %.2f s after the first sample", float64(firstJS-first)/1e9)
+			main := *p
+			main.Samples = nil
+			for _, s := range p.Samples {
+				if s.ThreadID == pid && s.TimeNs >= firstJS {
+					main.Samples = append(main.Samples, s)
+				}
+			}
+			isJS := func(name string) func(Sample) bool {
+				return func(s Sample) bool {
+					return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" && f.Function == name })
+				}
+			}
+			judgeHot(t, &main, truth, 95, isV8, isJS("hot_a"), isJS("hot_b"))
+			leaves := map[string]int{}
+			for _, s := range main.Samples {
+				for _, f := range s.Frames {
+					if f.Type == "v8js" {
+						leaves[f.Function]++
+						break
+					}
+				}
+			}
+			t.Logf("innermost JS functions: %v", leaves)
+			// While the node binary's unwind table is still being built
+			// (over a second for its ~2M rows on a loaded machine) the
+			// native walk stops at its first C++ frame below the
+			// JavaScript ones: reaching node::Start is judged from the
+			// first stack that does, which must come within 10 s.
+			reaches := func(s Sample) bool {
+				return hasFrame(s, func(f Frame) bool { return strings.HasPrefix(f.Function, "node::Start(") })
+			}
+			firstStart := uint64(math.MaxUint64)
+			for _, s := range main.Samples {
+				if reaches(s) {
+					firstStart = min(firstStart, s.TimeNs)
+				}
+			}
+			if firstStart == math.MaxUint64 || firstStart > first+10e9 {
+				var eg []string
+				for i := 0; i < len(main.Samples) && i < 3; i++ {
+					eg = append(eg, main.Samples[len(main.Samples)/2+i/2].String())
+				}
+				t.Fatalf("no stack reaches node::Start within 10 s of the first sample; e.g.\n%s", strings.Join(eg, "\n"))
+			}
+			t.Logf("first stack reaching node::Start %.2f s after the first sample", float64(firstStart-first)/1e9)
+			var js0, unlined, noStart, unnamed int
+			var noStartAt []float64
+			var bad []string
+			for _, s := range main.Samples {
+				isJSSample := false
+				for _, f := range s.Frames {
+					if f.Type != "v8js" {
+						continue
+					}
+					isJSSample = true
+					l := f.Lines[0]
+					if l.Line <= 0 {
+						unlined++
+						if len(bad) < 3 {
+							bad = append(bad, fmt.Sprintf("%+v in %s", l, s.String()))
+						}
+					}
+					want := map[string]int64{"hot_a": lineA, "hot_b": lineB}[l.Name]
+					if want != 0 && (l.Filename != js || l.StartLine != want) {
+						t.Fatalf("%s frame %+v, want file %s, start line %d", l.Name, l, js, want)
+					}
+				}
+				if !isJSSample || s.TimeNs < firstStart {
+					continue
+				}
+				js0++
+				if !reaches(s) && unnamedBottom(s, n.bin) {
+					// walked to the bottom, but the binary's symbols
+					// are out (its symbol table is over the file
+					// budget: node 26's 164k symbols on a busy host)
+					unnamed++
+					continue
+				}
+				if !reaches(s) {
+					noStartAt = append(noStartAt, float64(s.TimeNs-firstStart)/1e9)
+					noStart++
+					if len(bad) < 6 {
+						bad = append(bad, s.String())
+					}
+				}
+			}
+			t.Logf("%d main-thread samples with JS frames: %d JS frames without a line, %d stacks not reaching node::Start, %d ending in unnamed frames of node",
+				js0, unlined, noStart, unnamed)
+			if unnamed*5 > js0 {
+				t.Errorf("%d of %d stacks end in unnamed frames of node", unnamed, js0)
+			}
+			if unlined > 0 {
+				t.Errorf("%d JavaScript frames without a line; e.g.\n%s", unlined, strings.Join(bad, "\n"))
+			}
+			// a stack cut at the frame limit or a failed read may stop
+			// short: at most 2%. (While node's big unwind table is
+			// being built its frames go by frame pointer:
+			// OTELPROF_RT_F_PENDING_FP.)
+			if len(noStartAt) > 6 {
+				noStartAt = append(noStartAt[:3], noStartAt[len(noStartAt)-3:]...)
+			}
+			t.Logf("stacks not reaching node::Start at (s after the first that did): %.2f", noStartAt)
+			if noStart*50 > js0 {
+				t.Errorf("%d of %d stacks with JS frames do not reach node::Start; e.g.\n%s",
+					noStart, js0, strings.Join(bad, "\n"))
+			}
+		})
+	}
+}
+
+// unnamedBottom: s's outermost frame is an unnamed address in bin (its
+// symbols not loaded), after at least 8 native frames below the last JS
+// one, as a walk that reached node::Start has.
+func unnamedBottom(s Sample, bin string) bool {
+	last := -1
+	for i, f := range s.Frames {
+		if f.Type == "v8js" {
+			last = i
+		}
+	}
+	n := len(s.Frames)
+	return last >= 0 && n-last > 8 && strings.HasPrefix(s.Frames[n-1].Function, bin+"+0x")
+}
