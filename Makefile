@@ -36,7 +36,7 @@ endif
 
 # Each runtime's walk is its own BPF object (ebpf/runtimes/NAME/NAME.bpf.c),
 # embedded in the library and loaded when that runtime is first found.
-RUNTIMES := cpython hotspot
+RUNTIMES := cpython hotspot perl
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
             $(BUILD)/obj/gen/process_context.pb-c.o
@@ -98,7 +98,7 @@ $(GEN)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 
 RUNTIME_SKELS := $(patsubst %,$(GEN)/rt_%.skel.h,$(RUNTIMES))
 define runtime_bpf
-$(BUILD)/bpf/rt_$(1).bpf.o: ebpf/runtimes/$(1)/$(1).bpf.c ebpf/*.h $(GEN)/vmlinux.h
+$(BUILD)/bpf/rt_$(1).bpf.o: ebpf/runtimes/$(1)/$(1).bpf.c ebpf/*.h $(wildcard ebpf/runtimes/$(1)/*.h) $(GEN)/vmlinux.h
 	@mkdir -p $$(dir $$@)
 	$$(call step,BPF,$$<)
 	$$(Q)$$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$$(ARCH) -I$$(GEN) -Iebpf $$(WARN) -Wno-unused-function -Wno-unused-parameter -c $$< -o $$@.raw
@@ -320,8 +320,8 @@ test-report: all workloads $(BUILD)/.chromium-ok
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok
-	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) $(GO) test -count=1 -v -timeout 20m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
 # boots under qemu (TCG) on Debian's cloud kernels, fetched through apt
@@ -548,7 +548,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -575,6 +575,7 @@ FUZZ_SRCS_xz := lib/elf/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c \
   lib/util/str_arena.c
 FUZZ_SRCS_cpython := lib/runtimes/cpython/cpython_layout.c
+FUZZ_SRCS_perl := lib/runtimes/perl/perl_reader.c lib/runtimes/perl/perl_layout.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson

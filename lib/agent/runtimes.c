@@ -8,6 +8,7 @@
 #include "agent/agent.h"
 #include "runtimes/cpython/interp_tracker.h"
 #include "runtimes/hotspot/hotspot_tracker.h"
+#include "runtimes/perl/perl_tracker.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@ static const struct {
 } runtimes[] = {
 	{&cpython_runtime, FRAME_CPYTHON},
 	{&hotspot_runtime, FRAME_JVM},
+	{&perl_runtime, FRAME_PERL},
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))

@@ -162,19 +162,34 @@ static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
 	return bad;
 }
 
-static unsigned scan(Elf *elf, struct tls_symbols *out, struct scan_charge *c);
+static unsigned scan(Elf *elf, const char *const names[TLS_CTX_FORMATS],
+		     struct tls_symbols *out, struct scan_charge *c);
 
 unsigned tls_symbols_scan(void *handle, struct tls_symbols *out,
 			  struct mem_account *acct)
 {
 	struct scan_charge c = {acct, 0};
-	unsigned bad = scan(handle, out, &c);
+	unsigned bad = scan(handle, ctx_names, out, &c);
 
 	mem_account_uncharge(acct, c.bytes);
 	return bad;
 }
 
-static unsigned scan(Elf *elf, struct tls_symbols *out, struct scan_charge *c)
+unsigned tls_symbol_lookup(void *handle, const char *name,
+			   struct tls_ctx_symbol *out, struct mem_account *acct)
+{
+	const char *const names[TLS_CTX_FORMATS] = {name, NULL};
+	struct scan_charge c = {acct, 0};
+	struct tls_symbols all;
+	unsigned bad = scan(handle, names, &all, &c);
+
+	mem_account_uncharge(acct, c.bytes);
+	*out = all.sym[0];
+	return bad;
+}
+
+static unsigned scan(Elf *elf, const char *const names[TLS_CTX_FORMATS],
+		     struct tls_symbols *out, struct scan_charge *c)
 {
 	size_t phnum, symidx[TLS_CTX_FORMATS] = {0}, shstrndx;
 	bool have_tls = false;
@@ -236,8 +251,8 @@ static unsigned scan(Elf *elf, struct tls_symbols *out, struct scan_charge *c)
 				continue;
 			if (GELF_ST_TYPE(sym.st_info) == STT_TLS && have_tls) {
 				for (int f = 0; f < TLS_CTX_FORMATS; f++) {
-					if (symidx[f] ||
-					    strcmp(name, ctx_names[f]))
+					if (symidx[f] || !names[f] ||
+					    strcmp(name, names[f]))
 						continue;
 					if (sym.st_value + 8 > tls.p_memsz) {
 						bad++; /* outside the block */

@@ -60,4 +60,12 @@ struct tls_symbols {
 unsigned tls_symbols_scan(void *elf, struct tls_symbols *out,
 			  struct mem_account *acct);
 
+/* One named TLS variable of the file (a runtime's per-thread state, as
+ * Perl's PL_current_context), found as the context symbols are: out's
+ * access is TLS_ACCESS_NONE if it is absent. Returns the number of
+ * malformed entries skipped. */
+unsigned tls_symbol_lookup(void *elf, const char *name,
+			   struct tls_ctx_symbol *out,
+			   struct mem_account *acct);
+
 #endif

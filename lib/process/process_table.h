@@ -43,6 +43,7 @@
 struct process_ctx_state;
 struct jit_process;
 struct interp_process;
+struct perl_process;
 struct hotspot_process;
 
 /* What changed in a process, as the table reports it. */
@@ -102,6 +103,8 @@ struct process {
 					  by interp/interp_tracker.c */
 	struct hotspot_process *jvm;   /* its JVM (HotSpot), owned by
 					  interp/hotspot_tracker.c */
+	struct perl_process *perl;     /* its Perl interpreter, owned by
+					  runtimes/perl/perl_tracker.c */
 	struct proc_env *env; /* include_env_vars values (NULL: none) */
 	/* Its change not yet taken (process_table_take_changed). */
 	bool change_pending;

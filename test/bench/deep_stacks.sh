@@ -2,7 +2,8 @@
 # BPF time per sample of 50-frame stacks (part of make bench; runs alone
 # too): a native stack (deep_recursion) beside the runtimes' walks, in
 # one run -- a Python stack 50 frames deep (about 60 with the
-# interpreter's own; the interpreter walk) and a Java stack of 50
+# interpreter's own; the interpreter walk), a Perl stack of 50 subs
+# (Debian's perl; the context-stack walk) and a Java stack of 50
 # compiled frames (Deep.down, kept out of line; about 60 with main, the
 # call stub and libjvm's; the HotSpot step of the walk) under JDK 17 and
 # JDK 25. Needs root.
@@ -17,7 +18,7 @@ NCPU=$(nproc)
 PY312=/root/.pyenv/versions/3.12.1/bin/python3
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
-for x in "$PY312" "$JDK17" "$JDK25"; do
+for x in "$PY312" /usr/bin/perl "$JDK17" "$JDK25"; do
 	[ -x "$x" ] || { echo "deep_stacks: $x missing" >&2; exit 1; }
 done
 TMP=$(mktemp -d)
@@ -52,6 +53,7 @@ start() { # workload name: one copy, pid appended to WP
 	case $1 in
 	native) "$W/deep_recursion" 9 50 > /dev/null & ;;
 	python) "$PY312" "$(dirname "$0")/../workloads/runtimes/deep.py" 9 50 > /dev/null & ;;
+	perl) /usr/bin/perl "$(dirname "$0")/../workloads/runtimes/deep.pl" 9 50 > /dev/null & ;;
 	java17 | java25)
 		local jv=JDK${1#java}
 		"${!jv}" -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,Deep::down \
@@ -60,13 +62,14 @@ start() { # workload name: one copy, pid appended to WP
 	esac
 	WP+=($!)
 }
-for wl in native python java17 java25; do
+for wl in native python perl java17 java25; do
 	WP=()
 	for _ in $(seq "$NCPU"); do start "$wl"; done
 	# the JVMs compile Deep.down first (well under a second)
 	case $wl in java*) nap 1.5 ;; *) nap 0.3 ;; esac
 	case $wl in
 	native) label="deep_recursion 50 frames" ;; python) label="python 50 frames" ;;
+	perl) label="perl 50 frames" ;;
 	*) label="java (JDK ${wl#java}) 50 frames" ;;
 	esac
 	printf 'BPF time per sample: %s, 99 Hz\t%s\n' "$label" "$(bpf_per_run)"

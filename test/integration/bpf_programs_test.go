@@ -39,10 +39,10 @@ func progInsns(log string) map[string][2]int {
 func wantPrograms(bpfLoop bool) []string {
 	if bpfLoop {
 		return []string{"on_cpu_sample", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit", "cpython_walk", "hotspot_walk",
-			"off_cpu_switch"}
+			"perl_walk", "off_cpu_switch"}
 	}
 	return []string{"on_cpu_sample_chained", "on_cpu_sample_walk", "on_cpu_sample_finish", "on_exec", "on_fork", "on_exit",
-		"cpython_walk_bounded", "hotspot_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
+		"cpython_walk_bounded", "hotspot_walk_bounded", "perl_walk_bounded", "off_cpu_switch_chained", "off_cpu_walk"}
 }
 
 // offCPUFlag loads the off-CPU programs for wantPrograms at a threshold
@@ -100,12 +100,14 @@ func TestBPFProgramsWithinBudget(t *testing.T) {
 
 // A runtime's program is verified only where that runtime runs: a
 // recording of a C program loads none; one of a JVM loads HotSpot's walk
-// and not CPython's, one of a CPython the other way round.
+// only, one of a CPython CPython's, one of a Perl Perl's.
 func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 	requireRoot(t)
 	requireExe(t, python312)
 	requireExe(t, jdks[0].java)
+	requireExe(t, "/usr/bin/perl")
 	py, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.py"))
+	pl, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.pl"))
 	classes := filepath.Join(buildDir(t), "workloads", "java")
 	java := func() *exec.Cmd {
 		cmd := exec.Command(jdks[0].java, "-cp", classes, "FibHash", "20")
@@ -120,9 +122,10 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		start        func() *exec.Cmd
 		want, refuse []string
 	}{
-		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk"}},
-		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk"}},
-		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk"}},
+		{"native", func() *exec.Cmd { return startWorkload(t, "callgraph_nofp", "20") }, nil, []string{"cpython_walk", "hotspot_walk", "perl_walk"}},
+		{"cpython", func() *exec.Cmd { return startRuntime(t, nil, python312, py, "20").cmd }, []string{"cpython_walk"}, []string{"hotspot_walk", "perl_walk"}},
+		{"jvm", java, []string{"hotspot_walk"}, []string{"cpython_walk", "perl_walk"}},
+		{"perl", func() *exec.Cmd { return startRuntime(t, nil, "/usr/bin/perl", pl, "20").cmd }, []string{"perl_walk"}, []string{"cpython_walk", "hotspot_walk"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
