@@ -250,6 +250,9 @@ $(BUILD)/arm64-unit/libsigtramp.so: test/unit/a64/sigtramp.c | $(BUILD)/arm64/.d
 $(BUILD)/arm64-unit/callgraph_pac: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
+# aarch64 context publishers (TLSDESC, local-exec): their rules are with
+# test-arm64's workloads.
+$(BUILD)/test/unit/test_tls_symbols_a64: $(BUILD)/arm64/workloads/libotelctx_tlsdesc.so $(BUILD)/arm64/workloads/ctx_exe_le
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
@@ -467,8 +470,33 @@ $(ARM64_BUILD)/workloads/signal_spin: test/workloads/signal_spin.c | $(ARM64_BUI
 $(ARM64_BUILD)/workloads/syscalls_fp: test/workloads/syscalls.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+# Trace correlation on arm64 (TLS variant I): the context workload linked
+# against the TLSDESC publisher (R_AARCH64_TLSDESC, static TLS above the
+# thread pointer), and the executable that publishes through local-exec
+# (no relocation: the offset follows from PT_TLS and the 16-byte TCB).
+ARM64_CTX_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror
+ARM64_CTX_SRCS := test/workloads/context/workload.c test/workloads/context/proc_ctx.c
+ARM64_CTX_DEPS := $(ARM64_CTX_SRCS) test/workloads/context/otel_ctx.h test/workloads/context/publisher.c
+$(ARM64_BUILD)/workloads/libotelctx_tlsdesc.so: $(ARM64_CTX_DEPS) | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_CTX_CFLAGS) -fPIC -shared -fvisibility=hidden -ftls-model=global-dynamic \
+	  -mtls-dialect=desc -DOTELCTX_VARIANT='"tlsdesc"' -Wl,-soname,libotelctx_tlsdesc.so \
+	  -o $@ test/workloads/context/publisher.c
+	@readelf -rW $@ | grep -w otel_thread_ctx_v1 | grep -qw R_AARCH64_TLSDESC || \
+	  { rm -f $@; echo "error: $@: no R_AARCH64_TLSDESC for otel_thread_ctx_v1" >&2; exit 1; }
+$(ARM64_BUILD)/workloads/ctx_linked_tlsdesc: $(ARM64_BUILD)/workloads/libotelctx_tlsdesc.so
+	$(ARM64_CC) $(ARM64_CTX_CFLAGS) -DCTX_DIRECT -pthread -o $@ $(ARM64_CTX_SRCS) \
+	  -L$(dir $@) -l:libotelctx_tlsdesc.so -Wl,-rpath,'$$ORIGIN'
+$(ARM64_BUILD)/workloads/ctx_exe_le: $(ARM64_CTX_DEPS) | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_CTX_CFLAGS) -DCTX_DIRECT -DOTELCTX_VARIANT='"le"' -fPIE -pie \
+	  -ftls-model=local-exec -pthread -o $@ $(ARM64_CTX_SRCS) test/workloads/context/publisher.c \
+	  -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
+	@! readelf -rW $@ | grep -qw otel_thread_ctx_v1 || \
+	  { rm -f $@; echo "error: $@: a dynamic relocation names otel_thread_ctx_v1 (not local-exec)" >&2; exit 1; }
 test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \
             $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
+            $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 

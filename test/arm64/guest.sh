@@ -32,6 +32,12 @@ sig=$!
 echo "guest: pointer authentication: $(grep -m1 -o -w 'paca' /proc/cpuinfo || echo none)"
 $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
+# Trace correlation (TLS variant I): one thread each publishing intervals
+# with known trace/span ids, printed as JSON lines when each ends.
+$W/ctx_linked_tlsdesc --threads 1 --seconds 600 >/tmp/ctx_tlsdesc.out 2>/tmp/ctx_tlsdesc.err &
+ctx1=$!
+$W/ctx_exe_le --threads 1 --seconds 600 >/tmp/ctx_le.out 2>/tmp/ctx_le.err &
+ctx2=$!
 # BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
 # recorder's perf_event programs (type 7) just before it stops.
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
@@ -55,6 +61,17 @@ echo "==== bpf_stats"
 cat /tmp/bpf_stats
 echo "==== record.err"
 cat /tmp/record.err
+# The context workloads print their last intervals on SIGTERM.
+kill -TERM $ctx1 $ctx2
+for i in $(seq 100); do kill -0 $ctx1 2>/dev/null || kill -0 $ctx2 2>/dev/null || break; sleep 0.2; done
+echo "==== ctx_tlsdesc pid $ctx1"
+cat /tmp/ctx_tlsdesc.out /tmp/ctx_tlsdesc.err
+echo "==== ctx_le pid $ctx2"
+cat /tmp/ctx_le.out /tmp/ctx_le.err
+# The samples with their links and times (otlp-json), compressed for the
+# serial console.
+echo "==== otlp-json.gz.b64"
+[ -s /tmp/out.otlp ] && $BUILD/otelprof convert /tmp/out.otlp --format otlp-json | gzip -1 | base64
 echo "==== folded"
 [ -s /tmp/out.otlp ] && $BUILD/otelprof convert /tmp/out.otlp --format folded
 echo "==== bpffs"
