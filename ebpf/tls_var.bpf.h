@@ -23,12 +23,16 @@ static __always_inline bool tp_offset_ok(s64 v)
 }
 /* tcbhead_t.dtv at tp + 0 (aarch64), tp + 8 (x86_64). */
 #define TLS_DTV_AT 0
+/* User space ends at 48 bits (52 with large VAs); libraries sit just
+ * below 1 << 48. */
+#define TLS_USER_END (1ull << 52)
 #else
 static __always_inline bool tp_offset_ok(s64 v)
 {
 	return v < 0 && v > -(1ll << 32);
 }
-#define TLS_DTV_AT 8
+#define TLS_DTV_AT   8
+#define TLS_USER_END (1ull << 47)
 #endif
 
 static __always_inline bool module_ok(u64 m)
@@ -79,7 +83,7 @@ static __always_inline u64 tls_var_addr(const struct otelprof_tls_loc *loc,
 			return 0;
 		if (tp_offset_ok((s64)w[1]))
 			return tp + w[1];
-		if (w[1] < 4096 || w[1] >= (1ull << 47) ||
+		if (w[1] < 4096 || w[1] >= TLS_USER_END ||
 		    bpf_probe_read_user(w, 16, (void *)w[1]))
 			return 0;
 		return dtv_addr(tp, w[0], w[1]);

@@ -4,10 +4,15 @@
 #include <errno.h>
 #include <string.h>
 
+/* Where user space ends: 47 bits on x86_64 (4-level paging); aarch64
+ * maps user space up to 48 bits, 52 with large VAs (libraries sit just
+ * below 1 << 48 there: 0xffff...). */
 #if defined(__aarch64__)
 #define TLS_HOST_TP_ABOVE true
+#define USER_VA_END	  (1ull << 52)
 #else
 #define TLS_HOST_TP_ABOVE false
+#define USER_VA_END	  (1ull << 47)
 #endif
 
 int tls_location_of(const struct tls_ctx_symbol *s, uint64_t bias,
@@ -47,7 +52,7 @@ int tls_location_of(const struct tls_ctx_symbol *s, uint64_t bias,
 	}
 	out->addr = s->got_vaddr + bias;
 	/* A canonical user address, or the file lied about its layout. */
-	if (out->addr < s->got_vaddr || out->addr >= (1ull << 47)) {
+	if (out->addr < s->got_vaddr || out->addr >= USER_VA_END) {
 		memset(out, 0, sizeof(*out));
 		return -ENOENT;
 	}
