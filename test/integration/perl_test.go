@@ -232,7 +232,7 @@ func TestPerlThreadFrames(t *testing.T) {
 		v := v
 		t.Run(v.name, func(t *testing.T) {
 			tidFile := filepath.Join(filepath.Dir(v.script), "tids-"+strconv.Itoa(os.Getpid()))
-			w := v.start(t, "30", "thread", tidFile)
+			w := v.start(t, "40", "thread", tidFile)
 			hostTids := v.hostPath(t, tidFile)
 			t.Cleanup(func() { os.Remove(hostTids) })
 			tids := map[string]int64{}
@@ -252,7 +252,21 @@ func TestPerlThreadFrames(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 			pid := w.cmd.Process.Pid
-			rec := record(t, 6, 199, "--pid", itoa(pid))
+			// until each thread ran 2 s of CPU (~400 samples), however
+			// loaded the machine
+			cpu0 := map[string]float64{}
+			rec := recordUntil(t, func() {
+				for which, tid := range tids {
+					cpu0[which] = threadCPU(pid)[tid]
+				}
+			}, func() {
+				for start := time.Now(); time.Since(start) < 23*time.Second; time.Sleep(100 * time.Millisecond) {
+					c := threadCPU(pid)
+					if c[tids["a"]]-cpu0["a"] >= 2 && c[tids["b"]]-cpu0["b"] >= 2 {
+						break
+					}
+				}
+			}, 25, 199)
 			p := decodeFile(t, rec.Path).ByPID(pid)
 			if p == nil {
 				t.Fatalf("no samples of pid %d\n%s", pid, rec.Stderr)
@@ -278,8 +292,7 @@ func TestPerlThreadFrames(t *testing.T) {
 			}
 			t.Logf("thread a: %d of %d samples name Hot::spin_a; thread b: %d of %d name Hot::spin_b", own["a"], all["a"], own["b"], all["b"])
 			for _, which := range []string{"a", "b"} {
-				// 100: a tenth of a CPU each on a loaded machine
-				if all[which] < 100 {
+				if all[which] < 200 {
 					t.Fatalf("only %d samples of thread %s", all[which], which)
 				}
 				if float64(own[which]) < 0.95*float64(all[which]) {
@@ -360,3 +373,4 @@ func TestPerlUnknownVersion(t *testing.T) {
 		t.Errorf("only %d of %d samples keep whole native stacks", n, len(p.Samples))
 	}
 }
+
