@@ -40,7 +40,7 @@ import sys
 
 kernel, path = sys.argv[1], sys.argv[2]
 NOFP_MAIN_MIN = 0.90
-CTX_MIN_LINKED = 20
+CTX_MIN_LINKED = 10
 CTX_MIN_SHARE = 0.80
 CTX_EDGE_NS = 20_000_000
 # callgraph.c's call graph below main.
