@@ -451,9 +451,9 @@ arm64: $(ARM64_BUILD)/.deps-arm64-ok $(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf $
 # The smoke test (docs/arm64.md): each of ARM64_KERNELS (5.10 runs the
 # kernel fallbacks) boots under qemu-system-aarch64 (TCG) with the arm64
 # build in a busybox initramfs and records ARM64_SECONDS (2 s gives too
-# few samples to judge; 10 s too few for six workloads on a loaded host, and
-# the linked publisher library is located after 10-20 s there: its file is
-# read after the sampled ones)
+# few samples to judge; 10 s too few for six workloads on a loaded host,
+# and the context workloads, started with the recorder, are found a few
+# seconds in)
 # of workloads cross-compiled with gcc (callgraph without frame pointers,
 # syscalls with, the context publishers).
 ARM64_SECONDS ?= 30

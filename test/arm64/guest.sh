@@ -43,12 +43,6 @@ sig=$!
 echo "guest: pointer authentication: $(grep -m1 -o -w 'paca' /proc/cpuinfo || echo none)"
 $NICE $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
-# Trace correlation (TLS variant I): one thread each publishing intervals
-# with known trace/span ids, printed as JSON lines when each ends.
-$NICE_CTX $W/ctx_linked_tlsdesc --threads 1 --seconds 600 >/tmp/ctx_tlsdesc.out 2>/tmp/ctx_tlsdesc.err &
-ctx1=$!
-$NICE_CTX $W/ctx_exe_le --threads 1 --seconds 600 >/tmp/ctx_le.out 2>/tmp/ctx_le.err &
-ctx2=$!
 # BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
 # recorder's perf_event programs (type 7) just before it stops.
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
@@ -59,6 +53,15 @@ OTELPROF_LOAD_RUNTIMES=all OTELPROF_DEBUG_BPF_LOG=stats \
 $BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --output /tmp/out.otlp 2>/tmp/record.err &
 rec=$!
 while kill -0 $rec 2>/dev/null && ! grep -q recording /tmp/record.err; do sleep 0.1; done
+# Trace correlation (TLS variant I): one thread each publishing intervals
+# with known trace/span ids, printed as JSON lines when each ends. Started
+# once the recorder runs: found at their exec, not among the start-up
+# scan's files, which under emulation left the publisher library unread
+# for 10 to more than 30 s.
+$NICE_CTX $W/ctx_linked_tlsdesc --threads 1 --seconds 600 >/tmp/ctx_tlsdesc.out 2>/tmp/ctx_tlsdesc.err &
+ctx1=$!
+$NICE_CTX $W/ctx_exe_le --threads 1 --seconds 600 >/tmp/ctx_le.out 2>/tmp/ctx_le.err &
+ctx2=$!
 sleep $((SECONDS_REC - 1))
 for f in /proc/$rec/fdinfo/*; do
 	grep -q '^prog_type:.7$' $f 2>/dev/null || continue
