@@ -421,7 +421,7 @@ ARM64_DEB_PKGS := gcc-aarch64-linux-gnu qemu-system-arm libbpf-dev:arm64 libelf-
             zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libssl-dev:arm64 \
             libiberty-dev:arm64 libjansson-dev:arm64 libcurl4-openssl-dev:arm64
 # (libcurl: its header only; the library dlopens libcurl.so.4.)
-.PHONY: arm64 arm64-deps test-arm64
+.PHONY: arm64 arm64-deps test-arm64 image-context-arm64
 # Only what is missing; busybox-static:arm64 is not installed (it would
 # replace the machine's x86_64 busybox): test-arm64 unpacks its deb.
 arm64-deps: $(ARM64_BUILD)/.deps-arm64-ok
@@ -518,6 +518,13 @@ IMAGE ?= otelcol-profiler:$(LIBVER)
 image-context: all collector
 	$(call step,STAGE,$(BUILD)/image (rootfs + Dockerfile))
 	$(Q)bash collector-config/k8s/image/stage-rootfs.sh $(BUILD) $(BUILD)/image
+# The same for arm64 nodes: `make arm64`'s files and Debian's arm64
+# libraries (ARCH arm64 of stage-rootfs.sh), checked as files (every ELF
+# file aarch64, every DT_NEEDED inside the root): no arm64 engine here.
+image-context-arm64: arm64
+	$(call step,STAGE,$(ARM64_BUILD)/image (arm64 rootfs + Dockerfile))
+	$(Q)bash collector-config/k8s/image/stage-rootfs.sh $(ARM64_BUILD) $(ARM64_BUILD)/image arm64
+	$(Q)bash test/arm64/check_image.sh $(ARM64_BUILD)/image/rootfs
 image: image-context
 	@if docker info >/dev/null 2>&1; then \
 	  printf '  %-8s %s\n' DOCKER "build -t $(IMAGE) $(BUILD)/image"; \
