@@ -97,21 +97,35 @@ static __always_inline bool put_pair(struct otelprof_sample_event *e,
 
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return false;
-	/* The innermost sub still entering (before its first statement) or
-	 * leaving: PL_curcop is still its caller's statement, the one this
-	 * next frame is at. Its own line is unknown then (COP 0), unless it
-	 * called itself (the statement is then one of its own). */
-	if (s->got == 1 && n >= 2 &&
-	    e->ustack[(n - 1) & (OTELPROF_USTACK_WORDS - 1)] == w1 &&
-	    (e->ustack[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] ^ w0) &
-		    ~OTELPROF_INTERP_F_LAST)
-		e->ustack[(n - 1) & (OTELPROF_USTACK_WORDS - 1)] = 0;
 	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] = w0;
 	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = w1;
 	s->n = n + 2;
 	s->got++;
 	s->si_got++;
 	return true;
+}
+
+/*
+ * The innermost sub still entering (before its first statement) or
+ * leaving: PL_curcop is still its caller's statement, the one the next
+ * frame is at. Its own line is unknown then (COP 0), unless it called
+ * itself (the statement is then one of its own). Once per sample, after
+ * the loop (the bounded loop's body stays small).
+ */
+static __always_inline void entering_or_leaving(struct otelprof_sample_event *e,
+						struct perl_scratch *s)
+{
+	u32 n0 = e->n_user;
+	u64 cv0, cop0, cv1, cop1;
+
+	if (s->got < 2 || n0 > OTELPROF_USTACK_WORDS - 4)
+		return;
+	cv0 = e->ustack[n0 & (OTELPROF_USTACK_WORDS - 1)];
+	cop0 = e->ustack[(n0 + 1) & (OTELPROF_USTACK_WORDS - 1)];
+	cv1 = e->ustack[(n0 + 2) & (OTELPROF_USTACK_WORDS - 1)];
+	cop1 = e->ustack[(n0 + 3) & (OTELPROF_USTACK_WORDS - 1)];
+	if (cop0 == cop1 && ((cv0 ^ cv1) & ~OTELPROF_INTERP_F_LAST))
+		e->ustack[(n0 + 1) & (OTELPROF_USTACK_WORDS - 1)] = 0;
 }
 
 /* One context per call, innermost first: a sub call adds its pair. */
@@ -216,6 +230,7 @@ static __always_inline void walk_perl(struct otelprof_sample_event *e, u32 tgid,
 		OTELPROF_BOUNDED(perl_cx_step, PERL_MAX_CONTEXTS, NULL);
 	if (s->n > OTELPROF_USTACK_WORDS)
 		return;
+	entering_or_leaving(e, s);
 	e->n_user = s->n;
 	e->n_interp = s->got;
 	e->interp_kind = OTELPROF_RT_PERL;

@@ -30,14 +30,17 @@ sub hot_b {
     return $s;
 }
 
-# one round: 70 parts of hot_a, 30 of hot_b, each timed on the thread's
-# own CPU clock
+# one round: about 70 parts of hot_a, 30 of hot_b, each timed on the
+# thread's own CPU clock. Each round's length varies at random, so that
+# rounds do not keep one phase against the sampling timer (a fixed period
+# makes samples fall on the same parts of the round run after run).
 sub round {
     my ($acc) = @_;
+    my $k = 0.5 + rand();
     my $t = clock_gettime(CLOCK_THREAD_CPUTIME_ID);
-    hot_a(70000);
+    hot_a(int(70000 * $k));
     my $m = clock_gettime(CLOCK_THREAD_CPUTIME_ID);
-    hot_b(30000);
+    hot_b(int(30000 * $k));
     my $e = clock_gettime(CLOCK_THREAD_CPUTIME_ID);
     $acc->{A} += $m - $t;
     $acc->{B} += $e - $m;
