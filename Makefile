@@ -250,6 +250,9 @@ $(BUILD)/arm64-unit/libsigtramp.so: test/unit/a64/sigtramp.c | $(BUILD)/arm64/.d
 $(BUILD)/arm64-unit/callgraph_pac: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
+# aarch64 context publishers (TLSDESC, local-exec): their rules are with
+# test-arm64's workloads.
+$(BUILD)/test/unit/test_tls_symbols_a64: $(BUILD)/arm64/workloads/libotelctx_tlsdesc.so $(BUILD)/arm64/workloads/ctx_exe_le
 # Runs FibHash under each JDK.
 $(BUILD)/test/unit/test_hotspot_jvm: $(BUILD)/workloads/.built
 
@@ -423,7 +426,7 @@ ARM64_DEB_PKGS := gcc-aarch64-linux-gnu qemu-system-arm libbpf-dev:arm64 libelf-
             zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libssl-dev:arm64 \
             libiberty-dev:arm64 libjansson-dev:arm64 libcurl4-openssl-dev:arm64
 # (libcurl: its header only; the library dlopens libcurl.so.4.)
-.PHONY: arm64 arm64-deps test-arm64
+.PHONY: arm64 arm64-deps test-arm64 image-context-arm64
 # Only what is missing; busybox-static:arm64 is not installed (it would
 # replace the machine's x86_64 busybox): test-arm64 unpacks its deb.
 arm64-deps: $(ARM64_BUILD)/.deps-arm64-ok
@@ -453,9 +456,12 @@ arm64: $(ARM64_BUILD)/.deps-arm64-ok $(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf $
 # The smoke test (docs/arm64.md): each of ARM64_KERNELS (5.10 runs the
 # kernel fallbacks) boots under qemu-system-aarch64 (TCG) with the arm64
 # build in a busybox initramfs and records ARM64_SECONDS (2 s gives too
-# few samples to judge) of two workloads cross-compiled with gcc
-# (callgraph without frame pointers, syscalls with). Not in `make test`.
-ARM64_SECONDS ?= 10
+# few samples to judge; 10 s too few for six workloads on a loaded host,
+# and the context workloads, started with the recorder, are found a few
+# seconds in)
+# of workloads cross-compiled with gcc (callgraph without frame pointers,
+# syscalls with, the context publishers).
+ARM64_SECONDS ?= 30
 $(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
@@ -472,8 +478,33 @@ $(ARM64_BUILD)/workloads/signal_spin: test/workloads/signal_spin.c | $(ARM64_BUI
 $(ARM64_BUILD)/workloads/syscalls_fp: test/workloads/syscalls.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+# Trace correlation on arm64 (TLS variant I): the context workload linked
+# against the TLSDESC publisher (R_AARCH64_TLSDESC, static TLS above the
+# thread pointer), and the executable that publishes through local-exec
+# (no relocation: the offset follows from PT_TLS and the 16-byte TCB).
+ARM64_CTX_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror
+ARM64_CTX_SRCS := test/workloads/context/workload.c test/workloads/context/proc_ctx.c
+ARM64_CTX_DEPS := $(ARM64_CTX_SRCS) test/workloads/context/otel_ctx.h test/workloads/context/publisher.c
+$(ARM64_BUILD)/workloads/libotelctx_tlsdesc.so: $(ARM64_CTX_DEPS) | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_CTX_CFLAGS) -fPIC -shared -fvisibility=hidden -ftls-model=global-dynamic \
+	  -mtls-dialect=desc -DOTELCTX_VARIANT='"tlsdesc"' -Wl,-soname,libotelctx_tlsdesc.so \
+	  -o $@ test/workloads/context/publisher.c
+	@readelf -rW $@ | grep -w otel_thread_ctx_v1 | grep -qw R_AARCH64_TLSDESC || \
+	  { rm -f $@; echo "error: $@: no R_AARCH64_TLSDESC for otel_thread_ctx_v1" >&2; exit 1; }
+$(ARM64_BUILD)/workloads/ctx_linked_tlsdesc: $(ARM64_BUILD)/workloads/libotelctx_tlsdesc.so
+	$(ARM64_CC) $(ARM64_CTX_CFLAGS) -DCTX_DIRECT -pthread -o $@ $(ARM64_CTX_SRCS) \
+	  -L$(dir $@) -l:libotelctx_tlsdesc.so -Wl,-rpath,'$$ORIGIN'
+$(ARM64_BUILD)/workloads/ctx_exe_le: $(ARM64_CTX_DEPS) | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_CTX_CFLAGS) -DCTX_DIRECT -DOTELCTX_VARIANT='"le"' -fPIE -pie \
+	  -ftls-model=local-exec -pthread -o $@ $(ARM64_CTX_SRCS) test/workloads/context/publisher.c \
+	  -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
+	@! readelf -rW $@ | grep -qw otel_thread_ctx_v1 || \
+	  { rm -f $@; echo "error: $@: a dynamic relocation names otel_thread_ctx_v1 (not local-exec)" >&2; exit 1; }
 test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \
             $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
+            $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 
@@ -492,6 +523,13 @@ IMAGE ?= otelcol-profiler:$(LIBVER)
 image-context: all collector
 	$(call step,STAGE,$(BUILD)/image (rootfs + Dockerfile))
 	$(Q)bash collector-config/k8s/image/stage-rootfs.sh $(BUILD) $(BUILD)/image
+# The same for arm64 nodes: `make arm64`'s files and Debian's arm64
+# libraries (ARCH arm64 of stage-rootfs.sh), checked as files (every ELF
+# file aarch64, every DT_NEEDED inside the root): no arm64 engine here.
+image-context-arm64: arm64
+	$(call step,STAGE,$(ARM64_BUILD)/image (arm64 rootfs + Dockerfile))
+	$(Q)bash collector-config/k8s/image/stage-rootfs.sh $(ARM64_BUILD) $(ARM64_BUILD)/image arm64
+	$(Q)bash test/arm64/check_image.sh $(ARM64_BUILD)/image/rootfs
 image: image-context
 	@if docker info >/dev/null 2>&1; then \
 	  printf '  %-8s %s\n' DOCKER "build -t $(IMAGE) $(BUILD)/image"; \

@@ -4,15 +4,35 @@
 #include <errno.h>
 #include <string.h>
 
+/* Where user space ends: 47 bits on x86_64 (4-level paging); aarch64
+ * maps user space up to 48 bits, 52 with large VAs (libraries sit just
+ * below 1 << 48 there: 0xffff...). */
+#if defined(__aarch64__)
+#define TLS_HOST_TP_ABOVE true
+#define USER_VA_END	  (1ull << 52)
+#else
+#define TLS_HOST_TP_ABOVE false
+#define USER_VA_END	  (1ull << 47)
+#endif
+
 int tls_location_of(const struct tls_ctx_symbol *s, uint64_t bias,
 		    bool is_main_exe, struct otelprof_tls_loc *out)
 {
 	memset(out, 0, sizeof(*out));
+	/* The BPF reader knows one variant, the one of the machine it was
+	 * built for: a file of the other (an emulated process) is not read. */
+	if (s->tp_above != TLS_HOST_TP_ABOVE)
+		return -ENOENT;
 	switch (s->access) {
 	case TLS_ACCESS_LOCAL_EXEC:
-		/* x86_64 static TLS lies below the thread pointer. */
-		if (!is_main_exe || s->le_offset >= 0 ||
-		    s->le_offset < -(int64_t)(1ll << 32))
+		/* Static TLS lies below the thread pointer on x86_64, above
+		 * it past the 16-byte TCB on aarch64. */
+		if (!is_main_exe ||
+		    (s->tp_above
+			     ? s->le_offset < 16 ||
+				       s->le_offset >= (int64_t)(1ll << 32)
+			     : s->le_offset >= 0 ||
+				       s->le_offset < -(int64_t)(1ll << 32)))
 			return -ENOENT;
 		out->kind = OTELPROF_TLS_TP_OFFSET;
 		out->tp_offset = s->le_offset;
@@ -32,7 +52,7 @@ int tls_location_of(const struct tls_ctx_symbol *s, uint64_t bias,
 	}
 	out->addr = s->got_vaddr + bias;
 	/* A canonical user address, or the file lied about its layout. */
-	if (out->addr < s->got_vaddr || out->addr >= (1ull << 47)) {
+	if (out->addr < s->got_vaddr || out->addr >= USER_VA_END) {
 		memset(out, 0, sizeof(*out));
 		return -ENOENT;
 	}

@@ -16,9 +16,10 @@ static const char *const ctx_names[TLS_CTX_FORMATS] = {
 static const char elastic_storage_name[] =
 	"elastic_apm_profiling_correlation_process_storage_v1";
 
-/* glibc's static TLS offset of the executable's block (x86_64 variant II,
- * the TCB above the block): the block ends at the thread pointer, aligned
- * so the first byte keeps its alignment offset. */
+/* glibc's static TLS offset of the executable's block on x86_64 (variant
+ * II, the TCB above the block): the block ends at the thread pointer,
+ * aligned so the first byte keeps its alignment offset. Returned as the
+ * distance below the thread pointer. */
 static bool exe_tls_block_offset(const GElf_Phdr *tls, uint64_t *off)
 {
 	uint64_t align = tls->p_align ? tls->p_align : 1, firstbyte;
@@ -30,6 +31,53 @@ static bool exe_tls_block_offset(const GElf_Phdr *tls, uint64_t *off)
 	*off = ((tls->p_memsz - firstbyte + align - 1) & ~(align - 1)) +
 	       firstbyte;
 	return true;
+}
+
+/* The same on aarch64 (variant I, AArch64 ELF ABI): the executable's block
+ * follows the 16-byte TCB {dtv, private} above the thread pointer, at 16
+ * rounded up to the block's alignment (what the linker's local-exec code
+ * and glibc's _dl_determine_tlsoffset agree on when the segment starts
+ * aligned; a misaligned one is refused rather than guessed). Returned as
+ * the distance above the thread pointer. */
+static bool exe_tls_block_offset_a64(const GElf_Phdr *tls, uint64_t *off)
+{
+	uint64_t align = tls->p_align ? tls->p_align : 1;
+
+	if (align & (align - 1) || align > (1u << 20) ||
+	    tls->p_memsz > (1ull << 32) || (tls->p_vaddr & (align - 1)))
+		return false;
+	*off = (16 + align - 1) & ~(align - 1);
+	return true;
+}
+
+/* The access kind a dynamic relocation type gives, per machine (x86_64:
+ * R_X86_64_*; aarch64: R_AARCH64_TLS*, whose GOT contents have the same
+ * shapes: a {resolver, arg} descriptor, a module id, a thread-pointer
+ * offset), NONE for any other type. */
+static uint8_t reloc_access(unsigned machine, uint32_t type)
+{
+	if (machine == EM_AARCH64) {
+		switch (type) {
+		case R_AARCH64_TLSDESC:
+			return TLS_ACCESS_TLSDESC;
+		case R_AARCH64_TLS_DTPMOD:
+			return TLS_ACCESS_DTPMOD;
+		case R_AARCH64_TLS_TPREL:
+			return TLS_ACCESS_TPOFF;
+		default:
+			return TLS_ACCESS_NONE;
+		}
+	}
+	switch (type) {
+	case R_X86_64_TLSDESC:
+		return TLS_ACCESS_TLSDESC;
+	case R_X86_64_DTPMOD64:
+		return TLS_ACCESS_DTPMOD;
+	case R_X86_64_TPOFF64:
+		return TLS_ACCESS_TPOFF;
+	default:
+		return TLS_ACCESS_NONE;
+	}
 }
 
 /* Rank of an access kind when several relocations match: the one whose
@@ -98,7 +146,8 @@ static Elf_Data *next_table(Elf *elf, Elf_Scn **scn, uint32_t type,
 	return NULL;
 }
 
-static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
+static unsigned scan_relocs(Elf *elf, unsigned machine,
+			    const size_t symidx[TLS_CTX_FORMATS],
 			    struct tls_symbols *out, struct scan_charge *c)
 {
 	Elf_Scn *scn = NULL;
@@ -113,17 +162,15 @@ static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
 		for (size_t i = 0; i < n; i++) {
 			GElf_Rela r;
 			size_t sym;
-			uint32_t type;
+			uint8_t access;
 
 			if (!gelf_getrela(d, (int)i, &r)) {
 				bad++;
 				break;
 			}
 			sym = GELF_R_SYM(r.r_info);
-			type = GELF_R_TYPE(r.r_info);
-			if (type != R_X86_64_TLSDESC &&
-			    type != R_X86_64_DTPMOD64 &&
-			    type != R_X86_64_TPOFF64)
+			access = reloc_access(machine, GELF_R_TYPE(r.r_info));
+			if (access == TLS_ACCESS_NONE)
 				continue;
 			for (int f = 0; f < TLS_CTX_FORMATS; f++) {
 				struct tls_ctx_symbol *s = &out->sym[f];
@@ -131,30 +178,16 @@ static unsigned scan_relocs(Elf *elf, const size_t symidx[TLS_CTX_FORMATS],
 				if (!symidx[f])
 					continue;
 				if (sym == symidx[f]) {
-					consider(s,
-						 type == R_X86_64_TLSDESC
-							 ? TLS_ACCESS_TLSDESC
-						 : type == R_X86_64_TPOFF64
-							 ? TLS_ACCESS_TPOFF
-							 : TLS_ACCESS_DTPMOD,
-						 r.r_offset);
+					consider(s, access, r.r_offset);
 				} else if (sym == 0) {
 					/* A reference bound at link time
 					 * (-Bsymbolic, hidden alias): the
 					 * addend names the variable; a
 					 * module-id slot serves any of the
 					 * module's variables. */
-					if (type == R_X86_64_DTPMOD64)
-						consider(s, TLS_ACCESS_DTPMOD,
-							 r.r_offset);
-					else if ((uint64_t)r.r_addend ==
-						 s->st_value)
-						consider(
-							s,
-							type == R_X86_64_TLSDESC
-								? TLS_ACCESS_TLSDESC
-								: TLS_ACCESS_TPOFF,
-							r.r_offset);
+					if (access == TLS_ACCESS_DTPMOD ||
+					    (uint64_t)r.r_addend == s->st_value)
+						consider(s, access, r.r_offset);
 				}
 			}
 		}
@@ -203,7 +236,7 @@ static unsigned scan(Elf *elf, const char *const names[TLS_CTX_FORMATS],
 
 	memset(out, 0, sizeof(*out));
 	if (!gelf_getehdr(elf, &eh) || gelf_getclass(elf) != ELFCLASS64 ||
-	    eh.e_machine != EM_X86_64)
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
 		return 0;
 	if (elf_getphdrnum(elf, &phnum) || phnum > 4096)
 		return 1;
@@ -272,7 +305,7 @@ static unsigned scan(Elf *elf, const char *const names[TLS_CTX_FORMATS],
 	}
 	if (!symidx[TLS_CTX_OTEL_V1] && !symidx[TLS_CTX_ELASTIC_V1])
 		return bad;
-	bad += scan_relocs(elf, symidx, out, c);
+	bad += scan_relocs(elf, eh.e_machine, symidx, out, c);
 	for (int f = 0; f < TLS_CTX_FORMATS; f++) {
 		struct tls_ctx_symbol *s = &out->sym[f];
 		uint64_t off;
@@ -283,8 +316,13 @@ static unsigned scan(Elf *elf, const char *const names[TLS_CTX_FORMATS],
 		 * static-pie, ET_EXEC) can reach its own TLS so; whether
 		 * this file is the process's executable is checked per
 		 * process (tls_location_of). */
-		if (s->access == TLS_ACCESS_NONE &&
-		    exe_tls_block_offset(&tls, &off)) {
+		s->tp_above = eh.e_machine == EM_AARCH64;
+		if (s->access == TLS_ACCESS_NONE && s->tp_above &&
+		    exe_tls_block_offset_a64(&tls, &off)) {
+			s->access = TLS_ACCESS_LOCAL_EXEC;
+			s->le_offset = (int64_t)(off + s->st_value);
+		} else if (s->access == TLS_ACCESS_NONE && !s->tp_above &&
+			   exe_tls_block_offset(&tls, &off)) {
 			s->access = TLS_ACCESS_LOCAL_EXEC;
 			s->le_offset = (int64_t)s->st_value - (int64_t)off;
 		}

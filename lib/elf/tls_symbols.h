@@ -15,7 +15,9 @@
 
 #include "util/mem_budget.h"
 
-/* How the TLS variable's address is found at run time (x86_64). */
+/* How the TLS variable's address is found at run time (x86_64; aarch64's
+ * R_AARCH64_TLSDESC, R_AARCH64_TLS_DTPMOD and R_AARCH64_TLS_TPREL give the
+ * same GOT contents as the x86_64 kinds named below). */
 enum tls_access {
 	TLS_ACCESS_NONE = 0,
 	/* R_X86_64_TLSDESC: a 16-byte descriptor {resolver, arg} at
@@ -44,6 +46,9 @@ struct tls_ctx_symbol {
 	uint64_t st_value;  /* offset of the variable in the TLS block */
 	uint64_t got_vaddr; /* TLSDESC/DTPMOD/TPOFF: where ld.so writes */
 	int64_t le_offset;  /* LOCAL_EXEC: thread-pointer offset */
+	/* TLS variant I (aarch64): static TLS above the thread pointer, the
+	 * DTV at tp + 0; else variant II (x86_64): below, the DTV at tp + 8. */
+	bool tp_above;
 };
 
 struct tls_symbols {

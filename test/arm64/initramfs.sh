@@ -32,6 +32,8 @@ chmod +x "$root/init"
 echo "BUILD=$build SECONDS_REC=2 HZ=99" >"$root/arm64.env"
 cp -a "$build"/libotelprofiler.so* "$build/otelprof" "$root/$build/"
 cp "$build"/workloads/{callgraph_nofp,callgraph_pac,signal_spin,syscalls_fp} "$root/$build/workloads/"
+# The context publishers (trace correlation, TLS variant I).
+cp "$build"/workloads/{ctx_linked_tlsdesc,ctx_exe_le,libotelctx_tlsdesc.so} "$root/$build/workloads/"
 # Merged /usr, as on the host.
 ln -s usr/lib "$root/lib"
 mkdir -p "$root/usr/lib"
@@ -42,7 +44,7 @@ add() { # an ELF file's DT_NEEDED, recursively, from $build or $multi
 	for n in $(readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 		[ -n "${seen[$n]:-}" ] && continue
 		seen[$n]=1
-		[ -e "$build/$n" ] && continue
+		[ -e "$build/$n" ] || [ -e "$build/workloads/$n" ] && continue
 		p=$multi/$n
 		[ -e "$p" ] || { echo "initramfs.sh: $n (needed by $1) not in $multi" >&2; exit 1; }
 		mkdir -p "$root/$multi"

@@ -21,12 +21,28 @@ within 60% of the verifier's instruction limit (BPF_LOG_STATS lines). The
 samples that miss main are the first ones of the process, taken before its
 tables are in the kernel (leaf only). Measured only: the share of
 syscalls_fp's (frame pointers) samples that reach main.
+Trace correlation (TLS variant I): ctx_linked_tlsdesc (R_AARCH64_TLSDESC,
+static TLS above the thread pointer) and ctx_exe_le (local-exec in the
+executable) each stop cleanly with their context thread's TLS static;
+every sample of theirs that carries a Link carries the trace and span
+their thread published at that time (none wrong, none on the thread that
+publishes nothing), at least CTX_MIN_LINKED such samples, and after the
+first one at least CTX_MIN_SHARE of the context thread's samples taken
+inside an interval with context are linked. Samples within CTX_EDGE_NS of
+an interval's ends are not judged (the workload's clock read and its
+store to the record are not one instant).
 """
+import base64
+import gzip
+import json
 import re
 import sys
 
 kernel, path = sys.argv[1], sys.argv[2]
 NOFP_MAIN_MIN = 0.90
+CTX_MIN_LINKED = 10
+CTX_MIN_SHARE = 0.80
+CTX_EDGE_NS = 20_000_000
 # callgraph.c's call graph below main.
 TRUTH = {
     "leaf_heavy": ["main", "run_loop", "path_heavy", "leaf_heavy"],
@@ -164,13 +180,122 @@ bpffs = (section("bpffs") or "").split()
 if bpffs:
     problems.append(f"left in bpffs: {' '.join(bpffs)}")
 
+
+
+def otlp_samples():
+    """(pid, thread id, unix ns, (trace, span) or None) of every sample."""
+    m = re.search(r"^==== otlp-json\.gz\.b64\n(.*?)(?=^==== )", text, re.S | re.M)
+    if not m or not m.group(1).strip():
+        return []
+    out = []
+    raw = gzip.decompress(base64.b64decode("".join(m.group(1).split()))).decode()
+    for line in raw.splitlines():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        dic = d["dictionary"]
+        strs, attrs, links = dic["stringTable"], dic.get("attributeTable", []), dic.get("linkTable", [])
+
+        def attr(i):
+            a = attrs[i]
+            v = a.get("value", {})
+            return strs[a.get("keyStrindex", 0)], v.get("intValue", v.get("stringValue"))
+
+        for rp in d.get("resourceProfiles", []):
+            res = {strs[a.get("keyStrindex", 0)]: a.get("value", {}).get("intValue")
+                   for a in rp.get("resource", {}).get("attributes", [])}
+            pid = int(res.get("process.pid") or 0)
+            for sp in rp.get("scopeProfiles", []):
+                for prof in sp.get("profiles", []):
+                    for smp in prof.get("samples", []):
+                        tid = next((int(v) for k, v in map(attr, smp.get("attributeIndices", []))
+                                    if k == "thread.id"), 0)
+                        li = smp.get("linkIndex", 0)
+                        link = (links[li].get("traceId", ""), links[li].get("spanId", "")) if li else None
+                        for ts in smp.get("timestampsUnixNano", []):
+                            out.append((pid, tid, int(ts), link))
+    return out
+
+
+def judge_ctx(name, samples):
+    """Problems and a summary of one context workload (see the docstring)."""
+    m = re.search(r"^==== %s pid (\d+)\n(.*?)(?=^==== )" % re.escape(name), text, re.S | re.M)
+    if not m:
+        return [f"{name}: no output"], f"{name} -"
+    pid, events = int(m.group(1)), []
+    for line in m.group(2).splitlines():
+        if line.startswith("{"):
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                return [f"{name} printed {line!r}"], f"{name} -"
+    probs = []
+    if sum(e["event"] == "exit" for e in events) != 1:
+        probs.append(f"{name} did not stop cleanly: {m.group(2)[-300:]!r}")
+    ctx_tids = {e["tid"]: e for e in events if e["event"] == "thread" and e.get("strategy") != "none"}
+    noctx = {e["tid"] for e in events if e["event"] == "thread" and e.get("strategy") == "none"}
+    for tid, e in ctx_tids.items():
+        if e.get("tls") != "static":
+            probs.append(f"{name}: thread {tid} TLS {e.get('tls')} at {e.get('tls_offset')} (want static)")
+    ivs = {}
+    for e in events:
+        if e["event"] == "interval":
+            ivs.setdefault(e["tid"], []).append(e)
+    linked = wrong = missed = on_noctx = total = 0
+    first = None
+    example = None
+    mine = sorted((s for s in samples if s[0] == pid), key=lambda s: s[2])
+    for _, tid, ts, link in mine:
+        total += 1
+        if tid in noctx:
+            on_noctx += 1 if link else 0
+            continue
+        iv = next((i for i in ivs.get(tid, []) if i["start_ns"] <= ts <= i["end_ns"]), None)
+        if iv is None or ts - iv["start_ns"] < CTX_EDGE_NS or iv["end_ns"] - ts < CTX_EDGE_NS:
+            continue
+        want = (iv["trace_id"], iv["span_id"]) if iv["trace_id"] else None
+        if link:
+            first = first or ts
+            if link != want:
+                wrong += 1
+                example = example or f"{link} at {ts}, published {want}"
+            else:
+                linked += 1
+        elif want and first:
+            missed += 1
+    if wrong:
+        probs.append(f"{name}: {wrong} samples with another trace/span than published, e.g. {example}")
+    if on_noctx:
+        probs.append(f"{name}: {on_noctx} samples of the thread without context carry a Link")
+    if linked < CTX_MIN_LINKED:
+        probs.append(f"{name}: {linked} samples linked to the published trace (want >= {CTX_MIN_LINKED})")
+    elif linked < CTX_MIN_SHARE * (linked + missed):
+        probs.append(f"{name}: {linked} of {linked + missed} samples in a published context linked"
+                     f" (want >= {CTX_MIN_SHARE:.0%})")
+    offs = ",".join(str(e.get("tls_offset")) for e in ctx_tids.values())
+    return probs, (f"{name} linked {linked}/{linked + missed} ({wrong} wrong; {total} samples;"
+                   f" tp{'+' if not offs.startswith('-') else ''}{offs})")
+
+
+try:
+    all_samples = otlp_samples()
+except (ValueError, KeyError, IndexError, OSError, EOFError) as e:
+    all_samples = []
+    problems.append(f"the guest's otlp-json is unreadable: {e}")
+ctx_notes = []
+for name in ("ctx_tlsdesc", "ctx_le"):
+    p, note = judge_ctx(name, all_samples)
+    problems += p
+    ctx_notes.append(note)
+
 status = "ok  " if not problems else "FAIL"
 print(
     f"kernel {kernel} {status} {release}: {total} samples ({lost} lost) in {t1 - t0:.1f} s; "
     f"nofp leaves {shares[0]:.0f}/{shares[1]:.0f}/{shares[2]:.0f} ({in_leaves} of {cg}), "
     f"reaching main: nofp {cg_main}/{cg} ({100.0 * cg_main / cg if cg else 0:.1f}%, {cg_wrong} wrong paths), "
     f"pac {pac['main']}/{pac['n']} ({100.0 * pac['main'] / pac['n'] if pac['n'] else 0:.1f}%, {pac['wrong']} wrong paths), "
-    f"signal frame to main {sig['whole']}/{sig['n']}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; {bpf}; {insns}"
+    f"signal frame to main {sig['whole']}/{sig['n']}, fp {sc_main}/{sc}; syscall kernel frames {sc_kernel}/{sc}; "
+    f"{'; '.join(ctx_notes)}; {bpf}; {insns}"
     + ("" if not problems else "; " + "; ".join(problems))
 )
 sys.exit(1 if problems else 0)

@@ -24,6 +24,23 @@ find /usr/bin /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -size -48k 2>/dev/nu
 		fi
 	done
 true
+# aarch64 files (TLS variant I, aarch64 CFI): a few of Debian's arm64
+# libraries (make arm64-deps) and the arm64 context publishers (the
+# TLSDESC library, the local-exec executable) where make test-arm64 built
+# them (OUT is BUILD/fuzz/corpus).
+a64=$(dirname "$(dirname "$out")")/arm64/workloads
+i=0
+{ ls "$a64"/libotelctx_tlsdesc.so "$a64"/ctx_exe_le 2>/dev/null || true
+  find /usr/lib/aarch64-linux-gnu -maxdepth 1 -type f -name '*.so*' -size -48k 2>/dev/null | head -100; } |
+	while read -r f; do
+		if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			cp "$f" "$out/elf_symbols/a64-$(basename "$f")"
+			cp "$f" "$out/cfi/a64-$(basename "$f")"
+			i=$((i + 1))
+			[ "$i" -ge 12 ] && break
+		fi
+	done
+true
 # Environments: this host's processes', a hostile value, no final NUL.
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -10); do
 	cat "/proc/$pid/environ" > "$out/environ/env-$pid" 2>/dev/null || true
