@@ -61,6 +61,14 @@ bool agent_reload_evicted(struct otelprof *p, struct process *proc,
 	return file_stages_reload(&st, proc, m, file);
 }
 
+bool agent_load_go_lines(struct otelprof *p, struct process *proc,
+			 const struct proc_mapping *m, struct elf_file *file)
+{
+	struct file_stages st = stages_of(p);
+
+	return file_stages_go_lines(&st, proc, m, file);
+}
+
 void agent_forget_gone_files(struct otelprof *p)
 {
 	struct file_stages st = stages_of(p);

@@ -414,6 +414,27 @@ bool file_cache_reload_due(const struct elf_file *f)
 	return f->evicted && !f->loading && mono_ns() >= f->reload_after_ns;
 }
 
+int file_cache_load_go_lines(struct file_cache *c, struct elf_file *f, int fd)
+{
+	struct file_id id;
+	int err;
+
+	if (!elf_symbols_go_lines_due(&f->sym))
+		return -EALREADY;
+	err = file_id_of_fd(fd, &id);
+	if (err)
+		return err;
+	if (memcmp(&id, &f->file->id, sizeof(id))) {
+		f->sym.go_lines_tried = true;
+		return -ESTALE;
+	}
+	make_room(c);
+	c->counters.memory -= elf_symbols_memory(&f->sym);
+	err = elf_symbols_load_go_lines(&f->sym, fd);
+	c->counters.memory += elf_symbols_memory(&f->sym);
+	return err;
+}
+
 int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd)
 {

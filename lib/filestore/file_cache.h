@@ -158,6 +158,10 @@ bool file_cache_reload_due(const struct elf_file *f);
  * would. 0, or a negative errno (it stays evicted). */
 int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd);
+/* A Go frame of f needs source lines not read yet: read them from fd,
+ * the same file (its identity is checked). 0 or a negative errno (tried
+ * once: its Go frames stay without lines). */
+int file_cache_load_go_lines(struct file_cache *c, struct elf_file *f, int fd);
 /* The ELF vaddr that mapping m of f (its symbols: ef) starts at, and the
  * bias (load address - vaddr). false: not a mapping of its code. */
 bool file_mapping_vaddr(const struct proc_mapping *m, const struct elf_file *ef,

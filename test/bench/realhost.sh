@@ -132,10 +132,11 @@ for hz in $RATES; do
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rp/status")
 	wait "$rp" || die "otelprof record failed: $(tail -3 "$TMP/r.err")"
 	stop_services
-	symmem=$(grep -o 'symbols: .*' "$TMP/r.err" || echo "symbols: ?")
+	# The library's own figures, from record's last progress line.
+	symmem=$(grep -o '[0-9]* processes tracked.*' "$TMP/r.err" | tail -1)
 	printf 'real host %s Hz (%s; python, node, java, perl busy; exec churn 20/s)\t' "$hz" "$GO_NOTE"
 	awk -v u=$((c1 - c0)) -v b=$((b1 - b0)) -v w="$win" -v n="$NCPU" -v a="$anon" -v h="$hwm" -v m="$maps" \
 		'BEGIN { printf "CPU %.3f%% of all CPU (user+sys %.0f ms, BPF %.0f ms in %d s); RssAnon %.1f MiB, peak RSS %.1f MiB, BPF maps %.1f MiB", 100 * (u + b) / (w * 1e9 * n), u / 1e6, b / 1e6, w, a / 1024, h / 1024, m / 1048576 }'
-	printf '; %s\n' "$symmem"
+	printf '; at %s s: %s\n' "$(((S - 1) / 5 * 5))" "${symmem:-?}"
 done
 sysctl -qw kernel.bpf_stats_enabled=0
