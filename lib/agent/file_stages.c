@@ -139,18 +139,18 @@ bool file_stages_reload(const struct file_stages *st, struct process *proc,
 	return !err;
 }
 
-bool file_stages_go_lines(const struct file_stages *st, struct process *proc,
-			  const struct proc_mapping *m, struct elf_file *file)
+bool file_stages_lines(const struct file_stages *st, struct process *proc,
+		       const struct proc_mapping *m, struct elf_file *file)
 {
 	int fd, err;
 
-	if (!elf_symbols_go_lines_due(&file->sym))
+	if (!file_cache_lines_due(file))
 		return false;
 	fd = process_mapping_open(st->procs, proc, m);
 	if (fd < 0)
 		return false;
 	stamp_if_full(st);
-	err = file_cache_load_go_lines(st->symfiles, file, fd);
+	err = file_cache_load_lines(st->symfiles, file, fd);
 	close(fd);
 	return !err;
 }

@@ -414,21 +414,41 @@ bool file_cache_reload_due(const struct elf_file *f)
 	return f->evicted && !f->loading && mono_ns() >= f->reload_after_ns;
 }
 
-int file_cache_load_go_lines(struct file_cache *c, struct elf_file *f, int fd)
+static bool dwarf_due(const struct elf_file *f)
+{
+	return f->sym.has_dwarf && !f->dwarf && !f->dwarf_tried;
+}
+
+bool file_cache_lines_due(const struct elf_file *f)
+{
+	if (f->loading || f->evicted)
+		return false;
+	/* Go's table where DWARF is absent or could not be opened. */
+	return dwarf_due(f) ||
+	       ((!f->sym.has_dwarf || (f->dwarf_tried && !f->dwarf)) &&
+		elf_symbols_go_lines_due(&f->sym));
+}
+
+int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd)
 {
 	struct file_id id;
 	int err;
 
-	if (!elf_symbols_go_lines_due(&f->sym))
+	if (!file_cache_lines_due(f))
 		return -EALREADY;
 	err = file_id_of_fd(fd, &id);
 	if (err)
 		return err;
 	if (memcmp(&id, &f->file->id, sizeof(id))) {
-		f->sym.go_lines_tried = true;
+		f->dwarf_tried = f->sym.go_lines_tried = true;
 		return -ESTALE;
 	}
 	make_room(c);
+	if (dwarf_due(f)) {
+		f->dwarf_tried = true;
+		f->dwarf = dwarf_lines_open(fd, &f->acct);
+		return f->dwarf ? 0 : -ENOEXEC;
+	}
 	c->counters.memory -= elf_symbols_memory(&f->sym);
 	err = elf_symbols_load_go_lines(&f->sym, fd);
 	c->counters.memory += elf_symbols_memory(&f->sym);
@@ -467,8 +487,7 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 	elf_symbols_free(&f->sym);
 	f->sym = sym;
 	c->counters.memory += elf_symbols_memory(&f->sym);
-	if (f->sym.has_dwarf && !f->dwarf)
-		f->dwarf = dwarf_lines_open(fd, &f->acct);
+	f->dwarf_tried = false; /* opened again when a frame needs it */
 	f->evicted = false;
 	f->reloads++;
 	c->counters.reloads++;

@@ -27,13 +27,15 @@ struct elf_file {
 	int debug_source;  /* enum debug_info_source: where more came from */
 	struct elf_symbols sym;
 	struct symbol_names names; /* demangled, filled as frames need them */
-	struct dwarf_lines *dwarf; /* source lines, NULL if no DWARF */
-	struct mem_account acct;   /* what this file's data costs */
-	bool evicted;		   /* symbols dropped for the global budget */
-	uint64_t reload_after_ns;  /* evicted: not read again before this
-				      (CLOCK_MONOTONIC) */
-	uint32_t reloads;	   /* times read again after an eviction */
-	char htlhash[33];	   /* "" if unknown */
+	struct dwarf_lines *dwarf; /* source lines, NULL if no DWARF or
+				      not needed yet */
+	bool dwarf_tried; /* its DWARF opened once (file_cache_load_lines) */
+	struct mem_account acct;  /* what this file's data costs */
+	bool evicted;		  /* symbols dropped for the global budget */
+	uint64_t reload_after_ns; /* evicted: not read again before this
+				     (CLOCK_MONOTONIC) */
+	uint32_t reloads;	  /* times read again after an eviction */
+	char htlhash[33];	  /* "" if unknown */
 	bool loading; /* read on the loader thread: no symbols yet */
 	/* Its debug file asked of debuginfod servers (debuginfod.h). */
 	uint8_t dbgd_state;	/* enum file_dbgd_state */
@@ -158,10 +160,14 @@ bool file_cache_reload_due(const struct elf_file *f);
  * would. 0, or a negative errno (it stays evicted). */
 int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd);
-/* A Go frame of f needs source lines not read yet: read them from fd,
- * the same file (its identity is checked). 0 or a negative errno (tried
- * once: its Go frames stay without lines). */
-int file_cache_load_go_lines(struct file_cache *c, struct elf_file *f, int fd);
+/* Source lines are read when a frame of the file first needs one, not at
+ * load: DWARF holds the whole file in memory and a Go daemon's line table
+ * is tens of MB, and most files mapped on a host are never sampled. Due:
+ * f has lines not read yet. file_cache_load_lines reads them from fd, the
+ * same file (its identity is checked): 0 or a negative errno (tried once:
+ * its frames stay without lines). */
+bool file_cache_lines_due(const struct elf_file *f);
+int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd);
 /* The ELF vaddr that mapping m of f (its symbols: ef) starts at, and the
  * bias (load address - vaddr). false: not a mapping of its code. */
 bool file_mapping_vaddr(const struct proc_mapping *m, const struct elf_file *ef,

@@ -228,10 +228,9 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		if (sym) {
 			if (sym->flags & ELF_SYM_GO)
 				f.kind = FRAME_GO;
-			if ((sym->flags & ELF_SYM_GO) && !file->dwarf &&
-			    elf_symbols_go_lines_due(&file->sym))
+			if (file_cache_lines_due(file))
 				symbolized_stack_want(
-					out, SYMBOLIZED_WANT_GO_LINES, m, file);
+					out, SYMBOLIZED_WANT_LINES, m, file);
 			f.function_system = elf_symbols_name(&file->sym, sym);
 			f.function = symbol_names_get(
 				&file->names, (uint32_t)(sym - file->sym.syms),
