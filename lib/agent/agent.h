@@ -223,7 +223,8 @@ struct file *agent_resolve_mapping(struct otelprof *p, struct process *proc,
 bool agent_reload_evicted(struct otelprof *p, struct process *proc,
 			  const struct proc_mapping *m, struct elf_file *file);
 bool agent_load_lines(struct otelprof *p, struct process *proc,
-		      const struct proc_mapping *m, struct elf_file *file);
+		      const struct proc_mapping *m, struct elf_file *file,
+		      bool go);
 void agent_forget_gone_files(struct otelprof *p);
 int agent_finish_files(struct otelprof *p);
 bool agent_files_busy(struct otelprof *p);

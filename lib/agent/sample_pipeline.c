@@ -158,7 +158,10 @@ static bool sample_wants(struct otelprof *p, struct process *proc,
 			named |= agent_reload_evicted(p, proc, w->m, w->file);
 			break;
 		case SYMBOLIZED_WANT_LINES:
-			named |= agent_load_lines(p, proc, w->m, w->file);
+		case SYMBOLIZED_WANT_GO_LINES:
+			named |= agent_load_lines(
+				p, proc, w->m, w->file,
+				w->kind == SYMBOLIZED_WANT_GO_LINES);
 			break;
 		case SYMBOLIZED_WANT_DEBUGINFOD:
 			file_cache_debuginfod_check(&p->symfiles, w->file);

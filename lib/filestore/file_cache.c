@@ -419,22 +419,28 @@ static bool dwarf_due(const struct elf_file *f)
 	return f->sym.has_dwarf && !f->dwarf && !f->dwarf_tried;
 }
 
-bool file_cache_lines_due(const struct elf_file *f)
+bool file_cache_go_lines_used(const struct elf_file *f, bool go)
+{
+	return go && f->sym.go_tab_size &&
+	       !(f->sym.go_lines_tried && !f->sym.go_tab);
+}
+
+bool file_cache_lines_due(const struct elf_file *f, bool go)
 {
 	if (f->loading || f->evicted)
 		return false;
-	/* Go's table where DWARF is absent or could not be opened. */
-	return dwarf_due(f) ||
-	       ((!f->sym.has_dwarf || (f->dwarf_tried && !f->dwarf)) &&
-		elf_symbols_go_lines_due(&f->sym));
+	return file_cache_go_lines_used(f, go)
+		       ? elf_symbols_go_lines_due(&f->sym)
+		       : dwarf_due(f);
 }
 
-int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd)
+int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
+			  bool go)
 {
 	struct file_id id;
 	int err;
 
-	if (!file_cache_lines_due(f))
+	if (!file_cache_lines_due(f, go))
 		return -EALREADY;
 	err = file_id_of_fd(fd, &id);
 	if (err)
@@ -444,7 +450,7 @@ int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd)
 		return -ESTALE;
 	}
 	make_room(c);
-	if (dwarf_due(f)) {
+	if (!file_cache_go_lines_used(f, go)) {
 		f->dwarf_tried = true;
 		f->dwarf = dwarf_lines_open(fd, &f->acct);
 		return f->dwarf ? 0 : -ENOEXEC;

@@ -162,12 +162,16 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd);
 /* Source lines are read when a frame of the file first needs one, not at
  * load: DWARF holds the whole file in memory and a Go daemon's line table
- * is tens of MB, and most files mapped on a host are never sampled. Due:
- * f has lines not read yet. file_cache_load_lines reads them from fd, the
- * same file (its identity is checked): 0 or a negative errno (tried once:
- * its frames stay without lines). */
-bool file_cache_lines_due(const struct elf_file *f);
-int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd);
+ * is tens of MB, and most files mapped on a host are never sampled. A Go
+ * function's lines come from Go's own table (a third of the file or less)
+ * where the file has one, DWARF serving the rest (go: the frame is a Go
+ * function's). Due: f has such lines not read yet. file_cache_load_lines
+ * reads them from fd, the same file (its identity is checked): 0 or a
+ * negative errno (tried once: its frames stay without lines). */
+bool file_cache_go_lines_used(const struct elf_file *f, bool go);
+bool file_cache_lines_due(const struct elf_file *f, bool go);
+int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
+			  bool go);
 /* The ELF vaddr that mapping m of f (its symbols: ef) starts at, and the
  * bias (load address - vaddr). false: not a mapping of its code. */
 bool file_mapping_vaddr(const struct proc_mapping *m, const struct elf_file *ef,
