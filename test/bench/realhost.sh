@@ -6,6 +6,7 @@
 # a Python, a Node, a Java and a Perl service busy, and an exec churn of
 # 20 system binaries, one every 50 ms.
 #   test/bench/realhost.sh BUILD_DIR [SECONDS] [HZ...]
+# OTELPROF=path/to/otelprof measures another build's CLI (A/B runs).
 # Per rate one "label<TAB>value" row: the recorder's anonymous RSS at the
 # end of the window (RssAnon), its peak RSS (VmHWM), the memory of its BPF
 # maps (memlock, from its own fds), its CPU over the window from 3 s in to
@@ -18,6 +19,7 @@ S=${2:-30}
 shift 2 2>/dev/null || shift $#
 RATES=${*:-19 99}
 W=$B/workloads
+CLI=${OTELPROF:-$B/otelprof}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 NCPU=$(nproc)
 TMP=$(mktemp -d)
@@ -121,7 +123,7 @@ sysctl -qw kernel.bpf_stats_enabled=1
 for hz in $RATES; do
 	start_services
 	nap 2 # services past their start-up
-	"$B/otelprof" record --duration "$S" --frequency "$hz" --output "$TMP/r.otlp" 2> "$TMP/r.err" &
+	"$CLI" record --duration "$S" --frequency "$hz" --output "$TMP/r.otlp" 2> "$TMP/r.err" &
 	rp=$!
 	nap 3
 	cpu_ns "$rp"; c0=$CPU_NS; read -r b0 _ < <(fd_stats "$rp")
