@@ -770,6 +770,19 @@ int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out,
 	return load_common(&src, out, acct);
 }
 
+void elf_symbols_drop_go_lines(struct elf_symbols *s)
+{
+	if (!s->go_tab)
+		return;
+	elf_symbols_uncharge(s, s->go_tab_len + s->go_func_len);
+	free(s->go_tab);
+	free(s->go_func);
+	s->go_tab = NULL;
+	s->go_func = NULL;
+	s->go_tab_len = s->go_func_len = 0;
+	s->go_lines_tried = false;
+}
+
 void elf_symbols_drop(struct elf_symbols *s)
 {
 	free(s->syms);

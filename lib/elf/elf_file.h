@@ -112,6 +112,8 @@ static inline bool elf_symbols_go_lines_due(const struct elf_symbols *s)
  * from (the caller checks its identity), charged to s's account. Tried
  * once: 0, or a negative errno (Go frames keep their names, no lines). */
 int elf_symbols_load_go_lines(struct elf_symbols *s, int fd);
+/* Free them again (read again when a frame needs them). */
+void elf_symbols_drop_go_lines(struct elf_symbols *s);
 /* Free the symbols, keep loads and build id (eviction). */
 void elf_symbols_drop(struct elf_symbols *s);
 void elf_symbols_free(struct elf_symbols *s);

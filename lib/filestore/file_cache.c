@@ -461,6 +461,26 @@ int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
 	return err;
 }
 
+void file_cache_drop_idle_lines(struct file_cache *c, uint64_t before_ns)
+{
+	for (uint32_t i = 0; i < c->nv; i++) {
+		struct elf_file *f = c->v[i];
+
+		if (!f || f->loading || f->file->last_used_ns >= before_ns)
+			continue;
+		if (f->dwarf && f->dbgd_state != FILE_DBGD_DONE) {
+			dwarf_lines_close(f->dwarf);
+			f->dwarf = NULL;
+			f->dwarf_tried = false;
+		}
+		if (f->sym.go_tab) {
+			c->counters.memory -= elf_symbols_memory(&f->sym);
+			elf_symbols_drop_go_lines(&f->sym);
+			c->counters.memory += elf_symbols_memory(&f->sym);
+		}
+	}
+}
+
 int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd)
 {
