@@ -120,10 +120,14 @@ int cmd_record(const struct record_args *a)
 				fprintf(stderr, "otelprof: %u s, ", s + 1);
 			fprintf(stderr,
 				"%llu samples, %llu lost, "
-				"%llu processes tracked\n",
+				"%llu processes tracked, %llu KiB of symbols "
+				"from %llu files\n",
 				(unsigned long long)st.samples_received,
 				(unsigned long long)st.samples_lost,
-				(unsigned long long)st.processes_tracked);
+				(unsigned long long)st.processes_tracked,
+				(unsigned long long)st.symbol_memory_bytes >>
+					10,
+				(unsigned long long)st.files_loaded);
 		}
 	}
 	otelprof_stop(p);

@@ -214,12 +214,17 @@ void agent_runtimes_free(struct otelprof *p);
  * finished. agent_resolve_files: every mapping of proc not resolved yet,
  * within the pass's slice (the rest: proc->loads_deferred);
  * agent_resolve_mapping: one, now. agent_reload_evicted: the symbols of
- * an evicted file a frame needs, read again if due (true: read). */
+ * an evicted file a frame needs, read again if due (true: read);
+ * agent_load_lines: the source lines (DWARF, Go's table) of a file a
+ * frame needs, read the first time (true: read). */
 void agent_resolve_files(struct otelprof *p, struct process *proc);
 struct file *agent_resolve_mapping(struct otelprof *p, struct process *proc,
 				   struct proc_mapping *m);
 bool agent_reload_evicted(struct otelprof *p, struct process *proc,
 			  const struct proc_mapping *m, struct elf_file *file);
+bool agent_load_lines(struct otelprof *p, struct process *proc,
+		      const struct proc_mapping *m, struct elf_file *file,
+		      bool go);
 void agent_forget_gone_files(struct otelprof *p);
 int agent_finish_files(struct otelprof *p);
 bool agent_files_busy(struct otelprof *p);

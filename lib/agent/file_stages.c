@@ -139,6 +139,23 @@ bool file_stages_reload(const struct file_stages *st, struct process *proc,
 	return !err;
 }
 
+bool file_stages_lines(const struct file_stages *st, struct process *proc,
+		       const struct proc_mapping *m, struct elf_file *file,
+		       bool go)
+{
+	int fd, err;
+
+	if (!file_cache_lines_due(file, go))
+		return false;
+	fd = process_mapping_open(st->procs, proc, m);
+	if (fd < 0)
+		return false;
+	stamp_if_full(st);
+	err = file_cache_load_lines(st->symfiles, file, fd, go);
+	close(fd);
+	return !err;
+}
+
 void file_stages_forget_gone(const struct file_stages *st)
 {
 	struct file *f;

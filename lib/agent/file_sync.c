@@ -61,6 +61,15 @@ bool agent_reload_evicted(struct otelprof *p, struct process *proc,
 	return file_stages_reload(&st, proc, m, file);
 }
 
+bool agent_load_lines(struct otelprof *p, struct process *proc,
+		      const struct proc_mapping *m, struct elf_file *file,
+		      bool go)
+{
+	struct file_stages st = stages_of(p);
+
+	return file_stages_lines(&st, proc, m, file, go);
+}
+
 void agent_forget_gone_files(struct otelprof *p)
 {
 	struct file_stages st = stages_of(p);

@@ -35,6 +35,10 @@ void file_stages_resolve_all(const struct file_stages *st,
  * True: read. */
 bool file_stages_reload(const struct file_stages *st, struct process *proc,
 			const struct proc_mapping *m, struct elf_file *file);
+/* Source lines of file (mapped by m of proc) read. True: read. */
+bool file_stages_lines(const struct file_stages *st, struct process *proc,
+		       const struct proc_mapping *m, struct elf_file *file,
+		       bool go);
 /* The files the table let go: each stage forgets them, then they are
  * freed. */
 void file_stages_forget_gone(const struct file_stages *st);

@@ -157,6 +157,12 @@ static bool sample_wants(struct otelprof *p, struct process *proc,
 		case SYMBOLIZED_WANT_RELOAD:
 			named |= agent_reload_evicted(p, proc, w->m, w->file);
 			break;
+		case SYMBOLIZED_WANT_LINES:
+		case SYMBOLIZED_WANT_GO_LINES:
+			named |= agent_load_lines(
+				p, proc, w->m, w->file,
+				w->kind == SYMBOLIZED_WANT_GO_LINES);
+			break;
 		case SYMBOLIZED_WANT_DEBUGINFOD:
 			file_cache_debuginfod_check(&p->symfiles, w->file);
 			break;

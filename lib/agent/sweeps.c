@@ -6,6 +6,8 @@
 
 #define SWEEP_INTERVAL_NS (10ull * 1000 * 1000 * 1000)
 #define FILE_LINGER_NS	  (60ull * 1000 * 1000 * 1000)
+/* Source lines of a file no sample needed for this long are freed. */
+#define LINES_IDLE_NS (30ull * 1000 * 1000 * 1000)
 /* CPUs coming online are sampled within this (plus the drain tick). */
 #define CPU_CHECK_NS (500ull * 1000 * 1000)
 
@@ -28,6 +30,10 @@ void agent_sweep_if_due(struct otelprof *p)
 	 * the same binary. */
 	file_table_sweep(&p->files, FILE_LINGER_NS);
 	agent_forget_gone_files(p);
+	/* Files of processes still running count as used (their stacks may
+	 * all be in the stack cache). */
+	process_table_stamp_files(&p->procs);
+	file_cache_drop_idle_lines(&p->symfiles, now - LINES_IDLE_NS);
 	p->trim_due = true;
 }
 

@@ -306,24 +306,12 @@ static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
 		    gofunc < sh.sh_addr || gofunc - sh.sh_addr >= sh.sh_size)
 			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+		if (sh.sh_offset > UINT64_MAX - sh.sh_size)
 			return;
-		s->go_func_len = sh.sh_size - (gofunc - sh.sh_addr);
-		if (s->go_func_len > ELF_FILE_MAX_GO_TAB)
-			s->go_func_len = ELF_FILE_MAX_GO_TAB;
-		if (!elf_symbols_charge(s, s->go_func_len)) {
-			s->go_func_len = 0;
-			return;
-		}
-		s->go_func = malloc(s->go_func_len);
-		if (!s->go_func) {
-			elf_symbols_uncharge(s, s->go_func_len);
-			s->go_func_len = 0;
-			return;
-		}
-		memcpy(s->go_func, (uint8_t *)d->d_buf + (gofunc - sh.sh_addr),
-		       s->go_func_len);
+		s->go_func_size = sh.sh_size - (gofunc - sh.sh_addr);
+		if (s->go_func_size > ELF_FILE_MAX_GO_TAB)
+			s->go_func_size = ELF_FILE_MAX_GO_TAB;
+		s->go_func_off = sh.sh_offset + (gofunc - sh.sh_addr);
 		return;
 	}
 }
@@ -360,19 +348,64 @@ static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
 		if (err)
 			return err;
 	}
-	/* Kept for source lines; without it Go frames still have names. */
+	/* Read again for source lines when a Go frame needs them; without
+	 * them Go frames still have names. */
 	if (data->d_size <= ELF_FILE_MAX_GO_TAB &&
-	    elf_symbols_charge(s, data->d_size)) {
-		s->go_tab = malloc(data->d_size);
-		if (!s->go_tab)
-			elf_symbols_uncharge(s, data->d_size);
-		if (s->go_tab) {
-			memcpy(s->go_tab, data->d_buf, data->d_size);
-			s->go_tab_len = data->d_size;
-			s->go_text = text_start;
-			read_gofunc(elf, shstrndx, &t, sh->sh_addr, s);
-		}
+	    data->d_size == sh->sh_size) {
+		s->go_tab_off = sh->sh_offset;
+		s->go_tab_size = data->d_size;
+		s->go_text = text_start;
+		read_gofunc(elf, shstrndx, &t, sh->sh_addr, s);
 	}
+	return 0;
+}
+
+/* n bytes at off of src into a new buffer, charged to s. */
+static uint8_t *read_charged(struct elf_symbols *s,
+			     const struct elf_source *src, uint64_t off,
+			     uint64_t n)
+{
+	uint8_t *buf;
+
+	if (!n || off > src->size || n > src->size - off ||
+	    !mem_account_charge(s->acct, n))
+		return NULL;
+	buf = malloc(n);
+	if (buf && !elf_source_read(src, off, buf, n)) {
+		s->charged += n;
+		return buf;
+	}
+	free(buf);
+	mem_account_uncharge(s->acct, n);
+	return NULL;
+}
+
+int elf_symbols_load_go_lines(struct elf_symbols *s, int fd)
+{
+	struct elf_source src;
+	struct go_pclntab t;
+	int err;
+
+	if (!elf_symbols_go_lines_due(s))
+		return s->go_tab ? 0 : -ENOENT;
+	s->go_lines_tried = true;
+	err = elf_source_from_fd(fd, &src);
+	if (err)
+		return err;
+	s->go_tab = read_charged(s, &src, s->go_tab_off, s->go_tab_size);
+	if (!s->go_tab)
+		return -EIO;
+	s->go_tab_len = s->go_tab_size;
+	/* The file changed since it was loaded: no lines from it. */
+	if (go_pclntab_open(&t, s->go_tab, s->go_tab_len, s->go_text)) {
+		free(s->go_tab);
+		s->go_tab = NULL;
+		elf_symbols_uncharge(s, s->go_tab_len);
+		s->go_tab_len = 0;
+		return -ENOEXEC;
+	}
+	s->go_func = read_charged(s, &src, s->go_func_off, s->go_func_size);
+	s->go_func_len = s->go_func ? s->go_func_size : 0;
 	return 0;
 }
 
@@ -486,6 +519,52 @@ static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
 		return false;
 	scn = elf_getscn(elf, shstrndx);
 	return !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB;
+}
+
+/*
+ * Keep only the names of the symbols kept. The string tables were read
+ * whole up to their last function name: they also hold the names of data
+ * objects, of .dynsym entries that repeat .symtab's and of anything the
+ * merge by address dropped (about half of a big binary's string bytes).
+ * The new buffer is charged before it is allocated; without room the
+ * tables stay as they are (correct, only larger).
+ */
+static void compact_names(struct elf_symbols *s)
+{
+	size_t total = 0, at = 0, prev = SIZE_MAX;
+	char *buf;
+
+	for (size_t i = 0; i < s->n; i++)
+		total += strlen(s->names.buf + s->syms[i].name) + 1;
+	if (!s->n || total >= s->names.len || total > UINT32_MAX)
+		return;
+	if (!mem_account_charge(s->acct, total))
+		return;
+	buf = malloc(total);
+	if (!buf) {
+		mem_account_uncharge(s->acct, total);
+		return;
+	}
+	s->charged += total;
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->names.buf + s->syms[i].name;
+		size_t n = strlen(name) + 1;
+
+		/* Neighbours naming the same string share it. */
+		if (s->syms[i].name == prev) {
+			s->syms[i].name = s->syms[i - 1].name;
+			continue;
+		}
+		prev = s->syms[i].name;
+		memcpy(buf + at, name, n);
+		s->syms[i].name = (uint32_t)at;
+		at += n;
+	}
+	elf_symbols_uncharge(s, s->names.cap);
+	free(s->names.buf);
+	s->names.buf = buf;
+	s->names.len = at;
+	s->names.cap = total;
 }
 
 static int load_sections(Elf *elf, const struct elf_source *src,
@@ -609,6 +688,7 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 			elf_symbols_uncharge(s, (cap - out) * sizeof(*nv));
 		}
 	}
+	compact_names(s);
 	return 0;
 }
 
@@ -690,6 +770,19 @@ int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out,
 	return load_common(&src, out, acct);
 }
 
+void elf_symbols_drop_go_lines(struct elf_symbols *s)
+{
+	if (!s->go_tab)
+		return;
+	elf_symbols_uncharge(s, s->go_tab_len + s->go_func_len);
+	free(s->go_tab);
+	free(s->go_func);
+	s->go_tab = NULL;
+	s->go_func = NULL;
+	s->go_tab_len = s->go_func_len = 0;
+	s->go_lines_tried = false;
+}
+
 void elf_symbols_drop(struct elf_symbols *s)
 {
 	free(s->syms);
@@ -700,6 +793,7 @@ void elf_symbols_drop(struct elf_symbols *s)
 	s->go_tab = NULL;
 	s->go_func = NULL;
 	s->n = s->go_tab_len = s->go_func_len = 0;
+	s->go_tab_size = s->go_func_size = 0;
 	elf_symbols_uncharge(s, s->charged);
 }
 
@@ -881,5 +975,6 @@ int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 		syms[out++] = syms[i];
 	}
 	dst->n = out;
+	compact_names(dst);
 	return 0;
 }

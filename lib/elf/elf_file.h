@@ -67,13 +67,19 @@ struct elf_symbols {
 	/* Where more symbols may be (debug_info.c): */
 	bool has_symtab; /* a .symtab with functions was read */
 	bool has_dwarf;	 /* .debug_info and .debug_line present */
-	/* .gopclntab kept for file and line of Go frames (at most
-	 * ELF_FILE_MAX_GO_TAB bytes), NULL if none */
+	/* .gopclntab for file and line of Go frames (at most
+	 * ELF_FILE_MAX_GO_TAB bytes), NULL until a Go frame of the file
+	 * needs a line (elf_symbols_load_go_lines): a Go daemon's table is
+	 * tens of MB, most of them never sampled. */
 	uint8_t *go_tab;
 	size_t go_tab_len;
 	uint64_t go_text; /* .text address, for go_pclntab_open */
 	uint8_t *go_func; /* go:func.* from moduledata.gofunc (inline trees) */
 	size_t go_func_len;
+	/* Where both are in the file (size 0: none), read by
+	 * elf_symbols_load_go_lines; go_lines_tried: read, or failed. */
+	uint64_t go_tab_off, go_tab_size, go_func_off, go_func_size;
+	bool go_lines_tried;
 	char debuglink[256];	 /* .gnu_debuglink file name, "" if none */
 	uint32_t debuglink_crc;	 /* its CRC-32 */
 	uint64_t debugdata_off;	 /* .gnu_debugdata (MiniDebugInfo, xz) */
@@ -97,6 +103,17 @@ int elf_symbols_load_mem(const void *buf, size_t len, struct elf_symbols *out,
  * over budget, do not allocate. */
 bool elf_symbols_charge(struct elf_symbols *s, uint64_t n);
 void elf_symbols_uncharge(struct elf_symbols *s, uint64_t n);
+/* Are Go source lines in the file, not read yet? */
+static inline bool elf_symbols_go_lines_due(const struct elf_symbols *s)
+{
+	return s->go_tab_size && !s->go_lines_tried;
+}
+/* Read .gopclntab and the inline trees from fd, the file s was loaded
+ * from (the caller checks its identity), charged to s's account. Tried
+ * once: 0, or a negative errno (Go frames keep their names, no lines). */
+int elf_symbols_load_go_lines(struct elf_symbols *s, int fd);
+/* Free them again (read again when a frame needs them). */
+void elf_symbols_drop_go_lines(struct elf_symbols *s);
 /* Free the symbols, keep loads and build id (eviction). */
 void elf_symbols_drop(struct elf_symbols *s);
 void elf_symbols_free(struct elf_symbols *s);

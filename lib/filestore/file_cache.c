@@ -414,6 +414,73 @@ bool file_cache_reload_due(const struct elf_file *f)
 	return f->evicted && !f->loading && mono_ns() >= f->reload_after_ns;
 }
 
+static bool dwarf_due(const struct elf_file *f)
+{
+	return f->sym.has_dwarf && !f->dwarf && !f->dwarf_tried;
+}
+
+bool file_cache_go_lines_used(const struct elf_file *f, bool go)
+{
+	return go && f->sym.go_tab_size &&
+	       !(f->sym.go_lines_tried && !f->sym.go_tab);
+}
+
+bool file_cache_lines_due(const struct elf_file *f, bool go)
+{
+	if (f->loading || f->evicted)
+		return false;
+	return file_cache_go_lines_used(f, go)
+		       ? elf_symbols_go_lines_due(&f->sym)
+		       : dwarf_due(f);
+}
+
+int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
+			  bool go)
+{
+	struct file_id id;
+	int err;
+
+	if (!file_cache_lines_due(f, go))
+		return -EALREADY;
+	err = file_id_of_fd(fd, &id);
+	if (err)
+		return err;
+	if (memcmp(&id, &f->file->id, sizeof(id))) {
+		f->dwarf_tried = f->sym.go_lines_tried = true;
+		return -ESTALE;
+	}
+	make_room(c);
+	if (!file_cache_go_lines_used(f, go)) {
+		f->dwarf_tried = true;
+		f->dwarf = dwarf_lines_open(fd, &f->acct);
+		return f->dwarf ? 0 : -ENOEXEC;
+	}
+	c->counters.memory -= elf_symbols_memory(&f->sym);
+	err = elf_symbols_load_go_lines(&f->sym, fd);
+	c->counters.memory += elf_symbols_memory(&f->sym);
+	return err;
+}
+
+void file_cache_drop_idle_lines(struct file_cache *c, uint64_t before_ns)
+{
+	for (uint32_t i = 0; i < c->nv; i++) {
+		struct elf_file *f = c->v[i];
+
+		if (!f || f->loading || f->file->last_used_ns >= before_ns)
+			continue;
+		if (f->dwarf && f->dbgd_state != FILE_DBGD_DONE) {
+			dwarf_lines_close(f->dwarf);
+			f->dwarf = NULL;
+			f->dwarf_tried = false;
+		}
+		if (f->sym.go_tab) {
+			c->counters.memory -= elf_symbols_memory(&f->sym);
+			elf_symbols_drop_go_lines(&f->sym);
+			c->counters.memory += elf_symbols_memory(&f->sym);
+		}
+	}
+}
+
 int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd)
 {
@@ -446,8 +513,7 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 	elf_symbols_free(&f->sym);
 	f->sym = sym;
 	c->counters.memory += elf_symbols_memory(&f->sym);
-	if (f->sym.has_dwarf && !f->dwarf)
-		f->dwarf = dwarf_lines_open(fd, &f->acct);
+	f->dwarf_tried = false; /* opened again when a frame needs it */
 	f->evicted = false;
 	f->reloads++;
 	c->counters.reloads++;

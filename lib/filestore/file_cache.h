@@ -27,13 +27,15 @@ struct elf_file {
 	int debug_source;  /* enum debug_info_source: where more came from */
 	struct elf_symbols sym;
 	struct symbol_names names; /* demangled, filled as frames need them */
-	struct dwarf_lines *dwarf; /* source lines, NULL if no DWARF */
-	struct mem_account acct;   /* what this file's data costs */
-	bool evicted;		   /* symbols dropped for the global budget */
-	uint64_t reload_after_ns;  /* evicted: not read again before this
-				      (CLOCK_MONOTONIC) */
-	uint32_t reloads;	   /* times read again after an eviction */
-	char htlhash[33];	   /* "" if unknown */
+	struct dwarf_lines *dwarf; /* source lines, NULL if no DWARF or
+				      not needed yet */
+	bool dwarf_tried; /* its DWARF opened once (file_cache_load_lines) */
+	struct mem_account acct;  /* what this file's data costs */
+	bool evicted;		  /* symbols dropped for the global budget */
+	uint64_t reload_after_ns; /* evicted: not read again before this
+				     (CLOCK_MONOTONIC) */
+	uint32_t reloads;	  /* times read again after an eviction */
+	char htlhash[33];	  /* "" if unknown */
 	bool loading; /* read on the loader thread: no symbols yet */
 	/* Its debug file asked of debuginfod servers (debuginfod.h). */
 	uint8_t dbgd_state;	/* enum file_dbgd_state */
@@ -158,6 +160,22 @@ bool file_cache_reload_due(const struct elf_file *f);
  * would. 0, or a negative errno (it stays evicted). */
 int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		      const char *path, int root_fd);
+/* Source lines are read when a frame of the file first needs one, not at
+ * load: DWARF holds the whole file in memory and a Go daemon's line table
+ * is tens of MB, and most files mapped on a host are never sampled. A Go
+ * function's lines come from Go's own table (a third of the file or less)
+ * where the file has one, DWARF serving the rest (go: the frame is a Go
+ * function's). Due: f has such lines not read yet. file_cache_load_lines
+ * reads them from fd, the same file (its identity is checked): 0 or a
+ * negative errno (tried once: its frames stay without lines). */
+bool file_cache_go_lines_used(const struct elf_file *f, bool go);
+bool file_cache_lines_due(const struct elf_file *f, bool go);
+int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
+			  bool go);
+/* Source lines (DWARF images, Go line tables) of files no sample used
+ * since before_ns (boot clock) are freed: a frame that needs them again
+ * reads them again. What a debuginfod server sent stays. */
+void file_cache_drop_idle_lines(struct file_cache *c, uint64_t before_ns);
 /* The ELF vaddr that mapping m of f (its symbols: ef) starts at, and the
  * bias (load address - vaddr). false: not a mapping of its code. */
 bool file_mapping_vaddr(const struct proc_mapping *m, const struct elf_file *ef,

@@ -21,10 +21,8 @@ void file_load_run(struct file_load_result *r, int fd, const char *path,
 	 * section table or symbol entries: what was readable is kept). */
 	if (!r->load_err)
 		r->debug_source = debug_info_attach(&r->sym, fd, path, root_fd);
-	if (cancel && atomic_load(cancel))
-		return;
-	if (!r->load_err && r->sym.has_dwarf)
-		r->dwarf = dwarf_lines_open(fd, acct);
+	/* DWARF (the whole file in memory) is opened when a frame of the
+	 * file first needs a line (file_cache_load_lines). */
 	if (cancel && atomic_load(cancel))
 		return;
 	if (elf_htlhash_fd(fd, r->htlhash))

@@ -226,18 +226,28 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		f.address = vaddr;
 		sym = elf_symbols_lookup(&file->sym, vaddr - return_address);
 		if (sym) {
-			if (sym->flags & ELF_SYM_GO)
+			bool go = sym->flags & ELF_SYM_GO;
+
+			if (go)
 				f.kind = FRAME_GO;
+			if (file_cache_lines_due(file, go))
+				symbolized_stack_want(
+					out,
+					go ? SYMBOLIZED_WANT_GO_LINES
+					   : SYMBOLIZED_WANT_LINES,
+					m, file);
 			f.function_system = elf_symbols_name(&file->sym, sym);
 			f.function = symbol_names_get(
 				&file->names, (uint32_t)(sym - file->sym.syms),
 				f.function_system, s->demangle_buf);
-			if (file->dwarf)
+			if (file_cache_go_lines_used(file, go)) {
+				if (file->sym.go_tab)
+					add_go_line(s, file,
+						    vaddr - return_address, &f);
+			} else if (file->dwarf) {
 				add_source_lines(s, file,
 						 vaddr - return_address, &f);
-			else if ((sym->flags & ELF_SYM_GO) && file->sym.go_tab)
-				add_go_line(s, file, vaddr - return_address,
-					    &f);
+			}
 		}
 	}
 	*function = f.function;

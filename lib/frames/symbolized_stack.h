@@ -36,13 +36,15 @@ enum symbolized_want_kind {
 	SYMBOLIZED_WANT_RESOLVE,    /* the mapping's file is not resolved */
 	SYMBOLIZED_WANT_RELOAD,	    /* its symbols were evicted, reload due */
 	SYMBOLIZED_WANT_DEBUGINFOD, /* a server may have its symbols */
+	SYMBOLIZED_WANT_LINES,	    /* its DWARF lines not read yet */
+	SYMBOLIZED_WANT_GO_LINES,   /* its Go line table not read yet */
 };
 /* Distinct wants kept per stack; more set wants_dropped. */
 #define SYMBOLIZED_MAX_WANTS 16u
 struct symbolized_want {
 	enum symbolized_want_kind kind;
 	struct proc_mapping *m; /* the sample's process's mapping */
-	struct elf_file *file;	/* RELOAD, DEBUGINFOD: its entry */
+	struct elf_file *file;	/* RELOAD, DEBUGINFOD, LINES: its entry */
 };
 
 struct symbolized_stack {

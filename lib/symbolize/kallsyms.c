@@ -118,6 +118,21 @@ int kallsyms_parse(const char *text, size_t len, struct kallsyms *k)
 	}
 	if (k->n)
 		qsort(k->syms, k->n, sizeof(*k->syms), cmp_ksym);
+	/* Held for the whole run: give back what doubling left unused. */
+	if (cap > k->n && k->n) {
+		struct ksym *v = realloc(k->syms, k->n * sizeof(*v));
+
+		if (v)
+			k->syms = v;
+	}
+	if (k->names.cap > k->names.len) {
+		char *b = realloc(k->names.buf, k->names.len);
+
+		if (b) {
+			k->names.buf = b;
+			k->names.cap = k->names.len;
+		}
+	}
 	return 0;
 fail:
 	kallsyms_free(k);

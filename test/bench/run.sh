@@ -285,6 +285,16 @@ while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(
 # ---- 8b. off-CPU: cost per context switch at thresholds 0, 0.01 and 1 ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/offcpu.sh" "$B" 3)
 
+# ---- 8c. a real host: Go daemons, busy runtimes, exec churn ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/realhost.sh" "$B" 30 19 99)
+
+# ---- 8d. the collector beside the CLI (needs make collector) ----
+if [ -x "$B/otelcol-profiler" ]; then
+	while IFS=$'\t' read -r label value; do row "collector path: $label" "$value"; done < <(bash "$(dirname "$0")/collector.sh" "$B" 30)
+else
+	row "collector path" "not measured: $B/otelcol-profiler not built (make collector)"
+fi
+
 # ---- 9. host churn: drain-thread stalls, bystander samples, stop ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/churn.sh" "$B" 12)
 

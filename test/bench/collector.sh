@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The collector path beside the CLI (part of make bench; runs alone too):
+# the same library at 19 Hz in the collector (build/otelcol-profiler: the
+# profiling receiver polling every 5 s, OTLP bytes decoded by pdata, a file
+# exporter) and in `otelprof record`, one after the other, with every CPU
+# busy with a no-frame-pointer program. Per process one "label<TAB>value"
+# row: CPU from 5 s in to 1 s before the end (schedstat of every thread +
+# the run time of its BPF programs) as % of all CPU, RSS and peak RSS.
+#   test/bench/collector.sh BUILD_DIR [SECONDS]
+set -euo pipefail
+B=$(cd "${1:-build}" && pwd)
+S=${2:-30}
+W=$B/workloads
+NCPU=$(nproc)
+TMP=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
+[ -x "$B/otelcol-profiler" ] || { echo "collector: $B/otelcol-profiler not built (make collector)" >&2; exit 1; }
+
+exec 9<> <(:)
+nap() { read -r -t "$1" -u 9 || true; }
+cpu_ns() {
+	local f a b s=0
+	for f in /proc/"$1"/task/*/schedstat; do
+		read -r a b < "$f" 2>/dev/null || continue
+		s=$((s + a))
+	done
+	CPU_NS=$s
+}
+bpf_ns() {
+	{ cat /proc/"$1"/fdinfo/* 2>/dev/null || true; } | awk '
+		/^prog_id:/ { id = $2; sel = !seen[id]++ }
+		/^run_time_ns:/ && sel { t += $2 }
+		END { print t + 0 }'
+}
+
+cat > "$TMP/col.yaml" << EOF
+receivers:
+  profiling:
+    samples_per_second: 19
+    reporter_interval: 5s
+    library_path: $B/libotelprofiler.so
+exporters:
+  file:
+    path: $TMP/profiles.jsonl
+service:
+  pipelines:
+    profiles:
+      receivers: [profiling]
+      exporters: [file]
+  telemetry:
+    logs:
+      level: warn
+    metrics:
+      level: none
+EOF
+
+measure() { # label, command...: one row
+	local label=$1 pid c0 c1 b0 b1 rss hwm win busy=()
+	shift
+	for _ in $(seq "$NCPU"); do "$W/callgraph_nofp" $((S + 2)) > /dev/null & busy+=($!); done
+	"$@" > "$TMP/out.log" 2>&1 &
+	pid=$!
+	nap 5
+	kill -0 "$pid" 2>/dev/null || { echo "collector: $label exited: $(tail -5 "$TMP/out.log")" >&2; exit 1; }
+	cpu_ns "$pid"; c0=$CPU_NS; b0=$(bpf_ns "$pid")
+	win=$((S - 6))
+	nap "$win"
+	cpu_ns "$pid"; c1=$CPU_NS; b1=$(bpf_ns "$pid")
+	rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status")
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+	kill -TERM "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	wait "${busy[@]}" 2>/dev/null || true
+	printf '%s\t' "$label"
+	awk -v u=$((c1 - c0)) -v b=$((b1 - b0)) -v w="$win" -v n="$NCPU" -v r="$rss" -v h="$hwm" \
+		'BEGIN { printf "CPU %.3f%% of all CPU (user+sys %.0f ms, BPF %.0f ms in %d s); RSS %.1f MiB, peak %.1f MiB\n", 100 * (u + b) / (w * 1e9 * n), u / 1e6, b / 1e6, w, r / 1024, h / 1024 }'
+}
+
+sysctl -qw kernel.bpf_stats_enabled=1
+measure "19 Hz, CPUs busy: otelprof record (CLI)" \
+	"$B/otelprof" record --quiet --duration $((S + 5)) --frequency 19 --output "$TMP/r.otlp"
+measure "19 Hz, CPUs busy: otelcol-profiler (receiver + file exporter)" \
+	"$B/otelcol-profiler" --feature-gates=+service.profilesSupport --config "$TMP/col.yaml"
+sysctl -qw kernel.bpf_stats_enabled=0
