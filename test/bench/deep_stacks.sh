@@ -3,7 +3,8 @@
 # too): a native stack (deep_recursion) beside the runtimes' walks, in
 # one run -- a Python stack 50 frames deep (about 60 with the
 # interpreter's own; the interpreter walk), a Perl stack of 50 subs
-# (Debian's perl; the context-stack walk), a PHP stack 50 frames deep
+# (Debian's perl; the context-stack walk), a Ruby stack of 50 methods
+# (Debian 12's ruby 3.1; the control-frame walk), a PHP stack 50 frames deep
 # (Debian 12's php 8.2; the Zend executor walk) and a Java stack of 50
 # compiled frames (Deep.down, kept out of line; about 60 with main, the
 # call stub and libjvm's; the HotSpot step of the walk) under JDK 17 and
@@ -22,7 +23,7 @@ PHP82=/usr/bin/php8.2
 JDK17=/usr/lib/jvm/java-17-openjdk-amd64/bin/java
 JDK25=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java
 NODE=/usr/bin/node
-for x in "$PY312" /usr/bin/perl "$PHP82" "$JDK17" "$JDK25" "$NODE"; do
+for x in "$PY312" /usr/bin/perl /usr/bin/ruby "$PHP82" "$JDK17" "$JDK25" "$NODE"; do
 	[ -x "$x" ] || { echo "deep_stacks: $x missing" >&2; exit 1; }
 done
 TMP=$(mktemp -d)
@@ -59,6 +60,7 @@ start() { # workload name: one copy, pid appended to WP
 	python) "$PY312" "$(dirname "$0")/../workloads/runtimes/deep.py" 9 50 > /dev/null & ;;
 	perl) /usr/bin/perl "$(dirname "$0")/../workloads/runtimes/deep.pl" 9 50 > /dev/null & ;;
 	php) "$PHP82" "$(dirname "$0")/../workloads/runtimes/deep.php" 9 50 > /dev/null & ;;
+	ruby) /usr/bin/ruby "$(dirname "$0")/../workloads/runtimes/deep.rb" 9 50 > /dev/null & ;;
 	node) "$NODE" "$(dirname "$0")/../workloads/runtimes/deep.js" 9 50 > /dev/null & ;;
 	java17 | java25)
 		local jv=JDK${1#java}
@@ -68,7 +70,7 @@ start() { # workload name: one copy, pid appended to WP
 	esac
 	WP+=($!)
 }
-for wl in ${DEEP_STACKS:-native python perl php java17 java25 node}; do
+for wl in ${DEEP_STACKS:-native python perl ruby php java17 java25 node}; do
 	WP=()
 	for _ in $(seq "$NCPU"); do start "$wl"; done
 	# the JVMs compile Deep.down first (well under a second)
@@ -77,6 +79,7 @@ for wl in ${DEEP_STACKS:-native python perl php java17 java25 node}; do
 	native) label="deep_recursion 50 frames" ;; python) label="python 50 frames" ;;
 	perl) label="perl 50 frames" ;;
 	php) label="php 8.2 50 frames" ;;
+	ruby) label="ruby 3.1 50 frames" ;;
 	node) label="node (20) 50 frames" ;;
 	*) label="java (JDK ${wl#java}) 50 frames" ;;
 	esac
