@@ -219,15 +219,16 @@ func TestPerlThreadFrames(t *testing.T) {
 			}
 			time.Sleep(time.Second)
 			pid := w.cmd.Process.Pid
-			// until each thread ran 2 s of CPU (~400 samples), however
-			// loaded the machine
+			// until each thread ran 2 s of CPU (~400 samples) in the
+			// judged part (from 2 s after the first sample on: see
+			// steadySamples below), however loaded the machine
 			cpu0 := map[string]float64{}
-			rec := recordUntil(t, func() {
+			rec := recordUntil(t, func() {}, func() {
+				time.Sleep(2500 * time.Millisecond)
 				for which, tid := range tids {
 					cpu0[which] = threadCPU(pid)[tid]
 				}
-			}, func() {
-				for start := time.Now(); time.Since(start) < 23*time.Second; time.Sleep(100 * time.Millisecond) {
+				for start := time.Now(); time.Since(start) < 21*time.Second; time.Sleep(100 * time.Millisecond) {
 					c := threadCPU(pid)
 					if c[tids["a"]]-cpu0["a"] >= 2 && c[tids["b"]]-cpu0["b"] >= 2 {
 						break

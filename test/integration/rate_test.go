@@ -253,11 +253,17 @@ func TestProbabilisticProfiling(t *testing.T) {
 	if frac < 0.35 || frac > 0.65 {
 		t.Errorf("profiling on in %.0f%% of intervals, want 50 +- 15%%", 100*frac)
 	}
-	// The library's own count of draws agrees with what the samples show
-	// (one more draw may have started in the last half second).
+	// The library's own count of draws agrees with what the samples show,
+	// give or take the draws after the judged intervals: the soak stops at
+	// its next poll after the duration (up to --poll-ms later), and every
+	// interval begun by then was drawn too.
 	drawnOn := final.num("probabilistic_intervals_on")
-	if math.Abs(drawnOn-float64(len(on))) > 2+float64(len(unclear)) {
-		t.Errorf("the library drew %v intervals on, the samples show %d", drawnOn, len(on))
+	after := math.Ceil((ev["stopping"].num("unix_ns")-float64(t0))/1e9) - intervals
+	if after < 1 {
+		after = 1
+	}
+	if math.Abs(drawnOn-float64(len(on))) > after+float64(len(unclear)) {
+		t.Errorf("the library drew %v intervals on, the samples show %d (%v intervals began after the judged ones)", drawnOn, len(on), after)
 	}
 	// Not taken, rather than dropped: every CPU's tick in an on interval
 	// is a sample received or an idle one skipped in the kernel; none in

@@ -16,6 +16,7 @@
 #include "profiler_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
+#include "runtime_after.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -169,36 +170,7 @@ static __always_inline void walk_interp(struct otelprof_sample_event *e,
 	else
 		OTELPROF_BOUNDED(interp_frame_step, OTELPROF_MAX_INTERP_FRAMES,
 				 NULL);
-	if (s->n > OTELPROF_USTACK_WORDS)
-		return;
-	e->n_user = s->n;
-	e->n_interp = s->got;
-	e->interp_kind = OTELPROF_INTERP_CPYTHON;
-	if (s->got)
-		count(OTELPROF_CNT_INTERP_SAMPLES);
+	after_frames_done(e, s->n, s->got, OTELPROF_INTERP_CPYTHON);
 }
 
-static __always_inline int cpython_sample(void *ctx, const bool have_loop)
-{
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-
-	if (!e)
-		return 0;
-	walk_interp(e, e->hdr.pid, have_loop);
-	walk_goto(ctx, OTELPROF_PROG_FINISH);
-	return 0;
-}
-
-SEC("perf_event")
-int cpython_walk(struct bpf_perf_event_data *ctx)
-{
-	return cpython_sample(ctx, true);
-}
-
-SEC("perf_event")
-int cpython_walk_bounded(struct bpf_perf_event_data *ctx)
-{
-	return cpython_sample(ctx, false);
-}
+OTELPROF_AFTER_RUNTIME_PROGRAMS(cpython, walk_interp)

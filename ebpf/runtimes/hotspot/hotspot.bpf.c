@@ -35,6 +35,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "unwind_step.h"
 #include "unwind_walk.h"
 #include "walk_state.bpf.h"
+#include "runtime_step.bpf.h"
 
 /* Per process: its code cache (userspace fills). */
 struct {
@@ -252,33 +253,5 @@ OTELPROF_BOUNDED_LOOP(jvm_walk, jvm_frame)
  * back through the native walk, which hands them over again. */
 #define JVM_BOUNDED_FRAMES 16
 
-/* Back to the native walk; if the chain of tail calls is spent, the
- * sample goes out with the frames so far, cut. */
-static __always_inline int jvm_give_back(void *ctx)
-{
-	struct otelprof_sample_event *e;
-	struct unwinder_state *st;
-
-	if (!walk_scratch(&e, &st))
-		return 0;
-	walk_resume(ctx, st);
-	e->n_user = st->w.n;
-	e->flags |= st->w.flags | OTELPROF_SAMPLE_F_TRUNCATED;
-	count(OTELPROF_CNT_UNWIND_TRUNCATED);
-	sample_emit(e);
-	return 0;
-}
-
-SEC("perf_event")
-int hotspot_walk(struct bpf_perf_event_data *ctx)
-{
-	jvm_walk_loop(OTELPROF_MAX_USER_FRAMES + 1, NULL);
-	return jvm_give_back(ctx);
-}
-
-SEC("perf_event")
-int hotspot_walk_bounded(struct bpf_perf_event_data *ctx)
-{
-	OTELPROF_BOUNDED(jvm_frame, JVM_BOUNDED_FRAMES, NULL);
-	return jvm_give_back(ctx);
-}
+OTELPROF_STEP_RUNTIME_PROGRAMS(hotspot, jvm_walk_loop, jvm_frame,
+			       JVM_BOUNDED_FRAMES)

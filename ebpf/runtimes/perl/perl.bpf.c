@@ -18,6 +18,7 @@
 #include "profiler_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
+#include "runtime_after.bpf.h"
 #include "tls_var.bpf.h"
 #include "runtimes/perl/perl_types.h"
 
@@ -231,34 +232,7 @@ static __always_inline void walk_perl(struct otelprof_sample_event *e, u32 tgid,
 	if (s->n > OTELPROF_USTACK_WORDS)
 		return;
 	entering_or_leaving(e, s);
-	e->n_user = s->n;
-	e->n_interp = s->got;
-	e->interp_kind = OTELPROF_RT_PERL;
-	if (s->got)
-		count(OTELPROF_CNT_INTERP_SAMPLES);
+	after_frames_done(e, s->n, s->got, OTELPROF_RT_PERL);
 }
 
-static __always_inline int perl_sample(void *ctx, const bool have_loop)
-{
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-
-	if (!e)
-		return 0;
-	walk_perl(e, e->hdr.pid, have_loop);
-	walk_goto(ctx, OTELPROF_PROG_FINISH);
-	return 0;
-}
-
-SEC("perf_event")
-int perl_walk(struct bpf_perf_event_data *ctx)
-{
-	return perl_sample(ctx, true);
-}
-
-SEC("perf_event")
-int perl_walk_bounded(struct bpf_perf_event_data *ctx)
-{
-	return perl_sample(ctx, false);
-}
+OTELPROF_AFTER_RUNTIME_PROGRAMS(perl, walk_perl)

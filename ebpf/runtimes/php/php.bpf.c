@@ -17,6 +17,7 @@
 #include "profiler_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
+#include "runtime_after.bpf.h"
 #include "runtimes/php/php_types.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -133,36 +134,7 @@ static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
 	else
 		OTELPROF_BOUNDED(php_frame_step, OTELPROF_MAX_INTERP_FRAMES,
 				 NULL);
-	if (s->n > OTELPROF_USTACK_WORDS)
-		return;
-	e->n_user = s->n;
-	e->n_interp = s->got;
-	e->interp_kind = OTELPROF_RT_PHP;
-	if (s->got)
-		count(OTELPROF_CNT_INTERP_SAMPLES);
+	after_frames_done(e, s->n, s->got, OTELPROF_RT_PHP);
 }
 
-static __always_inline int php_sample(void *ctx, const bool have_loop)
-{
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-
-	if (!e)
-		return 0;
-	walk_php(e, e->hdr.pid, have_loop);
-	walk_goto(ctx, OTELPROF_PROG_FINISH);
-	return 0;
-}
-
-SEC("perf_event")
-int php_walk(struct bpf_perf_event_data *ctx)
-{
-	return php_sample(ctx, true);
-}
-
-SEC("perf_event")
-int php_walk_bounded(struct bpf_perf_event_data *ctx)
-{
-	return php_sample(ctx, false);
-}
+OTELPROF_AFTER_RUNTIME_PROGRAMS(php, walk_php)

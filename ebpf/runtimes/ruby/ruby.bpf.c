@@ -21,6 +21,7 @@
 #include "profiler_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
+#include "runtime_after.bpf.h"
 #include "tls_var.bpf.h"
 #include "runtimes/ruby/ruby_proc.h"
 
@@ -187,36 +188,7 @@ static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
 	else
 		OTELPROF_BOUNDED(ruby_frame_step, OTELPROF_MAX_INTERP_FRAMES,
 				 NULL);
-	if (s->n > OTELPROF_USTACK_WORDS)
-		return;
-	e->n_user = s->n;
-	e->n_interp = s->got;
-	e->interp_kind = OTELPROF_RT_RUBY;
-	if (s->got)
-		count(OTELPROF_CNT_INTERP_SAMPLES);
+	after_frames_done(e, s->n, s->got, OTELPROF_RT_RUBY);
 }
 
-static __always_inline int ruby_sample(void *ctx, const bool have_loop)
-{
-	u32 zero = 0;
-	struct otelprof_sample_event *e =
-		bpf_map_lookup_elem(&sample_scratch, &zero);
-
-	if (!e)
-		return 0;
-	walk_ruby(e, e->hdr.pid, have_loop);
-	walk_goto(ctx, OTELPROF_PROG_FINISH);
-	return 0;
-}
-
-SEC("perf_event")
-int ruby_walk(struct bpf_perf_event_data *ctx)
-{
-	return ruby_sample(ctx, true);
-}
-
-SEC("perf_event")
-int ruby_walk_bounded(struct bpf_perf_event_data *ctx)
-{
-	return ruby_sample(ctx, false);
-}
+OTELPROF_AFTER_RUNTIME_PROGRAMS(ruby, walk_ruby)
