@@ -22,7 +22,6 @@
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
 #include "runtime_after.bpf.h"
-#include "tls_var.bpf.h"
 #include "runtimes/ruby/ruby_proc.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -70,16 +69,30 @@ static __always_inline u64 cfp_field(struct ruby_scratch *s, u16 off)
 	return v;
 }
 
-/* ruby_current_ec is a TLS variable of libruby: its module id from the
- * GOT's DTPMOD slot, then the thread's block from glibc's DTV
- * (tls_var.bpf.h). */
+/* glibc's DTV: tcbhead_t.dtv is at tp + 8 on x86_64 and at tp on arm64;
+ * dtv[-1] counts the slots; slot m is {block, to_free}. A block not
+ * allocated yet (-1) means the thread never touched the variable. */
 static __always_inline u64 ruby_tls_addr(const struct otelprof_ruby_proc *rp)
 {
-	u64 tp = thread_pointer();
+	u64 tp = thread_pointer(), module, dtv, len, block;
 
 	if (!tp || rp->tls_offset >= (1u << 20))
 		return 0;
-	return dtv_addr(tp, read_u64(rp->tls_module_got), rp->tls_offset);
+	module = read_u64(rp->tls_module_got);
+	if (module < 1 || module >= (1u << 16))
+		return 0;
+#if defined(__TARGET_ARCH_arm64)
+	dtv = read_u64(tp);
+#else
+	dtv = read_u64(tp + 8);
+#endif
+	if (!dtv || bpf_probe_read_user(&len, 8, (void *)(dtv - 16)) ||
+	    module > len)
+		return 0;
+	block = read_u64(dtv + 16 * module);
+	if (!block || block == (u64)-1)
+		return 0;
+	return block + rp->tls_offset;
 }
 
 /* One control frame per call, toward the outermost (higher addresses). */
