@@ -449,11 +449,11 @@ func TestPIDReuseNeverMixesProcesses(t *testing.T) {
 
 // recordUntil runs `otelprof record` (at most maxSeconds) and stops it with
 // SIGINT once until() returns; onStart runs once sampling is on.
-func recordUntil(t *testing.T, onStart, until func(), maxSeconds, hz int) recording {
+func recordUntil(t *testing.T, onStart, until func(), maxSeconds, hz int, extra ...string) recording {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "profile.otlp")
-	cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", itoa(maxSeconds),
-		"--frequency", itoa(hz), "--output", out)
+	cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), append([]string{"record", "--duration", itoa(maxSeconds),
+		"--frequency", itoa(hz), "--output", out}, extra...)...)
 	var stderr bytes.Buffer
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
@@ -478,6 +478,21 @@ func recordUntil(t *testing.T, onStart, until func(), maxSeconds, hz int) record
 		t.Fatalf("otelprof record: %v\n%s", err, stderr.String())
 	}
 	return recording{Path: out, Stderr: stderr.String()}
+}
+
+// recordPIDForCPU records pid alone until it has run cpu seconds while
+// sampling was on (at most 60 s of wall time): its sample count then
+// does not depend on how loaded the host is.
+func recordPIDForCPU(t *testing.T, pid int, cpu float64, hz int) recording {
+	t.Helper()
+	const maxSeconds = 60
+	var from time.Time
+	var cpu0 float64
+	return recordUntil(t, func() { from = time.Now(); cpu0 = cpuSecondsOf(t, pid) }, func() {
+		for time.Since(from) < (maxSeconds-2)*time.Second && cpuSecondsOf(t, pid)-cpu0 < cpu {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}, maxSeconds, hz, "--pid", itoa(pid))
 }
 
 // ---- start without BTF, under a small RLIMIT_MEMLOCK ----

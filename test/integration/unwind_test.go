@@ -74,10 +74,10 @@ func rootedShare(t *testing.T, p *Process, pid int) float64 {
 
 func TestNoFramePointerCallGraph(t *testing.T) {
 	requireRoot(t)
-	wl := startWorkload(t, "callgraph_nofp", "10")
+	wl := startWorkload(t, "callgraph_nofp", "90")
 	time.Sleep(300 * time.Millisecond)
 	// 299 Hz: ~1500 samples keep the proportions' noise near 1.3 points.
-	d := decodeFile(t, record(t, 5, 299, "--pid", itoa(wl.Process.Pid)).Path)
+	d := decodeFile(t, recordPIDForCPU(t, wl.Process.Pid, 5, 299).Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil || len(p.Samples) < 500 {
 		t.Fatalf("too few samples: %v", p)
@@ -113,9 +113,9 @@ func TestNoFramePointerCallGraph(t *testing.T) {
 func TestDeepRecursionThroughSharedLibrary(t *testing.T) {
 	requireRoot(t)
 	const depth = 300
-	wl := startWorkload(t, "deep_recursion", "10", itoa(depth))
+	wl := startWorkload(t, "deep_recursion", "90", itoa(depth))
 	time.Sleep(300 * time.Millisecond)
-	d := decodeFile(t, record(t, 4, 99, "--pid", itoa(wl.Process.Pid)).Path)
+	d := decodeFile(t, recordPIDForCPU(t, wl.Process.Pid, 4, 99).Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil || len(p.Samples) < 150 {
 		t.Fatalf("too few samples")
@@ -149,9 +149,9 @@ func TestDeepRecursionThroughSharedLibrary(t *testing.T) {
 // libc's qsort back into the program.
 func TestLibcHotLoops(t *testing.T) {
 	requireRoot(t)
-	wl := startWorkload(t, "libc_hot", "10")
+	wl := startWorkload(t, "libc_hot", "90")
 	time.Sleep(300 * time.Millisecond)
-	d := decodeFile(t, record(t, 4, 99, "--pid", itoa(wl.Process.Pid)).Path)
+	d := decodeFile(t, recordPIDForCPU(t, wl.Process.Pid, 4, 99).Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil || len(p.Samples) < 150 {
 		t.Fatalf("too few samples")
@@ -187,9 +187,9 @@ func TestLibcHotLoops(t *testing.T) {
 // the interrupted code.
 func TestSignalHandlerStacks(t *testing.T) {
 	requireRoot(t)
-	wl := startWorkload(t, "signals", "10")
+	wl := startWorkload(t, "signals", "90")
 	time.Sleep(300 * time.Millisecond)
-	d := decodeFile(t, record(t, 4, 99, "--pid", itoa(wl.Process.Pid)).Path)
+	d := decodeFile(t, recordPIDForCPU(t, wl.Process.Pid, 4, 99).Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil {
 		t.Fatalf("no samples")
@@ -219,9 +219,9 @@ func TestSignalHandlerStacks(t *testing.T) {
 
 func TestThreadsWithoutFramePointers(t *testing.T) {
 	requireRoot(t)
-	wl := startWorkload(t, "threads_nofp", "10")
+	wl := startWorkload(t, "threads_nofp", "90")
 	time.Sleep(300 * time.Millisecond)
-	d := decodeFile(t, record(t, 3, 99, "--pid", itoa(wl.Process.Pid)).Path)
+	d := decodeFile(t, recordPIDForCPU(t, wl.Process.Pid, 3, 99).Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil || len(p.Samples) < 100 {
 		t.Fatalf("too few samples")

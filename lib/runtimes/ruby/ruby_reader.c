@@ -501,7 +501,7 @@ bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
 		.name = qual ? qual : q->name,
 		.file = q->file,
 		.start_line = q->first_line,
-		.line = line ? line : q->first_line,
+		.line = line, /* 0: unknown, never a guess */
 	};
 	return true;
 }
