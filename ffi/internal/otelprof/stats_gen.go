@@ -90,13 +90,13 @@ type Stats struct {
 	CtxFoundByProbe uint64
 	// Longest the drain thread held the state lock in one pass (drain_max_hold_ns, ns).
 	DrainMaxHoldNs uint64
-	// Processes whose CPython or HotSpot JVM was found (interp_processes, {process}).
+	// Processes whose runtime (CPython, HotSpot, V8, Ruby, PHP, Perl) was found (interp_processes, {process}).
 	InterpProcesses uint64
 	// Interpreters found with offsets they published themselves (interp_debug_offsets, {process}).
 	InterpDebugOffsets uint64
 	// Processes with an interpreter version or JVM layout not usable (interp_unknown_versions, {process}).
 	InterpUnknownVersions uint64
-	// Samples that carried interpreter or Java frames (interp_samples, {sample}).
+	// Samples that carried frames of a runtime (interpreted or JIT code) (interp_samples, {sample}).
 	InterpSamples uint64
 	// Interpreter frames the kernel could not read, or processes whose interpreter it could not be told of (interp_frame_errors, {error}).
 	InterpFrameErrors uint64
