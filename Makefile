@@ -426,7 +426,7 @@ ARM64_DEB_PKGS := gcc-aarch64-linux-gnu qemu-system-arm libbpf-dev:arm64 libelf-
             zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libssl-dev:arm64 \
             libiberty-dev:arm64 libjansson-dev:arm64 libcurl4-openssl-dev:arm64
 # (libcurl: its header only; the library dlopens libcurl.so.4.)
-.PHONY: arm64 arm64-deps test-arm64 image-context-arm64
+.PHONY: arm64 arm64-deps test-arm64 image-context-arm64 image-oci
 # Only what is missing; busybox-static:arm64 is not installed (it would
 # replace the machine's x86_64 busybox): test-arm64 unpacks its deb.
 arm64-deps: $(ARM64_BUILD)/.deps-arm64-ok
@@ -530,6 +530,15 @@ image-context-arm64: arm64
 	$(call step,STAGE,$(ARM64_BUILD)/image (arm64 rootfs + Dockerfile))
 	$(Q)bash collector-config/k8s/image/stage-rootfs.sh $(ARM64_BUILD) $(ARM64_BUILD)/image arm64
 	$(Q)bash test/arm64/check_image.sh $(ARM64_BUILD)/image/rootfs
+# The release image for both architectures under one tag, without an
+# engine: an OCI image layout in $(BUILD)/image-oci whose tag $(LIBVER) is
+# an index of the amd64 and arm64 images (FROM scratch, the staged roots;
+# collector-config/k8s/image/ocilayout). Push it with any OCI tool, e.g.
+#   skopeo copy --all oci:$(BUILD)/image-oci:$(LIBVER) docker://REGISTRY/otelcol-profiler:$(LIBVER)
+image-oci: image-context image-context-arm64
+	$(call step,OCI,$(BUILD)/image-oci (amd64 + arm64 under $(LIBVER)))
+	$(Q)cd collector-config/k8s/image/ocilayout && $(GO) run . $(abspath $(BUILD))/image-oci $(LIBVER) \
+	  amd64=$(abspath $(BUILD))/image/rootfs arm64=$(abspath $(ARM64_BUILD))/image/rootfs
 image: image-context
 	@if docker info >/dev/null 2>&1; then \
 	  printf '  %-8s %s\n' DOCKER "build -t $(IMAGE) $(BUILD)/image"; \
@@ -542,9 +551,10 @@ image: image-context
 
 # The Kubernetes set: strict validation against the Kubernetes 1.27 API
 # types (k8s.io/api v0.27, offline), and the image's root file system runs
-# the collector (validate, then profile for a few seconds) in a chroot.
-test-k8s: image-context
-	cd test/k8s && $(GO) test -count=1 ./...
+# the collector (validate, then profile for a few seconds) in a chroot;
+# the two-architecture OCI layout (image-oci) read back and checked.
+test-k8s: image-context image-oci
+	cd test/k8s && OTELPROF_IMAGE_OCI=$(abspath $(BUILD))/image-oci OTELPROF_BUILD=$(abspath $(BUILD)) $(GO) test -count=1 -v ./...
 	bash test/k8s/image_smoke.sh $(BUILD)
 
 # Receiver/connector tests with a fake library (go vet too); the built

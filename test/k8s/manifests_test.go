@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -141,11 +143,54 @@ func TestStrictSchema(t *testing.T) {
 	}
 }
 
+// imageArchitectures: those `make image-oci` puts under the image's tag
+// (TestImageLayout checks the layout has exactly these).
+var imageArchitectures = []string{"amd64", "arm64"}
+
+// podArchitectures: the kubernetes.io/arch values a pod can be scheduled
+// on, from its nodeSelector and required node affinity (nil: any).
+func podArchitectures(spec corev1.PodSpec) []string {
+	var set []string
+	if a, ok := spec.NodeSelector["kubernetes.io/arch"]; ok {
+		set = []string{a}
+	}
+	if spec.Affinity == nil || spec.Affinity.NodeAffinity == nil ||
+		spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return set
+	}
+	terms := spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	var union []string
+	for _, term := range terms {
+		var termSet []string
+		restricted := false
+		for _, e := range term.MatchExpressions {
+			if e.Key == "kubernetes.io/arch" && e.Operator == corev1.NodeSelectorOpIn {
+				termSet, restricted = append([]string(nil), e.Values...), true
+			}
+		}
+		if !restricted {
+			return set // a term open to every architecture
+		}
+		union = append(union, termSet...)
+	}
+	if set != nil {
+		var both []string
+		for _, a := range union {
+			if a == set[0] {
+				both = append(both, a)
+			}
+		}
+		union = both
+	}
+	sort.Strings(union)
+	return union
+}
+
 // checkPod: what a pod of the set must have to be deployable and kept alive.
 func checkPod(t *testing.T, name string, spec corev1.PodSpec, o objects) {
 	t.Helper()
-	if spec.NodeSelector["kubernetes.io/arch"] != "amd64" {
-		t.Errorf("%s: nodeSelector kubernetes.io/arch must be amd64 (the only architecture built): %v", name, spec.NodeSelector)
+	if got := podArchitectures(spec); !reflect.DeepEqual(got, imageArchitectures) {
+		t.Errorf("%s: schedulable on architectures %v, want exactly those of the image index %v", name, got, imageArchitectures)
 	}
 	sa := false
 	for _, a := range o.accounts {
