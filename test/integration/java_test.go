@@ -40,8 +40,11 @@ func javaFrame(s Sample, name string) (int, *Line) {
 // returns their tids.
 func threadsNamed(t *testing.T, pid int, names ...string) map[string]int64 {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	// Judged on the JVM's own CPU time (start-up with an agent is seconds
+	// of it, minutes of wall time on a loaded host), the wall clock
+	// only as a last guard against a process that sleeps.
+	deadline := time.Now().Add(5 * time.Minute)
+	for time.Now().Before(deadline) && cpuSecondsOf(t, pid) < 60 {
 		out := map[string]int64{}
 		dirs, _ := filepath.Glob("/proc/" + itoa(pid) + "/task/*/comm")
 		for _, d := range dirs {
@@ -65,7 +68,7 @@ func threadsNamed(t *testing.T, pid int, names ...string) map[string]int64 {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("pid %d has no threads %v", pid, names)
+	t.Fatalf("pid %d has no threads %v after %.1f s of its CPU time", pid, names, cpuSecondsOf(t, pid))
 	return nil
 }
 
