@@ -5,9 +5,9 @@
 # 8 keep-alive connections, a request each at a time), with no profiler
 # and with `otelprof record` at 19 Hz on the whole host, in interleaved
 # rounds (off, on, off, on, ...) so that the host's load drifts alike for
-# both. Each "on" round starts its recorder, waits WARM seconds (start-up,
-# node's tables: what an always-on agent has long done) and then
-# measures. Besides requests per second (what a loaded host's other work
+# both. Each "on" round starts its recorder, waits WARM seconds and until
+# the recorder has settled (start-up, node's tables: what an always-on
+# agent has long done), and then measures. Besides requests per second (what a loaded host's other work
 # moves), the server's own CPU time per request (schedstat: what the
 # profiler adds to each request, steadier on a loaded host). Needs root.
 #   test/bench/node_http.sh BUILD_DIR [ROUNDS] [SECONDS]
@@ -36,6 +36,21 @@ cpu_ns() { # CPU time of every thread of the server (ns) into CPU_NS
 }
 for _ in $(seq 100); do grep -q listening "$TMP/server.out" && break; sleep 0.1; done
 grep -q listening "$TMP/server.out" || { echo "node_http: the server did not start" >&2; exit 1; }
+# Wait until recorder $1 has settled: WARM seconds, then until it used
+# under 5% of a CPU in the last second (its start-up reads every
+# process's tables, seconds of CPU on a loaded 2-CPU host), at most 60 s.
+settle() {
+	local t=0 a b c0 c1
+	sleep "$WARM"
+	while [ $t -lt 60 ]; do
+		read -r a b < <(awk '{ print $1, $2 }' /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s, 0 }')
+		c0=$a; sleep 1; t=$((t + 1))
+		read -r a b < <(awk '{ print $1, $2 }' /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s, 0 }')
+		c1=$a
+		[ $((c1 - c0)) -lt 50000000 ] && return 0
+	done
+	echo "node_http: the recorder still busy after 60 s" >&2
+}
 # one run: "requests server-CPU-ns"
 client() {
 	local c0 n
@@ -54,7 +69,7 @@ for r in $(seq "$ROUNDS"); do
 	rp=$!
 	for _ in $(seq 300); do grep -q recording "$TMP/rec.err" && break; sleep 0.1; done
 	grep -q recording "$TMP/rec.err" || { echo "node_http: otelprof did not start" >&2; cat "$TMP/rec.err" >&2; exit 1; }
-	sleep "$WARM"
+	settle "$rp"
 	read -r n c < <(client)
 	on+=("$n") oncpu+=("$((c / n))")
 	kill -INT "$rp"; wait "$rp" || { echo "node_http: otelprof failed" >&2; cat "$TMP/rec.err" >&2; exit 1; }
