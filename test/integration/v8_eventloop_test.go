@@ -177,9 +177,19 @@ func recordMainThread(t *testing.T, w *runtimeWorkload, cpuSeconds float64) (*Pr
 			n++
 		}
 	}
-	t.Logf("recorded %.1f s, main thread CPU %.2f s: %d samples of it (%.0f%% of its CPU time at %d Hz)",
-		to.Sub(from).Seconds(), got, n, 100*float64(n)/(got*hz), hz)
+	t.Logf("recorded %.1f s, main thread CPU %.2f s: %d samples of it (%.0f%% of its CPU time at %d Hz); %s",
+		to.Sub(from).Seconds(), got, n, 100*float64(n)/(got*hz), hz, wroteLine(rec.Stderr))
 	return p, w.shareA(t, from, to)
+}
+
+// wroteLine is the recorder's summary line (samples written, lost).
+func wroteLine(stderr string) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.Contains(l, "wrote") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "(no summary line)"
 }
 
 func TestNodeAsyncCallbacks(t *testing.T) {
@@ -288,6 +298,7 @@ func TestNodeWorkerThreads(t *testing.T) {
 					time.Sleep(100 * time.Millisecond)
 				}
 			}, 60, 499)
+			t.Logf("%s", wroteLine(rec.Stderr))
 			cpu := threadCPU(pid)
 			worker, wcpu := busiest(cpu)
 			if worker == 0 || wcpu < 0.5 {
