@@ -149,7 +149,7 @@ func judgeLoopCallbacks(t *testing.T, p *Process, pid int64, truthA float64, nam
 // recordMainThread is recordRuntime judged on the main thread's own CPU
 // time (schedstat), not the process's: node's helper threads (GC,
 // concurrent compilation) take a share of it that differs between
-// versions (node 26 ran its main thread for a third of its CPU here).
+// versions.
 // Records at 499 Hz until the main thread has run cpuSeconds (at most
 // 60 s) and returns the process and the workload's hot_a share.
 func recordMainThread(t *testing.T, w *runtimeWorkload, cpuSeconds float64) (*Process, float64) {
