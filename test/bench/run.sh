@@ -182,6 +182,9 @@ for wl in "callgraph_nofp 8" "deep_recursion 8 150"; do
 done
 # 50-frame stacks: native, Python and Java (HotSpot) in one run.
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/deep_stacks.sh" "$B")
+# What the V8 walk costs a Node service: HTTP throughput on loopback,
+# 19 Hz on vs off, interleaved rounds.
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/node_http.sh" "$B" 5 10)
 # The paths of older kernels (docs/kernels.md), forced here: the same
 # workloads, default and fallback one after the other in this run; an
 # emulated old kernel's timings would mean nothing.

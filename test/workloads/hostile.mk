@@ -21,7 +21,7 @@ HOSTILE_OUT := $(H)/libhot.so $(H)/dlrun $(H)/elfcorrupt \
   $(patsubst %,$(H)/libhot-%.so,$(HOSTILE_MODES)) \
   $(H)/storm $(H)/storm_a $(H)/storm_b $(H)/storm_s $(H)/libstorm.so \
   $(H)/pidreuse $(H)/reuse_a $(H)/reuse_b $(H)/elfbomb $(H)/mapspin $(H)/evictspin \
-  $(H)/rowhog
+  $(H)/rowhog $(H)/node_forged
 EXTRA_WORKLOADS += $(HOSTILE_OUT)
 
 $(H):
@@ -64,3 +64,8 @@ $(H)/evictspin: $(HW)/evictspin.c $(W)/hostile.mk | $(H)
 # (TestUnwindRowsFairShare).
 $(H)/rowhog: $(HW)/rowhog.c $(W)/hostile.mk | $(H)
 	$(WCC) -O2 -g -Wall -Wextra -Werror -o $@ $<
+
+# A process that passes for V8 and lies (TestNodeForgedV8): named node*,
+# v8dbg_* constants in .dynsym (-rdynamic), frame pointers kept.
+$(H)/node_forged: $(HW)/v8forged.c $(W)/hostile.mk | $(H)
+	$(WCC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -rdynamic -pthread -o $@ $<

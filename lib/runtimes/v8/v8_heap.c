@@ -309,7 +309,7 @@ static bool is_string(struct v8_reader *r, uint64_t v)
  * header, the two slots between the context local count and the
  * variable part (v8dbg's indices show the gap).
  */
-static void scope_info(struct v8_reader *r, uint64_t si,
+static bool scope_info(struct v8_reader *r, uint64_t si,
 		       struct v8_function *out)
 {
 	const struct v8_layout *l = r->l;
@@ -318,7 +318,7 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 
 	if (!slot(r, si, l->si_ncontextlocals, &ncl) || !is_smi(l, ncl) ||
 	    smi_value(l, ncl) < 0 || smi_value(l, ncl) > V8_SCOPE_SLOTS)
-		return;
+		return false;
 	base = l->si_first_vars + (smi_value(l, ncl) < V8_INLINE_LOCALS
 					   ? 2 * (uint32_t)smi_value(l, ncl)
 					   : (uint32_t)smi_value(l, ncl) + 1);
@@ -326,7 +326,7 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 		if (!slot(r, si, base + k, &v[k]))
 			break;
 	if (k < 8)
-		return;
+		return false;
 	/* the function variable: its name, then its slot index */
 	if (is_string(r, v[p]) &&
 	    v8_string_read(r, v[p], out->name, sizeof(out->name))) {
@@ -349,13 +349,14 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 	if (l->si_first_vars == l->si_ncontextlocals + 3) {
 		if (!slot(r, si, l->si_ncontextlocals + 1, &v[0]) ||
 		    !slot(r, si, l->si_ncontextlocals + 2, &v[1]))
-			return;
+			return false;
 		p = 0;
 	}
 	if (is_smi(l, v[p]) && is_smi(l, v[p + 1]) && smi_value(l, v[p]) >= 0 &&
 	    smi_value(l, v[p]) <= smi_value(l, v[p + 1]) &&
 	    smi_value(l, v[p + 1]) <= INT32_MAX)
 		out->start = (int32_t)smi_value(l, v[p]);
+	return true;
 }
 
 bool v8_function_read(struct v8_reader *r, uint64_t sfi,
@@ -370,17 +371,27 @@ bool v8_function_read(struct v8_reader *r, uint64_t sfi,
 	if (!instance_type(r, sfi, &t) || t != l->type_sfi ||
 	    !field(r, sfi, l->sfi_name_or_scope_info, &nsi))
 		return false;
-	if (instance_type(r, nsi, &t)) {
-		if (t < l->first_nonstring)
-			v8_string_read(r, nsi, out->name, sizeof(out->name));
-		else if (t == l->type_scope_info)
-			scope_info(r, nsi, out);
+	/* A name (or ScopeInfo, or script name) there but unreadable makes
+	 * the function unknown: never shown as anonymous or fileless. A
+	 * Smi is no name; any other object is not what V8 keeps there. */
+	if (!is_smi(l, nsi)) {
+		if (!instance_type(r, nsi, &t))
+			return false;
+		if (t < l->first_nonstring) {
+			if (!v8_string_read(r, nsi, out->name,
+					    sizeof(out->name)))
+				return false;
+		} else if (t != l->type_scope_info ||
+			   !scope_info(r, nsi, out)) {
+			return false;
+		}
 	}
 	if (field(r, sfi, l->sfi_script, &script) &&
 	    instance_type(r, script, &t) && t == l->type_script) {
 		out->script = script;
-		if (field(r, script, l->script_name, &v) && is_string(r, v))
-			v8_string_read(r, v, out->file, sizeof(out->file));
+		if (field(r, script, l->script_name, &v) && is_string(r, v) &&
+		    !v8_string_read(r, v, out->file, sizeof(out->file)))
+			return false;
 		if (field(r, script, l->script_source, &v) && is_string(r, v))
 			out->source = v;
 	}

@@ -1,0 +1,159 @@
+// A process that passes for V8 and lies (test/workloads/hostile/
+// v8forged.c): absurd v8dbg_* constants, or a plausible layout over a
+// heap of cycles, huge lengths, pointers to nowhere and words another
+// thread keeps rewriting. The recorder must keep running, count the
+// process (unknown, or its frames unreadable), keep its native stacks,
+// and stay within its memory.
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// recordMeasured records pid alone at hz until it has run cpu seconds
+// (at most 60 s) and returns the recording with the recorder's own peak
+// RSS (kB) and CPU seconds.
+func recordMeasured(t *testing.T, pid int, cpu float64, hz int) (recording, int64, float64) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "profile.otlp")
+	cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", "60",
+		"--frequency", itoa(hz), "--output", out, "--pid", itoa(pid))
+	var stderr bytes.Buffer
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(pipe)
+	line, _ := r.ReadString('\n')
+	stderr.WriteString(line)
+	if !strings.Contains(line, "recording") {
+		_, _ = io.Copy(&stderr, r)
+		_ = cmd.Wait()
+		t.Fatalf("otelprof record did not start: %s", stderr.String())
+	}
+	from, cpu0 := time.Now(), cpuSecondsOf(t, pid)
+	for time.Since(from) < 58*time.Second && cpuSecondsOf(t, pid)-cpu0 < cpu {
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	_, _ = io.Copy(&stderr, r)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("otelprof record: %v\n%s", err, stderr.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	used := float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	return recording{Path: out, Stderr: stderr.String()}, ru.Maxrss, used
+}
+
+var runtimeCounts = regexp.MustCompile(`(\d+) Python or Java processes \((\d+) with their own offsets, (\d+) unknown versions\), \d+ samples with Python or Java frames, \d+ unreadable frames, (\d+) unreadable code objects or methods`)
+
+func TestNodeForgedV8(t *testing.T) {
+	requireRoot(t)
+	bin := hostileBin(t, "node_forged")
+	for _, mode := range []string{"absurd", "lies"} {
+		mode := mode
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(bin, mode, "90")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			if l, _ := bufio.NewReader(out).ReadString('\n'); l != "ready\n" {
+				t.Fatalf("node_forged did not start: %q", l)
+			}
+			pid := cmd.Process.Pid
+			rec, rssKB, used := recordMeasured(t, pid, 3, 99)
+			m := runtimeCounts.FindStringSubmatch(rec.Stderr)
+			if m == nil {
+				t.Fatalf("no runtime counts in the recorder's stats:\n%s", rec.Stderr)
+			}
+			found, unknown, frameErrs := m[2], m[3], m[4]
+			t.Logf("recorder: peak RSS %d MiB, %.2f s CPU; V8 processes with a layout %s, unknown %s, functions unreadable %s",
+				rssKB>>10, used, found, unknown, frameErrs)
+			p := decodeFile(t, rec.Path).ByPID(pid)
+			if p == nil {
+				t.Fatalf("no samples of pid %d\n%s", pid, rec.Stderr)
+			}
+			var mainN, kept, v8js int
+			names := map[string]int{}
+			var bad []string
+			for _, s := range p.Samples {
+				for _, f := range s.Frames {
+					if f.Type != "v8js" {
+						continue
+					}
+					v8js++
+					names[f.Function+" "+f.Lines[0].Filename+":"+strconv.FormatInt(f.Lines[0].Line, 10)]++
+					for _, l := range f.Lines {
+						for _, str := range []string{l.Name, l.Filename} {
+							if !utf8.ValidString(str) || len(str) > 255 || strings.ContainsAny(str, "\x00\n") {
+								t.Errorf("a v8js frame with a malformed name: %q", str)
+							}
+						}
+						if l.Line < 0 || l.StartLine < 0 {
+							t.Errorf("a v8js frame with a negative line: %+v", l)
+						}
+					}
+				}
+				if s.ThreadID != int64(pid) {
+					continue
+				}
+				mainN++
+				// the native stack: the work, below it the forged
+				// frame's code, main at the bottom
+				if hasFrame(s, nativeNamed("spin_work")) && hasFrame(s, nativeNamed("main")) {
+					kept++
+				} else if len(bad) < 4 {
+					bad = append(bad, s.String())
+				}
+			}
+			t.Logf("main thread: %d samples, %d with spin_work and main; %d v8js frames in the process: %v", mainN, kept, v8js, names)
+			if mainN < 150 {
+				t.Fatalf("only %d samples of the main thread", mainN)
+			}
+			if kept*100 < mainN*90 {
+				t.Errorf("%d of %d main-thread samples keep the native stack (spin_work ... main), want >= 90%%; e.g.\n%s",
+					kept, mainN, strings.Join(bad, "\n"))
+			}
+			switch mode {
+			case "absurd":
+				if unknown != "1" || found != "0" {
+					t.Errorf("the absurd layout: %s unknown, %s with a layout; want 1, 0", unknown, found)
+				}
+				if v8js > 0 {
+					t.Errorf("%d v8js frames from a process whose layout is unknown", v8js)
+				}
+			case "lies":
+				if found != "1" || unknown != "0" {
+					t.Errorf("the plausible layout: %s with a layout, %s unknown; want 1, 0", found, unknown)
+				}
+				if n, _ := strconv.Atoi(frameErrs); n == 0 {
+					t.Errorf("no unreadable functions counted from a heap that lies")
+				}
+			}
+			// the recorder's own memory: its baseline (~100 MiB with
+			// node-sized tables around) and what naming may hold
+			if rssKB > 256<<10 {
+				t.Errorf("the recorder's peak RSS %d MiB, want <= 256 MiB", rssKB>>10)
+			}
+		})
+	}
+}
