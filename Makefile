@@ -250,6 +250,8 @@ $(BUILD)/arm64-unit/libsigtramp.so: test/unit/a64/sigtramp.c | $(BUILD)/arm64/.d
 $(BUILD)/arm64-unit/callgraph_pac: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -mbranch-protection=pac-ret+leaf -o $@ $<
+# Debian's arm64 libc (glibc's sizeof(struct pthread), read from the file).
+$(BUILD)/test/unit/test_elf_dynsym_bytes: | $(BUILD)/arm64/.deps-arm64-ok
 # aarch64 context publishers (TLSDESC, local-exec): their rules are with
 # test-arm64's workloads.
 $(BUILD)/test/unit/test_tls_symbols_a64: $(BUILD)/arm64/workloads/libotelctx_tlsdesc.so $(BUILD)/arm64/workloads/ctx_exe_le
