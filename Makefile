@@ -464,6 +464,11 @@ arm64: $(ARM64_BUILD)/.deps-arm64-ok $(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf $
 # of workloads cross-compiled with gcc (callgraph without frame pointers,
 # syscalls with, the context publishers).
 ARM64_SECONDS ?= 30
+# The CPython guest (test/arm64/python.sh): its kernels (none: not booted)
+# and its recording, long enough for 200 judged samples once the
+# interpreter is known (seconds in, under emulation).
+ARM64_PY_KERNELS ?= 6.1 6.12
+ARM64_PY_SECONDS ?= 30
 $(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
@@ -508,7 +513,8 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
             $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
             $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
-	bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
+	ARM64_PY_KERNELS="$(ARM64_PY_KERNELS)" ARM64_PY_SECONDS=$(ARM64_PY_SECONDS) \
+	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 
 # The native builder, run with Go cross-compiling.
 $(ARM64_BUILD)/otelcol-profiler: collector-config/manifest.yaml $(FFI_SRCS) | $(OCB)

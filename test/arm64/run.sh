@@ -12,7 +12,7 @@ bash "$here/initramfs.sh" "$build" "$cache/root.cpio.gz"
 # The CPython guest (python.sh, judge_python.py) on PY_KERNELS, recording
 # PY_SECONDS.
 py_kernels=${ARM64_PY_KERNELS-6.1 6.12}
-py_seconds=${ARM64_PY_SECONDS:-15}
+py_seconds=${ARM64_PY_SECONDS:-30}
 [ -z "$py_kernels" ] || bash "$here/python.sh" "$cache/root.cpio.gz" "$cache/root-python.cpio.gz"
 fail=0
 for v in "$@"; do
