@@ -599,7 +599,7 @@ bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BU
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
-FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby php v8
+FUZZ_TARGETS := proc kallsyms elf_symbols elf_file cfi context jit demangle go_pclntab xz cpython top dwarf_lines utf8 unwind_copy hotspot unwind_capture environ perl ruby php v8 dynsym
 FUZZ_SECONDS ?= 300
 # fuzz_elf_file takes whole files (and describes sparse ones in a few bytes).
 FUZZ_FILE_MAX_LEN ?= 4194304
@@ -632,6 +632,7 @@ FUZZ_SRCS_ruby := lib/runtimes/ruby/ruby_layout.c lib/runtimes/ruby/ruby_reader.
 FUZZ_SRCS_php := lib/runtimes/php/php_layout.c lib/util/utf8.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
 FUZZ_SRCS_v8 := lib/runtimes/v8/v8_layout.c lib/runtimes/v8/v8_heap.c
+FUZZ_SRCS_dynsym := lib/elf/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson
 FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
