@@ -374,8 +374,8 @@ struct otelprof_interp_proc {
 	u16 runtime_interp_head;  /* _PyRuntime.interpreters.head */
 	u16 interp_threads_head;  /* PyInterpreterState -> first tstate */
 	u16 tstate_next;	  /* PyThreadState.next */
-	u16 tstate_thread_id;	  /* PyThreadState.thread_id (pthread_self,
-				     the thread pointer on glibc) */
+	u16 tstate_thread_id;	  /* PyThreadState.thread_id (pthread_self:
+				     the thread pointer on x86_64 glibc) */
 	u16 tstate_frame;	  /* frame, cframe or current_frame */
 	u16 cframe_current_frame; /* OTELPROF_OFF_NONE: tstate_frame is the
 				     frame */
@@ -383,7 +383,11 @@ struct otelprof_interp_proc {
 	u16 frame_code;
 	u16 frame_instr; /* f_lasti (int), prev_instr or instr_ptr */
 	u16 frame_owner; /* is_entry or owner byte; OTELPROF_OFF_NONE */
-	u16 pad[5];
+	/* arm64: thread_id (pthread_self) is the thread pointer minus this,
+	 * glibc's sizeof(struct pthread) (TLS variant I); unused on x86_64,
+	 * where it is the thread pointer */
+	u16 thread_self_below_tp;
+	u16 pad[4];
 	u64 runtime; /* runtime address of _PyRuntime */
 };
 

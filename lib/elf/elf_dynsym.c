@@ -6,6 +6,7 @@
 #include <libelf.h>
 #include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A name ending in '*' stands for every name it starts. */
 static bool name_matches(const char *name, const char *want)
@@ -60,4 +61,35 @@ int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 	}
 	elf_end(e);
 	return found;
+}
+
+int elf_dynsym_file_bytes(int fd, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t phnum;
+	int rc = -ENOENT;
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return -ENOENT;
+	if (elf_getphdrnum(e, &phnum))
+		phnum = 0;
+	for (size_t i = 0; i < phnum && i < ELF_DYNSYM_MAX_PHDRS; i++) {
+		GElf_Phdr ph;
+		uint64_t off;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
+		    len > ph.p_filesz - (vaddr - ph.p_vaddr))
+			continue;
+		off = ph.p_offset + (vaddr - ph.p_vaddr);
+		rc = -EIO;
+		if (off >= ph.p_offset && off <= INT64_MAX - len &&
+		    pread(fd, buf, len, (off_t)off) == (ssize_t)len)
+			rc = 0;
+		break;
+	}
+	elf_end(e);
+	return rc;
 }

@@ -25,4 +25,15 @@
 int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 		      size_t n, uint64_t *values);
 
+/* At most this many program headers are looked at. */
+#define ELF_DYNSYM_MAX_PHDRS 256
+
+/*
+ * The len bytes a file holds for vaddr (a data symbol's initial value: a
+ * constant the process cannot have changed, read from the file and not
+ * from its memory), through the PT_LOAD segment whose file bytes cover
+ * them. 0, -ENOENT (no such segment, not ELF) or -EIO.
+ */
+int elf_dynsym_file_bytes(int fd, uint64_t vaddr, void *buf, size_t len);
+
 #endif

@@ -3,7 +3,7 @@
 #   test/fuzz/corpus.sh OUT_DIR
 set -euo pipefail
 out=$1
-mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ,perl,php,ruby,v8}
+mkdir -p "$out"/{proc,kallsyms,elf_symbols,elf_file,cfi,context,jit,demangle,go_pclntab,xz,cpython,top,dwarf_lines,utf8,unwind_copy,hotspot,unwind_capture,environ,perl,php,ruby,v8,dynsym}
 i=0
 for pid in $(ls /proc | grep -E '^[0-9]+$' | head -20); do
 	{ printf '\0'; cat "/proc/$pid/maps"; } > "$out/proc/maps-$pid" 2>/dev/null || true
@@ -243,3 +243,7 @@ zstr(0x300, b"/w/hot.php")
 open(sys.argv[1], "wb").write(mem)
 PY
 printf '8.4.16\x00' > "$out/php/version"
+# The .dynsym reader (fuzz_dynsym.c): the small ELF files above, both
+# architectures' (glibc's _thread_db_* symbols are in libc, too large for
+# the fuzzer's inputs; the files' own symbols are read instead).
+cp "$out"/elf_symbols/* "$out/dynsym/" 2>/dev/null || true

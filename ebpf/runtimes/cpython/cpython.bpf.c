@@ -77,6 +77,10 @@ cpython_thread_state(const struct otelprof_interp_proc *ip)
 
 	if (!tp)
 		return 0;
+#if defined(__TARGET_ARCH_arm64)
+	/* TLS variant I: glibc's struct pthread ends at the thread pointer */
+	tp -= ip->thread_self_below_tp;
+#endif
 	interp = read_user_u64(ip->runtime + ip->runtime_interp_head);
 	if (!interp)
 		return 0;

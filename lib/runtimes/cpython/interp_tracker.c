@@ -13,6 +13,7 @@
 #include "elf/elf_file.h"
 #include "filestore/file_cache.h"
 #include "process/mapped_file.h"
+#include "runtimes/cpython/glibc_thread_self.h"
 #include "rt_cpython.skel.h"
 
 /* The evaluation loop: every CPython build defines it (and exports it:
@@ -115,6 +116,7 @@ static void kernel_write(struct interp_tracker *it, struct process *p)
 				     "interp_procs");
 	v = ip->lay.walk;
 	v.runtime = ip->runtime;
+	v.thread_self_below_tp = (u16)ip->thread_self_below_tp;
 	if (fd < 0 || bpf_map_update_elem(fd, &p->pid, &v, BPF_ANY) ||
 	    runtime_programs_attach(it->progs, p->pid, OTELPROF_RT_CPYTHON,
 				    OTELPROF_RT_MODE_AFTER, CPY_COPY_KB)) {
@@ -177,6 +179,22 @@ void interp_tracker_sync(struct interp_tracker *it, struct process *p,
 		ip = state(it, p);
 		if (!ip)
 			return;
+		switch (glibc_thread_self_below_tp(p,
+						   &ip->thread_self_below_tp)) {
+		case GLIBC_THREAD_SELF_KNOWN:
+			break;
+		case GLIBC_THREAD_SELF_LATER:
+			return; /* state kept without a layout: looked again */
+		default:
+			/* No thread state could be matched (arm64 without
+			 * glibc's size): reported once, native stacks. */
+			ip->unknown_reported = true;
+			it->counters.unknown_versions++;
+			debug_log("pid %u: CPython 3.%u without glibc's struct "
+				  "pthread size; native frames only",
+				  p->pid, minor);
+			return;
+		}
 		l = cpython_layout_find(minor);
 		if (!l) {
 			/* Reported once; its stacks stay native. */

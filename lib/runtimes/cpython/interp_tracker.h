@@ -45,10 +45,11 @@ struct interp_process {
 	const struct cpython_layout *layout; /* &lay once known */
 	struct cpython_layout lay;	     /* the version's table, or what its
 						_Py_DebugOffsets say (3.13+) */
-	bool debug_offsets;	     /* lay came from _Py_DebugOffsets */
-	uint64_t runtime, code_type; /* runtime addresses (code_type 0:
-					not checked) */
-	uint64_t loop_lo, loop_hi;   /* _PyEval_EvalFrameDefault in it */
+	bool debug_offsets;	       /* lay came from _Py_DebugOffsets */
+	uint64_t runtime, code_type;   /* runtime addresses (code_type 0:
+					  not checked) */
+	uint64_t loop_lo, loop_hi;     /* _PyEval_EvalFrameDefault in it */
+	uint32_t thread_self_below_tp; /* tp - pthread_self() (arm64) */
 	bool in_kernel;
 	bool unknown_reported;
 	/* code object cache, charged to the global budget for data read
