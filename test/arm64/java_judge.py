@@ -13,11 +13,14 @@ the share of steady samples naming FibHash.fib and the share naming
 FibHash.digest each within TOLERANCE points of the fib and hash threads'
 shares of their CPU time; at least ROOTED_MIN of them reach
 java.lang.Thread.run (rooted: the walk crossed every Java frame between
-the leaf and the thread's entry).
+the leaf and the thread's entry); at least LINES_MIN of the frames of the
+two lambdas (interpreted: each runs once) carry the line of their call in
+FibHash.java (read through the interpreter frame's bcp slot).
 """
 import base64
 import gzip
 import json
+import os
 import re
 import sys
 
@@ -26,8 +29,16 @@ MIN_STEADY = 200
 JVM_MIN = 0.90
 TOLERANCE = 5.0
 ROOTED_MIN = 0.90
+LINES_MIN = 0.90
 text = open(path, errors="replace").read().replace("\r", "")
 problems = []
+source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads", "java", "FibHash.java")
+src_lines = open(source).read().splitlines()
+# lambda$main$0 calls fibLoop(until), lambda$main$1 hashLoop(until).
+LAMBDA_LINES = {
+    "FibHash.lambda$main$0": next(i + 1 for i, ln in enumerate(src_lines) if "() -> fibLoop(until)" in ln),
+    "FibHash.lambda$main$1": next(i + 1 for i, ln in enumerate(src_lines) if ln.strip() == "hashLoop(until);"),
+}
 
 
 def section(name):
@@ -60,7 +71,7 @@ truth_fib = 100.0 * fib_cpu / (fib_cpu + hash_cpu) if fib_cpu + hash_cpu > 0 els
 
 
 def samples():
-    """(thread id, unix ns, [(frame type, function name)] leaf first) of pid's samples."""
+    """(thread id, unix ns, [(frame type, function name, line)] leaf first) of pid's samples."""
     b64 = section("otlp-json.gz.b64")
     if not b64 or not b64.strip():
         return []
@@ -87,7 +98,7 @@ def samples():
                 lines = loc.get("lines", []) or [{}]
                 for ln in lines:
                     fn = funcs[int(ln.get("functionIndex", 0))]
-                    fr.append((ftype, strs[int(fn.get("nameStrindex", 0))]))
+                    fr.append((ftype, strs[int(fn.get("nameStrindex", 0))], int(ln.get("line", 0))))
             return fr
 
         for rp in d.get("resourceProfiles", []):
@@ -112,7 +123,7 @@ except (ValueError, KeyError, IndexError, OSError, EOFError) as e:
     all_samples = []
     problems.append(f"the guest's otlp-json is unreadable: {e}")
 hot = [s for s in all_samples if s[0] in (fib_tid, hash_tid)]
-java_times = [ts for _, ts, fr in hot if any(t == "jvm" for t, _ in fr)]
+java_times = [ts for _, ts, fr in hot if any(t == "jvm" for t, _, _ in fr)]
 first_java = min(java_times) if java_times else None
 first = min((ts for _, ts, _ in hot), default=None)
 steady = [s for s in hot if first_java is not None and s[1] >= first_java]
@@ -123,16 +134,20 @@ def count(pred):
     return sum(1 for s in steady if pred(s))
 
 
-with_jvm = count(lambda s: any(t == "jvm" for t, _ in s[2]))
-fib_named = count(lambda s: any(t == "jvm" and f.startswith("FibHash.fib") for t, f in s[2]))
-digest_named = count(lambda s: any(t == "jvm" and f.startswith("FibHash.digest") for t, f in s[2]))
-rooted = count(lambda s: any(t == "jvm" and f.startswith("java.lang.Thread.run") for t, f in s[2]))
+with_jvm = count(lambda s: any(t == "jvm" for t, _, _ in s[2]))
+fib_named = count(lambda s: any(t == "jvm" and f.startswith("FibHash.fib") for t, f, _ in s[2]))
+digest_named = count(lambda s: any(t == "jvm" and f.startswith("FibHash.digest") for t, f, _ in s[2]))
+rooted = count(lambda s: any(t == "jvm" and f.startswith("java.lang.Thread.run") for t, f, _ in s[2]))
+# The lambdas run once, in the interpreter: their line comes from the
+# interpreter frame's bcp slot (frame_aarch64.hpp's layout).
+lambda_frames = [(f, ln) for s in steady for t, f, ln in s[2] if t == "jvm" and f in LAMBDA_LINES]
+lambda_exact = sum(1 for f, ln in lambda_frames if ln == LAMBDA_LINES[f])
 pct = (lambda k: 100.0 * k / n) if n else (lambda k: 0.0)
 if n < MIN_STEADY:
     problems.append(f"only {n} steady samples of the fib and hash threads (want >= {MIN_STEADY})")
 else:
     if with_jvm < JVM_MIN * n:
-        bad = [";".join(f for _, f in reversed(s[2])) for s in steady if not any(t == "jvm" for t, _ in s[2])][:2]
+        bad = [";".join(f for _, f, _ in reversed(s[2])) for s in steady if not any(t == "jvm" for t, _, _ in s[2])][:2]
         problems.append(f"jvm frames in {pct(with_jvm):.1f}% (want >= {100 * JVM_MIN:.0f}%), e.g. {bad}")
     if abs(pct(fib_named) - truth_fib) > TOLERANCE:
         problems.append(f"FibHash.fib {pct(fib_named):.1f}%, truth {truth_fib:.1f}% +- {TOLERANCE:.0f}")
@@ -140,6 +155,10 @@ else:
         problems.append(f"FibHash.digest {pct(digest_named):.1f}%, truth {100.0 - truth_fib:.1f}% +- {TOLERANCE:.0f}")
     if rooted < ROOTED_MIN * n:
         problems.append(f"Thread.run reached in {pct(rooted):.1f}% (want >= {100 * ROOTED_MIN:.0f}%)")
+    if lambda_exact < LINES_MIN * len(lambda_frames) or not lambda_frames:
+        wrong = sorted(set((f, ln) for f, ln in lambda_frames if ln != LAMBDA_LINES[f]))[:4]
+        problems.append(f"interpreted lambda frames on their call's line: {lambda_exact} of {len(lambda_frames)}"
+                        f" (want >= {100 * LINES_MIN:.0f}%; lines {LAMBDA_LINES}, e.g. {wrong})")
 m = re.search(r"^guest: (\S+) aarch64", text, re.M)
 release = m.group(1) if m else "?"
 delay = (first_java - first) / 1e9 if first_java is not None and first is not None else -1
@@ -148,7 +167,7 @@ print(
     f"java kernel {kernel} {status} {release}: {len(hot)} samples of fib+hash ({n} steady, first jvm frame "
     f"{delay:.1f} s after the first sample): jvm frames {pct(with_jvm):.1f}%, FibHash.fib {pct(fib_named):.1f}% "
     f"(CPU truth {truth_fib:.1f}%), FibHash.digest {pct(digest_named):.1f}% (truth {100.0 - truth_fib:.1f}%), "
-    f"rooted at Thread.run {pct(rooted):.1f}%"
+    f"rooted at Thread.run {pct(rooted):.1f}%; interpreted lambdas on the call's line {lambda_exact}/{len(lambda_frames)}"
     + ("" if not problems else "; " + "; ".join(problems))
 )
 sys.exit(1 if problems else 0)
