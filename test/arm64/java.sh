@@ -30,7 +30,7 @@ mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc} "$root/$build" "$root/$classes"
 cp "$bb" "$root/bin/busybox"
 cp "$here/java_guest.sh" "$root/init"
 chmod +x "$root/init"
-echo "BUILD=$build JAVA=/$jdk_rel/bin/java CLASSES=$classes SECONDS_REC=30 WARM=10" >"$root/java.env"
+echo "BUILD=$build JAVA=/$jdk_rel/bin/java CLASSES=$classes SECONDS_REC=30 WARM=10 LEAD=10 HZ=49" >"$root/java.env"
 cp -a "$build"/libotelprofiler.so* "$build/otelprof" "$root/$build/"
 cp "$classes"/FibHash*.class "$root/$classes/"
 # The JDK without what a headless run never opens (the compile-time

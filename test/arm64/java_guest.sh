@@ -4,7 +4,7 @@
 # the JIT reach steady state on the workload's own CPU time, records the
 # whole guest with the arm64 otelprof and prints, between markers on the
 # console, the threads' CPU time before and after the recording
-# (schedstat), the CLI's log and the profile as otlp-json for
+# (schedstat) and when (unix seconds), the CLI's log and the profile as otlp-json for
 # java_judge.py.
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -20,6 +20,7 @@ for a in $(cat /proc/cmdline); do
 	case $a in
 	otelprof.seconds=*) SECONDS_REC=${a#*=} ;;
 	otelprof.warm=*) WARM=${a#*=} ;;
+	otelprof.lead=*) LEAD=${a#*=} ;;
 	esac
 done
 echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs"
@@ -49,13 +50,20 @@ for i in $(seq 900); do
 	sleep 0.2
 done
 echo "guest: warm: fib thread $(cpu_of $fib) ns CPU ($(cut -d' ' -f1 /proc/uptime) s uptime)"
-OTELPROF_DEBUG_BPF_LOG=stats $BUILD/otelprof record --duration $SECONDS_REC --frequency 99 \
+# The judged window opens LEAD s after the recorder starts: under
+# emulation it takes seconds to read libjvm and the JVM's layout, and
+# while it does, the two threads share the CPUs left differently (the
+# hash thread sleeps 2 ms in 6, so it gains when the CPUs are short).
+# Its ends in unix seconds (busybox's date has no %N), for the judge to
+# pick the samples inside.
+OTELPROF_DEBUG_BPF_LOG=stats $BUILD/otelprof record --duration $((LEAD + SECONDS_REC + 1)) --frequency $HZ \
 	--output /tmp/out.otlp 2>/tmp/record.err &
 rec=$!
 while kill -0 $rec 2>/dev/null && ! grep -q recording /tmp/record.err; do sleep 0.1; done
-echo "cpu0 fib $(cpu_of $fib) hash $(cpu_of $hash)"
-sleep $((SECONDS_REC - 1))
-echo "cpu1 fib $(cpu_of $fib) hash $(cpu_of $hash)"
+sleep $LEAD
+echo "cpu0 fib $(cpu_of $fib) hash $(cpu_of $hash) at $(date +%s)"
+sleep $SECONDS_REC
+echo "cpu1 fib $(cpu_of $fib) hash $(cpu_of $hash) at $(date +%s)"
 wait $rec
 echo "guest: record exit $?"
 echo "tids fib $fib hash $hash pid $jpid"

@@ -4,9 +4,11 @@
     java_judge.py KERNEL CONSOLE_LOG
 
 FibHash runs a fib thread (FibHash.fib) and a hash thread (FibHash.digest,
-SHA-256); truth is each thread's own CPU time over the recording
-(schedstat, read in the guest). Judged: the samples of the two threads
-from the first one with a jvm frame on ("steady"). Asserted (exit 1 if
+SHA-256); truth is each thread's own CPU time over a window of the
+recording (schedstat, read in the guest at the window's ends, printed
+with their unix second). Judged ("steady"): the two threads' samples
+inside that window, which opens LEAD s after the recorder started, once
+it has read the JVM (the first jvm frame must come before). Asserted (exit 1 if
 not): the recording exits 0 and leaves nothing in bpffs; at least
 MIN_STEADY steady samples; at least JVM_MIN of them carry jvm frames;
 the share of steady samples naming FibHash.fib and the share naming
@@ -62,8 +64,12 @@ if section("bpffs") is None:
 elif bpffs:
     problems.append(f"left in bpffs: {' '.join(bpffs)}")
 tids = grab(r"^tids fib (\d+) hash (\d+) pid (\d+)", "thread ids")
-c0 = grab(r"^cpu0 fib (\d+) hash (\d+)", "CPU times before")
-c1 = grab(r"^cpu1 fib (\d+) hash (\d+)", "CPU times after")
+c0 = grab(r"^cpu0 fib (\d+) hash (\d+) at (\d+)", "CPU times before")
+c1 = grab(r"^cpu1 fib (\d+) hash (\d+) at (\d+)", "CPU times after")
+# The window's ends in whole unix seconds: each read was within the second
+# after, so the samples judged are those from half a second into each.
+win0 = (int(c0.group(3)) * 10**9 + 5 * 10**8) if c0 else 0
+win1 = (int(c1.group(3)) * 10**9 + 5 * 10**8) if c1 else 0
 fib_tid, hash_tid, pid = (int(x) for x in tids.groups()) if tids else (0, 0, 0)
 fib_cpu = int(c1.group(1)) - int(c0.group(1)) if c0 and c1 else 0
 hash_cpu = int(c1.group(2)) - int(c0.group(2)) if c0 and c1 else 0
@@ -126,7 +132,10 @@ hot = [s for s in all_samples if s[0] in (fib_tid, hash_tid)]
 java_times = [ts for _, ts, fr in hot if any(t == "jvm" for t, _, _ in fr)]
 first_java = min(java_times) if java_times else None
 first = min((ts for _, ts, _ in hot), default=None)
-steady = [s for s in hot if first_java is not None and s[1] >= first_java]
+steady = [s for s in hot if win0 <= s[1] < win1]
+if first_java is None or first_java > win0:
+    problems.append("no jvm frame before the judged window opened"
+                    + (f" ({(first_java - win0) / 1e9:.1f} s late)" if first_java else ""))
 n = len(steady)
 
 
@@ -159,12 +168,14 @@ else:
         wrong = sorted(set((f, ln) for f, ln in lambda_frames if ln != LAMBDA_LINES[f]))[:4]
         problems.append(f"interpreted lambda frames on their call's line: {lambda_exact} of {len(lambda_frames)}"
                         f" (want >= {100 * LINES_MIN:.0f}%; lines {LAMBDA_LINES}, e.g. {wrong})")
+m = re.search(r"^otelprof: wrote \d+ samples .*?; lost (\d+)", text, re.M)
+lost = m.group(1) if m else "?"
 m = re.search(r"^guest: (\S+) aarch64", text, re.M)
 release = m.group(1) if m else "?"
 delay = (first_java - first) / 1e9 if first_java is not None and first is not None else -1
 status = "ok  " if not problems else "FAIL"
 print(
-    f"java kernel {kernel} {status} {release}: {len(hot)} samples of fib+hash ({n} steady, first jvm frame "
+    f"java kernel {kernel} {status} {release}: {len(hot)} samples of fib+hash ({lost} of all lost; {n} in the window, first jvm frame "
     f"{delay:.1f} s after the first sample): jvm frames {pct(with_jvm):.1f}%, FibHash.fib {pct(fib_named):.1f}% "
     f"(CPU truth {truth_fib:.1f}%), FibHash.digest {pct(digest_named):.1f}% (truth {100.0 - truth_fib:.1f}%), "
     f"rooted at Thread.run {pct(rooted):.1f}%; interpreted lambdas on the call's line {lambda_exact}/{len(lambda_frames)}"
