@@ -515,6 +515,25 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	ARM64_PY_KERNELS="$(ARM64_PY_KERNELS)" ARM64_PY_SECONDS=$(ARM64_PY_SECONDS) \
 	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
+	$(MAKE) --no-print-directory test-arm64-java
+
+# HotSpot on arm64 (docs/arm64.md): a guest of its own on one kernel,
+# Debian bookworm's arm64 OpenJDK 17 (fetched through apt with its own
+# state, cached in RUNTIME_CACHE) running FibHash, compiled here by the
+# machine's javac (class files are portable), outside workloads/ (whose
+# files initramfs.sh reads as ELF programs).
+ARM64_JAVA_KERNEL ?= 6.12
+ARM64_JAVA_SECONDS ?= 30
+ARM64_JAVA_CACHE := $(RUNTIME_CACHE)/arm64-openjdk17
+ARM64_JAVAC ?= $(shell command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
+.PHONY: test-arm64-java
+$(ARM64_BUILD)/java/FibHash.class: test/workloads/java/FibHash.java
+	@mkdir -p $(dir $@)
+	$(ARM64_JAVAC) --release 17 -g -d $(dir $@) $<
+test-arm64-java: arm64 $(ARM64_BUILD)/java/FibHash.class $(ARM64_KERNEL_CACHE)/$(ARM64_JAVA_KERNEL)/vmlinuz
+	bash test/arm64/fetch_java.sh $(ARM64_JAVA_CACHE)
+	bash test/arm64/java.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_JAVA_CACHE) $(ARM64_BUILD)/java \
+	  $(ARM64_JAVA_KERNEL) $(ARM64_JAVA_SECONDS)
 
 # The native builder, run with Go cross-compiling.
 $(ARM64_BUILD)/otelcol-profiler: collector-config/manifest.yaml $(FFI_SRCS) | $(OCB)

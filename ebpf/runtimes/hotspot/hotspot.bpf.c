@@ -51,6 +51,9 @@ struct {
 #define JVM_MAX_HOPS 16
 /* A compiled frame larger than this is not believed. */
 #define JVM_MAX_FRAME_WORDS 8192
+/* aarch64: how far up a frameless leaf stub's pushes are searched (the
+ * SHA-256 stub saves two pairs of vector registers). */
+#define JVM_STUB_MAX_PAIRS 4
 
 /* Note Java frame i: its Method* (interpreted, flagged) or CodeBlob,
  * and its bcp or pc. */
@@ -170,16 +173,52 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 		/* A stub without a frame of its own: noted (userspace
 		 * names it by its blob), then the frame pointer. */
 		jvm_note(e, i, block, r->pc);
+#if UNWIND_AARCH64
+		/* aarch64's stubs (SHA, AES, arraycopy) are leaves that
+		 * push vector registers without a frame record and return
+		 * through x30: sampled there, the caller is x30; its sp lies
+		 * a few pairs up (the compiled step below finds it). */
+		if (!i && jvm_in_code(jp, r->lr)) {
+			r->pc = r->lr;
+			r->lr = 0;
+			return UNWIND_STEP_OK;
+		}
+#endif
 		return unwind_step_fp(NULL, r);
 	}
 	/* Compiled: the caller's sp is frame_size words up, the return
-	 * address and the saved rbp just below it. */
+	 * address and the saved rbp just below it (on aarch64 the same:
+	 * the prologue stores the {x29, x30} pair at the frame's top). */
 	sp = r->sp + (u64)fs * 8;
 	if (bpf_probe_read_user(&ra, 8, (const void *)(sp - 8)) ||
 	    bpf_probe_read_user(&fp, 8, (const void *)(sp - 16)))
 		return UNWIND_STEP_ERR_READ;
 	jvm_note(e, i, block, r->pc);
+#if UNWIND_AARCH64
+	/* The caller of a leaf stub (above): the stub's pushes lie between
+	 * the sampled sp and this frame, in 16-byte pairs. */
+	for (int k = 0; k < JVM_STUB_MAX_PAIRS; k++) {
+		if (i != 1 || jvm_in_code(jp, ra))
+			break;
+		sp += 16;
+		if (bpf_probe_read_user(&ra, 8, (const void *)(sp - 8)) ||
+		    bpf_probe_read_user(&fp, 8, (const void *)(sp - 16)))
+			return UNWIND_STEP_ERR_READ;
+	}
+#endif
 	if (!i && !jvm_in_code(jp, ra)) {
+#if UNWIND_AARCH64
+		/* The leaf may be in its prologue or epilogue, the pair not
+		 * (or no longer) stored: the return address is still in x30
+		 * and x29 is the caller's. The stack bang before the prologue's
+		 * `sub sp` and the safepoint poll after the epilogue's `add
+		 * sp` are most of those instructions: sp is the caller's. */
+		ra = r->lr;
+		if (!jvm_in_code(jp, ra))
+			return UNWIND_STEP_ERR_RULE;
+		sp = r->sp;
+		fp = r->fp;
+#else
 		/* The leaf may be in its prologue or epilogue, the frame not
 		 * (or no longer) set up: the return address at sp (before
 		 * push rbp, at ret) or above the saved rbp. */
@@ -195,12 +234,16 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 				return UNWIND_STEP_ERR_READ;
 			sp += 8;
 		}
+#endif
 	}
 	if (!ra)
 		return UNWIND_STEP_DONE;
 	r->pc = ra;
 	r->sp = sp;
 	r->fp = fp;
+#if UNWIND_AARCH64
+	r->lr = 0; /* the caller's x30 was overwritten by its call */
+#endif
 	return UNWIND_STEP_OK;
 }
 

@@ -416,6 +416,19 @@ static void pick_entry(void *arg, const char *type, const char *field,
 	}
 }
 
+/* frame_x86.hpp: sender sp, last sp, method, mirror, mdp, cache, locals,
+ * bcp below rbp. frame_aarch64.hpp keeps mdp and a padding word before
+ * the mirror: method 3, bcp 9 words below x29. */
+#if defined(__aarch64__)
+#define HS_INTERP_METHOD_DEFAULT (-3)
+#define HS_INTERP_BCP_DEFAULT	 (-9)
+#elif defined(__x86_64__)
+#define HS_INTERP_METHOD_DEFAULT (-3)
+#define HS_INTERP_BCP_DEFAULT	 (-8)
+#else
+#error "HotSpot interpreter frame layout: x86_64 or aarch64"
+#endif
+
 int hotspot_vmstructs_read(const struct hotspot_syms *s, mem_read_fn read,
 			   void *ctx, struct hotspot_layout *out)
 {
@@ -427,10 +440,11 @@ int hotspot_vmstructs_read(const struct hotspot_syms *s, mem_read_fn read,
 		if (wants[i].kind == W_OFF32 || wants[i].kind == W_SIZE)
 			memcpy((uint8_t *)out + wants[i].slot,
 			       &(uint32_t){HS_NONE}, 4);
-	/* x86_64 interpreter frames (frame_x86.hpp), where the JVM does
-	 * not publish them: method 3, bcp 8 words below rbp. */
-	out->frame_interp_method = -3;
-	out->frame_interp_bcp = -8;
+	/* Interpreter frames where the JVM does not publish them: slots
+	 * in words from the frame pointer, for the architecture this
+	 * library is built for (a JVM profiled is of the same one). */
+	out->frame_interp_method = HS_INTERP_METHOD_DEFAULT;
+	out->frame_interp_bcp = HS_INTERP_BCP_DEFAULT;
 	out->kind_nmethod = -1;
 	err = with_cache(s, read, ctx, pick_entry, &p, &out->entries);
 	if (err)
