@@ -30,10 +30,11 @@ var rubies = []struct {
 	flags            []string
 	hotA, hotB, work string
 	thread, spliced  bool
+	sortC, sort      string // a Ruby method and the C function it calls
 }{
-	{"debian12-3.1", false, nil, "hot_a", "hot_b", "work", true, true},
-	{"debian12-3.1-yjit", false, []string{"--yjit"}, "hot_a", "hot_b", "work", false, false},
-	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true},
+	{"debian12-3.1", false, nil, "hot_a", "hot_b", "work", true, true, "sort_c", "sort"},
+	{"debian12-3.1-yjit", false, []string{"--yjit"}, "hot_a", "hot_b", "work", false, false, "sort_c", "sort"},
+	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort"},
 }
 
 // rubyNames: what a version calls the workload's methods.
@@ -226,5 +227,64 @@ func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process, names rubyNa
 	}
 	if other > 0 {
 		t.Errorf("%d samples carry the other thread's method", other)
+	}
+}
+
+// C functions called from Ruby (cfuncs) are named as Ruby names them
+// (Array#sort; by the method's name alone on 3.1, whose class paths are
+// not read), typed ruby with no file and line 0, between the Ruby method
+// that called it and the native frames of its implementation (rb_ary_sort,
+// exported by libruby).
+func TestRubyCFunctionFrames(t *testing.T) {
+	requireRoot(t)
+	for _, v := range rubies {
+		v := v
+		t.Run(v.name, func(t *testing.T) {
+			w, _ := startRuby(t, v.chroot, v.flags, "60", "cfunc")
+			p, truth := recordRuntime(t, w, 5)
+			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
+		})
+	}
+}
+
+func judgeRubyCFunction(t *testing.T, p *Process, truth float64, caller, cfunc, hotB string, spliced bool) {
+	t.Helper()
+	var inImpl, between, nC, nB int
+	var bad []string
+	for _, s := range steadySamples(p, 2*time.Second).Samples {
+		ci, c := rubyFrame(s, cfunc)
+		ki, _ := rubyFrame(s, caller)
+		if c != nil {
+			nC++
+			if len(c.Lines) > 0 && (c.Lines[0].Line != 0 || c.Lines[0].Filename != "") {
+				t.Fatalf("C function frame %+v, want no file and line 0", c.Lines[0])
+			}
+		} else if _, b := rubyFrame(s, hotB); b != nil {
+			nB++
+		}
+		// in the C function: its implementation's native frame
+		ni := frameNamed(s, "rb_ary_sort")
+		if ni < 0 {
+			continue
+		}
+		inImpl++
+		if c != nil && ki > ci && (!spliced || ci > ni) {
+			between++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+	}
+	if inImpl < 300 || nB == 0 {
+		t.Fatalf("only %d samples in rb_ary_sort, %d in %s", inImpl, nB, hotB)
+	}
+	got := 100 * float64(nC) / float64(nC+nB)
+	t.Logf("%d samples in rb_ary_sort: %d with %s between %s and it; %s %.1f%% of %s+%s samples (truth %.1f%%)",
+		inImpl, between, cfunc, caller, cfunc, got, cfunc, hotB, truth)
+	if between*100 < inImpl*90 {
+		t.Errorf("only %d of %d samples in rb_ary_sort have %s between it and %s, want >= 90%%; e.g.\n%s",
+			between, inImpl, cfunc, caller, strings.Join(bad, "\n"))
+	}
+	if math.Abs(got-truth) > 3 {
+		t.Errorf("%s: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", cfunc, got, truth)
 	}
 }

@@ -6,9 +6,10 @@
  * first, and ends the sample (OTELPROF_PROG_FINISH). The thread's own
  * execution context comes from its thread-local ruby_current_ec, so a
  * thread without the GVL shows its own (blocked) frames, never another
- * thread's. Frames without an iseq (C functions, ifuncs, dummies) are not
- * reported; a method frame's method entry goes before it where userspace
- * names methods by their class. The first frame of each vm_exec call carries
+ * thread's. A C function's frame (a cfunc: no iseq) is reported by its
+ * method entry, which names it; ifunc and dummy frames are not reported;
+ * a method frame's method entry goes before it where userspace names
+ * methods by their class. The first frame of each vm_exec call carries
  * OTELPROF_INTERP_F_LAST, so userspace can splice each run above the
  * native call that ran it. Every read is of process memory and may fail:
  * the walk then stops with what it has (counted). Loaded when the first
@@ -102,7 +103,7 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 	struct otelprof_sample_event *e =
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct ruby_scratch *s = bpf_map_lookup_elem(&ruby_scratch, &zero);
-	u64 pc, iseq, ep, flags, magic, cfp;
+	u64 pc, iseq, ep, flags, magic, cfp, tag = 0;
 	u32 n;
 
 	if (!e || !s)
@@ -118,14 +119,22 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 	pc = cfp_field(s, s->rp.cfp_pc);
 	iseq = cfp_field(s, s->rp.cfp_iseq);
 	ep = cfp_field(s, s->rp.cfp_ep);
-	if (!pc || !iseq || !ep)
-		return 0; /* a C function's or a dummy frame */
+	if (!ep)
+		return 0; /* a dummy frame */
 	flags = read_u64(ep);
 	magic = flags & OTELPROF_RUBY_MAGIC_MASK;
-	if (magic == OTELPROF_RUBY_MAGIC_CFUNC ||
-	    magic == OTELPROF_RUBY_MAGIC_IFUNC ||
-	    magic == OTELPROF_RUBY_MAGIC_DUMMY)
+	if (magic == OTELPROF_RUBY_MAGIC_CFUNC) {
+		/* a C function: named by userspace from its method entry
+		 * (ep[-2]), as the pair {me | OTELPROF_RUBY_CFUNC_TAG, 0} */
+		iseq = read_u64(ep - 16);
+		if (!iseq)
+			return 0;
+		tag = OTELPROF_RUBY_CFUNC_TAG;
+		pc = 0;
+	} else if (!pc || !iseq || magic == OTELPROF_RUBY_MAGIC_IFUNC ||
+		   magic == OTELPROF_RUBY_MAGIC_DUMMY) {
 		return 0;
+	}
 	n = s->n;
 	if (n > OTELPROF_USTACK_WORDS - 4 ||
 	    s->got >= OTELPROF_MAX_INTERP_FRAMES - 1)
@@ -137,7 +146,8 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		if (me) {
 			e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
 				(me & ~(OTELPROF_INTERP_F_LAST |
-					OTELPROF_RUBY_ME_TAG)) |
+					OTELPROF_RUBY_ME_TAG |
+					OTELPROF_RUBY_CFUNC_TAG)) |
 				OTELPROF_RUBY_ME_TAG;
 			e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = iseq;
 			s->n = n + 2;
@@ -151,7 +161,9 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return 1;
 	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
-		(iseq & ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
+		(iseq & ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG |
+			  OTELPROF_RUBY_CFUNC_TAG)) |
+		tag |
 		(flags & OTELPROF_RUBY_FLAG_FINISH ? OTELPROF_INTERP_F_LAST
 						   : 0);
 	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = pc;

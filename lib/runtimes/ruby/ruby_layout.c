@@ -251,3 +251,28 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 	}
 	return 0;
 }
+
+uint64_t ruby_id_serial(uint64_t id)
+{
+	return id > RUBY_LAST_OP_ID ? id >> 4 : id;
+}
+
+int ruby_symbols_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
+			   uint64_t *last_id, uint64_t *ids)
+{
+	/* cmp %edi, disp32(%rip); jb rel8; mov disp32(%rip), %rdi */
+	for (size_t i = 0; len >= 15 && i <= len - 15; i++) {
+		int32_t d1, d2;
+
+		if (code[i] != 0x39 || code[i + 1] != 0x3d ||
+		    code[i + 6] != 0x72 || code[i + 8] != 0x48 ||
+		    code[i + 9] != 0x8b || code[i + 10] != 0x3d)
+			continue;
+		memcpy(&d1, code + i + 2, 4);
+		memcpy(&d2, code + i + 11, 4);
+		*last_id = vaddr + i + 6 + (uint64_t)(int64_t)d1;
+		*ids = vaddr + i + 15 + (uint64_t)(int64_t)d2;
+		return 0;
+	}
+	return -1;
+}
