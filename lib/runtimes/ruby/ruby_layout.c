@@ -35,6 +35,11 @@ static const struct ruby_layout layouts[] = {
 		.insn_info_entry = 12,
 		.str_len_in_flags = 1,
 		.str_embed_ary = 16,
+		/* RClass {basic, super, ptr}; rb_classext_t {iv_index_tbl,
+		 * iv_tbl, ...}; FL_SINGLETON is FL_USER0 */
+		.class_ext = 24,
+		.ext_iv_tbl = 8,
+		.fl_singleton = 1u << 12,
 	},
 	{
 		/* 3.3: __bp__ gone (7 words); first_lineno an int; RString

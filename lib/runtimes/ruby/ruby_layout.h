@@ -41,7 +41,19 @@ struct ruby_layout {
 	 * follows struct RClass), and the singleton flag. */
 	uint16_t class_path, class_attached;
 	uint32_t fl_singleton;
+	/* 3.1: rb_classext_t is behind RClass.ptr (at class_ext), and a
+	 * class's path and a singleton class's object are instance
+	 * variables (__classpath__, __attached__) in its st_table iv_tbl
+	 * (at ext_iv_tbl in rb_classext_t); 0: not so */
+	uint16_t class_ext, ext_iv_tbl;
 };
+
+/* st_table (st.h, 3.1): entries_start, entries_bound, entries; each
+ * entry {hash, key, record}, a deleted one's hash all ones. */
+#define RUBY_ST_HDR	   56
+#define RUBY_ST_ENTRIES_AT 32
+#define RUBY_ST_ENTRY	   24
+#define RUBY_IVAR_SCAN	   16 /* entries looked at, at most */
 
 /* rb_method_definition_t (3.1 and 3.3 alike): its type in the low 4 bits
  * of the first word, its body from 8 (a cfunc's is 24 bytes, the

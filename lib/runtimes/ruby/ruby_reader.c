@@ -188,7 +188,9 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 			  "C functions are left out",
 			  rp->pid, major, minor);
 	rp->walk = rp->layout->walk;
-	if (rp->layout->class_path)
+	/* class paths: read in place (3.3), or found by name among a
+	 * class's instance variables (3.1) */
+	if (rp->layout->class_path || (rp->layout->class_ext && rp->sym_ids))
 		rp->walk.flags |= OTELPROF_RUBY_F_METHOD_ENTRY;
 	rp->walk.tls_module_got = got + bias;
 	rp->walk.tls_offset = off;
@@ -457,6 +459,54 @@ static uint32_t line_at(struct ruby_reader *t, struct ruby_process *rp,
 	return (uint32_t)line;
 }
 
+static char *id_name(struct ruby_reader *t, struct ruby_process *rp,
+		     uint64_t id);
+
+/* Instance variable `want` (named so; its ID cached in *id once seen) of
+ * class klass on 3.1, from the first RUBY_IVAR_SCAN entries of its
+ * st_table; 0 if not found or not readable. */
+static uint64_t class_ivar(struct ruby_reader *t, struct ruby_process *rp,
+			   uint64_t klass, const char *want, uint64_t *id)
+{
+	const struct ruby_layout *l = rp->layout;
+	uint64_t ext, tbl, st[RUBY_ST_HDR / 8], start, bound;
+	uint64_t ent[RUBY_IVAR_SCAN * RUBY_ST_ENTRY / 8];
+
+	if (t->read_mem(&rp->pid, klass + l->class_ext, &ext, 8) || !ext ||
+	    (ext & 7) || t->read_mem(&rp->pid, ext + l->ext_iv_tbl, &tbl, 8) ||
+	    !tbl || (tbl & 7) || t->read_mem(&rp->pid, tbl, st, sizeof(st)))
+		return 0;
+	start = st[RUBY_ST_ENTRIES_AT / 8];
+	bound = st[RUBY_ST_ENTRIES_AT / 8 + 1];
+	if (bound <= start || start > (1u << 20) || !st[6] || (st[6] & 7))
+		return 0;
+	if (bound - start > RUBY_IVAR_SCAN)
+		bound = start + RUBY_IVAR_SCAN;
+	if (t->read_mem(&rp->pid, st[6] + start * RUBY_ST_ENTRY, ent,
+			(bound - start) * RUBY_ST_ENTRY))
+		return 0;
+	for (uint64_t i = 0; i < bound - start; i++) {
+		uint64_t hash = ent[3 * i], key = ent[3 * i + 1];
+		char *name;
+
+		if (hash == ~0ull || !key)
+			continue; /* deleted */
+		if (*id) {
+			if (key == *id)
+				return ent[3 * i + 2];
+			continue;
+		}
+		name = id_name(t, rp, key);
+		if (name && !strcmp(name, want)) {
+			free(name);
+			*id = key;
+			return ent[3 * i + 2];
+		}
+		free(name);
+	}
+	return 0;
+}
+
 /* The path of class or module klass ("Foo::Bar"; malloc'd) and the
  * separator its methods take ('#', or '.' for a singleton class, named
  * after the object it is attached to), or NULL: not readable, or a class
@@ -468,13 +518,17 @@ static char *class_name(struct ruby_reader *t, struct ruby_process *rp,
 	uint64_t kflags, path;
 
 	*sep = '#';
-	if (!l->class_path || !klass || (klass & 7) ||
+	if ((!l->class_path && !l->class_ext) || !klass || (klass & 7) ||
 	    t->read_mem(&rp->pid, klass, &kflags, 8))
 		return NULL;
 	if (kflags & l->fl_singleton) {
-		if (t->read_mem(&rp->pid, klass + l->class_attached, &klass,
-				8) ||
-		    !klass || (klass & 7) ||
+		if (l->class_ext)
+			klass = class_ivar(t, rp, klass, "__attached__",
+					   &rp->id_attached);
+		else if (t->read_mem(&rp->pid, klass + l->class_attached,
+				     &klass, 8))
+			return NULL;
+		if (!klass || (klass & 7) ||
 		    t->read_mem(&rp->pid, klass, &kflags, 8))
 			return NULL;
 		*sep = '.';
@@ -482,7 +536,10 @@ static char *class_name(struct ruby_reader *t, struct ruby_process *rp,
 	if ((kflags & RUBY_T_MASK) != RUBY_T_CLASS &&
 	    (kflags & RUBY_T_MASK) != RUBY_T_MODULE)
 		return NULL;
-	if (t->read_mem(&rp->pid, klass + l->class_path, &path, 8))
+	if (l->class_ext)
+		path = class_ivar(t, rp, klass, "__classpath__",
+				  &rp->id_classpath);
+	else if (t->read_mem(&rp->pid, klass + l->class_path, &path, 8))
 		return NULL;
 	return read_str(t, rp->pid, l, path);
 }
@@ -531,7 +588,7 @@ static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
 	q->qual = NULL;
 	q->qual_me = me;
 	/* an imemo_ment whose definition runs this iseq */
-	if (!rp->layout->class_path || !read_ment(t, rp->pid, me, m) ||
+	if (!read_ment(t, rp->pid, me, m) ||
 	    t->read_mem(&rp->pid, m[2] + RUBY_DEF_ISEQ, &def_iseq, 8) ||
 	    def_iseq != q->addr)
 		return NULL;
@@ -637,6 +694,17 @@ bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
 
 	if (!rp || !rp->layout || !iseq)
 		return false;
+	if ((iseq & OTELPROF_RUBY_ME_TAG) && !pc) {
+		/* a C function's frame: its method entry alone */
+		rp->pending_me = rp->pending_iseq = 0;
+		q = iseq_entry(t, rp, iseq & ~OTELPROF_RUBY_ME_TAG, true,
+			       now_ns);
+		if (!q)
+			return false;
+		/* no file; the line is unknown (0) */
+		*out = (struct runtime_frame){.name = q->name};
+		return true;
+	}
 	if (iseq & OTELPROF_RUBY_ME_TAG) {
 		/* for the frame that follows */
 		rp->pending_me = iseq & ~OTELPROF_RUBY_ME_TAG;
@@ -646,15 +714,6 @@ bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
 	if (rp->pending_iseq == iseq)
 		me = rp->pending_me;
 	rp->pending_me = rp->pending_iseq = 0;
-	if (iseq & OTELPROF_RUBY_CFUNC_TAG) {
-		q = iseq_entry(t, rp, iseq & ~OTELPROF_RUBY_CFUNC_TAG, true,
-			       now_ns);
-		if (!q)
-			return false;
-		/* no file; the line is unknown (0) */
-		*out = (struct runtime_frame){.name = q->name};
-		return true;
-	}
 	q = iseq_entry(t, rp, iseq, false, now_ns);
 	if (!q)
 		return false;

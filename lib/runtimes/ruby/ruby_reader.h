@@ -58,6 +58,9 @@ struct ruby_process {
 	/* The symbol table's last serial and ids Array (runtime addresses;
 	 * 0: not found, C functions are then left out) */
 	uint64_t sym_last_id, sym_ids;
+	/* 3.1: the IDs of __classpath__ and __attached__ (0: not seen yet),
+	 * found by name in the classes' instance variable tables */
+	uint64_t id_classpath, id_attached;
 	struct mem_account account;
 	struct idxmap index; /* iseq address -> iseqs[] */
 	struct ruby_iseq *iseqs;
@@ -98,8 +101,8 @@ bool ruby_identify(struct ruby_reader *r, struct ruby_process *rp,
 /* Function and line of frame {iseq, pc}; false if the iseq cannot be
  * read (the frame is then left out). A method entry pair ({me | tag,
  * iseq}) is kept for the frame that follows it and names nothing (false).
- * A C function's pair ({me | OTELPROF_RUBY_CFUNC_TAG, 0}) is named from
- * its method entry (Integer#times; no file, line 0).
+ * A C function's pair ({me | tag, 0}) is named from its method entry
+ * (Integer#times; no file, line 0).
  * Strings live until the next call for the process. */
 bool ruby_frame(struct ruby_reader *r, struct ruby_process *rp, uint64_t iseq,
 		uint64_t pc, uint64_t now_ns, struct runtime_frame *out);
