@@ -234,7 +234,9 @@ func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process, names rubyNa
 // (Array#sort), typed ruby with no file and line 0, between the Ruby
 // method that called it and the native frames of its implementation
 // (rb_ary_sort, exported by libruby), in as many samples as the workload
-// spent of its own CPU time in the call.
+// spent of its own CPU time in the call. The calling method sets $~, so
+// its frame keeps its method entry inside a special-variable holder: it
+// is still named with its class.
 func TestRubyCFunctionFrames(t *testing.T) {
 	requireRoot(t)
 	for _, v := range rubies {

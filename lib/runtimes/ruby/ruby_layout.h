@@ -128,6 +128,7 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 #define RUBY_T_IMEMO	 0x1a
 #define RUBY_IMEMO_ISEQ	 7
 #define RUBY_IMEMO_MENT	 6
+#define RUBY_IMEMO_SVAR	 2 /* {flags, cref_or_me, lastline, backref, ..} */
 #define RUBY_T_CLASS	 0x02
 #define RUBY_T_MODULE	 0x03
 #define RUBY_STR_NOEMBED (1u << 13) /* RSTRING_NOEMBED, FL_USER1 */

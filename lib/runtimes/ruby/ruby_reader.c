@@ -563,13 +563,24 @@ static char *join_name(const char *cls, char sep, const char *name)
 }
 
 /* The 5 words of an imemo_ment (flags, defined_class, def, called_id,
- * owner) at me, or false. */
+ * owner) at me, or false. A frame that set $~ or $_ keeps an imemo_svar
+ * there instead, holding the method entry (its cref_or_me): followed
+ * once. */
 static bool read_ment(struct ruby_reader *t, uint32_t pid, uint64_t me,
 		      uint64_t m[5])
 {
-	return me && !(me & 7) && !t->read_mem(&pid, me, m, 5 * 8) &&
-	       (m[0] & RUBY_T_MASK) == RUBY_T_IMEMO &&
-	       ((m[0] >> 12) & 0xf) == RUBY_IMEMO_MENT && m[2] && !(m[2] & 7);
+	for (int hop = 0; hop < 2; hop++) {
+		if (!me || (me & 7) || t->read_mem(&pid, me, m, 5 * 8) ||
+		    (m[0] & RUBY_T_MASK) != RUBY_T_IMEMO)
+			return false;
+		if (((m[0] >> 12) & 0xf) == RUBY_IMEMO_SVAR) {
+			me = m[1];
+			continue;
+		}
+		return ((m[0] >> 12) & 0xf) == RUBY_IMEMO_MENT && m[2] &&
+		       !(m[2] & 7);
+	}
+	return false;
 }
 
 /* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (cached on

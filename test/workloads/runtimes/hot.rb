@@ -32,8 +32,11 @@ module Hot
     end
 
     # Its time is in a C function called from Ruby (Array#sort of
-    # Integers: no Ruby code runs inside it).
+    # Integers: no Ruby code runs inside it). The match sets $~ here,
+    # which moves the frame's method entry into a special-variable
+    # holder (its class must still name it).
     def sort_c(ary)
+      return nil unless /sort/ =~ "sort_c"
       ary.sort
     end
   end
