@@ -44,6 +44,7 @@ struct ruby_scratch {
 	u64 cfp, end; /* next control frame, end of the frames */
 	u32 n, got;
 	u64 w0, w1; /* the frame's pair, on its way into the sample */
+	u64 mh[2];  /* a method entry's (or svar's) first words */
 	u8 buf[64 + 8];
 };
 
@@ -148,6 +149,19 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		    magic == OTELPROF_RUBY_MAGIC_METHOD) {
 			u64 me = read_u64(ep - 16);
 
+			/* a frame that set $~ or $_ holds its method entry
+			 * in an imemo_svar (cref_or_me, its second word),
+			 * which dies with the call: followed here. Through
+			 * the map, so both ways end in one verifier state. */
+			s->w0 = me;
+			s->mh[0] = 0;
+			if (me &&
+			    !bpf_probe_read_user(s->mh, sizeof(s->mh),
+						 (const void *)me) &&
+			    (s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) ==
+				    OTELPROF_RUBY_IMEMO_SVAR)
+				s->w0 = s->mh[1];
+			me = s->w0;
 			if (me) {
 				e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
 					(me & ~(OTELPROF_INTERP_F_LAST |

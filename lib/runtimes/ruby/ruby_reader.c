@@ -300,7 +300,7 @@ static void iseq_drop(struct ruby_process *rp, struct ruby_iseq *q)
 	free(q->file);
 	free(q->qual);
 	q->name = q->file = q->qual = NULL;
-	q->qual_me = 0;
+	q->qual_me = q->qual_at = 0;
 	mem_account_uncharge(&rp->account, q->bytes);
 	rp->bytes -= q->bytes;
 	q->bytes = 0;
@@ -566,10 +566,11 @@ static char *join_name(const char *cls, char sep, const char *name)
  * owner) at me, or false. A frame that set $~ or $_ keeps an imemo_svar
  * there instead, holding the method entry (its cref_or_me): followed
  * once. */
-static bool read_ment(struct ruby_reader *t, uint32_t pid, uint64_t me,
-		      uint64_t m[5])
+static bool read_ment_at(struct ruby_reader *t, uint32_t pid, uint64_t me,
+			 uint64_t m[5], uint64_t *at)
 {
 	for (int hop = 0; hop < 2; hop++) {
+		*at = me;
 		if (!me || (me & 7) || t->read_mem(&pid, me, m, 5 * 8) ||
 		    (m[0] & RUBY_T_MASK) != RUBY_T_IMEMO)
 			return false;
@@ -583,24 +584,55 @@ static bool read_ment(struct ruby_reader *t, uint32_t pid, uint64_t me,
 	return false;
 }
 
+static bool read_ment(struct ruby_reader *t, uint32_t pid, uint64_t me,
+		      uint64_t m[5])
+{
+	uint64_t at;
+
+	return read_ment_at(t, pid, me, m, &at);
+}
+
+/* Forget q's qualified name, and what it was charged. */
+static void drop_qual(struct ruby_process *rp, struct ruby_iseq *q)
+{
+	size_t n;
+
+	if (!q->qual)
+		return;
+	n = strlen(q->qual) + 1;
+	mem_account_uncharge(&rp->account, n);
+	q->bytes -= (uint32_t)n;
+	rp->bytes -= n;
+	free(q->qual);
+	q->qual = NULL;
+}
+
 /* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (cached on
  * q), or NULL: not a method entry of q, or a class without a path
  * (anonymous) or not readable. */
 static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
 			     struct ruby_iseq *q, uint64_t me)
 {
-	uint64_t m[5], def_iseq;
+	uint64_t m[5], def_iseq, at;
 	char *cls, *qual;
 	char sep;
 
 	if (q->qual_me == me)
 		return q->qual;
-	free(q->qual);
-	q->qual = NULL;
+	if (!read_ment_at(t, rp->pid, me, m, &at)) {
+		drop_qual(rp, q);
+		q->qual_me = me;
+		return NULL;
+	}
+	/* each call that sets $~ holds the same method entry in a new
+	 * svar: the name stays */
 	q->qual_me = me;
+	if (q->qual && at == q->qual_at)
+		return q->qual;
+	drop_qual(rp, q);
+	q->qual_at = at;
 	/* an imemo_ment whose definition runs this iseq */
-	if (!read_ment(t, rp->pid, me, m) ||
-	    t->read_mem(&rp->pid, m[2] + RUBY_DEF_ISEQ, &def_iseq, 8) ||
+	if (t->read_mem(&rp->pid, m[2] + RUBY_DEF_ISEQ, &def_iseq, 8) ||
 	    def_iseq != q->addr)
 		return NULL;
 	cls = class_name(t, rp, m[4], &sep);

@@ -37,6 +37,7 @@ struct ruby_iseq {
 	/* The method's name with its class (Foo::Bar#baz, Foo.baz) for
 	 * method entry qual_me; NULL: the label alone. */
 	uint64_t qual_me;
+	uint64_t qual_at; /* the method entry itself (qual_me may hold it) */
 	char *qual;
 	bool cfunc; /* a C function's entry: addr is its method entry | 1 */
 };
