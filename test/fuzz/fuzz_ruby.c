@@ -62,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.vm_exec = data[4] & 2 ? word(data, 4) : 0,
 		.iseq_eval = word(data, 5),
 		.iseq_eval_main = word(data, 6),
+		.id2str = word(data, 23),
 	};
 	if (ruby_identify(&r, rp, &s, MEM_BASE)) {
 		if (!rp->layout || rp->walk.tls_offset >= (1u << 20) ||
@@ -70,6 +71,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* frames, on each layout */
 	rp->layout = ruby_layout_find(3, data[7] & 1 ? 1 : 3);
+	/* C functions' IDs: a symbol table in the input */
+	if (!rp->sym_ids) {
+		rp->sym_last_id = MEM_BASE + word(data, 22);
+		rp->sym_ids = MEM_BASE + word(data, 23);
+	}
 	for (int round = 0; round < 2; round++)
 		for (size_t k = 8; k < 16; k += 2) {
 			uint64_t iseq = MEM_BASE + word(data, k);
@@ -81,6 +87,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				       (MEM_BASE + word(data, k + 8)) |
 					       OTELPROF_RUBY_ME_TAG,
 				       iseq, 0, &f))
+				__builtin_trap();
+
+			/* a C function's frame, named from its method entry */
+			if (data[16 + k] & 2 &&
+			    ruby_frame(&r, rp, iseq | OTELPROF_RUBY_ME_TAG, 0,
+				       (uint64_t)round * 2 * RUBY_RECHECK_NS,
+				       &f) &&
+			    (!f.name || strlen(f.name) > RUBY_NAME_MAX ||
+			     f.file || f.line))
 				__builtin_trap();
 
 			if (ruby_frame(&r, rp, iseq, pc,
@@ -98,6 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		(void)ruby_tail_jumps(data, size, MEM_BASE, v, 16);
 		(void)ruby_tls_from_code(data, size, MEM_BASE, &got);
+		(void)ruby_symbols_from_code(data, size, MEM_BASE, &got, &v[0]);
 		(void)ruby_version_parse((const char *)data, size, &major,
 					 &minor);
 		(void)ruby_function_end(data, size, MEM_BASE,

@@ -17,8 +17,8 @@ const (
 
 // rubies: Debian 12's ruby 3.1 on the host, Debian 13's 3.3 under chroot
 // (as a container runs it: its files are seen through the process's root).
-// 3.3's methods are named with their class, as Ruby prints them; 3.1's
-// by the method's name alone (its class paths are not read).
+// Methods are named with their class, as Ruby prints them (3.3 keeps a
+// class's path in its rb_classext_t, 3.1 as an instance variable).
 // 3.1's YJIT (experimental there; Debian 13's 3.3 is built without it)
 // runs its code without CFI: the Ruby frames must still all be there,
 // named and lined. Where they go is not judged under YJIT: a block it
@@ -30,10 +30,11 @@ var rubies = []struct {
 	flags            []string
 	hotA, hotB, work string
 	thread, spliced  bool
+	sortC, sort      string // a Ruby method and the C function it calls
 }{
-	{"debian12-3.1", false, nil, "hot_a", "hot_b", "work", true, true},
-	{"debian12-3.1-yjit", false, []string{"--yjit"}, "hot_a", "hot_b", "work", false, false},
-	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true},
+	{"debian12-3.1", false, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort"},
+	{"debian12-3.1-yjit", false, []string{"--yjit"}, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", false, false, "Hot::Worker#sort_c", "Array#sort"},
+	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort"},
 }
 
 // rubyNames: what a version calls the workload's methods.
@@ -226,5 +227,70 @@ func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process, names rubyNa
 	}
 	if other > 0 {
 		t.Errorf("%d samples carry the other thread's method", other)
+	}
+}
+
+// C functions called from Ruby (cfuncs) are named as Ruby names them
+// (Array#sort), typed ruby with no file and line 0, between the Ruby
+// method that called it and the native frames of its implementation
+// (rb_ary_sort, exported by libruby), in as many samples as the workload
+// spent of its own CPU time in the call. The calling method sets $~, so
+// its frame keeps its method entry inside a special-variable holder: it
+// is still named with its class.
+func TestRubyCFunctionFrames(t *testing.T) {
+	requireRoot(t)
+	for _, v := range rubies {
+		v := v
+		t.Run(v.name, func(t *testing.T) {
+			w, _ := startRuby(t, v.chroot, v.flags, "60", "cfunc")
+			p, truth := recordRuntime(t, w, 5)
+			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
+		})
+	}
+}
+
+func judgeRubyCFunction(t *testing.T, p *Process, truth float64, caller, cfunc, hotB string, spliced bool) {
+	t.Helper()
+	var inImpl, between, nC, nB int
+	var bad []string
+	samples := steadySamples(p, 2*time.Second).Samples
+	if len(samples) < 500 {
+		t.Fatalf("only %d samples of the workload", len(samples))
+	}
+	for _, s := range samples {
+		ci, c := rubyFrame(s, cfunc)
+		ki, _ := rubyFrame(s, caller)
+		if c != nil {
+			nC++
+			if len(c.Lines) > 0 && (c.Lines[0].Line != 0 || c.Lines[0].Filename != "") {
+				t.Fatalf("C function frame %+v, want no file and line 0", c.Lines[0])
+			}
+		} else if _, b := rubyFrame(s, hotB); b != nil {
+			nB++
+		}
+		// in the C function: its implementation's native frame
+		ni := frameNamed(s, "rb_ary_sort")
+		if ni < 0 {
+			continue
+		}
+		inImpl++
+		if c != nil && ki > ci && (!spliced || ci > ni) {
+			between++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+	}
+	if inImpl < 200 || nB == 0 {
+		t.Fatalf("only %d samples in rb_ary_sort, %d in %s", inImpl, nB, hotB)
+	}
+	got := 100 * float64(nC) / float64(nC+nB)
+	t.Logf("%d samples in rb_ary_sort: %d with %s between %s and it; %s %.1f%% of %s+%s samples (truth %.1f%%)",
+		inImpl, between, cfunc, caller, cfunc, got, cfunc, hotB, truth)
+	if between*100 < inImpl*90 {
+		t.Errorf("only %d of %d samples in rb_ary_sort have %s between it and %s, want >= 90%%; e.g.\n%s",
+			between, inImpl, cfunc, caller, strings.Join(bad, "\n"))
+	}
+	if math.Abs(got-truth) > 3 {
+		t.Errorf("%s: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", cfunc, got, truth)
 	}
 }

@@ -206,12 +206,41 @@ static void succ_index(void **state)
 	assert_int_equal(ruby_succ_lookup(t, 4, 3), -1);
 }
 
+/* Debian 13's libruby-3.3: the function rb_id2str tail-jumps to
+ * (get_id_serial_entry), from 0x229c93: test %edi; je; cmp %edi,
+ * last_id(%rip); jb; mov ids(%rip),%rdi */
+static void symbols_pattern(void **state)
+{
+	static const uint8_t code[] = {0x85, 0xff, 0x74, 0x79, 0x39, 0x3d, 0xc3,
+				       0x14, 0x23, 0x00, 0x72, 0x71, 0x48, 0x8b,
+				       0x3d, 0xca, 0x14, 0x23, 0x00, 0x89};
+	uint64_t last_id = 0, ids = 0;
+
+	(void)state;
+	assert_int_equal(ruby_symbols_from_code(code, sizeof(code), 0x229c93,
+						&last_id, &ids),
+			 0);
+	assert_int_equal(last_id, 0x45b160);
+	assert_int_equal(ids, 0x45b170);
+	/* no such sequence */
+	assert_int_equal(
+		ruby_symbols_from_code(code, 12, 0x229c93, &last_id, &ids), -1);
+	/* operator IDs are their own serial; others lose 4 scope bits */
+	assert_int_equal(ruby_id_serial('+'), '+');
+	assert_int_equal(ruby_id_serial(RUBY_LAST_OP_ID), RUBY_LAST_OP_ID);
+	assert_int_equal(ruby_id_serial(0xf01), 0xf0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(layouts_known), cmocka_unit_test(tls_pattern),
-		cmocka_unit_test(tail_jumps),	 cmocka_unit_test(eh_frame_hdr),
-		cmocka_unit_test(strings),	 cmocka_unit_test(succ_index),
+		cmocka_unit_test(layouts_known),
+		cmocka_unit_test(tls_pattern),
+		cmocka_unit_test(tail_jumps),
+		cmocka_unit_test(eh_frame_hdr),
+		cmocka_unit_test(strings),
+		cmocka_unit_test(succ_index),
+		cmocka_unit_test(symbols_pattern),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

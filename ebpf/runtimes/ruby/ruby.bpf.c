@@ -6,9 +6,11 @@
  * first, and ends the sample (OTELPROF_PROG_FINISH). The thread's own
  * execution context comes from its thread-local ruby_current_ec, so a
  * thread without the GVL shows its own (blocked) frames, never another
- * thread's. Frames without an iseq (C functions, ifuncs, dummies) are not
- * reported; a method frame's method entry goes before it where userspace
- * names methods by their class. The first frame of each vm_exec call carries
+ * thread's. A C function's frame (a cfunc: no iseq) is reported by its
+ * method entry alone ({me | tag, 0}), which names it; ifunc and dummy
+ * frames are not reported;
+ * a method frame's method entry goes before it where userspace names
+ * methods by their class. The first frame of each vm_exec call carries
  * OTELPROF_INTERP_F_LAST, so userspace can splice each run above the
  * native call that ran it. Every read is of process memory and may fail:
  * the walk then stops with what it has (counted). Loaded when the first
@@ -41,6 +43,8 @@ struct ruby_scratch {
 	struct otelprof_ruby_proc rp;
 	u64 cfp, end; /* next control frame, end of the frames */
 	u32 n, got;
+	u64 w0, w1; /* the frame's pair, on its way into the sample */
+	u64 mh[2];  /* a method entry's (or svar's) first words */
 	u8 buf[64 + 8];
 };
 
@@ -118,43 +122,72 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 	pc = cfp_field(s, s->rp.cfp_pc);
 	iseq = cfp_field(s, s->rp.cfp_iseq);
 	ep = cfp_field(s, s->rp.cfp_ep);
-	if (!pc || !iseq || !ep)
-		return 0; /* a C function's or a dummy frame */
+	if (!ep)
+		return 0; /* a dummy frame */
 	flags = read_u64(ep);
 	magic = flags & OTELPROF_RUBY_MAGIC_MASK;
-	if (magic == OTELPROF_RUBY_MAGIC_CFUNC ||
-	    magic == OTELPROF_RUBY_MAGIC_IFUNC ||
-	    magic == OTELPROF_RUBY_MAGIC_DUMMY)
-		return 0;
 	n = s->n;
 	if (n > OTELPROF_USTACK_WORDS - 4 ||
 	    s->got >= OTELPROF_MAX_INTERP_FRAMES - 1)
 		return 1;
-	if ((s->rp.flags & OTELPROF_RUBY_F_METHOD_ENTRY) &&
-	    magic == OTELPROF_RUBY_MAGIC_METHOD) {
+	if (magic == OTELPROF_RUBY_MAGIC_CFUNC) {
+		/* a C function's frame (no pc, no iseq): its method entry
+		 * names it; it never starts a vm_exec call */
 		u64 me = read_u64(ep - 16);
 
-		if (me) {
-			e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
-				(me & ~(OTELPROF_INTERP_F_LAST |
-					OTELPROF_RUBY_ME_TAG)) |
-				OTELPROF_RUBY_ME_TAG;
-			e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = iseq;
-			s->n = n + 2;
-			s->got++;
+		if (!me)
+			return 0;
+		s->w0 = (me &
+			 ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
+			OTELPROF_RUBY_ME_TAG;
+		s->w1 = 0;
+	} else {
+		if (!pc || !iseq || magic == OTELPROF_RUBY_MAGIC_IFUNC ||
+		    magic == OTELPROF_RUBY_MAGIC_DUMMY)
+			return 0;
+		if ((s->rp.flags & OTELPROF_RUBY_F_METHOD_ENTRY) &&
+		    magic == OTELPROF_RUBY_MAGIC_METHOD) {
+			u64 me = read_u64(ep - 16);
+
+			/* a frame that set $~ or $_ holds its method entry
+			 * in an imemo_svar (cref_or_me, its second word),
+			 * which dies with the call: followed here. Through
+			 * the map, so both ways end in one verifier state. */
+			s->w0 = me;
+			s->mh[0] = 0;
+			if (me &&
+			    !bpf_probe_read_user(s->mh, sizeof(s->mh),
+						 (const void *)me) &&
+			    (s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) ==
+				    OTELPROF_RUBY_IMEMO_SVAR)
+				s->w0 = s->mh[1];
+			me = s->w0;
+			if (me) {
+				e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+					(me & ~(OTELPROF_INTERP_F_LAST |
+						OTELPROF_RUBY_ME_TAG)) |
+					OTELPROF_RUBY_ME_TAG;
+				e->ustack[(n + 1) &
+					  (OTELPROF_USTACK_WORDS - 1)] = iseq;
+				s->n = n + 2;
+				s->got++;
+			}
 		}
+		s->w0 = (iseq &
+			 ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
+			(flags & OTELPROF_RUBY_FLAG_FINISH
+				 ? OTELPROF_INTERP_F_LAST
+				 : 0);
+		s->w1 = pc;
 	}
-	/* read back from the map either way: both paths reach the same
-	 * verifier state (an unknown count, bounded below), so 5.10's
-	 * bounded loop does not explore them separately */
+	/* the pair and the count read back from the map: every path
+	 * reaches the same verifier state (unknown values, bounded below),
+	 * so 5.10's bounded loop does not explore them separately */
 	n = s->n;
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return 1;
-	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
-		(iseq & ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
-		(flags & OTELPROF_RUBY_FLAG_FINISH ? OTELPROF_INTERP_F_LAST
-						   : 0);
-	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = pc;
+	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] = s->w0;
+	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = s->w1;
 	s->n = n + 2;
 	s->got++;
 	return 0;

@@ -25,9 +25,16 @@ struct otelprof_ruby_proc {
 
 /* Report each method frame's method entry (ep[-2]) too, as a pair
  * {me | OTELPROF_RUBY_ME_TAG, iseq} before the frame's own: its class
- * names the method (versions whose class path userspace can read). */
+ * names the method (versions whose class path userspace can read). A C
+ * function's frame (a cfunc: no iseq) is always reported this way, as
+ * {me | OTELPROF_RUBY_ME_TAG, 0}, and named from its method entry. */
 #define OTELPROF_RUBY_F_METHOD_ENTRY 1
 #define OTELPROF_RUBY_ME_TAG	     (1ull << 62)
+
+/* An object's flags: T_IMEMO (0x1a) and its imemo type (bits 12-15),
+ * here imemo_svar (2). */
+#define OTELPROF_RUBY_IMEMO_TYPE_MASK 0xf01full
+#define OTELPROF_RUBY_IMEMO_SVAR      0x201aull
 
 /* ep[0] of a control frame: its type (VM_FRAME_MAGIC_*) and flags. */
 #define OTELPROF_RUBY_MAGIC_MASK   0x7fff0001u

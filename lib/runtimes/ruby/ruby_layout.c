@@ -35,6 +35,11 @@ static const struct ruby_layout layouts[] = {
 		.insn_info_entry = 12,
 		.str_len_in_flags = 1,
 		.str_embed_ary = 16,
+		/* RClass {basic, super, ptr}; rb_classext_t {iv_index_tbl,
+		 * iv_tbl, ...}; FL_SINGLETON is FL_USER0 */
+		.class_ext = 24,
+		.ext_iv_tbl = 8,
+		.fl_singleton = 1u << 12,
 	},
 	{
 		/* 3.3: __bp__ gone (7 words); first_lineno an int; RString
@@ -250,4 +255,29 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 		*end = hdr_vaddr + (uint64_t)(int64_t)next;
 	}
 	return 0;
+}
+
+uint64_t ruby_id_serial(uint64_t id)
+{
+	return id > RUBY_LAST_OP_ID ? id >> 4 : id;
+}
+
+int ruby_symbols_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
+			   uint64_t *last_id, uint64_t *ids)
+{
+	/* cmp %edi, disp32(%rip); jb rel8; mov disp32(%rip), %rdi */
+	for (size_t i = 0; len >= 15 && i <= len - 15; i++) {
+		int32_t d1, d2;
+
+		if (code[i] != 0x39 || code[i + 1] != 0x3d ||
+		    code[i + 6] != 0x72 || code[i + 8] != 0x48 ||
+		    code[i + 9] != 0x8b || code[i + 10] != 0x3d)
+			continue;
+		memcpy(&d1, code + i + 2, 4);
+		memcpy(&d2, code + i + 11, 4);
+		*last_id = vaddr + i + 6 + (uint64_t)(int64_t)d1;
+		*ids = vaddr + i + 15 + (uint64_t)(int64_t)d2;
+		return 0;
+	}
+	return -1;
 }

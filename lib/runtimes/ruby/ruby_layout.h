@@ -41,7 +41,45 @@ struct ruby_layout {
 	 * follows struct RClass), and the singleton flag. */
 	uint16_t class_path, class_attached;
 	uint32_t fl_singleton;
+	/* 3.1: rb_classext_t is behind RClass.ptr (at class_ext), and a
+	 * class's path and a singleton class's object are instance
+	 * variables (__classpath__, __attached__) in its st_table iv_tbl
+	 * (at ext_iv_tbl in rb_classext_t); 0: not so */
+	uint16_t class_ext, ext_iv_tbl;
 };
+
+/* st_table (st.h, 3.1): entries_start, entries_bound, entries; each
+ * entry {hash, key, record}, a deleted one's hash all ones. */
+#define RUBY_ST_HDR	   56
+#define RUBY_ST_ENTRIES_AT 32
+#define RUBY_ST_ENTRY	   24
+#define RUBY_IVAR_SCAN	   16 /* entries looked at, at most */
+
+/* rb_method_definition_t (3.1 and 3.3 alike): its type in the low 4 bits
+ * of the first word, its body from 8 (a cfunc's is 24 bytes, the
+ * union's largest), then the method's own ID. */
+#define RUBY_DEF_ISEQ	     8
+#define RUBY_DEF_ORIGINAL_ID 32
+#define RUBY_METHOD_CFUNC    1
+
+/* ID -> serial (symbol.c rb_id_to_serial): operator IDs (up to
+ * tLAST_OP_ID) are their own serial, the others shifted past their
+ * 4 scope bits; 0: not an ID. The serial's String is entry
+ * (serial % 512) * 2 of the Array at (serial / 512) in the symbol
+ * table's ids Array. */
+#define RUBY_LAST_OP_ID	   0xa9
+#define RUBY_ID_ENTRY_UNIT 512
+uint64_t ruby_id_serial(uint64_t id);
+
+/*
+ * Where the symbol table (ruby_global_symbols: not exported) keeps its
+ * last serial and its ids Array, from the code of the function the
+ * exported rb_id2str tail-jumps to (get_id_serial_entry): it begins
+ * `cmp %edi, last_id(%rip); jb ..; mov ids(%rip), %rdi`. code is len
+ * bytes at ELF address vaddr. Returns 0 and both ELF addresses, or -1.
+ */
+int ruby_symbols_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
+			   uint64_t *last_id, uint64_t *ids);
 
 /* The layout of version major.minor, or NULL: unknown (native stacks). */
 const struct ruby_layout *ruby_layout_find(unsigned major, unsigned minor);
@@ -90,6 +128,7 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 #define RUBY_T_IMEMO	 0x1a
 #define RUBY_IMEMO_ISEQ	 7
 #define RUBY_IMEMO_MENT	 6
+#define RUBY_IMEMO_SVAR	 2 /* {flags, cref_or_me, lastline, backref, ..} */
 #define RUBY_T_CLASS	 0x02
 #define RUBY_T_MODULE	 0x03
 #define RUBY_STR_NOEMBED (1u << 13) /* RSTRING_NOEMBED, FL_USER1 */

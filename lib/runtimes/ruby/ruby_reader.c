@@ -117,6 +117,23 @@ static void find_loop(struct ruby_reader *t, uint32_t pid,
 	rp->loop_hi = end + bias;
 }
 
+/* The symbol table, from the code rb_id2str tail-jumps to (C functions
+ * are named by their ID). */
+static void find_symbols(struct ruby_reader *t, struct ruby_process *rp,
+			 const struct ruby_symbols *s, uint64_t bias)
+{
+	uint8_t code[160];
+	uint64_t to[4], last_id, ids;
+
+	if (!s->id2str || t->read_mem(&rp->pid, s->id2str + bias, code, 64) ||
+	    ruby_tail_jumps(code, 64, s->id2str, to, 1) != 1 ||
+	    t->read_mem(&rp->pid, to[0] + bias, code, sizeof(code)) ||
+	    ruby_symbols_from_code(code, sizeof(code), to[0], &last_id, &ids))
+		return;
+	rp->sym_last_id = last_id + bias;
+	rp->sym_ids = ids + bias;
+}
+
 bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 		   const struct ruby_symbols *s, uint64_t bias)
 {
@@ -165,8 +182,15 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 		debug_log("pid %u: Ruby %u.%u: rb_vm_exec not found; its "
 			  "frames go after the native ones",
 			  rp->pid, major, minor);
+	find_symbols(t, rp, s, bias);
+	if (!rp->sym_ids)
+		debug_log("pid %u: Ruby %u.%u: its symbol table was not found; "
+			  "C functions are left out",
+			  rp->pid, major, minor);
 	rp->walk = rp->layout->walk;
-	if (rp->layout->class_path)
+	/* class paths: read in place (3.3), or found by name among a
+	 * class's instance variables (3.1) */
+	if (rp->layout->class_path || (rp->layout->class_ext && rp->sym_ids))
 		rp->walk.flags |= OTELPROF_RUBY_F_METHOD_ENTRY;
 	rp->walk.tls_module_got = got + bias;
 	rp->walk.tls_offset = off;
@@ -276,12 +300,17 @@ static void iseq_drop(struct ruby_process *rp, struct ruby_iseq *q)
 	free(q->file);
 	free(q->qual);
 	q->name = q->file = q->qual = NULL;
-	q->qual_me = 0;
+	q->qual_me = q->qual_at = 0;
 	mem_account_uncharge(&rp->account, q->bytes);
 	rp->bytes -= q->bytes;
 	q->bytes = 0;
 	q->ok = false;
 }
+
+static bool read_cfunc_hdr(struct ruby_reader *t, uint32_t pid, uint64_t me,
+			   struct iseq_hdr *h);
+static char *cfunc_name(struct ruby_reader *t, struct ruby_process *rp,
+			const struct iseq_hdr *h);
 
 static void resolve(struct ruby_reader *t, struct ruby_process *rp,
 		    struct ruby_iseq *q, const struct iseq_hdr *h, uint64_t now)
@@ -297,10 +326,14 @@ static void resolve(struct ruby_reader *t, struct ruby_process *rp,
 	q->insn_info_size = h->insn_info_size;
 	q->first_line = h->first_line;
 	q->checked_ns = now;
-	q->name = read_str(t, rp->pid, rp->layout, h->label_ptr);
-	q->file = read_path(t, rp->pid, rp->layout, h->path_ptr);
+	if (q->cfunc) {
+		q->name = cfunc_name(t, rp, h);
+	} else {
+		q->name = read_str(t, rp->pid, rp->layout, h->label_ptr);
+		q->file = read_path(t, rp->pid, rp->layout, h->path_ptr);
+	}
 	q->ok = q->name != NULL;
-	if (!q->ok || !q->file)
+	if (!q->ok || (!q->file && !q->cfunc))
 		t->counters.read_errors++;
 	q->bytes = (uint32_t)(sizeof(*q) + (q->name ? strlen(q->name) : 0) +
 			      (q->file ? strlen(q->file) : 0));
@@ -315,10 +348,23 @@ static void resolve(struct ruby_reader *t, struct ruby_process *rp,
 	rp->bytes += q->bytes;
 }
 
-static struct ruby_iseq *iseq_entry(struct ruby_reader *t,
-				    struct ruby_process *rp, uint64_t iseq,
-				    uint64_t now)
+/* The header of the iseq at addr, or of the C function whose method
+ * entry is at addr. */
+static bool read_hdr(struct ruby_reader *t, struct ruby_process *rp,
+		     uint64_t addr, bool cfunc, struct iseq_hdr *h)
 {
+	return cfunc ? read_cfunc_hdr(t, rp->pid, addr, h)
+		     : read_iseq_hdr(t, rp->pid, rp->layout, addr, h);
+}
+
+/* The cached entry of the iseq at addr (cfunc: of the C function whose
+ * method entry is at addr, keyed addr | 1 apart from iseqs), read or
+ * checked again as needed; NULL if it cannot be named. */
+static struct ruby_iseq *iseq_entry(struct ruby_reader *t,
+				    struct ruby_process *rp, uint64_t addr,
+				    bool cfunc, uint64_t now)
+{
+	uint64_t iseq = cfunc ? addr | 1 : addr;
 	const void *ctx[2] = {rp, &iseq};
 	struct iseq_hdr h;
 	struct ruby_iseq *q;
@@ -329,7 +375,7 @@ static struct ruby_iseq *iseq_entry(struct ruby_reader *t,
 		if (now - q->checked_ns < RUBY_RECHECK_NS)
 			return q->ok ? q : NULL;
 		/* still the same iseq? (collected ones are reused) */
-		if (!read_iseq_hdr(t, rp->pid, rp->layout, iseq, &h)) {
+		if (!read_hdr(t, rp, addr, cfunc, &h)) {
 			iseq_drop(rp, q);
 			q->checked_ns = now;
 			t->counters.read_errors++;
@@ -345,7 +391,7 @@ static struct ruby_iseq *iseq_entry(struct ruby_reader *t,
 		resolve(t, rp, q, &h, now);
 		return q->ok ? q : NULL;
 	}
-	if (!read_iseq_hdr(t, rp->pid, rp->layout, iseq, &h)) {
+	if (!read_hdr(t, rp, addr, cfunc, &h)) {
 		t->counters.read_errors++;
 		return NULL;
 	}
@@ -363,6 +409,7 @@ static struct ruby_iseq *iseq_entry(struct ruby_reader *t,
 	q = &rp->iseqs[rp->niseqs];
 	memset(q, 0, sizeof(*q));
 	q->addr = iseq;
+	q->cfunc = cfunc;
 	if (idxmap_insert(&rp->index, hash_u64(iseq), rp->niseqs))
 		return NULL;
 	rp->niseqs++;
@@ -412,64 +459,272 @@ static uint32_t line_at(struct ruby_reader *t, struct ruby_process *rp,
 	return (uint32_t)line;
 }
 
+static char *id_name(struct ruby_reader *t, struct ruby_process *rp,
+		     uint64_t id);
+
+/* Instance variable `want` (named so; its ID cached in *id once seen) of
+ * class klass on 3.1, from the first RUBY_IVAR_SCAN entries of its
+ * st_table; 0 if not found or not readable. */
+static uint64_t class_ivar(struct ruby_reader *t, struct ruby_process *rp,
+			   uint64_t klass, const char *want, uint64_t *id)
+{
+	const struct ruby_layout *l = rp->layout;
+	uint64_t ext, tbl, st[RUBY_ST_HDR / 8], start, bound;
+	uint64_t ent[RUBY_IVAR_SCAN * RUBY_ST_ENTRY / 8];
+
+	if (t->read_mem(&rp->pid, klass + l->class_ext, &ext, 8) || !ext ||
+	    (ext & 7) || t->read_mem(&rp->pid, ext + l->ext_iv_tbl, &tbl, 8) ||
+	    !tbl || (tbl & 7) || t->read_mem(&rp->pid, tbl, st, sizeof(st)))
+		return 0;
+	start = st[RUBY_ST_ENTRIES_AT / 8];
+	bound = st[RUBY_ST_ENTRIES_AT / 8 + 1];
+	if (bound <= start || start > (1u << 20) || !st[6] || (st[6] & 7))
+		return 0;
+	if (bound - start > RUBY_IVAR_SCAN)
+		bound = start + RUBY_IVAR_SCAN;
+	if (t->read_mem(&rp->pid, st[6] + start * RUBY_ST_ENTRY, ent,
+			(bound - start) * RUBY_ST_ENTRY))
+		return 0;
+	for (uint64_t i = 0; i < bound - start; i++) {
+		uint64_t hash = ent[3 * i], key = ent[3 * i + 1];
+		char *name;
+
+		if (hash == ~0ull || !key)
+			continue; /* deleted */
+		if (*id) {
+			if (key == *id)
+				return ent[3 * i + 2];
+			continue;
+		}
+		name = id_name(t, rp, key);
+		if (name && !strcmp(name, want)) {
+			free(name);
+			*id = key;
+			return ent[3 * i + 2];
+		}
+		free(name);
+	}
+	return 0;
+}
+
+/* The path of class or module klass ("Foo::Bar"; malloc'd) and the
+ * separator its methods take ('#', or '.' for a singleton class, named
+ * after the object it is attached to), or NULL: not readable, or a class
+ * without a path (anonymous) or this version's paths are not read. */
+static char *class_name(struct ruby_reader *t, struct ruby_process *rp,
+			uint64_t klass, char *sep)
+{
+	const struct ruby_layout *l = rp->layout;
+	uint64_t kflags, path;
+
+	*sep = '#';
+	if ((!l->class_path && !l->class_ext) || !klass || (klass & 7) ||
+	    t->read_mem(&rp->pid, klass, &kflags, 8))
+		return NULL;
+	if (kflags & l->fl_singleton) {
+		if (l->class_ext)
+			klass = class_ivar(t, rp, klass, "__attached__",
+					   &rp->id_attached);
+		else if (t->read_mem(&rp->pid, klass + l->class_attached,
+				     &klass, 8))
+			return NULL;
+		if (!klass || (klass & 7) ||
+		    t->read_mem(&rp->pid, klass, &kflags, 8))
+			return NULL;
+		*sep = '.';
+	}
+	if ((kflags & RUBY_T_MASK) != RUBY_T_CLASS &&
+	    (kflags & RUBY_T_MASK) != RUBY_T_MODULE)
+		return NULL;
+	if (l->class_ext)
+		path = class_ivar(t, rp, klass, "__classpath__",
+				  &rp->id_classpath);
+	else if (t->read_mem(&rp->pid, klass + l->class_path, &path, 8))
+		return NULL;
+	return read_str(t, rp->pid, l, path);
+}
+
+/* "cls<sep>name" (malloc'd), or NULL if it would be longer than a name
+ * may be. */
+static char *join_name(const char *cls, char sep, const char *name)
+{
+	size_t lc = strlen(cls), ln = strlen(name);
+	char *out;
+
+	if (lc + 1 + ln > RUBY_NAME_MAX)
+		return NULL;
+	out = malloc(lc + 1 + ln + 1);
+	if (!out)
+		return NULL;
+	memcpy(out, cls, lc);
+	out[lc] = sep;
+	memcpy(out + lc + 1, name, ln + 1);
+	return out;
+}
+
+/* The 5 words of an imemo_ment (flags, defined_class, def, called_id,
+ * owner) at me, or false. A frame that set $~ or $_ keeps an imemo_svar
+ * there instead, holding the method entry (its cref_or_me): followed
+ * once. */
+static bool read_ment_at(struct ruby_reader *t, uint32_t pid, uint64_t me,
+			 uint64_t m[5], uint64_t *at)
+{
+	for (int hop = 0; hop < 2; hop++) {
+		*at = me;
+		if (!me || (me & 7) || t->read_mem(&pid, me, m, 5 * 8) ||
+		    (m[0] & RUBY_T_MASK) != RUBY_T_IMEMO)
+			return false;
+		if (((m[0] >> 12) & 0xf) == RUBY_IMEMO_SVAR) {
+			me = m[1];
+			continue;
+		}
+		return ((m[0] >> 12) & 0xf) == RUBY_IMEMO_MENT && m[2] &&
+		       !(m[2] & 7);
+	}
+	return false;
+}
+
+static bool read_ment(struct ruby_reader *t, uint32_t pid, uint64_t me,
+		      uint64_t m[5])
+{
+	uint64_t at;
+
+	return read_ment_at(t, pid, me, m, &at);
+}
+
+/* Forget q's qualified name, and what it was charged. */
+static void drop_qual(struct ruby_process *rp, struct ruby_iseq *q)
+{
+	size_t n;
+
+	if (!q->qual)
+		return;
+	n = strlen(q->qual) + 1;
+	mem_account_uncharge(&rp->account, n);
+	q->bytes -= (uint32_t)n;
+	rp->bytes -= n;
+	free(q->qual);
+	q->qual = NULL;
+}
+
 /* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (cached on
  * q), or NULL: not a method entry of q, or a class without a path
  * (anonymous) or not readable. */
 static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
 			     struct ruby_iseq *q, uint64_t me)
 {
-	const struct ruby_layout *l = rp->layout;
-	uint64_t m[5], def_iseq, klass, kflags, path;
+	uint64_t m[5], def_iseq, at;
 	char *cls, *qual;
-	size_t n;
-	char sep = '#';
+	char sep;
 
 	if (q->qual_me == me)
 		return q->qual;
-	free(q->qual);
-	q->qual = NULL;
+	if (!read_ment_at(t, rp->pid, me, m, &at)) {
+		drop_qual(rp, q);
+		q->qual_me = me;
+		return NULL;
+	}
+	/* each call that sets $~ holds the same method entry in a new
+	 * svar: the name stays */
 	q->qual_me = me;
+	if (q->qual && at == q->qual_at)
+		return q->qual;
+	drop_qual(rp, q);
+	q->qual_at = at;
 	/* an imemo_ment whose definition runs this iseq */
-	if (!l->class_path || (me & 7) ||
-	    t->read_mem(&rp->pid, me, m, sizeof(m)) ||
-	    (m[0] & RUBY_T_MASK) != RUBY_T_IMEMO ||
-	    ((m[0] >> 12) & 0xf) != RUBY_IMEMO_MENT || !m[2] ||
-	    t->read_mem(&rp->pid, m[2] + 8, &def_iseq, 8) ||
+	if (t->read_mem(&rp->pid, m[2] + RUBY_DEF_ISEQ, &def_iseq, 8) ||
 	    def_iseq != q->addr)
 		return NULL;
-	klass = m[4]; /* owner */
-	if (!klass || (klass & 7) || t->read_mem(&rp->pid, klass, &kflags, 8))
-		return NULL;
-	if (kflags & l->fl_singleton) {
-		/* a singleton method: named after the object (a class or
-		 * module) the singleton class is attached to */
-		if (t->read_mem(&rp->pid, klass + l->class_attached, &klass,
-				8) ||
-		    !klass || (klass & 7) ||
-		    t->read_mem(&rp->pid, klass, &kflags, 8))
-			return NULL;
-		sep = '.';
-	}
-	if ((kflags & RUBY_T_MASK) != RUBY_T_CLASS &&
-	    (kflags & RUBY_T_MASK) != RUBY_T_MODULE)
-		return NULL;
-	if (t->read_mem(&rp->pid, klass + l->class_path, &path, 8))
-		return NULL;
-	cls = read_str(t, rp->pid, l, path);
+	cls = class_name(t, rp, m[4], &sep);
 	if (!cls)
 		return NULL;
-	n = strlen(cls) + 1 + strlen(q->name) + 1;
-	qual = malloc(n);
-	if (qual && mem_account_charge(&rp->account, n)) {
-		snprintf(qual, n, "%s%c%s", cls, sep, q->name);
+	qual = join_name(cls, sep, q->name);
+	free(cls);
+	if (qual && mem_account_charge(&rp->account, strlen(qual) + 1)) {
 		q->qual = qual;
-		q->bytes += (uint32_t)n;
-		rp->bytes += n;
+		q->bytes += (uint32_t)strlen(qual) + 1;
+		rp->bytes += strlen(qual) + 1;
 	} else {
 		free(qual);
 	}
-	free(cls);
 	return q->qual;
+}
+
+/* Element idx of Array ary, or false (not an Array, out of its bounds,
+ * not readable). */
+static bool ary_at(struct ruby_reader *t, uint32_t pid, uint64_t ary,
+		   uint64_t idx, uint64_t *out)
+{
+	uint64_t h[5], len, ptr;
+
+	if (!ary || (ary & 7) || t->read_mem(&pid, ary, h, sizeof(h)) ||
+	    (h[0] & RUBY_T_MASK) != RUBY_T_ARRAY)
+		return false;
+	if (h[0] & RUBY_ARY_EMBED) {
+		len = (h[0] >> 15) & 0x7f; /* RARRAY_EMBED_LEN_MASK */
+		ptr = ary + 16;
+	} else {
+		len = h[2];
+		ptr = h[4];
+	}
+	if (idx >= len || !ptr || (ptr & 7))
+		return false;
+	return !t->read_mem(&pid, ptr + 8 * idx, out, 8);
+}
+
+/* The name of ID id (malloc'd), from the symbol table, or NULL. */
+static char *id_name(struct ruby_reader *t, struct ruby_process *rp,
+		     uint64_t id)
+{
+	uint64_t serial = ruby_id_serial(id), ids, entry, str;
+	uint32_t last = 0;
+
+	if (!rp->sym_ids || !serial ||
+	    t->read_mem(&rp->pid, rp->sym_last_id, &last, 4) || serial > last ||
+	    t->read_mem(&rp->pid, rp->sym_ids, &ids, 8) ||
+	    !ary_at(t, rp->pid, ids, serial / RUBY_ID_ENTRY_UNIT, &entry) ||
+	    !ary_at(t, rp->pid, entry, (serial % RUBY_ID_ENTRY_UNIT) * 2, &str))
+		return NULL;
+	return read_str(t, rp->pid, rp->layout, str);
+}
+
+/* What identifies a C function's method entry (its definition, ID and
+ * owner), in iseq_hdr's fields; false if me is not a C function's. */
+static bool read_cfunc_hdr(struct ruby_reader *t, uint32_t pid, uint64_t me,
+			   struct iseq_hdr *h)
+{
+	uint64_t m[5], d[1], id;
+
+	if (!read_ment(t, pid, me, m) || t->read_mem(&pid, m[2], d, 8) ||
+	    (d[0] & 0xf) != RUBY_METHOD_CFUNC ||
+	    t->read_mem(&pid, m[2] + RUBY_DEF_ORIGINAL_ID, &id, 8) || !id)
+		return false;
+	memset(h, 0, sizeof(*h));
+	h->body = m[2];
+	h->label_ptr = id;
+	h->path_ptr = m[4];
+	return true;
+}
+
+/* A C function's name ("Integer#times", or "times" where the class path
+ * is not read), malloc'd, or NULL. */
+static char *cfunc_name(struct ruby_reader *t, struct ruby_process *rp,
+			const struct iseq_hdr *h)
+{
+	char *name = id_name(t, rp, h->label_ptr), *cls, *qual;
+	char sep;
+
+	if (!name)
+		return NULL;
+	cls = class_name(t, rp, h->path_ptr, &sep);
+	if (!cls)
+		return name;
+	qual = join_name(cls, sep, name);
+	free(cls);
+	if (!qual)
+		return name;
+	free(name);
+	return qual;
 }
 
 bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
@@ -482,6 +737,17 @@ bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
 
 	if (!rp || !rp->layout || !iseq)
 		return false;
+	if ((iseq & OTELPROF_RUBY_ME_TAG) && !pc) {
+		/* a C function's frame: its method entry alone */
+		rp->pending_me = rp->pending_iseq = 0;
+		q = iseq_entry(t, rp, iseq & ~OTELPROF_RUBY_ME_TAG, true,
+			       now_ns);
+		if (!q)
+			return false;
+		/* no file; the line is unknown (0) */
+		*out = (struct runtime_frame){.name = q->name};
+		return true;
+	}
 	if (iseq & OTELPROF_RUBY_ME_TAG) {
 		/* for the frame that follows */
 		rp->pending_me = iseq & ~OTELPROF_RUBY_ME_TAG;
@@ -491,7 +757,7 @@ bool ruby_frame(struct ruby_reader *t, struct ruby_process *rp, uint64_t iseq,
 	if (rp->pending_iseq == iseq)
 		me = rp->pending_me;
 	rp->pending_me = rp->pending_iseq = 0;
-	q = iseq_entry(t, rp, iseq, now_ns);
+	q = iseq_entry(t, rp, iseq, false, now_ns);
 	if (!q)
 		return false;
 	if (me)

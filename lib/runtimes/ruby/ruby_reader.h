@@ -37,7 +37,9 @@ struct ruby_iseq {
 	/* The method's name with its class (Foo::Bar#baz, Foo.baz) for
 	 * method entry qual_me; NULL: the label alone. */
 	uint64_t qual_me;
+	uint64_t qual_at; /* the method entry itself (qual_me may hold it) */
 	char *qual;
+	bool cfunc; /* a C function's entry: addr is its method entry | 1 */
 };
 
 struct ruby_line {
@@ -54,6 +56,12 @@ struct ruby_process {
 	/* rb_vm_exec's code (runtime addresses; 0: not found): each run of
 	 * Ruby frames goes above the native frame there */
 	uint64_t loop_lo, loop_hi;
+	/* The symbol table's last serial and ids Array (runtime addresses;
+	 * 0: not found, C functions are then left out) */
+	uint64_t sym_last_id, sym_ids;
+	/* 3.1: the IDs of __classpath__ and __attached__ (0: not seen yet),
+	 * found by name in the classes' instance variable tables */
+	uint64_t id_classpath, id_attached;
 	struct mem_account account;
 	struct idxmap index; /* iseq address -> iseqs[] */
 	struct ruby_iseq *iseqs;
@@ -79,6 +87,7 @@ struct ruby_reader {
 struct ruby_symbols {
 	uint64_t version, thread_current, current_ec;
 	uint64_t vm_exec, iseq_eval, iseq_eval_main;
+	uint64_t id2str;
 };
 
 struct ruby_process *ruby_process_new(uint32_t pid, struct mem_budget *budget);
@@ -93,6 +102,8 @@ bool ruby_identify(struct ruby_reader *r, struct ruby_process *rp,
 /* Function and line of frame {iseq, pc}; false if the iseq cannot be
  * read (the frame is then left out). A method entry pair ({me | tag,
  * iseq}) is kept for the frame that follows it and names nothing (false).
+ * A C function's pair ({me | tag, 0}) is named from its method entry
+ * (Integer#times; no file, line 0).
  * Strings live until the next call for the process. */
 bool ruby_frame(struct ruby_reader *r, struct ruby_process *rp, uint64_t iseq,
 		uint64_t pc, uint64_t now_ns, struct runtime_frame *out);

@@ -129,16 +129,18 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 {
 	static const char *const names[] = {
 		"ruby_version", "rb_thread_current", "ruby_current_ec",
-		"rb_vm_exec",	"rb_iseq_eval",	     "rb_iseq_eval_main"};
-	uint64_t v[6];
+		"rb_vm_exec",	"rb_iseq_eval",	     "rb_iseq_eval_main",
+		"rb_id2str"};
+	uint64_t v[7];
 
-	(void)elf_dynsym_lookup(fd, NULL, names, 6, v);
+	(void)elf_dynsym_lookup(fd, NULL, names, 7, v);
 	out->version = v[0];
 	out->thread_current = v[1];
 	out->current_ec = v[2];
 	out->vm_exec = v[3];
 	out->iseq_eval = v[4];
 	out->iseq_eval_main = v[5];
+	out->id2str = v[6];
 }
 
 static void tracker_sync(struct ruby_tracker *t, struct process *p,
