@@ -453,7 +453,13 @@ struct otelprof_v8_proc {
 	s8 off_fp_context, off_fp_function, off_fp_bytecode_offset;
 	u8 smi_tag_mask, smi_tag;
 	u8 heap_tag_mask, heap_tag;
-	u8 pad;
+	/* Words an entry frame (JSEntry: EntryFrame, ConstructEntryFrame,
+	 * their frame markers below) saved above its frame record, which
+	 * the caller's sp lies beyond: 0 on x86_64 (rbp is pushed first),
+	 * 18 on aarch64 (x19-x28 and d8-d15 are pushed before {x29, x30}). */
+	u8 entry_saved_words;
+	u8 entry_marker, construct_entry_marker;
+	u8 pad[5];
 };
 
 /*

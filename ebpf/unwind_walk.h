@@ -341,7 +341,14 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 	    UNWIND_PENDING_FP(ctx, w)) {
 		/* A file whose table is still being built, in a process
 		 * whose runtime asked: its frame pointer (plausible, and
-		 * returning into code we know), marked as such. */
+		 * returning into code we know), marked as such. The
+		 * runtime's own code in the file (V8's builtins: the
+		 * interpreter) goes to its program first, as it does once
+		 * the table is in. */
+		if (UNWIND_RUNTIME_HANDOFF_FILE(ctx, w)) {
+			w->n--;
+			return 1;
+		}
 		res = unwind_step_fp_fallback(ctx, &w->r);
 		w->fp_frame = UNWIND_FP_FALLBACK_FRAME;
 		return unwind_walk_result(w, res);

@@ -52,6 +52,9 @@ add() { # an ELF file's DT_NEEDED, recursively, from $build or $multi
 		add "$p"
 	done
 }
+# Node.js (V8) and its JS workload: node.sh, from make test-arm64's
+# OTELPROF_ARM64_NODE.
+bash "$here/node.sh" "$root" "${OTELPROF_ARM64_NODE:?the arm64 node binary (make arm64-node)}" "$cache"
 for f in "$build/otelprof" "$build/libotelprofiler.so.0" "$build"/workloads/*; do add "$f"; done
 mkdir -p "$root/$multi"
 cp -L "$multi/ld-linux-aarch64.so.1" "$root/$multi/"

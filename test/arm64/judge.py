@@ -38,6 +38,8 @@ import json
 import re
 import sys
 
+from judge_node import judge_node
+
 kernel, path = sys.argv[1], sys.argv[2]
 NOFP_MAIN_MIN = 0.90
 CTX_MIN_LINKED = 10
@@ -287,6 +289,11 @@ for name in ("ctx_tlsdesc", "ctx_le"):
     p, note = judge_ctx(name, all_samples)
     problems += p
     ctx_notes.append(note)
+
+# Node.js (V8): judge_node.py.
+node_problems, node_note = judge_node(text, progs)
+problems += node_problems
+ctx_notes.append(node_note)
 
 status = "ok  " if not problems else "FAIL"
 print(

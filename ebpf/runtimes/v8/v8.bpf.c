@@ -92,8 +92,17 @@ static __always_inline int v8_step(struct otelprof_sample_event *e,
 		return UNWIND_STEP_ERR_READ;
 	if ((marker & vp->smi_tag_mask) == vp->smi_tag) {
 		/* A typed frame (entry, exit, stub, ...): not noted, its
-		 * native frame (Builtins_JSEntry, ...) stays */
-		return unwind_step_fp(NULL, r);
+		 * native frame (Builtins_JSEntry, ...) stays. Below an entry
+		 * frame is native code (unwound by its CFI from sp): on
+		 * aarch64 JSEntry saved the callee-saved registers above its
+		 * frame record, so the caller's sp is that much further. */
+		int res = unwind_step_fp(NULL, r);
+
+		if (res == UNWIND_STEP_OK && vp->entry_saved_words &&
+		    (marker == vp->entry_marker ||
+		     marker == vp->construct_entry_marker))
+			r->sp += (u64)vp->entry_saved_words * 8;
+		return res;
 	}
 	if (bpf_probe_read_user(&fn, 8,
 				(const void *)(fp + vp->off_fp_function)))

@@ -69,13 +69,21 @@ enum {
 	SYM_SMI_VALUE_SHIFT,
 	SYM_HEAP_TAG,
 	SYM_HEAP_TAG_MASK,
+	SYM_FT_ENTRY, /* optional: the entry frames' types */
+	SYM_FT_CONSTRUCT_ENTRY,
 	SYM_FIRST_FIELD
 };
 
 static const char *const scheme_names[SYM_FIRST_FIELD] = {
-	"v8dbg_TaggedSize",	  "v8dbg_SmiTag",	 "v8dbg_SmiTagMask",
-	"v8dbg_SmiShiftSize",	  "v8dbg_SmiValueShift", "v8dbg_HeapObjectTag",
-	"v8dbg_HeapObjectTagMask"};
+	"v8dbg_TaggedSize",
+	"v8dbg_SmiTag",
+	"v8dbg_SmiTagMask",
+	"v8dbg_SmiShiftSize",
+	"v8dbg_SmiValueShift",
+	"v8dbg_HeapObjectTag",
+	"v8dbg_HeapObjectTagMask",
+	"v8dbg_frametype_EntryFrame",
+	"v8dbg_frametype_ConstructEntryFrame"};
 
 static const char *sym_table[SYM_FIRST_FIELD + NFIELDS * ALT_MAX];
 
@@ -116,9 +124,11 @@ int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 	memset(l, 0, sizeof(*l));
 	*missing = NULL;
 	for (unsigned k = 0; k < SYM_FIRST_FIELD; k++) {
-		if (k == SYM_SMI_VALUE_SHIFT) {
-			s[k] = -1; /* optional: from the shift size */
-			read_int(addr[k], read, ctx, &s[k]);
+		if (k == SYM_SMI_VALUE_SHIFT || k == SYM_FT_ENTRY ||
+		    k == SYM_FT_CONSTRUCT_ENTRY) {
+			s[k] = -1; /* optional */
+			if (read_int(addr[k], read, ctx, &s[k]))
+				s[k] = -1;
 			continue;
 		}
 		if (read_int(addr[k], read, ctx, &s[k])) {
@@ -151,6 +161,14 @@ int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 	/* the tag's one bit and the shift size (v8dbg_SmiValueShift is
 	 * not that on every version) */
 	l->smi_shift = 1 + (uint32_t)s[SYM_SMI_SHIFT];
+	/* frame markers are type << 1 in a byte (the walk's view) */
+	l->type_entry_frame = s[SYM_FT_ENTRY] > 0 && s[SYM_FT_ENTRY] < 128
+				      ? s[SYM_FT_ENTRY]
+				      : -1;
+	l->type_construct_entry_frame =
+		s[SYM_FT_CONSTRUCT_ENTRY] > 0 && s[SYM_FT_CONSTRUCT_ENTRY] < 128
+			? s[SYM_FT_CONSTRUCT_ENTRY]
+			: -1;
 	/* What the walk and the readers rely on: one-bit tags, Smis that
 	 * fit a tagged word, frame slots within a few words of fp, fields
 	 * inside a small header. */

@@ -32,6 +32,9 @@ struct v8_layout {
 	uint32_t type_sfi, type_script, type_scope_info;
 	/* ScopeInfo: tagged slots from its header */
 	uint32_t si_ncontextlocals, si_first_vars;
+	/* StackFrame types of the entry frames (JSEntry and its construct
+	 * variant); -1: not exported */
+	int32_t type_entry_frame, type_construct_entry_frame;
 };
 
 /* The v8dbg_* names the layout may come from (alternatives of one

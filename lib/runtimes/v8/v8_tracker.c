@@ -121,6 +121,24 @@ static void code_ranges(struct v8_tracker *t, struct process *p,
 	}
 }
 
+/* The words V8's entry frame (Builtins_JSEntry) saves above its frame
+ * record: the caller's sp is past them. v8dbg does not export it; it is
+ * the architecture's callee-saved registers, fixed by its ABI (V8's
+ * EntryFrameConstants::kCalleeSavedRegisterBytesPushedBeforeFpLrPair):
+ * x19-x28 and d8-d15 on aarch64, none on x86_64 (rbp is pushed first). */
+#if defined(__aarch64__)
+#define V8_ENTRY_SAVED_WORDS 18
+#else
+#define V8_ENTRY_SAVED_WORDS 0
+#endif
+
+/* A frame type's marker as the walk compares it (a Smi-tagged type,
+ * type << 1; an odd value matches no marker). */
+static uint8_t marker_of(int32_t type)
+{
+	return type > 0 && type < 128 ? (uint8_t)(type << 1) : 0xff;
+}
+
 static void kernel_view(const struct v8_process *vp, struct otelprof_v8_proc *v)
 {
 	memset(v, 0, sizeof(*v));
@@ -137,6 +155,9 @@ static void kernel_view(const struct v8_process *vp, struct otelprof_v8_proc *v)
 	v->smi_tag = (uint8_t)vp->l.smi_tag;
 	v->heap_tag_mask = (uint8_t)vp->l.heap_tag_mask;
 	v->heap_tag = (uint8_t)vp->l.heap_tag;
+	v->entry_saved_words = V8_ENTRY_SAVED_WORDS;
+	v->entry_marker = marker_of(vp->l.type_entry_frame);
+	v->construct_entry_marker = marker_of(vp->l.type_construct_entry_frame);
 }
 
 /* Put (or update) p's entry in v8_procs, then runtime_procs. The first
@@ -207,6 +228,12 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		if (addr[k])
 			addr[k] += bias;
 	err = v8_layout_read(&vp->l, addr, t->read_mem, &vp->pid, &missing);
+	if (!err && V8_ENTRY_SAVED_WORDS && vp->l.type_entry_frame < 0) {
+		/* without it the native frames below JSEntry would be
+		 * unwound from the wrong sp */
+		err = -ENOENT;
+		missing = "v8dbg_frametype_EntryFrame";
+	}
 	if (!err && !find_blob(&f->sym, &vp->blob_vaddr, &vp->blob_size)) {
 		/* its symbols not read yet: at a later sync */
 		err = -ENOENT;
