@@ -3,7 +3,9 @@
  * The files the profiler knows, whatever a stage keeps of them: identity
  * (device, inode, size, mtime), a slot, the references of the mappings
  * that use them, the path they were first seen at. Shared by every
- * process that maps the same file; an unreferenced file lingers until
+ * process that maps the same file, and (file_table_share_by_content) by
+ * every identity with the same bytes: a copy, the same library in another
+ * container's root; an unreferenced file lingers until
  * file_table_sweep (an exec storm of one binary must not read it again
  * each time).
  *
