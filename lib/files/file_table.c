@@ -265,6 +265,8 @@ static struct file *find_same_bytes(struct file_table *t, int fd,
 	if (!idxmap_find(&t->by_content, key_hash(key), key_eq, &ctx, &slot))
 		return NULL;
 	c = t->files[slot];
+	if (c->naliases >= FILE_MAX_ALIASES)
+		return NULL;
 	cfd = t->reopen(t->reopen_ctx, c);
 	if (cfd < 0) {
 		t->counters.share_unverified++;

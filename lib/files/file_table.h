@@ -78,6 +78,12 @@ typedef int (*file_reopen_fn)(void *ctx, const struct file *f);
  * reads both on the caller's thread: ~0.5 ms per MiB). */
 #define FILE_SHARE_MAX_BYTES (256ull << 20)
 
+/* Aliases one file keeps at most: an alias lives as long as its file
+ * (libc: the whole run), so a process writing fresh copies of it without
+ * end would grow it without bound; past this, a copy is a file of its own
+ * (swept when unused, like any file). */
+#define FILE_MAX_ALIASES 64u
+
 struct file_table_counters {
 	uint64_t shared; /* identities found to be a known file's bytes */
 	uint64_t share_mismatch;   /* candidates whose bytes differed */

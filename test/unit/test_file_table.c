@@ -117,6 +117,23 @@ static void copies_shared_others_apart(void **state)
 	assert_null(file_table_find(&t, &idb));
 	file_table_free(&t);
 
+	/* A file takes at most FILE_MAX_ALIASES aliases; further copies are
+	 * files of their own. */
+	file_table_init(&t);
+	file_table_share_by_content(&t, reopen_by_path, NULL);
+	fa = get(&t, a, &added);
+	for (uint32_t i = 0; i <= FILE_MAX_ALIASES; i++) {
+		char cp[256], name[32];
+
+		snprintf(name, sizeof(name), "copy%u", i);
+		write_file(cp, sizeof(cp), name, SIZE);
+		fb = get(&t, cp, &added);
+		assert_int_equal(added, i == FILE_MAX_ALIASES);
+		unlink(cp);
+	}
+	assert_int_equal(fa->naliases, FILE_MAX_ALIASES);
+	file_table_free(&t);
+
 	/* A known file that cannot be read again shares nothing. */
 	file_table_init(&t);
 	file_table_share_by_content(&t, reopen_fails, NULL);
