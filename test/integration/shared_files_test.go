@@ -73,17 +73,39 @@ func TestIdenticalFilesLoadedOnce(t *testing.T) {
 				t.Setenv("OTELPROF_SHARE_FILES", "0")
 			}
 			procs := map[int]string{} // pid -> the path its mapping must name
-			procs[startCmd(t, exe, "30").Process.Pid] = exe
-			procs[startCmd(t, cp, "30").Process.Pid] = cp
+			procs[startCmd(t, exe, "60").Process.Pid] = exe
+			procs[startCmd(t, cp, "60").Process.Pid] = cp
 			// maps names it as we see it, not as the chroot does.
-			procs[startCmd(t, "chroot", root, rootPath, "30").Process.Pid] = filepath.Join(inRoot, "callgraph_fp")
+			procs[startCmd(t, "chroot", root, rootPath, "60").Process.Pid] = filepath.Join(inRoot, "callgraph_fp")
 			time.Sleep(300 * time.Millisecond)
 			pids := make([]int, 0, len(procs))
 			for pid := range procs {
 				pids = append(pids, pid)
 			}
-			const seconds, hz = 4, 99
-			cpu, rec := recordCPUs(t, pids, seconds, hz)
+			// Until each has run 1 s of CPU while sampling (at most
+			// 40 s): the counts below are judged against that, not
+			// against wall time, on a loaded host.
+			const hz, wantCPU = 99, 1.0
+			cpu0, cpu := map[int]float64{}, map[int]float64{}
+			var from time.Time
+			rec := recordUntil(t, func() {
+				from = time.Now()
+				for _, pid := range pids {
+					cpu0[pid] = cpuSecondsOf(t, pid)
+				}
+			}, func() {
+				for time.Since(from) < 40*time.Second {
+					done := true
+					for _, pid := range pids {
+						cpu[pid] = cpuSecondsOf(t, pid) - cpu0[pid]
+						done = done && cpu[pid] >= wantCPU
+					}
+					if done {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}, 45, hz)
 			n := 0
 			if m := sharedRe.FindStringSubmatch(rec.Stderr); m != nil {
 				n, _ = strconv.Atoi(m[1])
