@@ -362,6 +362,11 @@ struct otelprof_stats {
 	uint64_t offcpu_attach_errors;	 /* probabilistic intervals drawn on
 					    whose sched_switch program could
 					    not be attached again */
+	uint64_t files_shared;		 /* file identities found to hold a
+					    known file's bytes: kept once */
+	uint64_t files_share_mismatch;	 /* same content key, other bytes */
+	uint64_t files_share_unverified; /* same content key, the known file
+					    could not be read again */
 };
 
 /* Opaque profiler handle. */

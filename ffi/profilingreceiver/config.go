@@ -56,6 +56,11 @@ type Config struct {
 	// FileBudgetMB caps one file's share, MiB (0: 64); a file over it is
 	// kept without symbols.
 	FileBudgetMB uint32 `mapstructure:"file_budget_mb"`
+	// GoMemoryLimitMiB is the Go runtime's soft memory limit set at Start
+	// when the process has none (no GOMEMLIMIT in its environment, no
+	// limit set by other code): 0 = 64 MiB, -1 = leave the runtime alone
+	// (memlimit.go).
+	GoMemoryLimitMiB int `mapstructure:"go_memory_limit_mib"`
 	// BTFPath is a BTF file of the running kernel (e.g. from BTFHub), for
 	// kernels without /sys/kernel/btf/vmlinux (otelprof_opts.btf_path).
 	BTFPath string `mapstructure:"btf_path"`
@@ -153,6 +158,9 @@ func (c *Config) Validate() error {
 	if c.SamplesPerSecond < 1 || c.SamplesPerSecond > otelprof.MaxFrequency {
 		errs = append(errs, fmt.Errorf("samples_per_second must be between 1 and %d, got %d",
 			otelprof.MaxFrequency, c.SamplesPerSecond))
+	}
+	if c.GoMemoryLimitMiB < -1 {
+		errs = append(errs, fmt.Errorf("go_memory_limit_mib must be -1 (leave the Go runtime alone), 0 (default) or a size in MiB, got %d", c.GoMemoryLimitMiB))
 	}
 	if c.ReporterInterval < minReporterInterval {
 		errs = append(errs, fmt.Errorf("reporter_interval must be at least %s, got %s", minReporterInterval, c.ReporterInterval))

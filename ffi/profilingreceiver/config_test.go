@@ -124,6 +124,7 @@ func TestRejected(t *testing.T) {
 		{"interval string without unit", map[string]any{"reporter_interval": "5"}, `reporter_interval: "5" has no unit`},
 		{"reference duration without unit", map[string]any{"monitor_interval": 5}, "monitor_interval: 5 has no unit"},
 		{"jitter", map[string]any{"reporter_jitter": 1.5}, "reporter_jitter must be in [0, 1]"},
+		{"go memory limit", map[string]any{"go_memory_limit_mib": -2}, "go_memory_limit_mib must be -1"},
 		{"error mode", map[string]any{"error_mode": "panic"}, `error_mode must be "propagate" or "ignore"`},
 		{"negative pid", map[string]any{"pid": -1}, "pid must be 0"},
 		{"missing pid", map[string]any{"pid": 1<<31 - 2}, "no such process on this host"},

@@ -122,6 +122,10 @@ func (r *profilingReceiver) start() error {
 	r.rate = r.cfg.SamplesPerSecond
 	r.rateMu.Unlock()
 	r.registerController()
+	if limit := applyGoMemoryLimit(r.cfg.GoMemoryLimitMiB); limit > 0 {
+		r.set.Logger.Info("Go memory limit set (no GOMEMLIMIT given; go_memory_limit_mib: -1 leaves it unset)",
+			zap.Int64("bytes", limit))
+	}
 	r.set.Logger.Info("libotelprofiler started",
 		zap.String("library", lib.Path),
 		zap.String("version", lib.Version()),

@@ -80,4 +80,7 @@ var statsMetrics = []statsMetric{
 	{"offcpu_unmatched", "Off-CPU stacks or switch-ins without the other half (its record lost, or the stack not kept): not in a profile", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuUnmatched }},
 	{"offcpu_pending_dropped", "Off-CPU stacks not kept while their thread was off CPU (more threads waiting than the library holds, or out of memory)", "{event}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuPendingDropped }},
 	{"offcpu_attach_errors", "Probabilistic intervals drawn on whose off-CPU program could not be attached again (no off-CPU events in them)", "{error}", false, func(s *otelprof.Stats) uint64 { return s.OffcpuAttachErrors }},
+	{"files_shared", "File identities (a copy, another container's layer) found to hold a known file's bytes and kept as that file", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesShared }},
+	{"files_share_mismatch", "Files whose content key matched a known file's but whose bytes differed (kept apart)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesShareMismatch }},
+	{"files_share_unverified", "Files whose content key matched a known file's that could not be read again to compare (kept apart)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesShareUnverified }},
 }

@@ -358,6 +358,15 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
 	process_table_init(&p->procs, &p->files);
+	/* Identical files (a copy, another container's layer) kept once;
+	 * OTELPROF_SHARE_FILES=0 turns it off to measure the difference. */
+	{
+		const char *share = getenv("OTELPROF_SHARE_FILES");
+
+		if (!share || strcmp(share, "0"))
+			file_table_share_by_content(
+				&p->files, process_file_reopen, &p->procs);
+	}
 	{
 		const char *why;
 

@@ -3,7 +3,9 @@
  * The files the profiler knows, whatever a stage keeps of them: identity
  * (device, inode, size, mtime), a slot, the references of the mappings
  * that use them, the path they were first seen at. Shared by every
- * process that maps the same file; an unreferenced file lingers until
+ * process that maps the same file, and (file_table_share_by_content) by
+ * every identity with the same bytes: a copy, the same library in another
+ * container's root; an unreferenced file lingers until
  * file_table_sweep (an exec storm of one binary must not read it again
  * each time).
  *
@@ -30,8 +32,20 @@ struct file_id {
 /* The vDSO (ours: same kernel, same image). */
 #define FILE_ID_VDSO ((struct file_id){.dev = UINT64_MAX, .ino = UINT64_MAX})
 
+/* A file's content in brief: size and a hash of its first and last
+ * 4 KiB. Equal keys only name a candidate; the bytes are compared. */
+struct file_content_key {
+	uint64_t size, ends_hash;
+};
+
 struct file {
 	struct file_id id;
+	/* Other identities with the same bytes (a copy, another container's
+	 * layer): found in the index like id, sharing everything kept. */
+	struct file_id *aliases;
+	uint32_t naliases;
+	bool has_key; /* key set and indexed (content sharing applies) */
+	struct file_content_key key;
 	uint32_t slot;
 	uint32_t refcnt;
 	char *path;		/* as first seen in /proc/PID/maps */
@@ -55,14 +69,44 @@ struct file_added {
 	int root_fd; /* the process's root (O_PATH), -1: none */
 };
 
+/* Opens f again for reading, as a process that maps it sees it, with
+ * f's identity checked (the caller's: the file table knows no process).
+ * An fd, or a negative errno. */
+typedef int (*file_reopen_fn)(void *ctx, const struct file *f);
+
+/* Files bigger than this are not compared for sharing (the comparison
+ * reads both on the caller's thread: ~0.5 ms per MiB). */
+#define FILE_SHARE_MAX_BYTES (256ull << 20)
+
+/* Aliases one file keeps at most: an alias lives as long as its file
+ * (libc: the whole run), so a process writing fresh copies of it without
+ * end would grow it without bound; past this, a copy is a file of its own
+ * (swept when unused, like any file). */
+#define FILE_MAX_ALIASES 64u
+
+struct file_table_counters {
+	uint64_t shared; /* identities found to be a known file's bytes */
+	uint64_t share_mismatch;   /* candidates whose bytes differed */
+	uint64_t share_unverified; /* candidates that could not be reread */
+};
+
 struct file_table {
 	struct file **files; /* by slot; NULL = free */
 	uint32_t nslots, cap;
-	struct idxmap index;
+	struct idxmap index;	  /* every identity (id, aliases) -> slot */
+	struct idxmap by_content; /* content key -> slot */
+	file_reopen_fn reopen;	  /* NULL: no sharing by content */
+	void *reopen_ctx;
+	struct file_table_counters counters;
 	struct file *gone; /* left, not yet released (file_table_take_gone) */
 };
 
 void file_table_init(struct file_table *t);
+/* Share files by content from now on: a file new by identity whose bytes
+ * equal a known file's (found by its content key, then compared with the
+ * known file reopened through reopen) becomes that file's alias. */
+void file_table_share_by_content(struct file_table *t, file_reopen_fn reopen,
+				 void *ctx);
 /* Frees every file, gone or not (no stage is told). */
 void file_table_free(struct file_table *t);
 /* fd's identity. 0 or -errno. */

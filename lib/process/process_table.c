@@ -835,6 +835,31 @@ int process_mapping_open(struct process_table *t, const struct process *p,
 	return fd;
 }
 
+int process_file_reopen(void *table, const struct file *f)
+{
+	struct process *p =
+		process_table_find_serial(table, f->owner_pid, f->owner_serial);
+	struct file_id id;
+
+	if (!p)
+		return -ESRCH;
+	/* The owner's own mapping of f: map_files names that inode. */
+	for (size_t i = 0; i < p->maps.n; i++) {
+		int fd;
+
+		if (p->maps.v[i].file != f)
+			continue;
+		fd = mapped_file_open((pid_t)p->pid, &p->maps.v[i]);
+		if (fd < 0)
+			return fd;
+		if (!file_id_of_fd(fd, &id) && !memcmp(&id, &f->id, sizeof(id)))
+			return fd;
+		close(fd);
+		return -ESTALE;
+	}
+	return -ENOENT;
+}
+
 int process_root_open(const struct process_table *t, const struct process *p)
 {
 	char root[96];

@@ -257,6 +257,10 @@ void process_table_files_changed(struct process_table *t);
  * anything else), or a negative errno (counted). */
 int process_mapping_open(struct process_table *t, const struct process *p,
 			 const struct proc_mapping *m);
+/* The file table's file_reopen_fn (table: this process table): f opened
+ * again through the mapping of the process that first mapped it, its
+ * identity checked; a negative errno if that process or mapping is gone. */
+int process_file_reopen(void *table, const struct file *f);
 /* p's root (O_PATH): debug files are looked up as the process sees
  * them. -1: none. */
 int process_root_open(const struct process_table *t, const struct process *p);

@@ -311,7 +311,10 @@ static long long bpf_counter(int id, uint32_t which)
 	X(probabilistic_intervals_off)                                         \
 	X(events_malformed)                                                    \
 	X(env_reads_refused)                                                   \
-	X(env_values_dropped)
+	X(env_values_dropped)                                                  \
+	X(files_shared)                                                        \
+	X(files_share_mismatch)                                                \
+	X(files_share_unverified)
 
 static void print_stats(struct otelprof *p)
 {

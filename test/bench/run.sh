@@ -298,6 +298,9 @@ else
 	row "collector path" "not measured: $B/otelcol-profiler not built (make collector)"
 fi
 
+# ---- 8e. identical files (a binary and its copies) kept once, on/off ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/shared_files.sh" "$B" 1 20)
+
 # ---- 9. host churn: drain-thread stalls, bystander samples, stop ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/churn.sh" "$B" 12)
 

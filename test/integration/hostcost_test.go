@@ -17,8 +17,10 @@ import (
 	"time"
 )
 
-// copyLibs writes n distinct copies of lib (each its own inode, so each
-// needs its own unwind table) into dir and returns their paths.
+// copyLibs writes n distinct copies of lib (each its own inode and, by a
+// trailer after the ELF contents that the loader ignores, its own bytes:
+// identical files are kept once, so each copy needs its own unwind
+// table only if it differs) into dir and returns their paths.
 func copyLibs(t *testing.T, lib, dir string, n int) []string {
 	t.Helper()
 	raw, err := os.ReadFile(lib)
@@ -28,7 +30,7 @@ func copyLibs(t *testing.T, lib, dir string, n int) []string {
 	paths := make([]string, n)
 	for i := range paths {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("libtiny-%05d.so", i))
-		if err := os.WriteFile(paths[i], raw, 0o755); err != nil {
+		if err := os.WriteFile(paths[i], append(raw[:len(raw):len(raw)], fmt.Sprintf("copy %05d\n", i)...), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 800
+const expectedStatsSize = 824
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -208,6 +208,12 @@ type Stats struct {
 	OffcpuPendingDropped uint64
 	// Probabilistic intervals drawn on whose off-CPU program could not be attached again (no off-CPU events in them) (offcpu_attach_errors, {error}).
 	OffcpuAttachErrors uint64
+	// File identities (a copy, another container's layer) found to hold a known file's bytes and kept as that file (files_shared, {file}).
+	FilesShared uint64
+	// Files whose content key matched a known file's but whose bytes differed (kept apart) (files_share_mismatch, {file}).
+	FilesShareMismatch uint64
+	// Files whose content key matched a known file's that could not be read again to compare (kept apart) (files_share_unverified, {file}).
+	FilesShareUnverified uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -311,4 +317,7 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuUnmatched)-776]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuPendingDropped)-784]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.OffcpuAttachErrors)-792]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShared)-800]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareMismatch)-808]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareUnverified)-816]
 )
