@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtimes/v8/v8_heap.h"
+#include "runtimes/v8/v8_position_table.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -354,8 +355,10 @@ static void scope_info(struct v8_reader *r, uint64_t si,
 	}
 	if (is_smi(l, v[p]) && is_smi(l, v[p + 1]) && smi_value(l, v[p]) >= 0 &&
 	    smi_value(l, v[p]) <= smi_value(l, v[p + 1]) &&
-	    smi_value(l, v[p + 1]) <= INT32_MAX)
+	    smi_value(l, v[p + 1]) <= INT32_MAX) {
 		out->start = (int32_t)smi_value(l, v[p]);
+		out->end = (int32_t)smi_value(l, v[p + 1]);
+	}
 }
 
 bool v8_function_read(struct v8_reader *r, uint64_t sfi,
@@ -367,6 +370,7 @@ bool v8_function_read(struct v8_reader *r, uint64_t sfi,
 
 	memset(out, 0, sizeof(*out));
 	out->start = -1;
+	out->end = -1;
 	if (!instance_type(r, sfi, &t) || t != l->type_sfi ||
 	    !field(r, sfi, l->sfi_name_or_scope_info, &nsi))
 		return false;
@@ -385,4 +389,82 @@ bool v8_function_read(struct v8_reader *r, uint64_t sfi,
 			out->source = v;
 	}
 	return true;
+}
+
+/* ---- positions ---- */
+
+static bool is_byte_array(struct v8_reader *r, uint64_t v)
+{
+	const struct v8_layout *l = r->l;
+	uint16_t t;
+
+	return instance_type(r, v, &t) &&
+	       ((l->type_byte_array >= 0 && t == l->type_byte_array) ||
+		(l->type_trusted_byte_array >= 0 &&
+		 t == l->type_trusted_byte_array));
+}
+
+int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			 bool return_address)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
+	uint64_t code, a, start, spt, len;
+	uint32_t size, flags, off;
+	int64_t raw;
+	int32_t pos;
+	uint16_t t;
+	bool inlined;
+
+	if (l->fn_code < 0 || l->code_size < 0 || l->code_spt < 0 ||
+	    l->array_length < 0 || l->type_code < 0 ||
+	    (l->code_start_inline < 0 && l->code_start_field < 0))
+		return -1;
+	if (!is_heap(l, fn) || !field(r, fn, (uint32_t)l->fn_code, &code) ||
+	    !instance_type(r, code, &t) || t != (uint16_t)l->type_code)
+		return -1;
+	a = code & ~l->heap_tag_mask;
+	if (l->code_start_field >= 0) {
+		if (rd(r, a + (uint32_t)l->code_start_field, &start, 8))
+			return -1;
+	} else {
+		start = a + (uint32_t)l->code_start_inline;
+	}
+	if (rd(r, a + (uint32_t)l->code_size, &size, 4))
+		return -1;
+	/* baseline code's table maps pcs to bytecode offsets, not to
+	 * source positions */
+	if (l->code_flags >= 0 && l->code_kind_mask >= 0 &&
+	    l->code_kind_shift >= 0 && l->code_kind_shift < 32 &&
+	    l->code_kind_baseline >= 0) {
+		if (rd(r, a + (uint32_t)l->code_flags, &flags, 4))
+			return -1;
+		if (((flags >> l->code_kind_shift) &
+		     (uint32_t)l->code_kind_mask) ==
+		    (uint32_t)l->code_kind_baseline)
+			return -1;
+	} else {
+		return -1;
+	}
+	/* the pc must be in this code: the function's code now may be
+	 * another than the one the sample ran */
+	if (pc < start || pc - start >= size || (return_address && pc == start))
+		return -1;
+	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
+	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
+	    !is_byte_array(r, spt) ||
+	    !field(r, spt, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
+	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+		return -1;
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       table, len))
+		return -1;
+	if (!v8_position_at(table, len, off, &raw))
+		return -1;
+	pos = v8_source_position_offset(raw, &inlined);
+	return inlined ? -1 : pos;
 }

@@ -36,6 +36,7 @@ struct v8_function {
 	char name[V8_NAME_MAX];
 	uint64_t script; /* tagged Script, 0: none (builtins, natives) */
 	int32_t start;	 /* source position of its start, -1: unknown */
+	int32_t end;	 /* ... of its end, -1: unknown */
 	uint64_t source; /* tagged source String of the script, 0: none */
 	char file[V8_NAME_MAX];
 };
@@ -56,6 +57,18 @@ bool v8_string_read(struct v8_reader *r, uint64_t s, char *out, size_t cap);
  * its source; *n lines - 1 of them. NULL if the source is unreadable.
  */
 uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n);
+/*
+ * The source position an optimized frame of JSFunction fn is at: pc in
+ * fn's current Code (TurboFan, Maglev), its table's entry at or before
+ * pc's offset (pc - 1 for a return address, the call's). -1 if unknown:
+ * the binary does not say where the Code is, the function's code is
+ * another now (deoptimized, tiered up, OSR code), baseline code
+ * (Sparkplug: its table maps to bytecode offsets), a position inside a
+ * function the code inlined (the outermost not read yet), a table that
+ * is no ByteArray or does not decode.
+ */
+int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			 bool return_address);
 /* 1-based line of position pos. */
 uint32_t v8_line_of(const uint32_t *starts, uint32_t n, uint32_t pos);
 

@@ -32,6 +32,18 @@ struct v8_layout {
 	uint32_t type_sfi, type_script, type_scope_info;
 	/* ScopeInfo: tagged slots from its header */
 	uint32_t si_ncontextlocals, si_first_vars;
+	/*
+	 * Optional (-1: the binary does not say): what the line at an
+	 * optimized frame's pc needs. A process without them keeps its
+	 * names, its frames' lines are unknown (0).
+	 */
+	int32_t fn_code;	   /* JSFunction's Code */
+	int32_t code_start_inline; /* Code's instructions at this offset */
+	int32_t code_start_field;  /* ... or their address in this field */
+	int32_t code_size, code_flags, code_spt;
+	int32_t code_kind_mask, code_kind_shift, code_kind_baseline;
+	int32_t array_length; /* FixedArrayBase's length (a Smi) */
+	int32_t type_code, type_byte_array, type_trusted_byte_array;
 };
 
 /* The v8dbg_* names the layout may come from (alternatives of one

@@ -374,6 +374,9 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 	e->name[sizeof(e->name) - 1] = 0;
 	memcpy(e->file, fn.file, sizeof(e->file));
 	e->script = fn.script;
+	e->source = fn.source;
+	e->start = fn.start;
+	e->end = fn.end;
 	if (fn.script && fn.source && fn.start >= 0) {
 		s = script_lines(t, vp, &r, fn.script, fn.source);
 		if (s)
@@ -381,6 +384,41 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 				v8_line_of(s->starts, s->n, (uint32_t)fn.start);
 	}
 	e->ok = true;
+}
+
+/*
+ * The line frame {word0, word1} is at, 0 if unknown. Optimized frames
+ * only: an interpreted frame's bytecode offset (word1 with
+ * OTELPROF_V8_F_BUILTIN_PC) is not taken yet, as that slot may belong
+ * to an optimized frame running a builtin without a frame of its own.
+ * A position outside the function's own source is no line of it.
+ */
+static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
+			   const struct v8_fn_entry *e, uint64_t word0,
+			   uint64_t word1, uint64_t now)
+{
+	uint64_t fn = word0 & OTELPROF_JVM_PTR_MASK;
+	bool ret = (word0 >> OTELPROF_JVM_INDEX_SHIFT & 0x7fff) != 0;
+	struct v8_pos_entry *c;
+	struct v8_script_entry *s;
+	struct v8_reader r;
+	int32_t pos;
+
+	if ((word0 & OTELPROF_V8_F_BUILTIN_PC) || e->start < 0)
+		return 0;
+	c = &vp->pos[mix(fn ^ mix(word1)) % V8_POS_CACHE];
+	if (c->fn == fn && c->pc == word1 &&
+	    now - c->checked_ns < V8_RECHECK_NS)
+		return c->line;
+	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET};
+	*c = (struct v8_pos_entry){fn, word1, now, 0};
+	pos = v8_code_position(&r, fn, word1, ret);
+	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
+		return 0;
+	s = script_lines(t, vp, &r, e->script, e->source);
+	if (s)
+		c->line = v8_line_of(s->starts, s->n, (uint32_t)pos);
+	return c->line;
 }
 
 bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
@@ -391,7 +429,6 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 	struct v8_reader r;
 	struct v8_fn_entry *e;
 
-	(void)word1;
 	if (!vp || !vp->ready || !fn)
 		return false;
 	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, 4096};
@@ -421,8 +458,12 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 		return false;
 	*out = (struct runtime_frame){.name = e->name,
 				      .file = e->file[0] ? e->file : NULL,
-				      .start_line = e->start_line,
-				      .line = e->start_line};
+				      .start_line = e->start_line};
+	out->line = frame_line(t, vp, e, word0, word1, now_ns);
+	if (out->line)
+		t->counters.lines++;
+	else
+		t->counters.lines_unknown++;
 	return true;
 }
 
