@@ -94,7 +94,10 @@ static void node20(struct v8_layout *l)
 				.array_length = 8,
 				.type_code = 206,
 				.type_byte_array = 186,
-				.type_trusted_byte_array = 212};
+				.type_trusted_byte_array = 212,
+				.is_start = 32,
+				.type_instruction_stream = 210,
+				.code_is = -1};
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

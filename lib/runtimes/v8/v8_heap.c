@@ -404,6 +404,32 @@ static bool is_byte_array(struct v8_reader *r, uint64_t v)
 		 t == l->type_trusted_byte_array));
 }
 
+/*
+ * The Code a JSFunction runs now, 0 if none found. Where the binary does
+ * not name the field (V8 11), the one of the function's first fields
+ * that holds a Code (no other of its fields does).
+ */
+static uint64_t function_code(struct v8_reader *r, uint64_t fn)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t code;
+	uint16_t t;
+
+	if (!is_heap(l, fn))
+		return 0;
+	if (l->fn_code >= 0)
+		return field(r, fn, (uint32_t)l->fn_code, &code) &&
+				       instance_type(r, code, &t) &&
+				       t == (uint16_t)l->type_code
+			       ? code
+			       : 0;
+	for (uint32_t k = 1; k <= 8; k++)
+		if (field(r, fn, k * l->tagged_size, &code) &&
+		    instance_type(r, code, &t) && t == (uint16_t)l->type_code)
+			return code;
+	return 0;
+}
+
 int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 			 bool return_address)
 {
@@ -416,17 +442,29 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 	uint16_t t;
 	bool inlined;
 
-	if (l->fn_code < 0 || l->code_size < 0 || l->code_spt < 0 ||
-	    l->array_length < 0 || l->type_code < 0 ||
+	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
+	    l->type_code < 0 ||
 	    (l->code_start_inline < 0 && l->code_start_field < 0))
 		return -1;
-	if (!is_heap(l, fn) || !field(r, fn, (uint32_t)l->fn_code, &code) ||
-	    !instance_type(r, code, &t) || t != (uint16_t)l->type_code)
+	code = function_code(r, fn);
+	if (!code)
 		return -1;
 	a = code & ~l->heap_tag_mask;
 	if (l->code_start_field >= 0) {
 		if (rd(r, a + (uint32_t)l->code_start_field, &start, 8))
 			return -1;
+		if (l->code_is >= 0) {
+			uint64_t is;
+
+			/* a derived field: its address must be the
+			 * InstructionStream's instructions */
+			if (!field(r, code, (uint32_t)l->code_is, &is) ||
+			    !instance_type(r, is, &t) ||
+			    t != (uint16_t)l->type_instruction_stream ||
+			    (is & ~l->heap_tag_mask) + (uint32_t)l->is_start !=
+				    start)
+				return -1;
+		}
 	} else {
 		start = a + (uint32_t)l->code_start_inline;
 	}

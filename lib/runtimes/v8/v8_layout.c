@@ -85,6 +85,9 @@ static const struct field optional[] = {
 	O(type_byte_array, "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE"),
 	O(type_trusted_byte_array,
 	  "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE"),
+	O(is_start, "v8dbg_class_InstructionStream__instruction_start__*"),
+	O(type_instruction_stream,
+	  "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE"),
 #undef O
 };
 #define NOPTIONAL (sizeof(optional) / sizeof(optional[0]))
@@ -159,8 +162,24 @@ static void derive_code_positions(struct v8_layout *l, uint64_t wrapper_sym,
 {
 	int32_t wrapper = -1;
 
-	if (l->code_spt >= 0)
+	l->code_is = -1;
+	if (l->code_spt >= 0) {
+		/* V8 11 names the table but not where the instructions are:
+		 * its Code's next fields are the InstructionStream, the
+		 * instructions' address, the flags (with the builtin id and
+		 * kind-specific flags) and the size. The address read there
+		 * is checked against the InstructionStream's. */
+		if (l->code_start_field < 0 && l->code_start_inline < 0 &&
+		    l->is_start >= 0 && l->type_instruction_stream >= 0) {
+			l->code_is = l->code_spt + tagged;
+			l->code_start_field = l->code_is + tagged;
+			if (l->code_flags < 0)
+				l->code_flags = l->code_start_field + 8;
+			if (l->code_size < 0)
+				l->code_size = l->code_start_field + 16;
+		}
 		return;
+	}
 	if (!read_int(wrapper_sym, read, ctx, &wrapper) &&
 	    wrapper >= 2 * tagged && wrapper <= 4096)
 		l->code_spt = wrapper - tagged;

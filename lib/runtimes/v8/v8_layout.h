@@ -44,6 +44,8 @@ struct v8_layout {
 	int32_t code_kind_mask, code_kind_shift, code_kind_baseline;
 	int32_t array_length; /* FixedArrayBase's length (a Smi) */
 	int32_t type_code, type_byte_array, type_trusted_byte_array;
+	int32_t is_start, type_instruction_stream; /* InstructionStream */
+	int32_t code_is; /* derived (V8 11): the Code's InstructionStream */
 };
 
 /* The v8dbg_* names the layout may come from (alternatives of one
