@@ -112,6 +112,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		addr[k] = FUZZ_BASE + 4 * (uint64_t)k;
 	int64_t raw;
 	bool inlined;
+	/* V8 13's dispatch table: its isolate group's pointer in the
+	 * input too */
+	struct v8_dispatch d = {FUZZ_BASE + 8, 0, 0};
 
 	if (v8_layout_read(&l, addr, image_read, &im, &missing))
 		node20(&l);
@@ -120,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    v8_source_position_offset(raw, &inlined) < -1)
 		__builtin_trap();
 	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
-		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET};
+		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET, &d};
 		static struct v8_function fn;
 		uint64_t w, sfi;
 

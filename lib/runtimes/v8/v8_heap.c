@@ -404,6 +404,73 @@ static bool is_byte_array(struct v8_reader *r, uint64_t v)
 		 t == l->type_trusted_byte_array));
 }
 
+/* The Code dispatch entry handle of table base names, if its
+ * instructions are where the entry says; 0 if not. */
+static uint64_t dispatch_code(struct v8_reader *r, uint64_t base,
+			      uint32_t handle)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t e[2], code, start;
+	uint16_t t;
+
+	if (rd(r,
+	       base + (uint64_t)(handle >> V8_DISPATCH_SHIFT) *
+			       V8_DISPATCH_ENTRY,
+	       e, sizeof(e)))
+		return 0;
+	code = (e[1] >> 16) | l->heap_tag;
+	if (!instance_type(r, code, &t) || t != (uint16_t)l->type_code ||
+	    l->code_start_field < 0 ||
+	    rd(r, (code & ~l->heap_tag_mask) + (uint32_t)l->code_start_field,
+	       &start, 8) ||
+	    start != e[0])
+		return 0;
+	return code;
+}
+
+/* V8 13 on: the function's code through the dispatch table, the table
+ * found from the isolate group the first time (see struct v8_dispatch). */
+static uint64_t dispatched_code(struct v8_reader *r, uint64_t fn)
+{
+	const struct v8_layout *l = r->l;
+	struct v8_dispatch *d = r->dispatch;
+	uint64_t group, words[512], code;
+	uint32_t handle;
+
+	/* the handle: the field before the SharedFunctionInfo, where the
+	 * Code was before */
+	if (!d || !d->group_sym || l->fn_shared < l->tagged_size ||
+	    rd(r, (fn & ~l->heap_tag_mask) + l->fn_shared - l->tagged_size,
+	       &handle, 4) ||
+	    !handle)
+		return 0;
+	if (d->base)
+		return dispatch_code(r, d->base, handle);
+	if (d->tries >= V8_DISPATCH_TRIES)
+		return 0;
+	d->tries++;
+	if (rd(r, d->group_sym, &group, 8) || !group)
+		return 0;
+	/* the group holds the table (V8 13.6, at 2.4 KiB) or a member
+	 * that does (V8 14.6, at 89 KiB) */
+	for (uint64_t at = 0; at < V8_DISPATCH_GROUP; at += sizeof(words)) {
+		if (rd(r, group + at, words, sizeof(words)))
+			return 0;
+		for (unsigned k = 0; k < 512; k++) {
+			/* a reservation's start: page-aligned, user space */
+			if (!words[k] || (words[k] & 0xfff) ||
+			    words[k] >= (1ull << 47))
+				continue;
+			code = dispatch_code(r, words[k], handle);
+			if (code) {
+				d->base = words[k];
+				return code;
+			}
+		}
+	}
+	return 0;
+}
+
 /*
  * The Code a JSFunction runs now, 0 if none found. Where the binary does
  * not name the field (V8 11), the one of the function's first fields
@@ -427,7 +494,7 @@ static uint64_t function_code(struct v8_reader *r, uint64_t fn)
 		if (field(r, fn, k * l->tagged_size, &code) &&
 		    instance_type(r, code, &t) && t == (uint16_t)l->type_code)
 			return code;
-	return 0;
+	return dispatched_code(r, fn);
 }
 
 int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,

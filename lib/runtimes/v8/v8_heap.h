@@ -24,11 +24,32 @@
 #define V8_READ_BUDGET	(16u << 20) /* bytes read per frame named */
 #define V8_SCOPE_SLOTS	4096	    /* context locals believed */
 
+/*
+ * V8 13's (Node 24's) functions name their code by a handle into the
+ * JSDispatchTable of their isolate group, not by a field. Where the
+ * table is: found once per process from the group (IsolateGroup's
+ * default_isolate_group_, a static in .symtab), the word of it that,
+ * taken as the table, maps a function's handle to a Code whose
+ * instructions are the entry's; nothing in v8dbg says which word.
+ */
+struct v8_dispatch {
+	uint64_t group_sym; /* &default_isolate_group_, 0: none */
+	uint64_t base;	    /* the table, 0: not found (yet) */
+	uint32_t tries;	    /* searches that found none */
+};
+
+#define V8_DISPATCH_TRIES  8
+#define V8_DISPATCH_GROUP  (128u << 10) /* bytes of the group searched */
+#define V8_DISPATCH_SHIFT  8		/* handle >> this: the entry */
+#define V8_DISPATCH_ENTRY  16 /* entry: entrypoint, code << 16 | argc */
+#define V8_DISPATCH_TABLES (1ull << 32) /* the table's reservation, most */
+
 struct v8_reader {
 	const struct v8_layout *l;
 	mem_read_fn read;
 	void *ctx;
-	uint64_t budget; /* bytes still allowed */
+	uint64_t budget;	      /* bytes still allowed */
+	struct v8_dispatch *dispatch; /* NULL: none known */
 };
 
 /* What a SharedFunctionInfo says about its function. */

@@ -200,6 +200,17 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		return;
 	memset(addr, 0, sizeof(addr));
 	found = elf_dynsym_lookup(fd, "v8dbg_", names, v8_layout_nsyms, addr);
+	if (found > 0) {
+		/* V8 13 on: where its functions' code is found (optional) */
+		static const char *const group[] = {
+			"_ZN2v88internal12IsolateGroup22default_isolate_group_"
+			"E"};
+		uint64_t g = 0;
+
+		if (elf_symtab_lookup(fd, "_ZN2v88internal12IsolateGroup",
+				      group, 1, &g) > 0)
+			vp->dispatch.group_sym = g + bias;
+	}
 	close(fd);
 	if (found <= 0)
 		return; /* not V8 */
@@ -359,7 +370,8 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 		    uint64_t now)
 {
 	static struct v8_function fn; /* 0.5 KiB: not on the stack */
-	struct v8_reader r = {&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET};
+	struct v8_reader r = {&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
+			      NULL};
 	struct v8_script_entry *s;
 
 	memset(e, 0, sizeof(*e));
@@ -410,7 +422,8 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	if (c->fn == fn && c->pc == word1 &&
 	    now - c->checked_ns < V8_RECHECK_NS)
 		return c->line;
-	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET};
+	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
+			       &vp->dispatch};
 	*c = (struct v8_pos_entry){fn, word1, now, 0};
 	pos = v8_code_position(&r, fn, word1, ret);
 	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
@@ -431,7 +444,7 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 
 	if (!vp || !vp->ready || !fn)
 		return false;
-	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, 4096};
+	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, 4096, NULL};
 	/* The function may have moved or died since the sample: its
 	 * SharedFunctionInfo now, checked below to be one. */
 	sfi = v8_function_shared(&r, fn);

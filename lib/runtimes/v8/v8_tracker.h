@@ -65,6 +65,7 @@ struct v8_process {
 	struct v8_fn_entry fns[V8_FN_CACHE];
 	struct v8_script_entry scripts[V8_SCRIPT_CACHE];
 	struct v8_pos_entry pos[V8_POS_CACHE];
+	struct v8_dispatch dispatch;
 };
 
 struct v8_counters {
