@@ -82,7 +82,7 @@ static void node20(struct v8_layout *l)
 				.si_ncontextlocals = 2,
 				.si_first_vars = 3,
 				/* the line at the pc: Node 22's */
-				.fn_code = 24,
+				.fn_code = 48,
 				.code_start_inline = -1,
 				.code_start_field = 40,
 				.code_size = 52,
@@ -114,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool inlined;
 	/* V8 13's dispatch table: its isolate group's pointer in the
 	 * input too */
-	struct v8_dispatch d = {FUZZ_BASE + 8, 0, 0};
+	struct v8_dispatch d = {FUZZ_BASE + 8, 0, 0, 0};
 
 	if (v8_layout_read(&l, addr, image_read, &im, &missing))
 		node20(&l);

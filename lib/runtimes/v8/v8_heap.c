@@ -497,29 +497,22 @@ static uint64_t function_code(struct v8_reader *r, uint64_t fn)
 	return dispatched_code(r, fn);
 }
 
-int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
-			 bool return_address)
+/* Where code's instructions are and how long, if it is code with
+ * source positions (not baseline code: its table maps pcs to bytecode
+ * offsets). */
+static bool code_span(struct v8_reader *r, uint64_t code, uint64_t *start,
+		      uint32_t *size)
 {
 	const struct v8_layout *l = r->l;
-	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
-	uint64_t code, a, start, spt, len;
-	uint32_t size, flags, off;
-	int64_t raw;
-	int32_t pos;
+	uint64_t a = code & ~l->heap_tag_mask;
+	uint32_t flags;
 	uint16_t t;
-	bool inlined;
 
-	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
-	    l->type_code < 0 ||
-	    (l->code_start_inline < 0 && l->code_start_field < 0))
-		return -1;
-	code = function_code(r, fn);
-	if (!code)
-		return -1;
-	a = code & ~l->heap_tag_mask;
+	if (!instance_type(r, code, &t) || t != (uint16_t)l->type_code)
+		return false;
 	if (l->code_start_field >= 0) {
-		if (rd(r, a + (uint32_t)l->code_start_field, &start, 8))
-			return -1;
+		if (rd(r, a + (uint32_t)l->code_start_field, start, 8))
+			return false;
 		if (l->code_is >= 0) {
 			uint64_t is;
 
@@ -529,31 +522,106 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 			    !instance_type(r, is, &t) ||
 			    t != (uint16_t)l->type_instruction_stream ||
 			    (is & ~l->heap_tag_mask) + (uint32_t)l->is_start !=
-				    start)
-				return -1;
+				    *start)
+				return false;
 		}
 	} else {
-		start = a + (uint32_t)l->code_start_inline;
+		*start = a + (uint32_t)l->code_start_inline;
 	}
-	if (rd(r, a + (uint32_t)l->code_size, &size, 4))
-		return -1;
-	/* baseline code's table maps pcs to bytecode offsets, not to
-	 * source positions */
-	if (l->code_flags >= 0 && l->code_kind_mask >= 0 &&
-	    l->code_kind_shift >= 0 && l->code_kind_shift < 32 &&
-	    l->code_kind_baseline >= 0) {
-		if (rd(r, a + (uint32_t)l->code_flags, &flags, 4))
-			return -1;
-		if (((flags >> l->code_kind_shift) &
-		     (uint32_t)l->code_kind_mask) ==
-		    (uint32_t)l->code_kind_baseline)
-			return -1;
-	} else {
-		return -1;
+	if (rd(r, a + (uint32_t)l->code_size, size, 4) || !*size ||
+	    *size > V8_CODE_MAX)
+		return false;
+	if (l->code_flags < 0 || l->code_kind_mask < 0 ||
+	    l->code_kind_shift < 0 || l->code_kind_shift >= 32 ||
+	    l->code_kind_baseline < 0 ||
+	    rd(r, a + (uint32_t)l->code_flags, &flags, 4))
+		return false;
+	return ((flags >> l->code_kind_shift) & (uint32_t)l->code_kind_mask) !=
+	       (uint32_t)l->code_kind_baseline;
+}
+
+/*
+ * The Code whose instructions hold pc, when it is not the function's
+ * code now (its OSR code, or code it left for newer): the
+ * InstructionStream before pc, found by its map (every one has the
+ * map of the function's current code's) and taken only if its Code
+ * (the field after the map) points back at it and spans pc. 0 if none
+ * within V8_CODE_MAX bytes before pc.
+ */
+static uint64_t code_at_pc(struct v8_reader *r, uint64_t current_start,
+			   uint64_t pc)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t map = r->dispatch ? r->dispatch->is_map : 0;
+	uint64_t words[512], code, start, at, is;
+	uint32_t size;
+	uint16_t t;
+
+	if (l->code_start_field < 0 || l->is_start < 0 ||
+	    l->type_instruction_stream < 0)
+		return 0;
+	if (!map) {
+		/* the current code's InstructionStream, if it is one */
+		is = current_start - (uint32_t)l->is_start + l->heap_tag;
+		if (current_start < (uint64_t)l->is_start ||
+		    !instance_type(r, is, &t) ||
+		    t != (uint16_t)l->type_instruction_stream ||
+		    rd(r, is & ~l->heap_tag_mask, &map, 8))
+			return 0;
+		if (r->dispatch)
+			r->dispatch->is_map = map;
 	}
-	/* the pc must be in this code: the function's code now may be
-	 * another than the one the sample ran */
-	if (pc < start || pc - start >= size || (return_address && pc == start))
+	at = (pc & ~7ull) + 8;
+	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
+	     done += sizeof(words)) {
+		at -= sizeof(words);
+		if (rd(r, at, words, sizeof(words)))
+			return 0;
+		for (int k = 511; k >= 0; k--) {
+			is = at + 8 * (uint64_t)k;
+			if (words[k] != map)
+				continue;
+			if (!rd(r, is + 8, &code, 8) && is_heap(l, code) &&
+			    code_span(r, code, &start, &size) &&
+			    start == is + (uint32_t)l->is_start &&
+			    pc >= start && pc - start < size)
+				return code;
+		}
+	}
+	return 0;
+}
+
+int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			 bool return_address)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
+	uint64_t code, start, spt, len;
+	uint32_t size, off;
+	int64_t raw;
+	int32_t pos;
+	bool inlined;
+
+	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
+	    l->type_code < 0 ||
+	    (l->code_start_inline < 0 && l->code_start_field < 0))
+		return -1;
+	code = function_code(r, fn);
+	if (!code)
+		return -1;
+	/* the pc must be in the code: the function's code now may be
+	 * another than the one the frame runs (a builtin's, the
+	 * interpreter's, while its first call runs OSR code) */
+	if (!code_span(r, code, &start, &size)) {
+		start = 0;
+		size = 0;
+	}
+	if (pc < start || pc - start >= size) {
+		code = code_at_pc(r, start, pc);
+		if (!code || !code_span(r, code, &start, &size))
+			return -1;
+	}
+	if (return_address && pc == start)
 		return -1;
 	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
 	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||

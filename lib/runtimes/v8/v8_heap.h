@@ -23,6 +23,7 @@
 #define V8_SOURCE_MAX	(4u << 20)  /* characters of a source scanned */
 #define V8_READ_BUDGET	(16u << 20) /* bytes read per frame named */
 #define V8_SCOPE_SLOTS	4096	    /* context locals believed */
+#define V8_CODE_MAX	(64u << 10) /* bytes of code searched, believed */
 
 /*
  * V8 13's (Node 24's) functions name their code by a handle into the
@@ -36,6 +37,9 @@ struct v8_dispatch {
 	uint64_t group_sym; /* &default_isolate_group_, 0: none */
 	uint64_t base;	    /* the table, 0: not found (yet) */
 	uint32_t tries;	    /* searches that found none */
+	/* and the map every InstructionStream has, once one was seen (a
+	 * function's code may be a builtin's, outside the heap) */
+	uint64_t is_map;
 };
 
 #define V8_DISPATCH_TRIES  8
@@ -81,9 +85,10 @@ uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n);
 /*
  * The source position an optimized frame of JSFunction fn is at: pc in
  * fn's current Code (TurboFan, Maglev), its table's entry at or before
- * pc's offset (pc - 1 for a return address, the call's). -1 if unknown:
- * the binary does not say where the Code is, the function's code is
- * another now (deoptimized, tiered up, OSR code), baseline code
+ * pc's offset (pc - 1 for a return address, the call's); where pc is
+ * not in the function's code now (OSR code, code it left), the code
+ * before pc that spans it (V8 11 on). -1 if unknown: the binary does
+ * not say where the Code is, no code found for pc, baseline code
  * (Sparkplug: its table maps to bytecode offsets), a position inside a
  * function the code inlined (the outermost not read yet), a table that
  * is no ByteArray or does not decode.
