@@ -97,7 +97,13 @@ static void node20(struct v8_layout *l)
 				.type_trusted_byte_array = 212,
 				.is_start = 32,
 				.type_instruction_stream = 210,
-				.code_is = -1};
+				.code_is = -1,
+				.off_fp_bytecode_array = -32,
+				.sfi_function_data = 8,
+				.type_bytecode_array = 191,
+				.bca_data = 54,
+				.bca_wrapper = -1,
+				.bca_spt = 32};
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -148,7 +154,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t pc;
 
 			memcpy(&pc, data + off + 8, 8);
-			if (v8_code_position(&r, w, pc, off & 8) < -1)
+			if (v8_code_position(&r, w, pc, off & 8) < -1 ||
+			    (sfi && v8_bytecode_position(&r, sfi, pc) < -1))
 				__builtin_trap();
 		}
 		if (v8_string_read(&r, w, s, sizeof(s)) &&

@@ -540,6 +540,57 @@ static bool code_span(struct v8_reader *r, uint64_t code, uint64_t *start,
 	       (uint32_t)l->code_kind_baseline;
 }
 
+/* Before V8 11 the instructions are inside the Code: the Code before
+ * pc with the map of the function's current one, taken only if its
+ * instructions span pc. */
+static uint64_t inline_code_at_pc(struct v8_reader *r, uint64_t current,
+				  uint64_t pc)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t map = 0, words[512], code, start, at;
+	uint32_t size;
+
+	if (rd(r, current & ~l->heap_tag_mask, &map, 8) || !is_heap(l, map))
+		return 0;
+	at = (pc & ~7ull) + 8;
+	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
+	     done += sizeof(words)) {
+		at -= sizeof(words);
+		if (rd(r, at, words, sizeof(words)))
+			return 0;
+		for (int k = 511; k >= 0; k--) {
+			code = at + 8 * (uint64_t)k + l->heap_tag;
+			if (words[k] == map &&
+			    code_span(r, code, &start, &size) && pc >= start &&
+			    pc - start < size)
+				return code;
+		}
+	}
+	return 0;
+}
+
+/* The map of the InstructionStream whose instructions start at start,
+ * kept for the process (every InstructionStream has it); 0 if start is
+ * not an InstructionStream's (a builtin's code, outside the heap). */
+static uint64_t learn_is_map(struct v8_reader *r, uint64_t start)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t is, map;
+	uint16_t t;
+
+	if (l->is_start < 0 || l->type_instruction_stream < 0 ||
+	    start < (uint64_t)l->is_start)
+		return 0;
+	is = start - (uint32_t)l->is_start + l->heap_tag;
+	if (!instance_type(r, is, &t) ||
+	    t != (uint16_t)l->type_instruction_stream ||
+	    rd(r, is & ~l->heap_tag_mask, &map, 8))
+		return 0;
+	if (r->dispatch)
+		r->dispatch->is_map = map;
+	return map;
+}
+
 /*
  * The Code whose instructions hold pc, when it is not the function's
  * code now (its OSR code, or code it left for newer): the
@@ -548,29 +599,23 @@ static bool code_span(struct v8_reader *r, uint64_t code, uint64_t *start,
  * (the field after the map) points back at it and spans pc. 0 if none
  * within V8_CODE_MAX bytes before pc.
  */
-static uint64_t code_at_pc(struct v8_reader *r, uint64_t current_start,
-			   uint64_t pc)
+static uint64_t code_at_pc(struct v8_reader *r, uint64_t current,
+			   uint64_t current_start, uint64_t pc)
 {
 	const struct v8_layout *l = r->l;
 	uint64_t map = r->dispatch ? r->dispatch->is_map : 0;
 	uint64_t words[512], code, start, at, is;
 	uint32_t size;
-	uint16_t t;
 
+	if (l->code_start_inline >= 0)
+		return inline_code_at_pc(r, current, pc);
 	if (l->code_start_field < 0 || l->is_start < 0 ||
 	    l->type_instruction_stream < 0)
 		return 0;
-	if (!map) {
-		/* the current code's InstructionStream, if it is one */
-		is = current_start - (uint32_t)l->is_start + l->heap_tag;
-		if (current_start < (uint64_t)l->is_start ||
-		    !instance_type(r, is, &t) ||
-		    t != (uint16_t)l->type_instruction_stream ||
-		    rd(r, is & ~l->heap_tag_mask, &map, 8))
-			return 0;
-		if (r->dispatch)
-			r->dispatch->is_map = map;
-	}
+	if (!map)
+		map = learn_is_map(r, current_start);
+	if (!map)
+		return 0;
 	at = (pc & ~7ull) + 8;
 	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
 	     done += sizeof(words)) {
@@ -615,9 +660,12 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 	if (!code_span(r, code, &start, &size)) {
 		start = 0;
 		size = 0;
+	} else if (r->dispatch && !r->dispatch->is_map &&
+		   l->code_start_field >= 0) {
+		learn_is_map(r, start);
 	}
 	if (pc < start || pc - start >= size) {
-		code = code_at_pc(r, start, pc);
+		code = code_at_pc(r, code, start, pc);
 		if (!code || !code_span(r, code, &start, &size))
 			return -1;
 	}
@@ -640,4 +688,57 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 		return -1;
 	pos = v8_source_position_offset(raw, &inlined);
 	return inlined ? -1 : pos;
+}
+
+/* The source position at offset off of the table in ByteArray spt. */
+static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
+	uint64_t len;
+	int64_t raw;
+	int32_t pos;
+	bool inlined;
+
+	if (!is_byte_array(r, spt) ||
+	    !field(r, spt, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
+	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+		return -1;
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       table, len) ||
+	    !v8_position_at(table, len, off, &raw))
+		return -1;
+	pos = v8_source_position_offset(raw, &inlined);
+	return inlined ? -1 : pos;
+}
+
+int32_t v8_bytecode_position(struct v8_reader *r, uint64_t sfi, uint64_t slot)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t bca, len, spt;
+	int64_t off;
+	uint16_t t;
+
+	if (l->tagged_size != 8 || l->type_bytecode_array < 0 ||
+	    l->bca_data < 0 || l->bca_spt < 0 || l->array_length < 0 ||
+	    l->sfi_function_data < 0 || l->smi_shift != 32)
+		return -1;
+	if (!field(r, sfi, (uint32_t)l->sfi_function_data, &bca) ||
+	    !instance_type(r, bca, &t) ||
+	    t != (uint16_t)l->type_bytecode_array ||
+	    (uint32_t)bca != (uint32_t)slot)
+		return -1;
+	/* the offset is from the tagged array, its header included */
+	off = (int64_t)(int32_t)(slot >> 32) -
+	      (l->bca_data - (int64_t)l->heap_tag);
+	if (!field(r, bca, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || off < 0 || off >= smi_value(l, len))
+		return -1;
+	if (!field(r, bca, (uint32_t)l->bca_spt, &spt))
+		return -1;
+	return table_position(r, spt, (uint32_t)off);
 }

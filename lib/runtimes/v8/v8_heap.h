@@ -95,6 +95,16 @@ uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n);
  */
 int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 			 bool return_address);
+/*
+ * The source position an interpreted frame of SharedFunctionInfo sfi is
+ * at, from its noted slot (OTELPROF_V8_F_BUILTIN_PC's word1: the
+ * bytecode offset, a Smi, in the high half; the low half of the
+ * frame's BytecodeArray in the low one). -1 if unknown: not the
+ * function's BytecodeArray now (an optimized frame running a builtin,
+ * whose slot is no offset; flushed or baseline-compiled bytecode), an
+ * offset outside it, a table that does not decode, 32-bit Smis.
+ */
+int32_t v8_bytecode_position(struct v8_reader *r, uint64_t sfi, uint64_t slot);
 /* 1-based line of position pos. */
 uint32_t v8_line_of(const uint32_t *starts, uint32_t n, uint32_t pos);
 

@@ -86,13 +86,19 @@ static const struct field optional[] = {
 	O(type_trusted_byte_array,
 	  "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE"),
 	O(is_start, "v8dbg_class_InstructionStream__instruction_start__*"),
+	O(sfi_function_data,
+	  "v8dbg_class_SharedFunctionInfo__function_data__*"),
+	O(type_bytecode_array, "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE"),
+	O(bca_data, "v8dbg_class_BytecodeArray__data__*"),
+	O(bca_wrapper, "v8dbg_class_BytecodeArray__wrapper__*"),
 	O(type_instruction_stream,
 	  "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE"),
 #undef O
 };
 #define NOPTIONAL (sizeof(optional) / sizeof(optional[0]))
 /* Not a symbol: where a field the binary does not name is derived. */
-#define SYM_CODE_WRAPPER (SYM_FIRST_FIELD + (NFIELDS + NOPTIONAL) * ALT_MAX)
+#define SYM_CODE_WRAPPER      (SYM_FIRST_FIELD + (NFIELDS + NOPTIONAL) * ALT_MAX)
+#define SYM_FP_BYTECODE_ARRAY (SYM_CODE_WRAPPER + 1)
 
 /* The tagging scheme, read apart from the fields. */
 enum {
@@ -111,7 +117,7 @@ static const char *const scheme_names[SYM_FIRST_FIELD] = {
 	"v8dbg_SmiShiftSize",	  "v8dbg_SmiValueShift", "v8dbg_HeapObjectTag",
 	"v8dbg_HeapObjectTagMask"};
 
-static const char *sym_table[SYM_CODE_WRAPPER + 1];
+static const char *sym_table[SYM_FP_BYTECODE_ARRAY + 1];
 
 /* The table in one flat array: the scheme, then each field's
  * alternatives (NULL where a field has fewer: never found). */
@@ -133,9 +139,10 @@ static void table_init(void)
 					       ? optional[f].names[a]
 					       : "v8dbg_\001none";
 	sym_table[SYM_CODE_WRAPPER] = "v8dbg_class_Code__wrapper__*";
+	sym_table[SYM_FP_BYTECODE_ARRAY] = "v8dbg_off_fp_bytecode_array";
 }
 
-const unsigned v8_layout_nsyms = SYM_CODE_WRAPPER + 1;
+const unsigned v8_layout_nsyms = SYM_FP_BYTECODE_ARRAY + 1;
 
 const char *const *v8_layout_names(void)
 {
@@ -187,6 +194,33 @@ static void derive_code_positions(struct v8_layout *l, uint64_t wrapper_sym,
 		l->code_spt = l->code_size - 2 * tagged;
 }
 
+/*
+ * An interpreted frame's line: the frame's BytecodeArray slot (v8dbg),
+ * the SharedFunctionInfo's BytecodeArray (v8dbg names the field before
+ * V8 12; from 12 on it is the first field, its trusted function data)
+ * and the array's source position table, which v8dbg does not name:
+ * from V8 12 on (an array with a wrapper) the field after the wrapper,
+ * before it the third after the length. Type-checked where read.
+ */
+static void derive_bytecode_positions(struct v8_layout *l, uint64_t fp_sym,
+				      mem_read_fn read, void *ctx,
+				      int32_t tagged)
+{
+	int32_t fp = 0;
+
+	l->off_fp_bytecode_array = 0; /* none */
+	l->bca_spt = -1;
+	if (!read_int(fp_sym, read, ctx, &fp) && fp < 0 && fp >= -128 &&
+	    !(fp % 8))
+		l->off_fp_bytecode_array = fp; /* < 0: below fp */
+	if (l->sfi_function_data < 0)
+		l->sfi_function_data = tagged;
+	if (l->bca_wrapper >= 0)
+		l->bca_spt = l->bca_wrapper + tagged;
+	else if (l->array_length >= 0)
+		l->bca_spt = l->array_length + 3 * tagged;
+}
+
 int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 		   void *ctx, const char **missing)
 {
@@ -234,6 +268,8 @@ int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 		return -EINVAL;
 	derive_code_positions(l, addr[SYM_CODE_WRAPPER], read, ctx,
 			      s[SYM_TAGGED_SIZE]);
+	derive_bytecode_positions(l, addr[SYM_FP_BYTECODE_ARRAY], read, ctx,
+				  s[SYM_TAGGED_SIZE]);
 	l->tagged_size = (uint32_t)s[SYM_TAGGED_SIZE];
 	l->smi_tag = (uint32_t)s[SYM_SMI_TAG];
 	l->smi_tag_mask = (uint32_t)s[SYM_SMI_TAG_MASK];

@@ -46,6 +46,12 @@ struct v8_layout {
 	int32_t type_code, type_byte_array, type_trusted_byte_array;
 	int32_t is_start, type_instruction_stream; /* InstructionStream */
 	int32_t code_is; /* derived (V8 11): the Code's InstructionStream */
+	/* interpreted frames: the frame's BytecodeArray slot, the
+	 * SharedFunctionInfo's BytecodeArray, its data and table */
+	int32_t off_fp_bytecode_array; /* 0: none */
+	int32_t sfi_function_data;
+	int32_t type_bytecode_array, bca_data, bca_wrapper;
+	int32_t bca_spt; /* derived */
 };
 
 /* The v8dbg_* names the layout may come from (alternatives of one

@@ -133,6 +133,7 @@ static void kernel_view(const struct v8_process *vp, struct otelprof_v8_proc *v)
 	v->off_fp_context = (int8_t)vp->l.off_fp_context;
 	v->off_fp_function = (int8_t)vp->l.off_fp_function;
 	v->off_fp_bytecode_offset = (int8_t)vp->l.off_fp_bytecode_offset;
+	v->off_fp_bytecode_array = (int8_t)vp->l.off_fp_bytecode_array;
 	v->smi_tag_mask = (uint8_t)vp->l.smi_tag_mask;
 	v->smi_tag = (uint8_t)vp->l.smi_tag;
 	v->heap_tag_mask = (uint8_t)vp->l.heap_tag_mask;
@@ -183,6 +184,26 @@ static void kernel_write(struct v8_tracker *t, struct process *p)
 	vp->in_kernel = true;
 }
 
+/* V8 13 on: where its functions' code is found (v8_heap.h, struct
+ * v8_dispatch), from .symtab; once, when the layout is read and lacks
+ * the JSFunction's code field (a .symtab of 100k symbols takes its time
+ * on a busy host: not at every try). */
+static void find_dispatch_group(struct process *p, struct v8_process *vp,
+				struct proc_mapping *m, uint64_t bias)
+{
+	static const char *const group[] = {
+		"_ZN2v88internal12IsolateGroup22default_isolate_group_E"};
+	uint64_t g = 0;
+	int fd = mapped_file_open((pid_t)p->pid, m);
+
+	if (fd < 0)
+		return;
+	if (elf_symtab_lookup(fd, "_ZN2v88internal12IsolateGroup", group, 1,
+			      &g) > 0)
+		vp->dispatch.group_sym = g + bias;
+	close(fd);
+}
+
 static void try_open(struct v8_tracker *t, struct process *p,
 		     struct v8_process *vp, struct proc_mapping *m)
 {
@@ -200,17 +221,6 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		return;
 	memset(addr, 0, sizeof(addr));
 	found = elf_dynsym_lookup(fd, "v8dbg_", names, v8_layout_nsyms, addr);
-	if (found > 0) {
-		/* V8 13 on: where its functions' code is found (optional) */
-		static const char *const group[] = {
-			"_ZN2v88internal12IsolateGroup22default_isolate_group_"
-			"E"};
-		uint64_t g = 0;
-
-		if (elf_symtab_lookup(fd, "_ZN2v88internal12IsolateGroup",
-				      group, 1, &g) > 0)
-			vp->dispatch.group_sym = g + bias;
-	}
 	close(fd);
 	if (found <= 0)
 		return; /* not V8 */
@@ -237,6 +247,8 @@ static void try_open(struct v8_tracker *t, struct process *p,
 	t->counters.found++;
 	code_ranges(t, p, vp, m->file);
 	kernel_write(t, p);
+	if (vp->l.fn_code < 0)
+		find_dispatch_group(p, vp, m, bias);
 }
 
 /* The mapping of p's V8 binary, or NULL. */
@@ -399,11 +411,12 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 }
 
 /*
- * The line frame {word0, word1} is at, 0 if unknown. Optimized frames
- * only: an interpreted frame's bytecode offset (word1 with
- * OTELPROF_V8_F_BUILTIN_PC) is not taken yet, as that slot may belong
- * to an optimized frame running a builtin without a frame of its own.
- * A position outside the function's own source is no line of it.
+ * The line frame {word0, word1} is at, 0 if unknown: an optimized
+ * frame's from its pc, an interpreted one's from its bytecode offset.
+ * The innermost interpreted frame's offset is not taken: Ignition saves
+ * it to the frame only before calls, so in a bytecode handler it may be
+ * an earlier bytecode's. A position outside the function's own source
+ * is no line of it.
  */
 static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 			   const struct v8_fn_entry *e, uint64_t word0,
@@ -416,7 +429,7 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	struct v8_reader r;
 	int32_t pos;
 
-	if ((word0 & OTELPROF_V8_F_BUILTIN_PC) || e->start < 0)
+	if (e->start < 0 || ((word0 & OTELPROF_V8_F_BUILTIN_PC) && !ret))
 		return 0;
 	c = &vp->pos[mix(fn ^ mix(word1)) % V8_POS_CACHE];
 	if (c->fn == fn && c->pc == word1 &&
@@ -425,7 +438,9 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
 			       &vp->dispatch};
 	*c = (struct v8_pos_entry){fn, word1, now, 0};
-	pos = v8_code_position(&r, fn, word1, ret);
+	pos = (word0 & OTELPROF_V8_F_BUILTIN_PC)
+		      ? v8_bytecode_position(&r, e->sfi, word1)
+		      : v8_code_position(&r, fn, word1, ret);
 	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
 		return 0;
 	s = script_lines(t, vp, &r, e->script, e->source);
