@@ -671,7 +671,7 @@ FUZZ_SRCS_ruby := lib/runtimes/ruby/ruby_layout.c lib/runtimes/ruby/ruby_reader.
   lib/util/debug_log.c
 FUZZ_SRCS_php := lib/runtimes/php/php_layout.c lib/util/utf8.c
 FUZZ_SRCS_hotspot := lib/runtimes/hotspot/hotspot_vmstructs.c lib/runtimes/hotspot/hotspot_jvm.c lib/elf/elf_dynsym.c
-FUZZ_SRCS_v8 := lib/runtimes/v8/v8_layout.c lib/runtimes/v8/v8_heap.c
+FUZZ_SRCS_v8 := lib/runtimes/v8/v8_layout.c lib/runtimes/v8/v8_heap.c lib/runtimes/v8/v8_position_table.c
 FUZZ_SRCS_dynsym := lib/elf/elf_dynsym.c
 # top's decoder (protobuf and OTLP/JSON), ranking and converters
 FUZZ_SRCS_top := $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -Icli -ljansson

@@ -453,13 +453,14 @@ struct otelprof_v8_proc {
 	s8 off_fp_context, off_fp_function, off_fp_bytecode_offset;
 	u8 smi_tag_mask, smi_tag;
 	u8 heap_tag_mask, heap_tag;
+	s8 off_fp_bytecode_array; /* 0: none */
 	/* Words an entry frame (JSEntry: EntryFrame, ConstructEntryFrame,
 	 * their frame markers below) saved above its frame record, which
 	 * the caller's sp lies beyond: 0 on x86_64 (rbp is pushed first),
 	 * 18 on aarch64 (x19-x28 and d8-d15 are pushed before {x29, x30}). */
 	u8 entry_saved_words;
 	u8 entry_marker, construct_entry_marker;
-	u8 pad[5];
+	u8 pad[4];
 };
 
 /*
@@ -467,7 +468,9 @@ struct otelprof_v8_proc {
  * OTELPROF_RT_V8), the JVM's encoding: word0 the native frame's index <<
  * OTELPROF_JVM_INDEX_SHIFT | the tagged JSFunction; with
  * OTELPROF_V8_F_BUILTIN_PC the frame's pc was in builtins (interpreted,
- * or a builtin): word1 the raw bytecode-offset slot, else the pc.
+ * or a builtin): word1 the raw bytecode-offset slot (when a 64-bit Smi,
+ * its low half the low half of the frame's BytecodeArray slot), else
+ * the pc.
  */
 #define OTELPROF_V8_F_BUILTIN_PC (1ull << 63)
 

@@ -18,8 +18,8 @@ static bool name_matches(const char *name, const char *want)
 	return !strcmp(name, want);
 }
 
-int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
-		      size_t n, uint64_t *values)
+static int lookup(int fd, Elf64_Word type, const char *prefix,
+		  const char *const *names, size_t n, uint64_t *values)
 {
 	size_t plen = prefix ? strlen(prefix) : 0;
 	Elf_Scn *scn = NULL;
@@ -36,7 +36,7 @@ int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 		Elf_Data *d;
 		size_t nsyms;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type ||
 		    !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
@@ -61,6 +61,18 @@ int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 	}
 	elf_end(e);
 	return found;
+}
+
+int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
+		      size_t n, uint64_t *values)
+{
+	return lookup(fd, SHT_DYNSYM, prefix, names, n, values);
+}
+
+int elf_symtab_lookup(int fd, const char *prefix, const char *const *names,
+		      size_t n, uint64_t *values)
+{
+	return lookup(fd, SHT_SYMTAB, prefix, names, n, values);
 }
 
 int elf_dynsym_file_bytes(int fd, uint64_t vaddr, void *buf, size_t len)

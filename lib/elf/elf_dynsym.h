@@ -36,4 +36,8 @@ int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
  */
 int elf_dynsym_file_bytes(int fd, uint64_t vaddr, void *buf, size_t len);
 
+/* The same from fd's .symtab (a static variable: not in .dynsym). */
+int elf_symtab_lookup(int fd, const char *prefix, const char *const *names,
+		      size_t n, uint64_t *values);
+
 #endif

@@ -192,6 +192,23 @@ def image(scope):
 open(sys.argv[1] + '/fn', 'wb').write(image(False))
 open(sys.argv[1] + '/scope', 'wb').write(image(True))
 PY
+# ... and an optimized frame: JSFunction -> Code (Node 22's fields, the
+# fallback's) -> its source position table, the word after: a pc in it.
+python3 - "$out/v8/code" <<'PY'
+import struct, sys
+B = 0x10000
+m = bytearray(0x800)
+def q(off, v): m[off:off+8] = struct.pack('<Q', v)
+def d(off, v): m[off:off+4] = struct.pack('<I', v)
+def h(off): return B + off + 1
+for off, t in ((0x3c0, 206), (0x4c0, 212)):
+    m[off+12:off+14] = struct.pack('<H', t)
+q(0, h(0x100)); q(8, B + 0x700 + 5)
+q(0x100 + 48, h(0x380))
+q(0x380, h(0x3c0)); q(0x390, h(0x440)); q(0x3a8, B + 0x700); d(0x3b0, 12); d(0x3b4, 0x40)
+q(0x440, h(0x4c0)); q(0x448, 4 << 32); m[0x450:0x454] = bytes([0x00, 0x30, 0x08, 0x08])
+open(sys.argv[1], 'wb').write(m)
+PY
 # Stack captures (test/tools/unwind_capture.h): one file mapping with a
 # build id and one expected frame; the same with a vDSO image instead.
 printf '\x4f\x54\x50\x55\x57\x43\x41\x50\x01\x00\x00\x00\x40\x00\x00\x00\x64\x00\x00\x00\x64\x00\x00\x00\x10\x10\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00\xfd\x7f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x10\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x34\x12\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x00\x50\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x08\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00\x00\x00\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09\x00\x08\x00\x2f\x62\x69\x6e\x2f\x74\x72\x75\x65\x30\x31\x32\x33\x61\x62\x63\x64\x10\x10\x40\x00\x00\x00\x00\x00\x04\x00\x6d\x61\x69\x6e' > "$out/unwind_capture/file"

@@ -17,6 +17,7 @@
 
 #include "runtimes/v8/v8_heap.h"
 #include "runtimes/v8/v8_layout.h"
+#include "runtimes/v8/v8_position_table.h"
 
 #define FUZZ_BASE 0x10000ull
 
@@ -79,7 +80,30 @@ static void node20(struct v8_layout *l)
 				.type_script = 176,
 				.type_scope_info = 250,
 				.si_ncontextlocals = 2,
-				.si_first_vars = 3};
+				.si_first_vars = 3,
+				/* the line at the pc: Node 22's */
+				.fn_code = 48,
+				.code_start_inline = -1,
+				.code_start_field = 40,
+				.code_size = 52,
+				.code_flags = 48,
+				.code_spt = 16,
+				.code_kind_mask = 15,
+				.code_kind_shift = 0,
+				.code_kind_baseline = 10,
+				.array_length = 8,
+				.type_code = 206,
+				.type_byte_array = 186,
+				.type_trusted_byte_array = 212,
+				.is_start = 32,
+				.type_instruction_stream = 210,
+				.code_is = -1,
+				.off_fp_bytecode_array = -32,
+				.sfi_function_data = 8,
+				.type_bytecode_array = 191,
+				.bca_data = 54,
+				.bca_wrapper = -1,
+				.bca_spt = 32};
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -92,10 +116,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	for (unsigned k = 0; k < v8_layout_nsyms && k < 256; k++)
 		addr[k] = FUZZ_BASE + 4 * (uint64_t)k;
+	int64_t raw;
+	bool inlined;
+	/* V8 13's dispatch table: its isolate group's pointer in the
+	 * input too */
+	struct v8_dispatch d = {FUZZ_BASE + 8, 0, 0, 0};
+
 	if (v8_layout_read(&l, addr, image_read, &im, &missing))
 		node20(&l);
+	/* the input as a table: any offset, no read past it */
+	if (v8_position_at(data, size, (uint32_t)size * 7, &raw) &&
+	    v8_source_position_offset(raw, &inlined) < -1)
+		__builtin_trap();
 	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
-		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET};
+		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET, &d};
 		static struct v8_function fn;
 		uint64_t w, sfi;
 
@@ -115,6 +149,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					__builtin_trap();
 				free(st);
 			}
+		}
+		if (off + 16 <= size) {
+			uint64_t pc;
+
+			memcpy(&pc, data + off + 8, 8);
+			if (v8_code_position(&r, w, pc, off & 8) < -1 ||
+			    (sfi && v8_bytecode_position(&r, sfi, pc) < -1))
+				__builtin_trap();
 		}
 		if (v8_string_read(&r, w, s, sizeof(s)) &&
 		    strlen(s) >= sizeof(s))

@@ -38,6 +38,9 @@ func TestNodeV8Frames(t *testing.T) {
 	js, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.js"))
 	lineA := lineOf(t, js, "function hot_a")
 	lineB := lineOf(t, js, "function hot_b")
+	// each function's body: its lines up to the next one's
+	bodies := map[string][2]int64{"hot_a": {lineA, lineB - 1},
+		"hot_b": {lineB, lineOf(t, js, "const cpu") - 1}}
 	for _, n := range nodeBinaries() {
 		n := n
 		t.Run(n.name, func(t *testing.T) {
@@ -114,6 +117,10 @@ func TestNodeV8Frames(t *testing.T) {
 			}
 			t.Logf("first stack reaching node::Start %.2f s after the first sample", float64(firstStart-first)/1e9)
 			var js0, unlined, noStart, unnamed int
+			// hot_a's and hot_b's frames: with a line inside their body
+			// (the line at the frame's pc), and without one (unknown)
+			var inBody, hotFrames int
+			var outside []string
 			var noStartAt []float64
 			var bad []string
 			for _, s := range main.Samples {
@@ -124,7 +131,17 @@ func TestNodeV8Frames(t *testing.T) {
 					}
 					isJSSample = true
 					l := f.Lines[0]
-					if l.Line <= 0 {
+					if body, ok := bodies[l.Name]; ok {
+						hotFrames++
+						if l.Line >= body[0] && l.Line <= body[1] {
+							inBody++
+						} else if len(outside) < 3 {
+							outside = append(outside, fmt.Sprintf("%+v", l))
+						}
+					}
+					// the line at the pc may be unknown (0), never
+					// outside the file; the function's start always known
+					if l.StartLine <= 0 || l.Line < 0 {
 						unlined++
 						if len(bad) < 3 {
 							bad = append(bad, fmt.Sprintf("%+v in %s", l, s.String()))
@@ -160,7 +177,12 @@ func TestNodeV8Frames(t *testing.T) {
 				t.Errorf("%d of %d stacks end in unnamed frames of node", unnamed, js0)
 			}
 			if unlined > 0 {
-				t.Errorf("%d JavaScript frames without a line; e.g.\n%s", unlined, strings.Join(bad, "\n"))
+				t.Errorf("%d JavaScript frames without a start line; e.g.\n%s", unlined, strings.Join(bad, "\n"))
+			}
+			t.Logf("hot_a/hot_b frames with the line at their pc inside their body: %d of %d; e.g. outside: %s",
+				inBody, hotFrames, strings.Join(outside, ", "))
+			if hotFrames == 0 || inBody*100 < hotFrames*95 {
+				t.Errorf("%d of %d hot_a/hot_b frames have a line inside their body, want >= 95%%", inBody, hotFrames)
 			}
 			// a stack cut at the frame limit or a failed read may stop
 			// short: at most 2%. (While node's big unwind table is

@@ -109,11 +109,24 @@ static __always_inline int v8_step(struct otelprof_sample_event *e,
 		return UNWIND_STEP_ERR_READ;
 	if ((fn & vp->heap_tag_mask) == vp->heap_tag) {
 		if ((u32)k < vp->nbuiltin) {
+			u64 bca = 0;
+
 			if (bpf_probe_read_user(
 				    &slot, 8,
 				    (const void *)(fp +
 						   vp->off_fp_bytecode_offset)))
 				slot = 0;
+			/* An offset (a Smi: low half zero) is trusted only
+			 * with the frame's BytecodeArray beside it, matched
+			 * in userspace against the function's: an optimized
+			 * frame running a frameless builtin has no offset
+			 * in that slot. */
+			if (!(slot & 0xffffffff) && vp->off_fp_bytecode_array &&
+			    !bpf_probe_read_user(
+				    &bca, 8,
+				    (const void *)(fp +
+						   vp->off_fp_bytecode_array)))
+				slot |= (u32)bca;
 			v8_note(e, i, fn | OTELPROF_V8_F_BUILTIN_PC, slot);
 		} else {
 			v8_note(e, i, fn, r->pc);

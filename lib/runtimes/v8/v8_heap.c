@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtimes/v8/v8_heap.h"
+#include "runtimes/v8/v8_position_table.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -354,8 +355,10 @@ static bool scope_info(struct v8_reader *r, uint64_t si,
 	}
 	if (is_smi(l, v[p]) && is_smi(l, v[p + 1]) && smi_value(l, v[p]) >= 0 &&
 	    smi_value(l, v[p]) <= smi_value(l, v[p + 1]) &&
-	    smi_value(l, v[p + 1]) <= INT32_MAX)
+	    smi_value(l, v[p + 1]) <= INT32_MAX) {
 		out->start = (int32_t)smi_value(l, v[p]);
+		out->end = (int32_t)smi_value(l, v[p + 1]);
+	}
 	return true;
 }
 
@@ -368,6 +371,7 @@ bool v8_function_read(struct v8_reader *r, uint64_t sfi,
 
 	memset(out, 0, sizeof(*out));
 	out->start = -1;
+	out->end = -1;
 	if (!instance_type(r, sfi, &t) || t != l->type_sfi ||
 	    !field(r, sfi, l->sfi_name_or_scope_info, &nsi))
 		return false;
@@ -396,4 +400,356 @@ bool v8_function_read(struct v8_reader *r, uint64_t sfi,
 			out->source = v;
 	}
 	return true;
+}
+
+/* ---- positions ---- */
+
+static bool is_byte_array(struct v8_reader *r, uint64_t v)
+{
+	const struct v8_layout *l = r->l;
+	uint16_t t;
+
+	return instance_type(r, v, &t) &&
+	       ((l->type_byte_array >= 0 && t == l->type_byte_array) ||
+		(l->type_trusted_byte_array >= 0 &&
+		 t == l->type_trusted_byte_array));
+}
+
+/* The Code dispatch entry handle of table base names, if its
+ * instructions are where the entry says; 0 if not. */
+static uint64_t dispatch_code(struct v8_reader *r, uint64_t base,
+			      uint32_t handle)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t e[2], code, start;
+	uint16_t t;
+
+	if (rd(r,
+	       base + (uint64_t)(handle >> V8_DISPATCH_SHIFT) *
+			       V8_DISPATCH_ENTRY,
+	       e, sizeof(e)))
+		return 0;
+	code = (e[1] >> 16) | l->heap_tag;
+	if (!instance_type(r, code, &t) || t != (uint16_t)l->type_code ||
+	    l->code_start_field < 0 ||
+	    rd(r, (code & ~l->heap_tag_mask) + (uint32_t)l->code_start_field,
+	       &start, 8) ||
+	    start != e[0])
+		return 0;
+	return code;
+}
+
+/* V8 13 on: the function's code through the dispatch table, the table
+ * found from the isolate group the first time (see struct v8_dispatch). */
+static uint64_t dispatched_code(struct v8_reader *r, uint64_t fn)
+{
+	const struct v8_layout *l = r->l;
+	struct v8_dispatch *d = r->dispatch;
+	uint64_t group, words[512], code;
+	uint32_t handle;
+
+	/* the handle: the field before the SharedFunctionInfo, where the
+	 * Code was before */
+	if (!d || !d->group_sym || l->fn_shared < l->tagged_size ||
+	    rd(r, (fn & ~l->heap_tag_mask) + l->fn_shared - l->tagged_size,
+	       &handle, 4) ||
+	    !handle)
+		return 0;
+	if (d->base)
+		return dispatch_code(r, d->base, handle);
+	if (d->tries >= V8_DISPATCH_TRIES)
+		return 0;
+	d->tries++;
+	if (rd(r, d->group_sym, &group, 8) || !group)
+		return 0;
+	/* the group holds the table (V8 13.6, at 2.4 KiB) or a member
+	 * that does (V8 14.6, at 89 KiB) */
+	for (uint64_t at = 0; at < V8_DISPATCH_GROUP; at += sizeof(words)) {
+		if (rd(r, group + at, words, sizeof(words)))
+			return 0;
+		for (unsigned k = 0; k < 512; k++) {
+			/* a reservation's start: page-aligned, user space */
+			if (!words[k] || (words[k] & 0xfff) ||
+			    words[k] >= (1ull << 47))
+				continue;
+			code = dispatch_code(r, words[k], handle);
+			if (code) {
+				d->base = words[k];
+				return code;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The Code a JSFunction runs now, 0 if none found. Where the binary does
+ * not name the field (V8 11), the one of the function's first fields
+ * that holds a Code (no other of its fields does).
+ */
+static uint64_t function_code(struct v8_reader *r, uint64_t fn)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t code;
+	uint16_t t;
+
+	if (!is_heap(l, fn))
+		return 0;
+	if (l->fn_code >= 0)
+		return field(r, fn, (uint32_t)l->fn_code, &code) &&
+				       instance_type(r, code, &t) &&
+				       t == (uint16_t)l->type_code
+			       ? code
+			       : 0;
+	for (uint32_t k = 1; k <= 8; k++)
+		if (field(r, fn, k * l->tagged_size, &code) &&
+		    instance_type(r, code, &t) && t == (uint16_t)l->type_code)
+			return code;
+	return dispatched_code(r, fn);
+}
+
+/* Where code's instructions are and how long, if it is code with
+ * source positions (not baseline code: its table maps pcs to bytecode
+ * offsets). */
+static bool code_span(struct v8_reader *r, uint64_t code, uint64_t *start,
+		      uint32_t *size)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t a = code & ~l->heap_tag_mask;
+	uint32_t flags;
+	uint16_t t;
+
+	if (!instance_type(r, code, &t) || t != (uint16_t)l->type_code)
+		return false;
+	if (l->code_start_field >= 0) {
+		if (rd(r, a + (uint32_t)l->code_start_field, start, 8))
+			return false;
+		if (l->code_is >= 0) {
+			uint64_t is;
+
+			/* a derived field: its address must be the
+			 * InstructionStream's instructions */
+			if (!field(r, code, (uint32_t)l->code_is, &is) ||
+			    !instance_type(r, is, &t) ||
+			    t != (uint16_t)l->type_instruction_stream ||
+			    (is & ~l->heap_tag_mask) + (uint32_t)l->is_start !=
+				    *start)
+				return false;
+		}
+	} else {
+		*start = a + (uint32_t)l->code_start_inline;
+	}
+	if (rd(r, a + (uint32_t)l->code_size, size, 4) || !*size ||
+	    *size > V8_CODE_MAX)
+		return false;
+	if (l->code_flags < 0 || l->code_kind_mask < 0 ||
+	    l->code_kind_shift < 0 || l->code_kind_shift >= 32 ||
+	    l->code_kind_baseline < 0 ||
+	    rd(r, a + (uint32_t)l->code_flags, &flags, 4))
+		return false;
+	return ((flags >> l->code_kind_shift) & (uint32_t)l->code_kind_mask) !=
+	       (uint32_t)l->code_kind_baseline;
+}
+
+/* Before V8 11 the instructions are inside the Code: the Code before
+ * pc with the map of the function's current one, taken only if its
+ * instructions span pc. */
+static uint64_t inline_code_at_pc(struct v8_reader *r, uint64_t current,
+				  uint64_t pc)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t map = 0, words[512], code, start, at;
+	uint32_t size;
+
+	if (rd(r, current & ~l->heap_tag_mask, &map, 8) || !is_heap(l, map))
+		return 0;
+	at = (pc & ~7ull) + 8;
+	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
+	     done += sizeof(words)) {
+		at -= sizeof(words);
+		if (rd(r, at, words, sizeof(words)))
+			return 0;
+		for (int k = 511; k >= 0; k--) {
+			code = at + 8 * (uint64_t)k + l->heap_tag;
+			if (words[k] == map &&
+			    code_span(r, code, &start, &size) && pc >= start &&
+			    pc - start < size)
+				return code;
+		}
+	}
+	return 0;
+}
+
+/* The map of the InstructionStream whose instructions start at start,
+ * kept for the process (every InstructionStream has it); 0 if start is
+ * not an InstructionStream's (a builtin's code, outside the heap). */
+static uint64_t learn_is_map(struct v8_reader *r, uint64_t start)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t is, map;
+	uint16_t t;
+
+	if (l->is_start < 0 || l->type_instruction_stream < 0 ||
+	    start < (uint64_t)l->is_start)
+		return 0;
+	is = start - (uint32_t)l->is_start + l->heap_tag;
+	if (!instance_type(r, is, &t) ||
+	    t != (uint16_t)l->type_instruction_stream ||
+	    rd(r, is & ~l->heap_tag_mask, &map, 8))
+		return 0;
+	if (r->dispatch)
+		r->dispatch->is_map = map;
+	return map;
+}
+
+/*
+ * The Code whose instructions hold pc, when it is not the function's
+ * code now (its OSR code, or code it left for newer): the
+ * InstructionStream before pc, found by its map (every one has the
+ * map of the function's current code's) and taken only if its Code
+ * (the field after the map) points back at it and spans pc. 0 if none
+ * within V8_CODE_MAX bytes before pc.
+ */
+static uint64_t code_at_pc(struct v8_reader *r, uint64_t current,
+			   uint64_t current_start, uint64_t pc)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t map = r->dispatch ? r->dispatch->is_map : 0;
+	uint64_t words[512], code, start, at, is;
+	uint32_t size;
+
+	if (l->code_start_inline >= 0)
+		return inline_code_at_pc(r, current, pc);
+	if (l->code_start_field < 0 || l->is_start < 0 ||
+	    l->type_instruction_stream < 0)
+		return 0;
+	if (!map)
+		map = learn_is_map(r, current_start);
+	if (!map)
+		return 0;
+	at = (pc & ~7ull) + 8;
+	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
+	     done += sizeof(words)) {
+		at -= sizeof(words);
+		if (rd(r, at, words, sizeof(words)))
+			return 0;
+		for (int k = 511; k >= 0; k--) {
+			is = at + 8 * (uint64_t)k;
+			if (words[k] != map)
+				continue;
+			if (!rd(r, is + 8, &code, 8) && is_heap(l, code) &&
+			    code_span(r, code, &start, &size) &&
+			    start == is + (uint32_t)l->is_start &&
+			    pc >= start && pc - start < size)
+				return code;
+		}
+	}
+	return 0;
+}
+
+int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			 bool return_address)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
+	uint64_t code, start, spt, len;
+	uint32_t size, off;
+	int64_t raw;
+	int32_t pos;
+	bool inlined;
+
+	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
+	    l->type_code < 0 ||
+	    (l->code_start_inline < 0 && l->code_start_field < 0))
+		return -1;
+	code = function_code(r, fn);
+	if (!code)
+		return -1;
+	/* the pc must be in the code: the function's code now may be
+	 * another than the one the frame runs (a builtin's, the
+	 * interpreter's, while its first call runs OSR code) */
+	if (!code_span(r, code, &start, &size)) {
+		start = 0;
+		size = 0;
+	} else if (r->dispatch && !r->dispatch->is_map &&
+		   l->code_start_field >= 0) {
+		learn_is_map(r, start);
+	}
+	if (pc < start || pc - start >= size) {
+		code = code_at_pc(r, code, start, pc);
+		if (!code || !code_span(r, code, &start, &size))
+			return -1;
+	}
+	if (return_address && pc == start)
+		return -1;
+	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
+	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
+	    !is_byte_array(r, spt) ||
+	    !field(r, spt, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
+	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+		return -1;
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       table, len))
+		return -1;
+	if (!v8_position_at(table, len, off, &raw))
+		return -1;
+	pos = v8_source_position_offset(raw, &inlined);
+	return inlined ? -1 : pos;
+}
+
+/* The source position at offset off of the table in ByteArray spt. */
+static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
+	uint64_t len;
+	int64_t raw;
+	int32_t pos;
+	bool inlined;
+
+	if (!is_byte_array(r, spt) ||
+	    !field(r, spt, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
+	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+		return -1;
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       table, len) ||
+	    !v8_position_at(table, len, off, &raw))
+		return -1;
+	pos = v8_source_position_offset(raw, &inlined);
+	return inlined ? -1 : pos;
+}
+
+int32_t v8_bytecode_position(struct v8_reader *r, uint64_t sfi, uint64_t slot)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t bca, len, spt;
+	int64_t off;
+	uint16_t t;
+
+	if (l->tagged_size != 8 || l->type_bytecode_array < 0 ||
+	    l->bca_data < 0 || l->bca_spt < 0 || l->array_length < 0 ||
+	    l->sfi_function_data < 0 || l->smi_shift != 32)
+		return -1;
+	if (!field(r, sfi, (uint32_t)l->sfi_function_data, &bca) ||
+	    !instance_type(r, bca, &t) ||
+	    t != (uint16_t)l->type_bytecode_array ||
+	    (uint32_t)bca != (uint32_t)slot)
+		return -1;
+	/* the offset is from the tagged array, its header included */
+	off = (int64_t)(int32_t)(slot >> 32) -
+	      (l->bca_data - (int64_t)l->heap_tag);
+	if (!field(r, bca, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || off < 0 || off >= smi_value(l, len))
+		return -1;
+	if (!field(r, bca, (uint32_t)l->bca_spt, &spt))
+		return -1;
+	return table_position(r, spt, (uint32_t)off);
 }

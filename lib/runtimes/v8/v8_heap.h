@@ -23,12 +23,37 @@
 #define V8_SOURCE_MAX	(4u << 20)  /* characters of a source scanned */
 #define V8_READ_BUDGET	(16u << 20) /* bytes read per frame named */
 #define V8_SCOPE_SLOTS	4096	    /* context locals believed */
+#define V8_CODE_MAX	(64u << 10) /* bytes of code searched, believed */
+
+/*
+ * V8 13's (Node 24's) functions name their code by a handle into the
+ * JSDispatchTable of their isolate group, not by a field. Where the
+ * table is: found once per process from the group (IsolateGroup's
+ * default_isolate_group_, a static in .symtab), the word of it that,
+ * taken as the table, maps a function's handle to a Code whose
+ * instructions are the entry's; nothing in v8dbg says which word.
+ */
+struct v8_dispatch {
+	uint64_t group_sym; /* &default_isolate_group_, 0: none */
+	uint64_t base;	    /* the table, 0: not found (yet) */
+	uint32_t tries;	    /* searches that found none */
+	/* and the map every InstructionStream has, once one was seen (a
+	 * function's code may be a builtin's, outside the heap) */
+	uint64_t is_map;
+};
+
+#define V8_DISPATCH_TRIES  8
+#define V8_DISPATCH_GROUP  (128u << 10) /* bytes of the group searched */
+#define V8_DISPATCH_SHIFT  8		/* handle >> this: the entry */
+#define V8_DISPATCH_ENTRY  16 /* entry: entrypoint, code << 16 | argc */
+#define V8_DISPATCH_TABLES (1ull << 32) /* the table's reservation, most */
 
 struct v8_reader {
 	const struct v8_layout *l;
 	mem_read_fn read;
 	void *ctx;
-	uint64_t budget; /* bytes still allowed */
+	uint64_t budget;	      /* bytes still allowed */
+	struct v8_dispatch *dispatch; /* NULL: none known */
 };
 
 /* What a SharedFunctionInfo says about its function. */
@@ -36,6 +61,7 @@ struct v8_function {
 	char name[V8_NAME_MAX];
 	uint64_t script; /* tagged Script, 0: none (builtins, natives) */
 	int32_t start;	 /* source position of its start, -1: unknown */
+	int32_t end;	 /* ... of its end, -1: unknown */
 	uint64_t source; /* tagged source String of the script, 0: none */
 	char file[V8_NAME_MAX];
 };
@@ -56,6 +82,29 @@ bool v8_string_read(struct v8_reader *r, uint64_t s, char *out, size_t cap);
  * its source; *n lines - 1 of them. NULL if the source is unreadable.
  */
 uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n);
+/*
+ * The source position an optimized frame of JSFunction fn is at: pc in
+ * fn's current Code (TurboFan, Maglev), its table's entry at or before
+ * pc's offset (pc - 1 for a return address, the call's); where pc is
+ * not in the function's code now (OSR code, code it left), the code
+ * before pc that spans it (V8 11 on). -1 if unknown: the binary does
+ * not say where the Code is, no code found for pc, baseline code
+ * (Sparkplug: its table maps to bytecode offsets), a position inside a
+ * function the code inlined (the outermost not read yet), a table that
+ * is no ByteArray or does not decode.
+ */
+int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			 bool return_address);
+/*
+ * The source position an interpreted frame of SharedFunctionInfo sfi is
+ * at, from its noted slot (OTELPROF_V8_F_BUILTIN_PC's word1: the
+ * bytecode offset, a Smi, in the high half; the low half of the
+ * frame's BytecodeArray in the low one). -1 if unknown: not the
+ * function's BytecodeArray now (an optimized frame running a builtin,
+ * whose slot is no offset; flushed or baseline-compiled bytecode), an
+ * offset outside it, a table that does not decode, 32-bit Smis.
+ */
+int32_t v8_bytecode_position(struct v8_reader *r, uint64_t sfi, uint64_t slot);
 /* 1-based line of position pos. */
 uint32_t v8_line_of(const uint32_t *starts, uint32_t n, uint32_t pos);
 

@@ -60,6 +60,46 @@ static const struct field {
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
+/* Optional fields: each one symbol, -1 where the binary lacks it. */
+static const struct field optional[] = {
+#define O(m, n)                                                                \
+	{                                                                      \
+		offsetof(struct v8_layout, m),                                 \
+		{                                                              \
+			n                                                      \
+		}                                                              \
+	}
+	O(fn_code, "v8dbg_class_JSFunction__code__*"),
+	/* the same field's two forms: V8 before 11 kept the instructions
+	 * inside the Code object (an offset), later ones point at them */
+	O(code_start_inline, "v8dbg_class_Code__instruction_start__uintptr_t"),
+	O(code_start_field, "v8dbg_class_Code__instruction_start__Address"),
+	O(code_size, "v8dbg_class_Code__instruction_size__*"),
+	O(code_flags, "v8dbg_class_Code__flags__*"),
+	O(code_spt, "v8dbg_class_Code__source_position_table__*"),
+	O(code_kind_mask, "v8dbg_CodeKindFieldMask"),
+	O(code_kind_shift, "v8dbg_CodeKindFieldShift"),
+	O(code_kind_baseline, "v8dbg_CodeKindBaseline"),
+	O(array_length, "v8dbg_class_FixedArrayBase__length__*"),
+	O(type_code, "v8dbg_type_Code__CODE_TYPE"),
+	O(type_byte_array, "v8dbg_type_ByteArray__BYTE_ARRAY_TYPE"),
+	O(type_trusted_byte_array,
+	  "v8dbg_type_TrustedByteArray__TRUSTED_BYTE_ARRAY_TYPE"),
+	O(is_start, "v8dbg_class_InstructionStream__instruction_start__*"),
+	O(sfi_function_data,
+	  "v8dbg_class_SharedFunctionInfo__function_data__*"),
+	O(type_bytecode_array, "v8dbg_type_BytecodeArray__BYTECODE_ARRAY_TYPE"),
+	O(bca_data, "v8dbg_class_BytecodeArray__data__*"),
+	O(bca_wrapper, "v8dbg_class_BytecodeArray__wrapper__*"),
+	O(type_instruction_stream,
+	  "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE"),
+#undef O
+};
+#define NOPTIONAL (sizeof(optional) / sizeof(optional[0]))
+/* Not a symbol: where a field the binary does not name is derived. */
+#define SYM_CODE_WRAPPER      (SYM_FIRST_FIELD + (NFIELDS + NOPTIONAL) * ALT_MAX)
+#define SYM_FP_BYTECODE_ARRAY (SYM_CODE_WRAPPER + 1)
+
 /* The tagging scheme, read apart from the fields. */
 enum {
 	SYM_TAGGED_SIZE,
@@ -85,7 +125,7 @@ static const char *const scheme_names[SYM_FIRST_FIELD] = {
 	"v8dbg_frametype_EntryFrame",
 	"v8dbg_frametype_ConstructEntryFrame"};
 
-static const char *sym_table[SYM_FIRST_FIELD + NFIELDS * ALT_MAX];
+static const char *sym_table[SYM_FP_BYTECODE_ARRAY + 1];
 
 /* The table in one flat array: the scheme, then each field's
  * alternatives (NULL where a field has fewer: never found). */
@@ -100,9 +140,17 @@ static void table_init(void)
 			sym_table[SYM_FIRST_FIELD + f * ALT_MAX + a] =
 				fields[f].names[a] ? fields[f].names[a]
 						   : "v8dbg_\001none";
+	for (unsigned f = 0; f < NOPTIONAL; f++)
+		for (unsigned a = 0; a < ALT_MAX; a++)
+			sym_table[SYM_FIRST_FIELD + (NFIELDS + f) * ALT_MAX +
+				  a] = optional[f].names[a]
+					       ? optional[f].names[a]
+					       : "v8dbg_\001none";
+	sym_table[SYM_CODE_WRAPPER] = "v8dbg_class_Code__wrapper__*";
+	sym_table[SYM_FP_BYTECODE_ARRAY] = "v8dbg_off_fp_bytecode_array";
 }
 
-const unsigned v8_layout_nsyms = SYM_FIRST_FIELD + NFIELDS * ALT_MAX;
+const unsigned v8_layout_nsyms = SYM_FP_BYTECODE_ARRAY + 1;
 
 const char *const *v8_layout_names(void)
 {
@@ -113,6 +161,72 @@ const char *const *v8_layout_names(void)
 static int read_int(uint64_t addr, mem_read_fn read, void *ctx, int32_t *v)
 {
 	return addr ? read(ctx, addr, v, sizeof(*v)) : -ENOENT;
+}
+
+/*
+ * Where an optimized Code keeps its source position table, when the
+ * binary does not name the field (it does in V8 11 only). V8's layout,
+ * not v8dbg, says where: from V8 12 on (the Code with a wrapper) the
+ * field just before the wrapper; before 11 two fields before the
+ * instruction size. The table read there is type-checked (a ByteArray)
+ * and its positions checked against the function's; a wrong field gives
+ * unknown lines, never wrong ones.
+ */
+static void derive_code_positions(struct v8_layout *l, uint64_t wrapper_sym,
+				  mem_read_fn read, void *ctx, int32_t tagged)
+{
+	int32_t wrapper = -1;
+
+	l->code_is = -1;
+	if (l->code_spt >= 0) {
+		/* V8 11 names the table but not where the instructions are:
+		 * its Code's next fields are the InstructionStream, the
+		 * instructions' address, the flags (with the builtin id and
+		 * kind-specific flags) and the size. The address read there
+		 * is checked against the InstructionStream's. */
+		if (l->code_start_field < 0 && l->code_start_inline < 0 &&
+		    l->is_start >= 0 && l->type_instruction_stream >= 0) {
+			l->code_is = l->code_spt + tagged;
+			l->code_start_field = l->code_is + tagged;
+			if (l->code_flags < 0)
+				l->code_flags = l->code_start_field + 8;
+			if (l->code_size < 0)
+				l->code_size = l->code_start_field + 16;
+		}
+		return;
+	}
+	if (!read_int(wrapper_sym, read, ctx, &wrapper) &&
+	    wrapper >= 2 * tagged && wrapper <= 4096)
+		l->code_spt = wrapper - tagged;
+	else if (l->code_start_inline >= 0 && l->code_size >= 3 * tagged)
+		l->code_spt = l->code_size - 2 * tagged;
+}
+
+/*
+ * An interpreted frame's line: the frame's BytecodeArray slot (v8dbg),
+ * the SharedFunctionInfo's BytecodeArray (v8dbg names the field before
+ * V8 12; from 12 on it is the first field, its trusted function data)
+ * and the array's source position table, which v8dbg does not name:
+ * from V8 12 on (an array with a wrapper) the field after the wrapper,
+ * before it the third after the length. Type-checked where read.
+ */
+static void derive_bytecode_positions(struct v8_layout *l, uint64_t fp_sym,
+				      mem_read_fn read, void *ctx,
+				      int32_t tagged)
+{
+	int32_t fp = 0;
+
+	l->off_fp_bytecode_array = 0; /* none */
+	l->bca_spt = -1;
+	if (!read_int(fp_sym, read, ctx, &fp) && fp < 0 && fp >= -128 &&
+	    !(fp % 8))
+		l->off_fp_bytecode_array = fp; /* < 0: below fp */
+	if (l->sfi_function_data < 0)
+		l->sfi_function_data = tagged;
+	if (l->bca_wrapper >= 0)
+		l->bca_spt = l->bca_wrapper + tagged;
+	else if (l->array_length >= 0)
+		l->bca_spt = l->array_length + 3 * tagged;
 }
 
 int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
@@ -151,8 +265,21 @@ int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 		}
 		memcpy((char *)l + fields[f].off, &v, sizeof(v));
 	}
+	for (unsigned f = 0; f < NOPTIONAL; f++) {
+		int32_t v = -1;
+
+		if (read_int(addr[SYM_FIRST_FIELD + (NFIELDS + f) * ALT_MAX],
+			     read, ctx, &v) ||
+		    v < 0 || v > 4096)
+			v = -1; /* absent, or not a field we can use */
+		memcpy((char *)l + optional[f].off, &v, sizeof(v));
+	}
 	if (s[SYM_TAGGED_SIZE] != 8 && s[SYM_TAGGED_SIZE] != 4)
 		return -EINVAL;
+	derive_code_positions(l, addr[SYM_CODE_WRAPPER], read, ctx,
+			      s[SYM_TAGGED_SIZE]);
+	derive_bytecode_positions(l, addr[SYM_FP_BYTECODE_ARRAY], read, ctx,
+				  s[SYM_TAGGED_SIZE]);
 	l->tagged_size = (uint32_t)s[SYM_TAGGED_SIZE];
 	l->smi_tag = (uint32_t)s[SYM_SMI_TAG];
 	l->smi_tag_mask = (uint32_t)s[SYM_SMI_TAG_MASK];

@@ -35,6 +35,26 @@ struct v8_layout {
 	/* StackFrame types of the entry frames (JSEntry and its construct
 	 * variant); -1: not exported */
 	int32_t type_entry_frame, type_construct_entry_frame;
+	/*
+	 * Optional (-1: the binary does not say): what the line at an
+	 * optimized frame's pc needs. A process without them keeps its
+	 * names, its frames' lines are unknown (0).
+	 */
+	int32_t fn_code;	   /* JSFunction's Code */
+	int32_t code_start_inline; /* Code's instructions at this offset */
+	int32_t code_start_field;  /* ... or their address in this field */
+	int32_t code_size, code_flags, code_spt;
+	int32_t code_kind_mask, code_kind_shift, code_kind_baseline;
+	int32_t array_length; /* FixedArrayBase's length (a Smi) */
+	int32_t type_code, type_byte_array, type_trusted_byte_array;
+	int32_t is_start, type_instruction_stream; /* InstructionStream */
+	int32_t code_is; /* derived (V8 11): the Code's InstructionStream */
+	/* interpreted frames: the frame's BytecodeArray slot, the
+	 * SharedFunctionInfo's BytecodeArray, its data and table */
+	int32_t off_fp_bytecode_array; /* 0: none */
+	int32_t sfi_function_data;
+	int32_t type_bytecode_array, bca_data, bca_wrapper;
+	int32_t bca_spt; /* derived */
 };
 
 /* The v8dbg_* names the layout may come from (alternatives of one

@@ -151,6 +151,7 @@ static void kernel_view(const struct v8_process *vp, struct otelprof_v8_proc *v)
 	v->off_fp_context = (int8_t)vp->l.off_fp_context;
 	v->off_fp_function = (int8_t)vp->l.off_fp_function;
 	v->off_fp_bytecode_offset = (int8_t)vp->l.off_fp_bytecode_offset;
+	v->off_fp_bytecode_array = (int8_t)vp->l.off_fp_bytecode_array;
 	v->smi_tag_mask = (uint8_t)vp->l.smi_tag_mask;
 	v->smi_tag = (uint8_t)vp->l.smi_tag;
 	v->heap_tag_mask = (uint8_t)vp->l.heap_tag_mask;
@@ -204,6 +205,26 @@ static void kernel_write(struct v8_tracker *t, struct process *p)
 	vp->in_kernel = true;
 }
 
+/* V8 13 on: where its functions' code is found (v8_heap.h, struct
+ * v8_dispatch), from .symtab; once, when the layout is read and lacks
+ * the JSFunction's code field (a .symtab of 100k symbols takes its time
+ * on a busy host: not at every try). */
+static void find_dispatch_group(struct process *p, struct v8_process *vp,
+				struct proc_mapping *m, uint64_t bias)
+{
+	static const char *const group[] = {
+		"_ZN2v88internal12IsolateGroup22default_isolate_group_E"};
+	uint64_t g = 0;
+	int fd = mapped_file_open((pid_t)p->pid, m);
+
+	if (fd < 0)
+		return;
+	if (elf_symtab_lookup(fd, "_ZN2v88internal12IsolateGroup", group, 1,
+			      &g) > 0)
+		vp->dispatch.group_sym = g + bias;
+	close(fd);
+}
+
 static void try_open(struct v8_tracker *t, struct process *p,
 		     struct v8_process *vp, struct proc_mapping *m)
 {
@@ -253,6 +274,8 @@ static void try_open(struct v8_tracker *t, struct process *p,
 	t->counters.found++;
 	code_ranges(t, p, vp, m->file);
 	kernel_write(t, p);
+	if (vp->l.fn_code < 0)
+		find_dispatch_group(p, vp, m, bias);
 }
 
 /* The mapping of p's V8 binary, or NULL. */
@@ -386,7 +409,8 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 		    uint64_t now)
 {
 	static struct v8_function fn; /* 0.5 KiB: not on the stack */
-	struct v8_reader r = {&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET};
+	struct v8_reader r = {&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
+			      NULL};
 	struct v8_script_entry *s;
 
 	memset(e, 0, sizeof(*e));
@@ -401,6 +425,9 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 	e->name[sizeof(e->name) - 1] = 0;
 	memcpy(e->file, fn.file, sizeof(e->file));
 	e->script = fn.script;
+	e->source = fn.source;
+	e->start = fn.start;
+	e->end = fn.end;
 	if (fn.script && fn.source && fn.start >= 0) {
 		s = script_lines(t, vp, &r, fn.script, fn.source);
 		if (s)
@@ -408,6 +435,47 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 				v8_line_of(s->starts, s->n, (uint32_t)fn.start);
 	}
 	e->ok = true;
+}
+
+/*
+ * The line frame {word0, word1} is at, 0 if unknown: an optimized
+ * frame's from its pc, an interpreted one's from its bytecode offset.
+ * The innermost interpreted frame's offset is not taken: Ignition saves
+ * it to the frame only before calls, so in a bytecode handler it may be
+ * an earlier bytecode's. A position outside the function's own source
+ * is no line of it.
+ */
+static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
+			   const struct v8_fn_entry *e, uint64_t word0,
+			   uint64_t word1, uint64_t now)
+{
+	uint64_t fn = word0 & OTELPROF_JVM_PTR_MASK;
+	bool ret = (word0 >> OTELPROF_JVM_INDEX_SHIFT & 0x7fff) != 0;
+	struct v8_pos_entry *c;
+	struct v8_script_entry *s;
+	struct v8_reader r;
+	int32_t pos;
+
+	/* Interpreted frames: v8_bytecode_position is right on Node 18 to
+	 * 24 but on 26 (V8 14.6) it gave an earlier line than the call's
+	 * for every frame measured (cause not found yet): not taken, line
+	 * 0, until it is understood. */
+	if (e->start < 0 || (word0 & OTELPROF_V8_F_BUILTIN_PC))
+		return 0;
+	c = &vp->pos[mix(fn ^ mix(word1)) % V8_POS_CACHE];
+	if (c->fn == fn && c->pc == word1 &&
+	    now - c->checked_ns < V8_RECHECK_NS)
+		return c->line;
+	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
+			       &vp->dispatch};
+	*c = (struct v8_pos_entry){fn, word1, now, 0};
+	pos = v8_code_position(&r, fn, word1, ret);
+	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
+		return 0;
+	s = script_lines(t, vp, &r, e->script, e->source);
+	if (s)
+		c->line = v8_line_of(s->starts, s->n, (uint32_t)pos);
+	return c->line;
 }
 
 bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
@@ -418,10 +486,9 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 	struct v8_reader r;
 	struct v8_fn_entry *e;
 
-	(void)word1;
 	if (!vp || !vp->ready || !fn)
 		return false;
-	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, 4096};
+	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, 4096, NULL};
 	/* The function may have moved or died since the sample: its
 	 * SharedFunctionInfo now, checked below to be one. */
 	sfi = v8_function_shared(&r, fn);
@@ -448,8 +515,12 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 		return false;
 	*out = (struct runtime_frame){.name = e->name,
 				      .file = e->file[0] ? e->file : NULL,
-				      .start_line = e->start_line,
-				      .line = e->start_line};
+				      .start_line = e->start_line};
+	out->line = frame_line(t, vp, e, word0, word1, now_ns);
+	if (out->line)
+		t->counters.lines++;
+	else
+		t->counters.lines_unknown++;
 	return true;
 }
 

@@ -23,17 +23,25 @@
 struct file_cache;
 
 #define V8_FN_CACHE	1024 /* functions named, per process */
-#define V8_SCRIPT_CACHE 16   /* scripts' line starts, per process */
+#define V8_POS_CACHE	2048 /* frames' positions, per process */
+#define V8_SCRIPT_CACHE 64   /* scripts' line starts, per process */
 #define V8_RECHECK_NS	(1000ull * 1000 * 1000)
 #define V8_OPEN_TRIES	20
 #define V8_MAX_CODE	4 /* OTELPROF_V8_RANGES */
 
 struct v8_fn_entry {
-	uint64_t sfi, name_or_scope_info, script;
+	uint64_t sfi, name_or_scope_info, script, source;
 	uint64_t checked_ns;
 	uint32_t start_line; /* 0: unknown */
+	int32_t start, end;  /* its source positions, -1: unknown */
 	bool ok;
 	char name[V8_NAME_MAX], file[V8_NAME_MAX];
+};
+
+/* The source position of a frame at pc of a JSFunction's code. */
+struct v8_pos_entry {
+	uint64_t fn, pc, checked_ns;
+	uint32_t line; /* 0: unknown */
 };
 
 struct v8_script_entry {
@@ -56,10 +64,13 @@ struct v8_process {
 	struct mem_account account;
 	struct v8_fn_entry fns[V8_FN_CACHE];
 	struct v8_script_entry scripts[V8_SCRIPT_CACHE];
+	struct v8_pos_entry pos[V8_POS_CACHE];
+	struct v8_dispatch dispatch;
 };
 
 struct v8_counters {
 	uint64_t found, unknown, read_errors, stale_frames, map_errors, waited;
+	uint64_t lines, lines_unknown; /* frames given a line at the pc, not */
 };
 
 struct v8_tracker {

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "runtimes/v8/v8_position_table.h"
+
+/* One zig-zag VLQ integer (7 bits a byte, the high bit: more), at most
+ * 10 bytes; false past the end or beyond 64 bits. */
+static bool vlq(const uint8_t *t, size_t n, size_t *i, int64_t *out)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (*i >= n || shift > 63)
+			return false;
+		b = t[(*i)++];
+		v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+	return true;
+}
+
+bool v8_position_at(const uint8_t *t, size_t n, uint32_t off, int64_t *pos)
+{
+	int64_t code = 0, src = 0, dc, ds;
+	size_t i = 0;
+	bool found = false;
+
+	while (i < n) {
+		if (!vlq(t, n, &i, &dc) || !vlq(t, n, &i, &ds))
+			return false;
+		/* a negative delta marks a non-statement: -(delta) - 1 */
+		if (dc < 0)
+			dc = -(dc + 1);
+		if (dc > INT32_MAX || ds > INT64_MAX / 4 || ds < INT64_MIN / 4)
+			return false;
+		code += dc;
+		src += ds;
+		if (code > UINT32_MAX || src > INT64_MAX / 2 ||
+		    src < INT64_MIN / 2)
+			return false;
+		if ((uint64_t)code > off)
+			break;
+		*pos = src;
+		found = true;
+	}
+	return found;
+}
+
+int32_t v8_source_position_offset(int64_t raw, bool *inlined)
+{
+	/* bit 0: external (a line in a file, wasm's): none here; bits 1-30:
+	 * script offset + 1; bits 31-46: inlining id + 1 */
+	uint64_t v = (uint64_t)raw;
+
+	*inlined = ((v >> 31) & 0xffff) != 0;
+	if (raw < 0 || (v & 1))
+		return -1;
+	return (int32_t)((v >> 1) & 0x3fffffff) - 1;
+}
