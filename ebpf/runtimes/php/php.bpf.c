@@ -9,6 +9,16 @@
  * may fail: the walk then stops, keeping what it has (counted). Loops are
  * bounded: bpf_loop where the kernel has it (php_walk), a plain bounded
  * loop for older kernels (php_walk_bounded).
+ *
+ * The running opline: the hybrid VM (GCC builds: Debian's) keeps the
+ * current execute_data and opline in two fixed registers (x86_64: r14
+ * and r15; arm64: x27 and x28) and stores the opline into its frame only
+ * before calls and at ops that may throw, so the frame's own slot lags
+ * behind in a loop of plain ops. Where the sample's execute_data register
+ * holds the frame being read and its opline register points at one of
+ * that function's oplines (inside opcodes[0..last), aligned), that opline
+ * is the running one; otherwise (a C function that reused the registers,
+ * JIT code, a frame being entered or left) the stored one is used.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -35,7 +45,8 @@ struct {
  * the loop callback converge once (as for the native walker). */
 struct php_scratch {
 	struct otelprof_php_proc pp;
-	u64 ed; /* the zend_execute_data to read next */
+	u64 ed;		  /* the zend_execute_data to read next */
+	u64 vm_fp, vm_ip; /* the sample's VM registers (vm_fp 0: used) */
 	u32 n, got;
 	u8 buf[OTELPROF_PHP_EXEC_READ + 8];
 };
@@ -46,6 +57,52 @@ struct {
 	__type(key, u32);
 	__type(value, struct php_scratch);
 } php_scratch SEC(".maps");
+
+#if defined(__TARGET_ARCH_x86)
+#define PHP_VM_FP_REG	   r14
+#define PHP_VM_IP_REG	   r15
+#define PHP_UREG(uregs, r) KREAD_INT(uregs, r)
+#elif defined(__TARGET_ARCH_arm64)
+#define PHP_VM_FP_REG	   regs[27]
+#define PHP_VM_IP_REG	   regs[28]
+#define PHP_UREG(uregs, r) ((u64)BPF_CORE_READ(uregs, r))
+#endif
+
+/* The VM's execute_data and opline registers at the sample: the perf
+ * context's in user mode, else those saved at kernel entry. */
+static __always_inline void vm_registers(void *ctx, struct php_scratch *s)
+{
+	struct pt_regs *uregs;
+
+	s->vm_fp = s->vm_ip = 0;
+	if (PERF_CTX_USER_MODE(ctx)) {
+		s->vm_fp = PERF_CTX_REG(ctx, PHP_VM_FP_REG);
+		s->vm_ip = PERF_CTX_REG(ctx, PHP_VM_IP_REG);
+		return;
+	}
+	uregs = task_user_regs();
+	if (!uregs)
+		return;
+	s->vm_fp = PHP_UREG(uregs, PHP_VM_FP_REG);
+	s->vm_ip = PHP_UREG(uregs, PHP_VM_IP_REG);
+}
+
+/* The opline register, if it points at one of func's oplines. */
+static __always_inline u64 running_opline(struct php_scratch *s, u64 func)
+{
+	u64 opcodes = 0, ip = s->vm_ip;
+	u32 last = 0;
+
+	if (bpf_probe_read_user(&opcodes, 8,
+				(const void *)(func + s->pp.op_opcodes)) ||
+	    bpf_probe_read_user(&last, 4, (const void *)(func + s->pp.op_last)))
+		return 0;
+	if (!opcodes || ip < opcodes ||
+	    ip - opcodes >= (u64)last * OTELPROF_PHP_OP_SIZE ||
+	    (ip - opcodes) % OTELPROF_PHP_OP_SIZE)
+		return 0;
+	return ip;
+}
 
 static __always_inline u64 ed_field(struct php_scratch *s, u16 off)
 {
@@ -64,7 +121,7 @@ static __always_inline long php_frame_step(u32 k, void *data)
 	struct otelprof_sample_event *e =
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct php_scratch *s = bpf_map_lookup_elem(&php_scratch, &zero);
-	u64 func, opline, info, last;
+	u64 func, opline, info, last, ed;
 	u32 line = 0;
 	u8 type = 0;
 	u32 n;
@@ -76,6 +133,7 @@ static __always_inline long php_frame_step(u32 k, void *data)
 		count(OTELPROF_CNT_INTERP_ERR);
 		return 1;
 	}
+	ed = s->ed;
 	func = ed_field(s, s->pp.ed_func);
 	opline = ed_field(s, s->pp.ed_opline);
 	info = ed_field(s, s->pp.ed_type_info) & 0xffffffff;
@@ -85,6 +143,16 @@ static __always_inline long php_frame_step(u32 k, void *data)
 	if (bpf_probe_read_user(&type, 1, (const void *)func)) {
 		count(OTELPROF_CNT_INTERP_ERR);
 		return 1;
+	}
+	/* The frame the VM runs: its opline register, if it holds up. */
+	if (s->vm_fp && ed == s->vm_fp) {
+		u64 ip = 0;
+
+		s->vm_fp = 0;
+		if (type != OTELPROF_PHP_INTERNAL_FUNCTION)
+			ip = running_opline(s, func);
+		if (ip)
+			opline = ip;
 	}
 	/* An internal function has no opline of its own (its slot holds
 	 * whatever was there). */
@@ -107,8 +175,8 @@ static __always_inline long php_frame_step(u32 k, void *data)
 OTELPROF_BOUNDED_LOOP(php_walk_frames, php_frame_step)
 
 /* have_loop: the program may use bpf_loop (5.17). */
-static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
-				     const bool have_loop)
+static __always_inline void walk_php(void *ctx, struct otelprof_sample_event *e,
+				     u32 tgid, const bool have_loop)
 {
 	const struct otelprof_php_proc *pp =
 		bpf_map_lookup_elem(&php_procs, &tgid);
@@ -127,6 +195,7 @@ static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
 	    !ed)
 		return; /* not executing PHP code now */
 	s->ed = ed;
+	vm_registers(ctx, s);
 	s->n = e->n_user;
 	s->got = 0;
 	if (have_loop)
@@ -137,4 +206,4 @@ static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
 	after_frames_done(e, s->n, s->got, OTELPROF_RT_PHP);
 }
 
-OTELPROF_AFTER_RUNTIME_PROGRAMS(php, walk_php)
+OTELPROF_AFTER_RUNTIME_PROGRAMS_CTX(php, walk_php)

@@ -388,14 +388,12 @@ bool php_frame(struct php_tracker *t, struct process *p, uint64_t word0,
 		/* A file's top-level code: the script's own, or one it
 		 * included (a nested executor call of code). */
 		name = info & OTELPROF_PHP_CALL_TOP ? "{main}" : "{include}";
-	/* The innermost frame's opline is the one last stored into it (the
-	 * engine keeps the running one in a register, and opcache's
-	 * optimizer and JIT store it less often): one outside the
-	 * function's lines is another function's, not believed. */
-	if (f->type == 1)
+	/* The walk reports the running opline where the VM's registers
+	 * showed it, else the one last stored into the frame, which may lag
+	 * (opcache's JIT stores it rarely): a line outside the function's
+	 * lines is another function's, not believed, and unknown (0). */
+	if (f->type == 1 || line < f->line_start || line > f->line_end)
 		line = 0;
-	else if (line < f->line_start || line > f->line_end)
-		line = f->line_start;
 	*out = (struct runtime_frame){
 		.name = name,
 		.file = f->file,
