@@ -25,12 +25,26 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profiler_types.h"
+#include "unwind_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
 #include "runtime_after.bpf.h"
 #include "runtimes/php/php_types.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The walk's accessors, for the JIT step (below): it reads no mappings,
+ * rows or user memory; the native walk does, once it has the walk back. */
+#define UNWIND_READ_U64(ctx, addr, out)                                        \
+	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
+#define UNWIND_BIG_MAPPING(ctx, idx)                                           \
+	((void)(idx), (struct otelprof_bpf_mapping *)0)
+#define UNWIND_ROWS(ctx, id)	   ((void)(id), (void *)0)
+#define UNWIND_ROW(ctx, rows, idx) ((void)(idx), (struct unwind_packed_row *)0)
+#define UNWIND_INLINE		   static __always_inline
+#include "unwind_step.h"
+#include "unwind_walk.h"
+#include "walk_state.bpf.h"
 
 /* Per process: where its executor keeps its state (userspace fills). */
 struct {
@@ -206,4 +220,54 @@ static __always_inline void walk_php(void *ctx, struct otelprof_sample_event *e,
 	after_frames_done(e, s->n, s->got, OTELPROF_RT_PHP);
 }
 
-OTELPROF_AFTER_RUNTIME_PROGRAMS_CTX(php, walk_php)
+/*
+ * The native walk's hand-over of a frame at a pc without CFI
+ * (OTELPROF_RT_F_JIT_STEP, set once opcache's JIT buffer is seen): a pc
+ * in the JIT buffer is written as a frame, and the walk goes back to the
+ * native walk at a return address inside execute_ex's body with the same
+ * registers. The hybrid VM jumps into JIT code (no call) and JIT code
+ * keeps the VM's frame (its stack pointer, and rbp where the VM's body
+ * uses it as frame pointer, 8.4's), so that body's CFI finds its caller
+ * (zend_execute, ... main); the frame written there shows as execute_ex,
+ * under which the PHP frames go as without the JIT. Any other pc: the
+ * native walk steps it as before (declined). true: the walk was taken
+ * (and given back, unless the tail call failed: then the sample ends
+ * with what it has, cut, through the after walk).
+ */
+static __always_inline bool
+php_jit_step(void *ctx, struct otelprof_sample_event *e, u32 tgid)
+{
+	const struct otelprof_php_proc *pp;
+	struct unwinder_state *st;
+	u32 zero = 0;
+	u64 pc;
+
+	/* A hand-over comes mid-walk: nothing in the sample yet. */
+	if (e->n_user)
+		return false;
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st || unwind_walk_ended(&st->w))
+		return false;
+	pp = bpf_map_lookup_elem(&php_procs, &tgid);
+	pc = st->w.n ? st->w.r.pc - 1 : st->w.r.pc;
+	if (!pp || !pp->vm_body_pc || pc < pp->jit_start || pc >= pp->jit_end) {
+		st->w.declined = 1; /* not JIT code: the native walk's */
+	} else if (!unwind_walk_put(&st->w, e->ustack, st->max_user_frames)) {
+		st->w.r.pc = pp->vm_body_pc;
+	}
+	walk_resume(ctx, st);
+	/* the chain of tail calls is spent: the frames so far, cut */
+	e->n_user = st->w.n;
+	e->flags |= st->w.flags | OTELPROF_SAMPLE_F_TRUNCATED;
+	count(OTELPROF_CNT_UNWIND_TRUNCATED);
+	return true;
+}
+
+static __always_inline void php_run(void *ctx, struct otelprof_sample_event *e,
+				    u32 tgid, const bool have_loop)
+{
+	php_jit_step(ctx, e, tgid);
+	walk_php(ctx, e, tgid, have_loop);
+}
+
+OTELPROF_AFTER_RUNTIME_PROGRAMS_CTX(php, php_run)

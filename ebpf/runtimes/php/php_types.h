@@ -27,6 +27,12 @@ struct otelprof_php_proc {
 	u16 op_opcodes;
 	u16 op_last;
 	u16 pad;
+	/* opcache's JIT buffer [jit_start, jit_end) (0, 0: none seen) and a
+	 * return address inside execute_ex's body: JIT code runs in the
+	 * hybrid VM's own frame, so a JIT frame's caller is found as that
+	 * body's (by its CFI) */
+	u64 jit_start, jit_end;
+	u64 vm_body_pc;
 };
 
 /* sizeof(zend_op) (LP64, 8.x): oplines are an array of these. */
