@@ -18,7 +18,8 @@
  * holds the frame being read and its opline register points at one of
  * that function's oplines (inside opcodes[0..last), aligned), that opline
  * is the running one; otherwise (a C function that reused the registers,
- * JIT code, a frame being entered or left) the stored one is used.
+ * JIT code, a frame being entered or left, a sample in the kernel) the
+ * stored one is used.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -73,32 +74,24 @@ struct {
 } php_scratch SEC(".maps");
 
 #if defined(__TARGET_ARCH_x86)
-#define PHP_VM_FP_REG	   r14
-#define PHP_VM_IP_REG	   r15
-#define PHP_UREG(uregs, r) KREAD_INT(uregs, r)
+#define PHP_VM_FP_REG r14
+#define PHP_VM_IP_REG r15
 #elif defined(__TARGET_ARCH_arm64)
-#define PHP_VM_FP_REG	   regs[27]
-#define PHP_VM_IP_REG	   regs[28]
-#define PHP_UREG(uregs, r) ((u64)BPF_CORE_READ(uregs, r))
+#define PHP_VM_FP_REG regs[27]
+#define PHP_VM_IP_REG regs[28]
 #endif
 
-/* The VM's execute_data and opline registers at the sample: the perf
- * context's in user mode, else those saved at kernel entry. */
+/* The VM's execute_data and opline registers at a sample taken in user
+ * mode. In the kernel (a system call, a fault) the frame's stored opline
+ * serves: the VM stores it before calling out. (The registers saved at
+ * kernel entry would need bpf_task_pt_regs, 5.15, in this program.) */
 static __always_inline void vm_registers(void *ctx, struct php_scratch *s)
 {
-	struct pt_regs *uregs;
-
 	s->vm_fp = s->vm_ip = 0;
 	if (PERF_CTX_USER_MODE(ctx)) {
 		s->vm_fp = PERF_CTX_REG(ctx, PHP_VM_FP_REG);
 		s->vm_ip = PERF_CTX_REG(ctx, PHP_VM_IP_REG);
-		return;
 	}
-	uregs = task_user_regs();
-	if (!uregs)
-		return;
-	s->vm_fp = PHP_UREG(uregs, PHP_VM_FP_REG);
-	s->vm_ip = PHP_UREG(uregs, PHP_VM_IP_REG);
 }
 
 /* The opline register, if it points at one of func's oplines. */

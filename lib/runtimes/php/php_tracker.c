@@ -214,6 +214,9 @@ static void php_sync(struct php_tracker *t, struct process *p,
 	    jit_buffer(p, p->php)) {
 		/* opcache mapped its JIT buffer after the engine was found:
 		 * the kernel entry again, with it */
+		debug_log("pid %u: opcache JIT buffer %#llx-%#llx", p->pid,
+			  (unsigned long long)p->php->jit_start,
+			  (unsigned long long)p->php->jit_end);
 		p->php->in_kernel = false;
 		kernel_write(t, p);
 	}
@@ -255,7 +258,10 @@ static void php_sync(struct php_tracker *t, struct process *p,
 		pp->release = release;
 		pp->current_execute_data = eg + l->eg_current_execute_data;
 		pp->vm_body_pc = body;
-		jit_buffer(p, pp);
+		if (jit_buffer(p, pp))
+			debug_log("pid %u: opcache JIT buffer %#llx-%#llx",
+				  p->pid, (unsigned long long)pp->jit_start,
+				  (unsigned long long)pp->jit_end);
 		t->counters.found++;
 		debug_log("pid %u: PHP %u.%u.%u in %s", p->pid, major, minor,
 			  release, m->path);
