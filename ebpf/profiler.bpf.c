@@ -55,7 +55,11 @@ static __always_inline int runtime_handoff(void *ctx, u32 *runtime,
 		return 0;
 	}
 	rp = bpf_map_lookup_elem(&runtime_procs, &tgid);
-	if (!rp || (rp->mode & ~OTELPROF_RT_FLAGS) != OTELPROF_RT_MODE_STEP ||
+	/* step runtimes, and after ones whose JIT code has no CFI (not for
+	 * a file's code) */
+	if (!rp ||
+	    ((rp->mode & ~OTELPROF_RT_FLAGS) != OTELPROF_RT_MODE_STEP &&
+	     (file || !(rp->mode & OTELPROF_RT_F_JIT_STEP))) ||
 	    (file && !(rp->mode & OTELPROF_RT_F_FILE_CODE)) || !rp->runtime ||
 	    rp->runtime >= OTELPROF_RT_MAX)
 		return 0;
@@ -189,7 +193,8 @@ static __always_inline int sample_end(void *ctx,
 
 		unwind_finish(e, st);
 		rp = bpf_map_lookup_elem(&runtime_procs, &tgid);
-		if (rp && rp->mode == OTELPROF_RT_MODE_AFTER &&
+		if (rp &&
+		    (rp->mode & ~OTELPROF_RT_FLAGS) == OTELPROF_RT_MODE_AFTER &&
 		    rp->runtime < OTELPROF_RT_MAX && e->user_ip)
 			walk_goto(ctx, OTELPROF_PROG_RUNTIME + rp->runtime);
 	}

@@ -339,7 +339,13 @@ enum otelprof_runtime_mode {
  * their file's table is still being built (node keeps frame pointers;
  * its table, ~2M rows, takes seconds to build on a busy host) */
 #define OTELPROF_RT_F_PENDING_FP 0x40
-#define OTELPROF_RT_FLAGS	 (OTELPROF_RT_F_FILE_CODE | OTELPROF_RT_F_PENDING_FP)
+/* In an after runtime's runtime_procs mode: its JIT code runs in frames
+ * without CFI (PHP's opcache JIT, inside the VM's own frame): the native
+ * walk hands it frames at pcs without a table too, and it steps them. */
+#define OTELPROF_RT_F_JIT_STEP 0x20
+#define OTELPROF_RT_FLAGS                                                      \
+	(OTELPROF_RT_F_FILE_CODE | OTELPROF_RT_F_PENDING_FP |                  \
+	 OTELPROF_RT_F_JIT_STEP)
 
 /* Per process of a runtime (runtime_procs, keyed by tgid): written by
  * userspace once the runtime's program is in walk_progs and its own

@@ -23,10 +23,10 @@ static __always_inline void after_frames_done(struct otelprof_sample_event *e,
 		count(OTELPROF_CNT_INTERP_SAMPLES);
 }
 
-/* NAME_walk and NAME_walk_bounded, each running
- * WALK(struct otelprof_sample_event *e, u32 pid, bool have_loop) on this
- * CPU's sample and going on to its finish. */
-#define OTELPROF_AFTER_RUNTIME_PROGRAMS(NAME, WALK)                            \
+/* NAME_walk and NAME_walk_bounded, each running CALL (an expression that
+ * may use ctx, the perf_event context; e, this CPU's sample; have_loop)
+ * and going on to the sample's finish. */
+#define OTELPROF_AFTER_PROGRAMS_(NAME, CALL)                                   \
 	static __always_inline int NAME##_sample(void *ctx,                    \
 						 const bool have_loop)         \
 	{                                                                      \
@@ -36,7 +36,7 @@ static __always_inline void after_frames_done(struct otelprof_sample_event *e,
                                                                                \
 		if (!e)                                                        \
 			return 0;                                              \
-		WALK(e, e->hdr.pid, have_loop);                                \
+		CALL;                                                          \
 		walk_goto(ctx, OTELPROF_PROG_FINISH);                          \
 		return 0;                                                      \
 	}                                                                      \
@@ -50,5 +50,17 @@ static __always_inline void after_frames_done(struct otelprof_sample_event *e,
 	{                                                                      \
 		return NAME##_sample(ctx, false);                              \
 	}
+
+/* The two programs running
+ * WALK(struct otelprof_sample_event *e, u32 pid, bool have_loop). */
+#define OTELPROF_AFTER_RUNTIME_PROGRAMS(NAME, WALK)                            \
+	OTELPROF_AFTER_PROGRAMS_(NAME, WALK(e, e->hdr.pid, have_loop))
+
+/* The same for a walk that needs the sample's registers (PHP: the
+ * interpreter's running instruction is in one):
+ * WALK(void *ctx, struct otelprof_sample_event *e, u32 pid, bool
+ * have_loop). */
+#define OTELPROF_AFTER_RUNTIME_PROGRAMS_CTX(NAME, WALK)                        \
+	OTELPROF_AFTER_PROGRAMS_(NAME, WALK(ctx, e, e->hdr.pid, have_loop))
 
 #endif

@@ -138,6 +138,10 @@ static int parse_line(const char *p, const char *end, struct proc_mapping *m,
 		m->kind = PROC_MAPPING_SPECIAL;
 	else if (p[0] != '/')
 		m->kind = PROC_MAPPING_ANON; /* e.g. memfd names: no path */
+	else if (m->deleted && plen == 9 && !memcmp(p, "/dev/zero", 9))
+		/* Shared anonymous memory (PHP opcache's JIT buffer): no file
+		 * to read, code without CFI, as private anonymous memory. */
+		m->kind = PROC_MAPPING_ANON;
 	else
 		m->kind = PROC_MAPPING_FILE;
 	m->path = malloc(plen + 1);

@@ -167,7 +167,7 @@ request_terminate_timeout = 60
 				first = s.TimeNs
 			}
 		}
-		count := map[string]int{}
+		count, inBody := map[string]int{}, map[string]int{}
 		for _, s := range p.Samples {
 			if s.TimeNs < first+1e9 {
 				continue
@@ -179,16 +179,24 @@ request_terminate_timeout = 60
 					if !strings.HasSuffix(f.Lines[0].Filename, "/fpm_"+name[len(name)-1:]+".php") {
 						t.Errorf("worker %d: %s in %s", pid, name, f.Lines[0].Filename)
 					}
+					// the running line: inside the body, below
+					// the signature (start line)
+					if l := f.Lines[0]; l.Line > l.StartLine && l.Line <= l.StartLine+5 {
+						inBody[name]++
+					}
 				}
 			}
 		}
-		t.Logf("worker %d: %d samples from 1 s after its first, %v", pid, n, count)
+		t.Logf("worker %d: %d samples from 1 s after its first, %v, lines inside the body %v", pid, n, count, inBody)
 		if len(count) != 1 {
 			t.Errorf("worker %d: want the frames of one request, have %v", pid, count)
 		}
 		for name, c := range count {
 			if c < n*95/100 {
 				t.Errorf("worker %d: %s in %d of %d samples, want >= 95%%", pid, name, c, n)
+			}
+			if inBody[name] < c*95/100 {
+				t.Errorf("worker %d: %s at a line inside its body in %d of %d samples, want >= 95%%", pid, name, inBody[name], c)
 			}
 			seen[name]++
 		}

@@ -58,6 +58,16 @@ func copyPHPWorkload(t *testing.T) string {
 		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		// the source's modification time: opcache does not cache (nor
+		// JIT) a file modified in the last 2 s
+		// (opcache.file_update_protection)
+		st, err := os.Stat(filepath.Join(runtimesDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(dir, f), st.ModTime(), st.ModTime()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return filepath.Join(phpChrootIn, "hot.php")
 }
@@ -72,11 +82,11 @@ func TestPHPFrames(t *testing.T) {
 	lineStep := lineOf(t, host, "    public function step")
 	// 8.2-opcache: opcache on (as PHP-FPM runs by default): functions
 	// and strings in its shared memory, the optimizer's oplines.
-	// 8.2-jit: opcache's tracing JIT: the PHP frames stay whole above
-	// the JIT code; the native walk does not get through JIT code (no
-	// CFI, no frame pointers), so execute_ex and the native root are
-	// not judged there.
-	for _, v := range []string{"8.2", "8.2-opcache", "8.2-jit", "8.4"} {
+	// 8.2-jit, 8.4-jit: opcache's tracing JIT: the PHP frames stay
+	// whole, and the native walk gets through the JIT code (in the VM's
+	// own frame: execute_ex's CFI) to main; the innermost frame's line is
+	// unknown there (0), never another function's.
+	for _, v := range []string{"8.2", "8.2-opcache", "8.2-jit", "8.4", "8.4-jit"} {
 		v := v
 		t.Run(v, func(t *testing.T) {
 			var w *runtimeWorkload
@@ -91,12 +101,16 @@ func TestPHPFrames(t *testing.T) {
 				requireExe(t, php82)
 				w = startRuntime(t, nil, php82, "-d", "opcache.enable_cli=1", "-d", "opcache.jit=tracing",
 					"-d", "opcache.jit_buffer_size=64M", script, "60")
+			} else if v == "8.4-jit" {
+				script = copyPHPWorkload(t)
+				w = startRuntime(t, nil, "/usr/sbin/chroot", trixieRoot(t), "php8.4", "-d", "opcache.enable_cli=1",
+					"-d", "opcache.jit=tracing", "-d", "opcache.jit_buffer_size=64M", script, "60")
 			} else {
 				script = copyPHPWorkload(t)
 				w = startRuntime(t, nil, "/usr/sbin/chroot", trixieRoot(t), "php8.4", script, "60")
 			}
 			p, truth := recordRuntime(t, w, 5)
-			judgePHP(t, w, p, truth, script, lineA, lineB, lineStep, v == "8.2-jit")
+			judgePHP(t, w, p, truth, script, lineA, lineB, lineStep, strings.HasSuffix(v, "-jit"))
 		})
 	}
 }
@@ -105,8 +119,8 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 	t.Helper()
 	pid := w.cmd.Process.Pid
 	lib := filepath.Join(filepath.Dir(script), "hot_lib.php")
-	var withPHP, nA, nB, below, rootedN, n int
-	linesA := map[int64]int{}
+	var withPHP, nA, nB, below, rootedN, n, bodyA, bodyB, inJIT int
+	linesA, linesB := map[int64]int{}, map[int64]int{}
 	var unrooted []string
 	var bad []string
 	// A process already running when recording starts is found at its
@@ -117,13 +131,13 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 	// sample is a stack copy, which cannot reach main: php's frames
 	// between execute_ex and main take ~14 KiB, more than a copy holds.
 	// So the window starts at the later of 1 s after the first sample
-	// and the first rooted one (none: 1 s; with the JIT none is).
+	// and the first rooted one (none: 1 s).
 	first, firstRooted := uint64(math.MaxUint64), uint64(math.MaxUint64)
 	for _, s := range p.Samples {
 		if s.TimeNs < first {
 			first = s.TimeNs
 		}
-		if !jit && s.TimeNs < firstRooted && rooted(s, pid) {
+		if s.TimeNs < firstRooted && rooted(s, pid) {
 			firstRooted = s.TimeNs
 		}
 	}
@@ -153,8 +167,12 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 			top = i
 			l := a.Lines[0]
 			linesA[l.Line]++
-			if l.Filename != script || l.StartLine != lineA || l.Line < lineA || l.Line > lineA+5 {
+			// a line in the function, or 0 (unknown): never another's
+			if l.Filename != script || l.StartLine != lineA || (l.Line != 0 && (l.Line < lineA || l.Line > lineA+5)) {
 				t.Fatalf("Hot::hot_a frame %+v, want %s, start line %d, line in its body", l, script, lineA)
+			}
+			if l.Line > lineA {
+				bodyA++
 			}
 			j, st := phpFrame(s, "Runner::step")
 			if st == nil || j < i || st.Lines[0].StartLine != lineStep || st.Lines[0].Line <= lineStep ||
@@ -165,13 +183,25 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 			nB++
 			top = ib
 			l := b.Lines[0]
-			if l.Filename != lib || l.StartLine != lineB || l.Line < lineB || l.Line > lineB+5 {
+			linesB[l.Line]++
+			if l.Filename != lib || l.StartLine != lineB || (l.Line != 0 && (l.Line < lineB || l.Line > lineB+5)) {
 				t.Fatalf("hot_b frame %+v, want %s, start line %d, line in its body", l, lib, lineB)
+			}
+			if l.Line > lineB {
+				bodyB++
 			}
 		}
 		// the executor's loop below the PHP frames, rooted as usual
 		if ev := frameNamed(s, "execute_ex"); top >= 0 && ev > top {
 			below++
+		}
+		// a native frame in opcache's JIT buffer (its shared memory:
+		// anonymous code, no file)
+		for _, f := range s.Frames {
+			if top >= 0 && f.Type == "native" && (strings.HasPrefix(f.Mapping, "/dev/zero") || f.Mapping == "[anon]") {
+				inJIT++
+				break
+			}
 		}
 		if rooted(s, pid) {
 			rootedN++
@@ -188,15 +218,24 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 	got := 100 * float64(nA) / float64(nA+nB)
 	t.Logf("%d samples: %.1f%% with PHP frames down to {main}; Hot::hot_a %.1f%% (truth %.1f%%), hot_b %.1f%% (truth %.1f%%); over execute_ex %d of %d; rooted %.1f%%",
 		n, 100*float64(withPHP)/float64(n), got, truth, 100-got, 100-truth, below, nA+nB, 100*float64(rootedN)/float64(n))
-	t.Logf("Hot::hot_a's lines (start %d): %v", lineA, linesA)
+	t.Logf("Hot::hot_a's lines (start %d): %v; hot_b's (start %d): %v; hot samples in JIT code: %d", lineA, linesA, lineB, linesB, inJIT)
+	// With the JIT on, the hot loops run as JIT code: the walk must get
+	// through it (else this judges the interpreter again).
+	if jit && inJIT < (nA+nB)/2 {
+		t.Errorf("only %d of %d hot samples in JIT code, want >= half", inJIT, nA+nB)
+	}
+	// The running line of the innermost frame (the VM's opline
+	// register), not the signature's nor the last one stored. JIT code
+	// keeps no opline anywhere a sampler can read it: line 0 (unknown),
+	// checked above never to be another function's.
+	if !jit && (bodyA < nA*95/100 || bodyB < nB*95/100) {
+		t.Errorf("lines inside the hot functions' bodies: Hot::hot_a %d of %d, hot_b %d of %d, want >= 95%%", bodyA, nA, bodyB, nB)
+	}
 	if float64(withPHP) < 0.95*float64(n) {
 		t.Errorf("%d of %d samples have PHP frames down to {main}, want >= 95%%; e.g.\n%s", withPHP, n, strings.Join(bad, "\n"))
 	}
 	if math.Abs(got-truth) > 3 {
 		t.Errorf("Hot::hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
-	}
-	if jit {
-		return // the native part: see TestPHPFrames
 	}
 	if below < (nA+nB)*95/100 {
 		t.Errorf("only %d of %d hot samples have execute_ex below their PHP frames", below, nA+nB)

@@ -29,7 +29,10 @@ static void maps_keeps_executable_mappings(void **state)
 		"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0               "
 		"   [vdso]\n"
 		"7f4000000000-7f4000001000 r-xp 00001000 fd:01 55 /tmp/my "
-		"lib.so (deleted)\n";
+		"lib.so (deleted)\n"
+		"7f5000000000-7f5000010000 r-xs 08000000 00:01 8 /dev/zero "
+		"(deleted)\n"
+		"7f6000000000-7f6000001000 r-xp 00000000 fd:01 9 /dev/zero\n";
 	struct proc_maps m;
 	unsigned bad = 0;
 	const struct proc_mapping *x;
@@ -37,7 +40,7 @@ static void maps_keeps_executable_mappings(void **state)
 	(void)state;
 	assert_int_equal(proc_maps_parse(text, sizeof(text) - 1, &m, &bad), 0);
 	assert_int_equal(bad, 0);
-	assert_int_equal(m.n, 6);
+	assert_int_equal(m.n, 8);
 	x = proc_maps_find(&m, 0x55d4c0a02000);
 	assert_non_null(x);
 	assert_string_equal(x->path, "/usr/bin/cat");
@@ -61,6 +64,14 @@ static void maps_keeps_executable_mappings(void **state)
 	x = proc_maps_find(&m, 0x7f4000000000);
 	assert_string_equal(x->path, "/tmp/my lib.so");
 	assert_int_equal(x->deleted, 1);
+	/* shared anonymous memory (opcache's JIT buffer): no file to read */
+	x = proc_maps_find(&m, 0x7f5000000000);
+	assert_int_equal(x->kind, PROC_MAPPING_ANON);
+	assert_string_equal(x->path, "/dev/zero");
+	assert_int_equal(x->deleted, 1);
+	/* the device file itself, mapped: a file like any other */
+	assert_int_equal(proc_maps_find(&m, 0x7f6000000000)->kind,
+			 PROC_MAPPING_FILE);
 	proc_maps_free(&m);
 }
 

@@ -9,18 +9,43 @@
  * may fail: the walk then stops, keeping what it has (counted). Loops are
  * bounded: bpf_loop where the kernel has it (php_walk), a plain bounded
  * loop for older kernels (php_walk_bounded).
+ *
+ * The running opline: the hybrid VM (GCC builds: Debian's) keeps the
+ * current execute_data and opline in two fixed registers (x86_64: r14
+ * and r15; arm64: x27 and x28) and stores the opline into its frame only
+ * before calls and at ops that may throw, so the frame's own slot lags
+ * behind in a loop of plain ops. Where the sample's execute_data register
+ * holds the frame being read and its opline register points at one of
+ * that function's oplines (inside opcodes[0..last), aligned), that opline
+ * is the running one; otherwise (a C function that reused the registers,
+ * JIT code, a frame being entered or left, a sample in the kernel) the
+ * stored one is used.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profiler_types.h"
+#include "unwind_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
 #include "runtime_after.bpf.h"
 #include "runtimes/php/php_types.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The walk's accessors, for the JIT step (below): it reads no mappings,
+ * rows or user memory; the native walk does, once it has the walk back. */
+#define UNWIND_READ_U64(ctx, addr, out)                                        \
+	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
+#define UNWIND_BIG_MAPPING(ctx, idx)                                           \
+	((void)(idx), (struct otelprof_bpf_mapping *)0)
+#define UNWIND_ROWS(ctx, id)	   ((void)(id), (void *)0)
+#define UNWIND_ROW(ctx, rows, idx) ((void)(idx), (struct unwind_packed_row *)0)
+#define UNWIND_INLINE		   static __always_inline
+#include "unwind_step.h"
+#include "unwind_walk.h"
+#include "walk_state.bpf.h"
 
 /* Per process: where its executor keeps its state (userspace fills). */
 struct {
@@ -35,7 +60,8 @@ struct {
  * the loop callback converge once (as for the native walker). */
 struct php_scratch {
 	struct otelprof_php_proc pp;
-	u64 ed; /* the zend_execute_data to read next */
+	u64 ed;		  /* the zend_execute_data to read next */
+	u64 vm_fp, vm_ip; /* the sample's VM registers (vm_fp 0: used) */
 	u32 n, got;
 	u8 buf[OTELPROF_PHP_EXEC_READ + 8];
 };
@@ -46,6 +72,44 @@ struct {
 	__type(key, u32);
 	__type(value, struct php_scratch);
 } php_scratch SEC(".maps");
+
+#if defined(__TARGET_ARCH_x86)
+#define PHP_VM_FP_REG r14
+#define PHP_VM_IP_REG r15
+#elif defined(__TARGET_ARCH_arm64)
+#define PHP_VM_FP_REG regs[27]
+#define PHP_VM_IP_REG regs[28]
+#endif
+
+/* The VM's execute_data and opline registers at a sample taken in user
+ * mode. In the kernel (a system call, a fault) the frame's stored opline
+ * serves: the VM stores it before calling out. (The registers saved at
+ * kernel entry would need bpf_task_pt_regs, 5.15, in this program.) */
+static __always_inline void vm_registers(void *ctx, struct php_scratch *s)
+{
+	s->vm_fp = s->vm_ip = 0;
+	if (PERF_CTX_USER_MODE(ctx)) {
+		s->vm_fp = PERF_CTX_REG(ctx, PHP_VM_FP_REG);
+		s->vm_ip = PERF_CTX_REG(ctx, PHP_VM_IP_REG);
+	}
+}
+
+/* The opline register, if it points at one of func's oplines. */
+static __always_inline u64 running_opline(struct php_scratch *s, u64 func)
+{
+	u64 opcodes = 0, ip = s->vm_ip;
+	u32 last = 0;
+
+	if (bpf_probe_read_user(&opcodes, 8,
+				(const void *)(func + s->pp.op_opcodes)) ||
+	    bpf_probe_read_user(&last, 4, (const void *)(func + s->pp.op_last)))
+		return 0;
+	if (!opcodes || ip < opcodes ||
+	    ip - opcodes >= (u64)last * OTELPROF_PHP_OP_SIZE ||
+	    (ip - opcodes) % OTELPROF_PHP_OP_SIZE)
+		return 0;
+	return ip;
+}
 
 static __always_inline u64 ed_field(struct php_scratch *s, u16 off)
 {
@@ -64,7 +128,7 @@ static __always_inline long php_frame_step(u32 k, void *data)
 	struct otelprof_sample_event *e =
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct php_scratch *s = bpf_map_lookup_elem(&php_scratch, &zero);
-	u64 func, opline, info, last;
+	u64 func, opline, info, last, ed;
 	u32 line = 0;
 	u8 type = 0;
 	u32 n;
@@ -76,6 +140,7 @@ static __always_inline long php_frame_step(u32 k, void *data)
 		count(OTELPROF_CNT_INTERP_ERR);
 		return 1;
 	}
+	ed = s->ed;
 	func = ed_field(s, s->pp.ed_func);
 	opline = ed_field(s, s->pp.ed_opline);
 	info = ed_field(s, s->pp.ed_type_info) & 0xffffffff;
@@ -85,6 +150,16 @@ static __always_inline long php_frame_step(u32 k, void *data)
 	if (bpf_probe_read_user(&type, 1, (const void *)func)) {
 		count(OTELPROF_CNT_INTERP_ERR);
 		return 1;
+	}
+	/* The frame the VM runs: its opline register, if it holds up. */
+	if (s->vm_fp && ed == s->vm_fp) {
+		u64 ip = 0;
+
+		s->vm_fp = 0;
+		if (type != OTELPROF_PHP_INTERNAL_FUNCTION)
+			ip = running_opline(s, func);
+		if (ip)
+			opline = ip;
 	}
 	/* An internal function has no opline of its own (its slot holds
 	 * whatever was there). */
@@ -107,8 +182,8 @@ static __always_inline long php_frame_step(u32 k, void *data)
 OTELPROF_BOUNDED_LOOP(php_walk_frames, php_frame_step)
 
 /* have_loop: the program may use bpf_loop (5.17). */
-static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
-				     const bool have_loop)
+static __always_inline void walk_php(void *ctx, struct otelprof_sample_event *e,
+				     u32 tgid, const bool have_loop)
 {
 	const struct otelprof_php_proc *pp =
 		bpf_map_lookup_elem(&php_procs, &tgid);
@@ -127,6 +202,7 @@ static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
 	    !ed)
 		return; /* not executing PHP code now */
 	s->ed = ed;
+	vm_registers(ctx, s);
 	s->n = e->n_user;
 	s->got = 0;
 	if (have_loop)
@@ -137,4 +213,54 @@ static __always_inline void walk_php(struct otelprof_sample_event *e, u32 tgid,
 	after_frames_done(e, s->n, s->got, OTELPROF_RT_PHP);
 }
 
-OTELPROF_AFTER_RUNTIME_PROGRAMS(php, walk_php)
+/*
+ * The native walk's hand-over of a frame at a pc without CFI
+ * (OTELPROF_RT_F_JIT_STEP, set once opcache's JIT buffer is seen): a pc
+ * in the JIT buffer is written as a frame, and the walk goes back to the
+ * native walk at a return address inside execute_ex's body with the same
+ * registers. The hybrid VM jumps into JIT code (no call) and JIT code
+ * keeps the VM's frame (its stack pointer, and rbp where the VM's body
+ * uses it as frame pointer, 8.4's), so that body's CFI finds its caller
+ * (zend_execute, ... main); the frame written there shows as execute_ex,
+ * under which the PHP frames go as without the JIT. Any other pc: the
+ * native walk steps it as before (declined). true: the walk was taken
+ * (and given back, unless the tail call failed: then the sample ends
+ * with what it has, cut, through the after walk).
+ */
+static __always_inline bool
+php_jit_step(void *ctx, struct otelprof_sample_event *e, u32 tgid)
+{
+	const struct otelprof_php_proc *pp;
+	struct unwinder_state *st;
+	u32 zero = 0;
+	u64 pc;
+
+	/* A hand-over comes mid-walk: nothing in the sample yet. */
+	if (e->n_user)
+		return false;
+	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
+	if (!st || unwind_walk_ended(&st->w))
+		return false;
+	pp = bpf_map_lookup_elem(&php_procs, &tgid);
+	pc = st->w.n ? st->w.r.pc - 1 : st->w.r.pc;
+	if (!pp || !pp->vm_body_pc || pc < pp->jit_start || pc >= pp->jit_end) {
+		st->w.declined = 1; /* not JIT code: the native walk's */
+	} else if (!unwind_walk_put(&st->w, e->ustack, st->max_user_frames)) {
+		st->w.r.pc = pp->vm_body_pc;
+	}
+	walk_resume(ctx, st);
+	/* the chain of tail calls is spent: the frames so far, cut */
+	e->n_user = st->w.n;
+	e->flags |= st->w.flags | OTELPROF_SAMPLE_F_TRUNCATED;
+	count(OTELPROF_CNT_UNWIND_TRUNCATED);
+	return true;
+}
+
+static __always_inline void php_run(void *ctx, struct otelprof_sample_event *e,
+				    u32 tgid, const bool have_loop)
+{
+	php_jit_step(ctx, e, tgid);
+	walk_php(ctx, e, tgid, have_loop);
+}
+
+OTELPROF_AFTER_RUNTIME_PROGRAMS_CTX(php, php_run)

@@ -22,8 +22,21 @@ struct otelprof_php_proc {
 			     in its top 16 bits) */
 	u16 ed_prev;	  /* zend_execute_data.prev_execute_data */
 	u16 op_lineno;	  /* zend_op.lineno */
-	u16 pad[3];
+	/* zend_op_array.opcodes and .last: where a function's oplines are,
+	 * to check the VM's opline register against */
+	u16 op_opcodes;
+	u16 op_last;
+	u16 pad;
+	/* opcache's JIT buffer [jit_start, jit_end) (0, 0: none seen) and a
+	 * return address inside execute_ex's body: JIT code runs in the
+	 * hybrid VM's own frame, so a JIT frame's caller is found as that
+	 * body's (by its CFI) */
+	u64 jit_start, jit_end;
+	u64 vm_body_pc;
 };
+
+/* sizeof(zend_op) (LP64, 8.x): oplines are an array of these. */
+#define OTELPROF_PHP_OP_SIZE 32
 
 /* zend_function.type: the first byte of every zend_function. */
 #define OTELPROF_PHP_INTERNAL_FUNCTION 1
@@ -36,7 +49,10 @@ struct otelprof_php_proc {
  * OTELPROF_RT_PHP): word0 = the zend_function's address, with
  * OTELPROF_INTERP_F_LAST on the first frame of an execute_ex call (call
  * info ZEND_CALL_TOP); word1 = call info << 32 | the opline's line (0 for
- * internal functions, which have no opline of their own).
+ * internal functions, which have no opline of their own). The innermost
+ * user frame's line is the running opline's when the sample caught the VM
+ * with that frame in its execute_data register (see php.bpf.c), else the
+ * opline last stored into the frame.
  */
 
 #endif

@@ -25,7 +25,9 @@ static const struct php_layout layouts[] = {
 			 .ed_func = 24,
 			 .ed_type_info = 40,
 			 .ed_prev = 48,
-			 .op_lineno = 24},
+			 .op_lineno = 24,
+			 .op_opcodes = 88,
+			 .op_last = 80},
 		.func_name = 8,
 		.func_scope = 16,
 		.op_filename = 152,
@@ -36,7 +38,8 @@ static const struct php_layout layouts[] = {
 		.str_val = 24,
 	},
 	{
-		/* zend_op_array grew before filename between 8.2 and 8.4 */
+		/* zend_op_array's common part grew (doc_comment) between 8.2
+		 * and 8.4 */
 		.major = 8,
 		.minor = 4,
 		.eg_current_execute_data = 488,
@@ -44,7 +47,9 @@ static const struct php_layout layouts[] = {
 			 .ed_func = 24,
 			 .ed_type_info = 40,
 			 .ed_prev = 48,
-			 .op_lineno = 24},
+			 .op_lineno = 24,
+			 .op_opcodes = 104,
+			 .op_last = 96},
 		.func_name = 8,
 		.func_scope = 16,
 		.op_filename = 168,

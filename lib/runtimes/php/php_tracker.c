@@ -41,14 +41,6 @@ static void php_process_free(struct php_process *pp)
 	free(pp);
 }
 
-static bool has_function(const struct elf_symbols *s, const char *name)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(elf_symbols_name(s, &s->syms[i]), name))
-			return true;
-	return false;
-}
-
 /* The version in the file's "X-Powered-By: PHP/x.y.z" (read-only data;
  * PHP_VERSION is compiled into it). 0, or -ENOENT. */
 static int version_scan(int fd, unsigned *major, unsigned *minor,
@@ -118,6 +110,7 @@ static void kernel_write(struct php_tracker *t, struct process *p)
 {
 	struct php_process *pp = p->php;
 	struct otelprof_php_proc v;
+	uint8_t mode;
 	int fd;
 
 	if (!pp || !pp->layout || pp->in_kernel)
@@ -135,9 +128,16 @@ static void kernel_write(struct php_tracker *t, struct process *p)
 	fd = runtime_programs_map_fd(t->progs, OTELPROF_RT_PHP, "php_procs");
 	v = pp->layout->walk;
 	v.current_execute_data = pp->current_execute_data;
+	v.jit_start = pp->jit_start;
+	v.jit_end = pp->jit_end;
+	v.vm_body_pc = pp->vm_body_pc;
+	/* JIT code seen: its frames are handed to the walk's JIT step */
+	mode = OTELPROF_RT_MODE_AFTER;
+	if (pp->jit_end && pp->vm_body_pc)
+		mode |= OTELPROF_RT_F_JIT_STEP;
 	if (fd < 0 || bpf_map_update_elem(fd, &p->pid, &v, BPF_ANY) ||
-	    runtime_programs_attach(t->progs, p->pid, OTELPROF_RT_PHP,
-				    OTELPROF_RT_MODE_AFTER, PHP_COPY_KB)) {
+	    runtime_programs_attach(t->progs, p->pid, OTELPROF_RT_PHP, mode,
+				    PHP_COPY_KB)) {
 		t->counters.map_errors++;
 		return;
 	}
@@ -147,17 +147,23 @@ static void kernel_write(struct php_tracker *t, struct process *p)
 /* Is m a mapping of a Zend engine (php, php-fpm, libphp.so)? Its
  * executor_globals' ELF address then. */
 static bool zend_engine(struct php_tracker *t, struct process *p,
-			struct proc_mapping *m, uint64_t *bias, int *fdp)
+			struct proc_mapping *m, uint64_t *bias, uint64_t *body,
+			int *fdp)
 {
 	static const char *const names[] = {"executor_globals"};
 	struct elf_file *f = file_cache_of(t->files, m->file);
+	const struct elf_sym *loop;
 	uint64_t eg = 0;
 	int fd;
 
 	*fdp = -1;
-	if (!f || !has_function(&f->sym, PHP_LOOP_SYMBOL) ||
+	if (!f || !(loop = elf_symbols_find(&f->sym, PHP_LOOP_SYMBOL)) ||
 	    !file_mapping_bias(m, f, bias))
 		return false;
+	/* The middle of the VM's body: its prologue and early returns are
+	 * at its start, the rule there is the one JIT code runs under.
+	 * (+1: the walk looks a return address up one byte back.) */
+	*body = loop->size >= 256 ? *bias + loop->addr + loop->size / 2 + 1 : 0;
 	fd = mapped_file_open((pid_t)p->pid, m);
 	if (fd < 0) {
 		(void)state(t, p); /* looked for again */
@@ -173,6 +179,29 @@ static bool zend_engine(struct php_tracker *t, struct process *p,
 	return true;
 }
 
+/*
+ * opcache's JIT buffer: the executable part of its shared memory, an
+ * anonymous shared mapping (shown as "/dev/zero (deleted)"). The largest
+ * such mapping of the process; true if one was found (kept in pp).
+ */
+static bool jit_buffer(const struct process *p, struct php_process *pp)
+{
+	const struct proc_mapping *best = NULL;
+
+	for (size_t i = 0; i < p->maps.n; i++) {
+		const struct proc_mapping *m = &p->maps.v[i];
+
+		if (m->path && m->deleted && !strcmp(m->path, "/dev/zero") &&
+		    (!best || m->end - m->start > best->end - best->start))
+			best = m;
+	}
+	if (!best)
+		return false;
+	pp->jit_start = best->start;
+	pp->jit_end = best->end;
+	return true;
+}
+
 static void php_sync(struct php_tracker *t, struct process *p,
 		     const struct process_change *c)
 {
@@ -181,6 +210,16 @@ static void php_sync(struct php_tracker *t, struct process *p,
 	 * without a layout) is looked for again. */
 	bool fresh_only = c->why == PROCESS_RESCANNED && !p->php;
 
+	if (p->php && p->php->layout && !p->php->jit_end && c->added &&
+	    jit_buffer(p, p->php)) {
+		/* opcache mapped its JIT buffer after the engine was found:
+		 * the kernel entry again, with it */
+		debug_log("pid %u: opcache JIT buffer %#llx-%#llx", p->pid,
+			  (unsigned long long)p->php->jit_start,
+			  (unsigned long long)p->php->jit_end);
+		p->php->in_kernel = false;
+		kernel_write(t, p);
+	}
 	if (p->php && (p->php->layout || p->php->unknown_reported))
 		return; /* an engine does not move */
 	if (fresh_only && !c->added)
@@ -190,13 +229,13 @@ static void php_sync(struct php_tracker *t, struct process *p,
 		unsigned major = 0, minor = 0, release = 0;
 		const struct php_layout *l;
 		struct php_process *pp;
-		uint64_t eg;
+		uint64_t eg, body;
 		int fd, err;
 
 		if (m->kind != PROC_MAPPING_FILE || !m->path ||
 		    (fresh_only && !m->fresh) || !strstr(m->path, "php"))
 			continue;
-		if (!zend_engine(t, p, m, &eg, &fd))
+		if (!zend_engine(t, p, m, &eg, &body, &fd))
 			continue;
 		err = version_scan(fd, &major, &minor, &release);
 		close(fd);
@@ -218,6 +257,11 @@ static void php_sync(struct php_tracker *t, struct process *p,
 		pp->minor = minor;
 		pp->release = release;
 		pp->current_execute_data = eg + l->eg_current_execute_data;
+		pp->vm_body_pc = body;
+		if (jit_buffer(p, pp))
+			debug_log("pid %u: opcache JIT buffer %#llx-%#llx",
+				  p->pid, (unsigned long long)pp->jit_start,
+				  (unsigned long long)pp->jit_end);
 		t->counters.found++;
 		debug_log("pid %u: PHP %u.%u.%u in %s", p->pid, major, minor,
 			  release, m->path);
@@ -388,14 +432,12 @@ bool php_frame(struct php_tracker *t, struct process *p, uint64_t word0,
 		/* A file's top-level code: the script's own, or one it
 		 * included (a nested executor call of code). */
 		name = info & OTELPROF_PHP_CALL_TOP ? "{main}" : "{include}";
-	/* The innermost frame's opline is the one last stored into it (the
-	 * engine keeps the running one in a register, and opcache's
-	 * optimizer and JIT store it less often): one outside the
-	 * function's lines is another function's, not believed. */
-	if (f->type == 1)
+	/* The walk reports the running opline where the VM's registers
+	 * showed it, else the one last stored into the frame, which may lag
+	 * (opcache's JIT stores it rarely): a line outside the function's
+	 * lines is another function's, not believed, and unknown (0). */
+	if (f->type == 1 || line < f->line_start || line > f->line_end)
 		line = 0;
-	else if (line < f->line_start || line > f->line_end)
-		line = f->line_start;
 	*out = (struct runtime_frame){
 		.name = name,
 		.file = f->file,

@@ -42,6 +42,10 @@ struct php_process {
 	const struct php_layout *layout; /* NULL: not found (yet) */
 	unsigned major, minor, release;
 	uint64_t current_execute_data; /* runtime address */
+	/* a return address inside execute_ex's body (its middle), for the
+	 * JIT step; 0: unknown */
+	uint64_t vm_body_pc;
+	uint64_t jit_start, jit_end; /* opcache's JIT buffer, 0: none seen */
 	bool in_kernel;
 	bool unknown_reported;
 	struct mem_account account;
