@@ -53,8 +53,9 @@ func TestNodeV8Frames(t *testing.T) {
 			// loads: until the process is in the kernel (later on a
 			// loaded machine, where file reads wait their turn) its
 			// stacks are native only. Judged: the main thread's samples
-			// from the first with JS frames on, which must come within
-			// 5 s of its first.
+			// from the first with JS frames on (the delay logged: the
+			// recorder's CPU time, seconds of wall time on a loaded
+			// host), at least 500 of them (judgeHot).
 			isV8 := func(s Sample) bool {
 				return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" })
 			}
@@ -67,8 +68,8 @@ func TestNodeV8Frames(t *testing.T) {
 					}
 				}
 			}
-			if firstJS == math.MaxUint64 || firstJS > first+5e9 {
-				t.Fatalf("no JS frames within 5 s of the first sample")
+			if firstJS == math.MaxUint64 {
+				t.Fatalf("no JS frames")
 			}
 			t.Logf("first JS frames %.2f s after the first sample", float64(firstJS-first)/1e9)
 			main := *p
@@ -98,7 +99,7 @@ func TestNodeV8Frames(t *testing.T) {
 			// (over a second for its ~2M rows on a loaded machine) the
 			// native walk stops at its first C++ frame below the
 			// JavaScript ones: reaching node::Start is judged from the
-			// first stack that does, which must come within 10 s.
+			// first stack that does (its delay logged).
 			reaches := func(s Sample) bool {
 				return hasFrame(s, func(f Frame) bool { return strings.HasPrefix(f.Function, "node::Start(") })
 			}
@@ -108,12 +109,12 @@ func TestNodeV8Frames(t *testing.T) {
 					firstStart = min(firstStart, s.TimeNs)
 				}
 			}
-			if firstStart == math.MaxUint64 || firstStart > first+10e9 {
+			if firstStart == math.MaxUint64 {
 				var eg []string
 				for i := 0; i < len(main.Samples) && i < 3; i++ {
 					eg = append(eg, main.Samples[len(main.Samples)/2+i/2].String())
 				}
-				t.Fatalf("no stack reaches node::Start within 10 s of the first sample; e.g.\n%s", strings.Join(eg, "\n"))
+				t.Fatalf("no stack reaches node::Start; e.g.\n%s", strings.Join(eg, "\n"))
 			}
 			t.Logf("first stack reaching node::Start %.2f s after the first sample", float64(firstStart-first)/1e9)
 			var js0, unlined, noStart, unnamed int
