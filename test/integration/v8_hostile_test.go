@@ -59,7 +59,7 @@ func recordMeasured(t *testing.T, pid int, cpu float64, hz int) (recording, int6
 	return recording{Path: out, Stderr: stderr.String()}, ru.Maxrss, used
 }
 
-var runtimeCounts = regexp.MustCompile(`(\d+) Python or Java processes \((\d+) with their own offsets, (\d+) unknown versions\), \d+ samples with Python or Java frames, \d+ unreadable frames, (\d+) unreadable code objects or methods`)
+var runtimeCounts = regexp.MustCompile(`(\d+) processes of a runtime \((\d+) with their own offsets, (\d+) unknown versions\), \d+ samples with runtime frames, \d+ unreadable frames, (\d+) unreadable code objects or methods`)
 
 func TestNodeForgedV8(t *testing.T) {
 	requireRoot(t)
