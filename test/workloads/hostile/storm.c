@@ -3,11 +3,11 @@
  * Exec storm: for SECONDS, keeps PAR short-lived children running at once.
  * Most exec one of BIN... (round robin) with the newest copy of LIB as
  * argument; every eighth is a plain fork running storm_fork_work in this
- * image. LIB is copied to a fresh file (a new inode) in DIR every 250 ms and
- * older copies are deleted, so the files mapped by the children keep
- * changing. Usage: storm SECONDS PAR DIR LIB BIN...
- * Writes every child's pid to DIR/pids, one a line, and prints
- * "spawned N execs E forks F libs L failed X" at the end.
+ * image. LIB is copied to a fresh file (a new inode, its own trailer) in DIR
+ * every 250 ms and older copies are deleted, so the files mapped by the
+ * children keep changing. Usage: storm SECONDS PAR DIR LIB BIN... Writes every
+ * child's pid to DIR/pids, one a line, and prints "spawned N execs E forks F
+ * libs L failed X" at the end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,13 +70,20 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-static int write_copy(const char *path, const char *buf, size_t len)
+/* A copy with its own bytes too (a trailer after the ELF contents, which
+ * the loader ignores): identical files are kept once by the profiler, and
+ * each copy here is meant to need its own tables, evicted after. */
+static int write_copy(const char *path, const char *buf, size_t len,
+		      unsigned long n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	char trailer[32];
+	int tlen = snprintf(trailer, sizeof(trailer), "storm copy %05lu\n", n);
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, buf, len) != (ssize_t)len) {
+	if (write(fd, buf, len) != (ssize_t)len ||
+	    write(fd, trailer, (size_t)tlen) != tlen) {
 		close(fd);
 		return -EIO;
 	}
@@ -126,7 +133,7 @@ int main(int argc, char **argv)
 				unlink(lib[(libs + 1) % 3]);
 			snprintf(lib[libs % 3], sizeof(lib[0]),
 				 "%s/libstorm-%05lu.so", argv[3], libs);
-			if (write_copy(lib[libs % 3], libbuf, liblen)) {
+			if (write_copy(lib[libs % 3], libbuf, liblen, libs)) {
 				fprintf(stderr, "storm: cannot write %s\n",
 					lib[libs % 3]);
 				return 1;
