@@ -897,8 +897,13 @@ func TestExecStorm(t *testing.T) {
 	}
 	t.Logf("rss beyond symbol tables: before %.0f KiB, at +%ds %.0f KiB, max after %.0f KiB, at the end %.0f KiB",
 		heap(base), len(lines)/2, heap(mid), maxHeap, heap(last))
-	if growth := maxHeap - heap(mid); growth > 16*1024 {
-		t.Errorf("RSS (beyond symbol tables) grew by %.0f KiB in the second half of the storm, want < 16 MiB", growth)
+	// Files linger 60 s once unused, as long as the storm: the second
+	// half still adds the tables of the copies made in it (15-17 MiB
+	// measured on a quiet host, 2026-12-05), so the bound there only
+	// catches a runaway; a leak is judged once the eviction cycle has
+	// run (below, against the storm's middle).
+	if growth := maxHeap - heap(mid); growth > 32*1024 {
+		t.Errorf("RSS (beyond symbol tables) grew by %.0f KiB in the second half of the storm, want < 32 MiB", growth)
 	}
 
 	// The storm's library copies: files with a table in the kernel
@@ -945,6 +950,9 @@ func TestExecStorm(t *testing.T) {
 	}
 	if otherFDs(after) > otherFDs(base)+2 {
 		t.Errorf("fds other than per-file tables: %.0f after the storm, %.0f before", otherFDs(after), otherFDs(base))
+	}
+	if heap(after) > heap(mid)+16*1024 {
+		t.Errorf("RSS (beyond symbol tables) %.0f KiB once the storm's processes and files were evicted, %.0f KiB in the storm's middle: want at most 16 MiB more", heap(after), heap(mid))
 	}
 	t.Logf("after: rss %.0f KiB, fds %.0f, processes %.0f, unwind files %.0f, symbol memory %.0f KiB, unwind map %.0f KiB",
 		after.num("rss_kb"), after.num("fds"), after.num("processes_tracked"), after.num("unwind_files"),
