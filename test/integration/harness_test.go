@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -56,6 +57,8 @@ func startWorkload(t *testing.T, name string, args ...string) *exec.Cmd {
 type recording struct {
 	Path   string
 	Stderr string
+	// The recorder's own usage (peak RSS, CPU), where recordUntil ran it.
+	Usage *syscall.Rusage
 }
 
 // record runs `otelprof record` for the given seconds and frequency.

@@ -477,7 +477,8 @@ func recordUntil(t *testing.T, onStart, until func(), maxSeconds, hz int, extra 
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("otelprof record: %v\n%s", err, stderr.String())
 	}
-	return recording{Path: out, Stderr: stderr.String()}
+	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return recording{Path: out, Stderr: stderr.String(), Usage: ru}
 }
 
 // recordPIDForCPU records pid alone until it has run cpu seconds while

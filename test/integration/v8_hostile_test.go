@@ -8,55 +8,25 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
-	"io"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 	"unicode/utf8"
 )
 
 // recordMeasured records pid alone at hz until it has run cpu seconds
-// (at most 60 s) and returns the recording with the recorder's own peak
+// (recordPIDForCPU) and returns the recording with the recorder's own peak
 // RSS (kB) and CPU seconds.
 func recordMeasured(t *testing.T, pid int, cpu float64, hz int) (recording, int64, float64) {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "profile.otlp")
-	cmd := exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", "60",
-		"--frequency", itoa(hz), "--output", out, "--pid", itoa(pid))
-	var stderr bytes.Buffer
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	rec := recordPIDForCPU(t, pid, cpu, hz)
+	if rec.Usage == nil {
+		t.Fatal("no resource usage of the recorder")
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	r := bufio.NewReader(pipe)
-	line, _ := r.ReadString('\n')
-	stderr.WriteString(line)
-	if !strings.Contains(line, "recording") {
-		_, _ = io.Copy(&stderr, r)
-		_ = cmd.Wait()
-		t.Fatalf("otelprof record did not start: %s", stderr.String())
-	}
-	from, cpu0 := time.Now(), cpuSecondsOf(t, pid)
-	for time.Since(from) < 58*time.Second && cpuSecondsOf(t, pid)-cpu0 < cpu {
-		time.Sleep(50 * time.Millisecond)
-	}
-	_ = cmd.Process.Signal(syscall.SIGINT)
-	_, _ = io.Copy(&stderr, r)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("otelprof record: %v\n%s", err, stderr.String())
-	}
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	used := float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
-	return recording{Path: out, Stderr: stderr.String()}, ru.Maxrss, used
+	used := float64(rec.Usage.Utime.Nano()+rec.Usage.Stime.Nano()) / 1e9
+	return rec, rec.Usage.Maxrss, used
 }
 
 var runtimeCounts = regexp.MustCompile(`(\d+) processes of a runtime \((\d+) with their own offsets, (\d+) unknown versions\), \d+ samples with runtime frames, \d+ unreadable frames, (\d+) unreadable code objects or methods`)
