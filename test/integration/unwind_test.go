@@ -136,7 +136,13 @@ func TestDeepRecursionThroughSharedLibrary(t *testing.T) {
 		if n == depth+1 && indexOf(names, "run_deep") > 0 && indexOf(names, "main") > 0 && rooted(s, wl.Process.Pid) {
 			whole++
 		} else if inLeaf-whole <= 3 {
-			t.Logf("partial: %d recurse_down frames, %d frames", n, len(names))
+			var rest []string
+			for _, f := range s.Frames {
+				if f.Function != "recurse_down" {
+					rest = append(rest, fmt.Sprintf("%s@%s", f.Function, filepath.Base(f.Mapping)))
+				}
+			}
+			t.Logf("partial: %d recurse_down frames, %d frames, rooted %v; the others: %v", n, len(names), rooted(s, wl.Process.Pid), rest)
 		}
 	}
 	t.Logf("%d of %d leaf samples whole (%d frames deep)", whole, inLeaf, depth+5)
