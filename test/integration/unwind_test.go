@@ -115,7 +115,8 @@ func TestDeepRecursionThroughSharedLibrary(t *testing.T) {
 	const depth = 300
 	wl := startWorkload(t, "deep_recursion", "90", itoa(depth))
 	time.Sleep(300 * time.Millisecond)
-	d := decodeFile(t, recordPIDForCPU(t, wl.Process.Pid, 4, 99).Path)
+	rec := recordPIDForCPU(t, wl.Process.Pid, 4, 99)
+	d := decodeFile(t, rec.Path)
 	p := d.ByPID(wl.Process.Pid)
 	if p == nil || len(p.Samples) < 150 {
 		t.Fatalf("too few samples")
@@ -147,7 +148,7 @@ func TestDeepRecursionThroughSharedLibrary(t *testing.T) {
 	}
 	t.Logf("%d of %d leaf samples whole (%d frames deep)", whole, inLeaf, depth+5)
 	if inLeaf < 100 || float64(whole) < 0.99*float64(inLeaf) {
-		t.Errorf("%d of %d samples in recurse_leaf have all %d recursion frames", whole, inLeaf, depth+1)
+		t.Errorf("%d of %d samples in recurse_leaf have all %d recursion frames; the recorder:\n%s", whole, inLeaf, depth+1, rec.Stderr)
 	}
 }
 
