@@ -518,6 +518,17 @@ ARM64_NODE := $(RUNTIME_CACHE)/node/$(ARM64_NODE_MAJOR)/node_modules/node-linux-
 .PHONY: arm64-node
 arm64-node: | $(BUILD)/.deps-ok
 	NODE_ARCH=arm64 bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(ARM64_NODE_MAJOR)
+# Debian's arm64 Perl 5.36 (bookworm) and 5.40 (trixie): perl-base,
+# libperl and perl-modules unpacked under RUNTIME_CACHE (fetched once):
+# their libperl for test_perl_layout_rows, their CORE headers for
+# `test/runtimes/perl_layout_gen.sh arm64`.
+ARM64_PERLS := 5.36:bookworm 5.40:trixie
+.PHONY: arm64-perl
+arm64-perl: | $(BUILD)/.deps-ok
+	$(Q)for vs in $(ARM64_PERLS); do v=$${vs%%:*}; \
+	  bash test/arm64/fetch_debs.sh $${vs#*:} $(RUNTIME_CACHE)/arm64-perl$$v perl-base libperl$$v perl-modules-$$v; done
+$(BUILD)/test/unit/test_perl_layout_rows: | arm64-perl
+test-unit: export OTELPROF_RUNTIME_CACHE = $(RUNTIME_CACHE)
 test-arm64: export OTELPROF_ARM64_NODE = $(ARM64_NODE)
 test-arm64: arm64-node
 test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \

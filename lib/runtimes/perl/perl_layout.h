@@ -38,6 +38,11 @@ struct perl_layout {
 const struct perl_layout *perl_layout_find(unsigned version,
 					   unsigned interp_size);
 
+/* The same for a process of another machine (ELF e_machine: EM_X86_64,
+ * EM_AARCH64), e.g. to check a row against that machine's libperl. */
+const struct perl_layout *
+perl_layout_find_for(unsigned machine, unsigned version, unsigned interp_size);
+
 /* Does l keep every offset inside what the walk and reader read? */
 bool perl_layout_sane(const struct perl_layout *l);
 
