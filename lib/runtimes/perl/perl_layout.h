@@ -4,9 +4,10 @@
  * offsets (struct otelprof_perl_proc, for BPF) and the reader's (COP,
  * CV, GV, stash, HEK). Perl publishes no offsets (its build is stripped,
  * without debug info), so each row comes from that version's own headers
- * (test/runtimes/perl_layout_gen.c) and is accepted for a process only if
- * the binary agrees: its PL_version and its PL_interp_size (the size of
- * struct interpreter, which changes with most layout changes).
+ * for one architecture (test/runtimes/perl_layout_gen.sh ARCH CORE_DIR)
+ * and is accepted for a process only if the binary agrees: its
+ * PL_version and its PL_interp_size (the size of struct interpreter,
+ * which changes with most layout changes).
  */
 #ifndef OTELPROF_RUNTIMES_PERL_LAYOUT_H
 #define OTELPROF_RUNTIMES_PERL_LAYOUT_H
