@@ -377,6 +377,7 @@ bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUI
 
 test: all bench-build
 	$(MAKE) test-unit
+	$(MAKE) check-perl-layouts
 	$(MAKE) test-san
 	$(MAKE) test-fuzz-smoke
 	$(MAKE) test-integration
@@ -518,6 +519,28 @@ ARM64_NODE := $(RUNTIME_CACHE)/node/$(ARM64_NODE_MAJOR)/node_modules/node-linux-
 .PHONY: arm64-node
 arm64-node: | $(BUILD)/.deps-ok
 	NODE_ARCH=arm64 bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(ARM64_NODE_MAJOR)
+# Debian's arm64 Perl 5.36 (bookworm) and 5.40 (trixie): perl-base,
+# libperl and perl-modules unpacked under RUNTIME_CACHE (fetched once):
+# their libperl for test_perl_layout_rows, their CORE headers for
+# `test/runtimes/perl_layout_gen.sh arm64`.
+ARM64_PERLS := 5.36:bookworm 5.40:trixie
+.PHONY: arm64-perl
+arm64-perl: | $(BUILD)/.deps-ok
+	$(Q)for vs in $(ARM64_PERLS); do v=$${vs%%:*}; \
+	  bash test/arm64/fetch_debs.sh $${vs#*:} $(RUNTIME_CACHE)/arm64-perl$$v perl-base libperl$$v perl-modules-$$v; done
+$(BUILD)/test/unit/test_perl_layout_rows: | arm64-perl
+# The committed Perl rows are what perl_layout_gen.sh gives from each
+# version's headers: x86_64 from this machine's libperl5.36 and the trixie
+# root's 5.40, arm64 from make arm64-perl's (in make test).
+PERL_LAYOUT_CORES := x86_64:/usr/lib/x86_64-linux-gnu/perl/5.36.0/CORE \
+  x86_64:$(TRIXIE_ROOT)/usr/lib/x86_64-linux-gnu/perl/5.40.1/CORE \
+  arm64:$(RUNTIME_CACHE)/arm64-perl5.36/tree/usr/lib/aarch64-linux-gnu/perl/5.36.0/CORE \
+  arm64:$(RUNTIME_CACHE)/arm64-perl5.40/tree/usr/lib/aarch64-linux-gnu/perl/5.40.1/CORE
+.PHONY: check-perl-layouts
+check-perl-layouts: arm64-perl trixie-root | $(ARM64_BUILD)/.deps-arm64-ok
+	$(Q)set -e; for ac in $(PERL_LAYOUT_CORES); do \
+	  bash test/runtimes/perl_layout_gen.sh $${ac%%:*} $${ac#*:} --check lib/runtimes/perl/perl_layout.c; done
+test-unit: export OTELPROF_RUNTIME_CACHE = $(RUNTIME_CACHE)
 test-arm64: export OTELPROF_ARM64_NODE = $(ARM64_NODE)
 test-arm64: arm64-node
 test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \

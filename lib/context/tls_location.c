@@ -4,15 +4,13 @@
 #include <errno.h>
 #include <string.h>
 
-/* Where user space ends: 47 bits on x86_64 (4-level paging); aarch64
- * maps user space up to 48 bits, 52 with large VAs (libraries sit just
- * below 1 << 48 there: 0xffff...). */
+#include "process/user_va.h"
+
+/* TLS variant I (aarch64: static TLS above the thread pointer) or II. */
 #if defined(__aarch64__)
 #define TLS_HOST_TP_ABOVE true
-#define USER_VA_END	  (1ull << 52)
 #else
 #define TLS_HOST_TP_ABOVE false
-#define USER_VA_END	  (1ull << 47)
 #endif
 
 int tls_location_of(const struct tls_ctx_symbol *s, uint64_t bias,

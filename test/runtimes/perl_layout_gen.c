@@ -1,67 +1,65 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * Prints one row of lib/runtimes/perl/perl_layout.c: the offsets the Perl
- * walk and reader need, from a Perl version's own headers (its CORE
- * directory). Perl publishes no offsets in the binary (the build is
+ * The offsets the Perl walk and reader need (one row of
+ * lib/runtimes/perl/perl_layout.c), from a Perl version's own headers (its
+ * CORE directory). Perl publishes no offsets in the binary (the build is
  * stripped, no debug info), so a version's row is generated here once and
  * checked against the binary at run time (PL_interp_size, PL_version).
  *
- *   cc -I $CORE test/runtimes/perl_layout_gen.c -o gen && ./gen
+ * Compiled only (-S), never run, so that a cross compiler gives another
+ * architecture's row: each value is an assembler string "->NAME VALUE"
+ * (the kernel's asm-offsets way), which test/runtimes/perl_layout_gen.sh
+ * turns into the row:
+ *
+ *   test/runtimes/perl_layout_gen.sh x86_64|arm64 CORE_DIR
  */
 #include "EXTERN.h"
 #include "perl.h"
 
 #include <stddef.h>
-#include <stdio.h>
 
-#define OFF(t, f) ((unsigned)offsetof(t, f))
+/* D: decimal in the row, X: hex (flag bits). %c0: the constant without
+ * the target's immediate prefix ($ on x86_64, # on aarch64). */
+#define D(name, v) __asm__ volatile("\n.ascii \"->D " name " %c0\"" ::"i"(v))
+#define X(name, v) __asm__ volatile("\n.ascii \"->X " name " %c0\"" ::"i"(v))
+#define OFF(t, f)  offsetof(t, f)
 
-int main(void)
+void perl_layout_row(void);
+
+void perl_layout_row(void)
 {
-	printf("\t{\n");
-	printf("\t\t.version = %d, .subversion = %d,\n", PERL_VERSION,
-	       PERL_SUBVERSION);
-	printf("\t\t.interp_size = %u,\n",
-	       (unsigned)sizeof(struct interpreter));
-	printf("\t\t.walk = {\n");
-	printf("\t\t\t.interp_curcop = %u,\n",
-	       OFF(struct interpreter, Icurcop));
-	printf("\t\t\t.interp_curstackinfo = %u,\n",
-	       OFF(struct interpreter, Icurstackinfo));
-	printf("\t\t\t.si_cxstack = %u,\n", OFF(PERL_SI, si_cxstack));
-	printf("\t\t\t.si_prev = %u,\n", OFF(PERL_SI, si_prev));
-	printf("\t\t\t.si_cxix = %u,\n", OFF(PERL_SI, si_cxix));
-	printf("\t\t\t.cx_size = %u,\n", (unsigned)sizeof(PERL_CONTEXT));
-	printf("\t\t\t.cx_type = %u,\n",
-	       OFF(PERL_CONTEXT, cx_u.cx_blk.blku_type));
-	printf("\t\t\t.cx_oldcop = %u,\n",
-	       OFF(PERL_CONTEXT, cx_u.cx_blk.blku_oldcop));
-	printf("\t\t\t.cx_sub_cv = %u,\n",
-	       OFF(PERL_CONTEXT, cx_u.cx_blk.blk_u.blku_sub.cv));
-	printf("\t\t\t.cxt_sub = %u,\n", CXt_SUB);
-	printf("\t\t\t.cxt_mask = %u,\n", CXTYPEMASK);
-	printf("\t\t},\n");
-	printf("\t\t.cop_line = %u,\n", OFF(COP, cop_line));
-	printf("\t\t.cop_file = %u,\n", OFF(COP, cop_file));
-	printf("\t\t.sv_flags = %u,\n", OFF(SV, sv_flags));
-	printf("\t\t.sv_u = %u,\n", OFF(SV, sv_u));
-	printf("\t\t.svt_mask = %u,\n", SVTYPEMASK);
-	printf("\t\t.svt_pvgv = %u,\n", SVt_PVGV);
-	printf("\t\t.svt_pvhv = %u,\n", SVt_PVHV);
-	printf("\t\t.svt_pvcv = %u,\n", SVt_PVCV);
-	printf("\t\t.svf_ook = 0x%x,\n", SVf_OOK);
-	printf("\t\t.xcv_gv = %u,\n", OFF(XPVCV, xcv_gv_u));
-	printf("\t\t.xcv_flags = %u,\n", OFF(XPVCV, xcv_flags));
-	printf("\t\t.xcv_file = %u,\n", OFF(XPVCV, xcv_file));
-	printf("\t\t.cvf_named = 0x%x,\n", CVf_NAMED);
-	printf("\t\t.xgv_namehek = %u,\n", OFF(XPVGV, xiv_u));
-	printf("\t\t.xgv_stash = %u,\n", OFF(XPVGV, xnv_u));
-	printf("\t\t.xhv_aux = %u,\n", OFF(struct xpvhv_with_aux, xhv_aux));
-	printf("\t\t.aux_name = %u,\n", OFF(struct xpvhv_aux, xhv_name_u));
-	printf("\t\t.aux_name_count = %u,\n",
-	       OFF(struct xpvhv_aux, xhv_name_count));
-	printf("\t\t.hek_len = %u,\n", OFF(HEK, hek_len));
-	printf("\t\t.hek_key = %u,\n", OFF(HEK, hek_key));
-	printf("\t},\n");
-	return 0;
+	D("version", PERL_VERSION);
+	D("subversion", PERL_SUBVERSION);
+	D("interp_size", sizeof(struct interpreter));
+	D("walk.interp_curcop", OFF(struct interpreter, Icurcop));
+	D("walk.interp_curstackinfo", OFF(struct interpreter, Icurstackinfo));
+	D("walk.si_cxstack", OFF(PERL_SI, si_cxstack));
+	D("walk.si_prev", OFF(PERL_SI, si_prev));
+	D("walk.si_cxix", OFF(PERL_SI, si_cxix));
+	D("walk.cx_size", sizeof(PERL_CONTEXT));
+	D("walk.cx_type", OFF(PERL_CONTEXT, cx_u.cx_blk.blku_type));
+	D("walk.cx_oldcop", OFF(PERL_CONTEXT, cx_u.cx_blk.blku_oldcop));
+	D("walk.cx_sub_cv", OFF(PERL_CONTEXT, cx_u.cx_blk.blk_u.blku_sub.cv));
+	D("walk.cxt_sub", CXt_SUB);
+	D("walk.cxt_mask", CXTYPEMASK);
+	D("cop_line", OFF(COP, cop_line));
+	D("cop_file", OFF(COP, cop_file));
+	D("sv_flags", OFF(SV, sv_flags));
+	D("sv_u", OFF(SV, sv_u));
+	D("svt_mask", SVTYPEMASK);
+	D("svt_pvgv", SVt_PVGV);
+	D("svt_pvhv", SVt_PVHV);
+	D("svt_pvcv", SVt_PVCV);
+	X("svf_ook", SVf_OOK);
+	D("xcv_gv", OFF(XPVCV, xcv_gv_u));
+	D("xcv_flags", OFF(XPVCV, xcv_flags));
+	D("xcv_file", OFF(XPVCV, xcv_file));
+	X("cvf_named", CVf_NAMED);
+	D("xgv_namehek", OFF(XPVGV, xiv_u));
+	D("xgv_stash", OFF(XPVGV, xnv_u));
+	D("xhv_aux", OFF(struct xpvhv_with_aux, xhv_aux));
+	D("aux_name", OFF(struct xpvhv_aux, xhv_name_u));
+	D("aux_name_count", OFF(struct xpvhv_aux, xhv_name_count));
+	D("hek_len", OFF(HEK, hek_len));
+	D("hek_key", OFF(HEK, hek_key));
 }

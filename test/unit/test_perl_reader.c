@@ -2,7 +2,8 @@
 /* The Perl frame reader on a process image laid out as 5.36 lays out a
  * sub, its glob, its package and a statement: the name Perl prints, file
  * and line; a lexical sub; the cache seeing a sub redefined in place; and
- * images it must refuse (wrong types, unreadable memory). */
+ * images it must refuse (wrong types, unreadable memory, pointers beyond
+ * this machine's user space). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,9 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "process/user_va.h"
 #include "runtimes/perl/perl_reader.h"
 
-#define BASE 0x10000ull
+/* Where the image is mapped (moved by user_space_top). */
+static uint64_t base = 0x10000;
+#define BASE base
 
 static uint8_t mem[0x1000];
 
@@ -199,6 +203,29 @@ static void refuses_bad_images(void **state)
 	free(r);
 }
 
+/* The same image at the top of user space (on aarch64, where libraries
+ * sit: 0xffff...), then just above it (kernel space on x86_64). */
+static void user_space_top(void **state)
+{
+	struct perl_reader *r = reader();
+	struct perl_frame_info fi;
+
+	(void)state;
+	base = USER_VA_END - 2 * sizeof(mem);
+	image();
+	assert_true(perl_reader_frame(r, BASE + 0x100, BASE + 0x400, 1, &fi));
+	assert_string_equal(fi.name, "Hot::Inner::hot_a");
+	assert_string_equal(fi.file, "/srv/app/hot.pl");
+	/* mem_read would serve it: the reader itself refuses */
+	perl_reader_init(r, r->l, mem_read, NULL);
+	base = USER_VA_END;
+	image();
+	assert_false(perl_reader_frame(r, BASE + 0x100, BASE + 0x400, 1, &fi));
+	assert_true(r->read_errors > 0);
+	base = 0x10000;
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +234,7 @@ int main(void)
 		cmocka_unit_test(lexical_sub),
 		cmocka_unit_test(recheck_after_reuse),
 		cmocka_unit_test(refuses_bad_images),
+		cmocka_unit_test(user_space_top),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <elf.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "runtimes/perl/perl_layout.h"
 
 /*
- * Rows printed by test/runtimes/perl_layout_gen.c from each version's
- * CORE headers (Debian's threaded x86_64 builds: 5.36.0 of Debian 12,
- * 5.40.1 of Debian 13). Per-version data only because Perl's binary says
- * nothing else; PL_interp_size must match at run time. Other
- * architectures have no rows yet (struct interpreter holds a jmp_buf,
- * whose size differs): their Perl processes are reported unknown.
+ * Rows printed by test/runtimes/perl_layout_gen.sh ARCH CORE_DIR from each
+ * version's CORE headers (Debian's threaded builds: 5.36.0 of Debian 12,
+ * 5.40.1 of Debian 13), per architecture: struct interpreter holds a
+ * sigjmp_buf (JMPENV), 200 bytes on x86_64 and 312 on aarch64, which
+ * moves what follows it. Per-version data only because Perl's binary says
+ * nothing else; PL_interp_size must match at run time. Both tables are
+ * built everywhere, so that a test on one machine can check the other's
+ * rows against that architecture's libperl.
  */
-static const struct perl_layout layouts[] = {
-#if defined(__x86_64__)
+static const struct perl_layout layouts_x86_64[] = {
 	{
 		.version = 36,
 		.subversion = 0,
@@ -92,18 +94,122 @@ static const struct perl_layout layouts[] = {
 		.hek_len = 4,
 		.hek_key = 8,
 	},
-#endif
 	{.version = 0}, /* the end (the only row where none is known) */
 };
 
-const struct perl_layout *perl_layout_find(unsigned version,
-					   unsigned interp_size)
+static const struct perl_layout layouts_aarch64[] = {
+	{
+		.version = 36,
+		.subversion = 0,
+		.interp_size = 3864,
+		.walk =
+			{
+				.interp_curcop = 208,
+				.interp_curstackinfo = 224,
+				.si_cxstack = 8,
+				.si_prev = 16,
+				.si_cxix = 32,
+				.cx_size = 104,
+				.cx_type = 0,
+				.cx_oldcop = 16,
+				.cx_sub_cv = 72,
+				.cxt_sub = 9,
+				.cxt_mask = 15,
+			},
+		.cop_line = 36,
+		.cop_file = 48,
+		.sv_flags = 12,
+		.sv_u = 16,
+		.svt_mask = 255,
+		.svt_pvgv = 9,
+		.svt_pvhv = 12,
+		.svt_pvcv = 13,
+		.svf_ook = 0x2000000,
+		.xcv_gv = 56,
+		.xcv_flags = 92,
+		.xcv_file = 64,
+		.cvf_named = 0x8000,
+		.xgv_namehek = 32,
+		.xgv_stash = 40,
+		.xhv_aux = 32,
+		.aux_name = 0,
+		.aux_name_count = 28,
+		.hek_len = 4,
+		.hek_key = 8,
+	},
+	{
+		.version = 40,
+		.subversion = 1,
+		.interp_size = 3864,
+		.walk =
+			{
+				.interp_curcop = 208,
+				.interp_curstackinfo = 224,
+				.si_cxstack = 8,
+				.si_prev = 16,
+				.si_cxix = 32,
+				.cx_size = 104,
+				.cx_type = 0,
+				.cx_oldcop = 16,
+				.cx_sub_cv = 72,
+				.cxt_sub = 9,
+				.cxt_mask = 15,
+			},
+		.cop_line = 36,
+		.cop_file = 48,
+		.sv_flags = 12,
+		.sv_u = 16,
+		.svt_mask = 255,
+		.svt_pvgv = 9,
+		.svt_pvhv = 12,
+		.svt_pvcv = 13,
+		.svf_ook = 0x2000000,
+		.xcv_gv = 56,
+		.xcv_flags = 92,
+		.xcv_file = 64,
+		.cvf_named = 0x8000,
+		.xgv_namehek = 32,
+		.xgv_stash = 40,
+		.xhv_aux = 32,
+		.aux_name = 0,
+		.aux_name_count = 28,
+		.hek_len = 4,
+		.hek_key = 8,
+	},
+	{.version = 0},
+};
+
+/* The machine this build reads processes of (no rows: none known). */
+#if defined(__aarch64__)
+#define HOST_MACHINE EM_AARCH64
+#elif defined(__x86_64__)
+#define HOST_MACHINE EM_X86_64
+#else
+#define HOST_MACHINE EM_NONE
+#endif
+
+const struct perl_layout *
+perl_layout_find_for(unsigned machine, unsigned version, unsigned interp_size)
 {
+	const struct perl_layout *layouts;
+
+	if (machine == EM_X86_64)
+		layouts = layouts_x86_64;
+	else if (machine == EM_AARCH64)
+		layouts = layouts_aarch64;
+	else
+		return NULL;
 	for (size_t i = 0; layouts[i].version; i++)
 		if (layouts[i].version == version &&
 		    layouts[i].interp_size == interp_size)
 			return &layouts[i];
 	return NULL;
+}
+
+const struct perl_layout *perl_layout_find(unsigned version,
+					   unsigned interp_size)
+{
+	return perl_layout_find_for(HOST_MACHINE, version, interp_size);
 }
 
 bool perl_layout_sane(const struct perl_layout *l)

@@ -4,9 +4,10 @@
  * offsets (struct otelprof_perl_proc, for BPF) and the reader's (COP,
  * CV, GV, stash, HEK). Perl publishes no offsets (its build is stripped,
  * without debug info), so each row comes from that version's own headers
- * (test/runtimes/perl_layout_gen.c) and is accepted for a process only if
- * the binary agrees: its PL_version and its PL_interp_size (the size of
- * struct interpreter, which changes with most layout changes).
+ * for one architecture (test/runtimes/perl_layout_gen.sh ARCH CORE_DIR)
+ * and is accepted for a process only if the binary agrees: its
+ * PL_version and its PL_interp_size (the size of struct interpreter,
+ * which changes with most layout changes).
  */
 #ifndef OTELPROF_RUNTIMES_PERL_LAYOUT_H
 #define OTELPROF_RUNTIMES_PERL_LAYOUT_H
@@ -37,6 +38,11 @@ struct perl_layout {
  * bytes, or NULL (an unknown version or build: native stacks). */
 const struct perl_layout *perl_layout_find(unsigned version,
 					   unsigned interp_size);
+
+/* The same for a process of another machine (ELF e_machine: EM_X86_64,
+ * EM_AARCH64), e.g. to check a row against that machine's libperl. */
+const struct perl_layout *
+perl_layout_find_for(unsigned machine, unsigned version, unsigned interp_size);
 
 /* Does l keep every offset inside what the walk and reader read? */
 bool perl_layout_sane(const struct perl_layout *l);

@@ -4,15 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A user-space address a pointer field may hold. */
+#include "process/user_va.h"
+
+/* A user-space address a pointer field may hold (this machine's). */
 static bool plausible(uint64_t a)
 {
-	return a >= 4096 && a < (1ull << 47);
+	return a >= 4096 && a < USER_VA_END;
 }
 
 static bool rd(struct perl_reader *r, uint64_t addr, void *buf, size_t len)
 {
-	return plausible(addr) && addr + len < (1ull << 47) &&
+	return plausible(addr) && addr + len < USER_VA_END &&
 	       !r->read(r->read_ctx, addr, buf, len);
 }
 
