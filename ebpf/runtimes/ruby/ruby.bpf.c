@@ -9,12 +9,12 @@
  * thread's. A C function's frame (a cfunc: no iseq) is reported by its
  * method entry alone ({me | tag, 0}), which names it; ifunc and dummy
  * frames are not reported;
- * a method frame's method entry goes before it where userspace names
- * methods by their class. The first frame of each vm_exec call carries
- * OTELPROF_INTERP_F_LAST, so userspace can splice each run above the
- * native call that ran it. Every read is of process memory and may fail:
- * the walk then stops with what it has (counted). Loaded when the first
- * Ruby process is found.
+ * a method frame's method entry (a block frame's: its method's) goes
+ * before it where userspace names methods by their class. The first frame of
+ * each vm_exec call carries OTELPROF_INTERP_F_LAST, so userspace can splice
+ * each run above the native call that ran it. Every read is of process memory
+ * and may fail: the walk then stops with what it has (counted). Loaded when the
+ * first Ruby process is found.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -99,6 +99,21 @@ static __always_inline u64 ruby_tls_addr(const struct otelprof_ruby_proc *rp)
 	return block + rp->tls_offset;
 }
 
+/* The local environment (the method's) a block's ep leads to, or 0:
+ * not within OTELPROF_RUBY_EP_HOPS, or not readable. */
+static __always_inline u64 ruby_local_ep(u64 ep, u64 flags)
+{
+	for (int i = 0; i < OTELPROF_RUBY_EP_HOPS; i++) {
+		if (flags & OTELPROF_RUBY_ENV_LOCAL)
+			return ep;
+		ep = read_u64(ep - 8) & ~3ull;
+		if (!ep)
+			return 0;
+		flags = read_u64(ep);
+	}
+	return flags & OTELPROF_RUBY_ENV_LOCAL ? ep : 0;
+}
+
 /* One control frame per call, toward the outermost (higher addresses). */
 static __always_inline long ruby_frame_step(u32 k, void *data)
 {
@@ -146,8 +161,16 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		    magic == OTELPROF_RUBY_MAGIC_DUMMY)
 			return 0;
 		if ((s->rp.flags & OTELPROF_RUBY_F_METHOD_ENTRY) &&
-		    magic == OTELPROF_RUBY_MAGIC_METHOD) {
-			u64 me = read_u64(ep - 16);
+		    (magic == OTELPROF_RUBY_MAGIC_METHOD ||
+		     magic == OTELPROF_RUBY_MAGIC_BLOCK)) {
+			u64 me;
+
+			/* a block's method entry is in its method's
+			 * environment; through the map, as below */
+			s->w0 = magic == OTELPROF_RUBY_MAGIC_BLOCK
+					? ruby_local_ep(ep, flags)
+					: ep;
+			me = s->w0 ? read_u64(s->w0 - 16) : 0;
 
 			/* a frame that set $~ or $_ holds its method entry
 			 * in an imemo_svar (cref_or_me, its second word),
@@ -155,12 +178,16 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 			 * the map, so both ways end in one verifier state. */
 			s->w0 = me;
 			s->mh[0] = 0;
-			if (me &&
-			    !bpf_probe_read_user(s->mh, sizeof(s->mh),
-						 (const void *)me) &&
-			    (s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) ==
-				    OTELPROF_RUBY_IMEMO_SVAR)
+			if (me && bpf_probe_read_user(s->mh, sizeof(s->mh),
+						      (const void *)me))
+				s->mh[0] = 0;
+			if ((s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) ==
+			    OTELPROF_RUBY_IMEMO_SVAR)
 				s->w0 = s->mh[1];
+			else if ((s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) !=
+				 OTELPROF_RUBY_IMEMO_MENT)
+				s->w0 = 0; /* a cref: a block at the top or
+					    * in a class body has no method */
 			me = s->w0;
 			if (me) {
 				e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =

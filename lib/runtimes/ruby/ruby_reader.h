@@ -29,13 +29,16 @@ struct ruby_iseq {
 	uint64_t body, label_ptr, path_ptr; /* to recheck identity */
 	uint64_t encoded, insn_info, succ;
 	uint32_t iseq_size, insn_info_size;
+	uint32_t type;	     /* enum iseq_type */
+	uint64_t local_iseq; /* a block's method (or top) */
 	char *name, *file;
 	uint32_t first_line;
 	uint64_t checked_ns;
 	uint32_t bytes; /* charged for it */
 	bool ok;
-	/* The method's name with its class (Foo::Bar#baz, Foo.baz) for
-	 * method entry qual_me; NULL: the label alone. */
+	/* The method's name with its class (Foo::Bar#baz, Foo.baz; a
+	 * block's: block in Foo::Bar#baz) for method entry qual_me; NULL:
+	 * the label alone. */
 	uint64_t qual_me;
 	uint64_t qual_at; /* the method entry itself (qual_me may hold it) */
 	char *qual;
