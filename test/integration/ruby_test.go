@@ -403,3 +403,54 @@ func judgeRubyBlocks(t *testing.T, p *Process, truth float64, path string, lineA
 		t.Errorf("%s: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", labels["a"], got, truth)
 	}
 }
+
+// A C function called from C (Array#sort's comparisons of Rationals:
+// rb_funcallv calls Rational#<=>) goes above its own native caller
+// (rb_ary_sort ... rb_funcallv -> Rational#<=> -> its implementation),
+// not with the run of Ruby frames that called Array#sort; Array#sort is
+// judged as in TestRubyCFunctionFrames.
+func TestRubyCFunctionFromC(t *testing.T) {
+	requireRoot(t)
+	for _, v := range rubies {
+		v := v
+		t.Run(v.name, func(t *testing.T) {
+			w, _ := startRuby(t, v.chroot, v.flags, "60", "cmp")
+			p, truth := recordRuntime(t, w, 5)
+			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
+			judgeRubyCalledFromC(t, p, "Rational#<=>", "rb_funcallv", v.sort, v.spliced)
+		})
+	}
+}
+
+// judgeRubyCalledFromC: of the samples in callee, >= 90% have it above
+// call (the native function that called it), with rb_ary_sort (the
+// implementation of caller, the C function whose code made the call)
+// below that, and caller below rb_ary_sort where the splice is judged.
+func judgeRubyCalledFromC(t *testing.T, p *Process, callee, call, caller string, spliced bool) {
+	t.Helper()
+	var n, placed int
+	var bad []string
+	for _, s := range steadySamples(p, 2*time.Second).Samples {
+		ci, c := rubyFrame(s, callee)
+		if c == nil {
+			continue
+		}
+		n++
+		fi := frameNamed(s, call)
+		ni := frameNamed(s, "rb_ary_sort")
+		ai, _ := rubyFrame(s, caller)
+		if ci < fi && fi < ni && (!spliced || ni < ai) {
+			placed++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+	}
+	t.Logf("%d samples in %s: %d above %s, over rb_ary_sort", n, callee, placed, call)
+	if n < 100 {
+		t.Fatalf("only %d samples in %s", n, callee)
+	}
+	if placed*100 < n*90 {
+		t.Errorf("only %d of %d samples in %s have it above %s and rb_ary_sort, want >= 90%%; e.g.\n%s",
+			placed, n, callee, call, strings.Join(bad, "\n"))
+	}
+}

@@ -43,8 +43,10 @@ struct ruby_scratch {
 	struct otelprof_ruby_proc rp;
 	u64 cfp, end; /* next control frame, end of the frames */
 	u32 n, got;
-	u64 w0, w1; /* the frame's pair, on its way into the sample */
-	u64 mh[2];  /* a method entry's (or svar's) first words */
+	u32 prev_cfunc; /* the frame before was a C function's: its pair's
+			   index + 1 (0: it was not) */
+	u64 w0, w1;	/* the frame's pair, on its way into the sample */
+	u64 mh[2];	/* a method entry's (or svar's) first words */
 	u8 buf[64 + 8];
 };
 
@@ -122,7 +124,7 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct ruby_scratch *s = bpf_map_lookup_elem(&ruby_scratch, &zero);
 	u64 pc, iseq, ep, flags, magic, cfp;
-	u32 n;
+	u32 n, prev;
 
 	if (!e || !s)
 		return 1;
@@ -134,6 +136,8 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		return 1;
 	}
 	s->cfp = cfp + s->rp.cfp_size;
+	prev = s->prev_cfunc;
+	s->prev_cfunc = 0;
 	pc = cfp_field(s, s->rp.cfp_pc);
 	iseq = cfp_field(s, s->rp.cfp_iseq);
 	ep = cfp_field(s, s->rp.cfp_ep);
@@ -152,6 +156,14 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 
 		if (!me)
 			return 0;
+		/* the C function before (inner) was called from this one's
+		 * code (rb_funcall: a C function's frame calls nothing
+		 * else): it ends a run of its own, which goes above that
+		 * native call */
+		if (prev)
+			e->ustack[(prev - 1) & (OTELPROF_USTACK_WORDS - 1)] |=
+				OTELPROF_INTERP_F_LAST;
+		s->prev_cfunc = n + 1;
 		s->w0 = (me &
 			 ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
 			OTELPROF_RUBY_ME_TAG;
@@ -256,6 +268,7 @@ static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
 	s->end = stack + size * 8;
 	s->n = e->n_user;
 	s->got = 0;
+	s->prev_cfunc = 0;
 	if (have_loop)
 		ruby_walk_frames_loop(OTELPROF_MAX_INTERP_FRAMES, NULL);
 	else

@@ -45,27 +45,37 @@ void ruby_process_free(struct ruby_process *rp)
 
 #define RUBY_EH_HDR_MAX (1u << 20)
 
-/* The end of the function at ELF address func, from the .eh_frame_hdr
- * the process mapped (its ELF and program headers are in the first
- * mapped page: bias + 0). 0: unknown. */
-static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
-			     uint64_t func)
+const char *const ruby_call_names[RUBY_CALLS] = {"rb_funcall",
+						 "rb_funcallv",
+						 "rb_funcallv_kw",
+						 "rb_funcallv_public",
+						 "rb_funcall_passing_block",
+						 "rb_funcall_with_block",
+						 "rb_funcall_with_block_kw",
+						 "rb_call_super",
+						 "rb_check_funcall"};
+
+/* The .eh_frame_hdr the process mapped (its ELF and program headers are
+ * in the first mapped page: bias + 0), malloc'd, its ELF address and
+ * size; NULL: not found. */
+static uint8_t *read_eh_hdr(struct ruby_reader *t, uint32_t pid, uint64_t bias,
+			    uint64_t *hvaddr, uint64_t *hsize)
 {
 	uint8_t eh[64], ph[56];
-	uint64_t phoff, vaddr = 0, size = 0, end = 0;
+	uint64_t phoff, vaddr = 0, size = 0;
 	uint16_t phnum;
 	uint8_t *hdr;
 
 	if (t->read_mem(&pid, bias, eh, sizeof(eh)) ||
 	    memcmp(eh, "\177ELF", 4) || eh[4] != 2)
-		return 0;
+		return NULL;
 	memcpy(&phoff, eh + 32, 8);
 	memcpy(&phnum, eh + 56, 2);
 	for (uint16_t i = 0; i < phnum && i < 64; i++) {
 		uint32_t type;
 
 		if (t->read_mem(&pid, bias + phoff + 56ull * i, ph, sizeof(ph)))
-			return 0;
+			return NULL;
 		memcpy(&type, ph, 4);
 		if (type == 0x6474e550) { /* PT_GNU_EH_FRAME */
 			memcpy(&vaddr, ph + 16, 8);
@@ -74,13 +84,46 @@ static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
 		}
 	}
 	if (!vaddr || !size || size > RUBY_EH_HDR_MAX)
-		return 0;
+		return NULL;
 	hdr = malloc(size);
-	if (hdr && !t->read_mem(&pid, bias + vaddr, hdr, size) &&
-	    ruby_function_end(hdr, size, vaddr, func, &end))
+	if (hdr && t->read_mem(&pid, bias + vaddr, hdr, size)) {
+		free(hdr);
+		return NULL;
+	}
+	*hvaddr = vaddr;
+	*hsize = size;
+	return hdr;
+}
+
+/* The end of the function at ELF address func, from the process's
+ * .eh_frame_hdr. 0: unknown. */
+static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
+			     uint64_t func)
+{
+	uint64_t vaddr, size, end = 0;
+	uint8_t *hdr = read_eh_hdr(t, pid, bias, &vaddr, &size);
+
+	if (hdr && ruby_function_end(hdr, size, vaddr, func, &end))
 		end = 0;
 	free(hdr);
 	return end;
+}
+
+/* rb_funcall and its kin: where C code calls Ruby methods. */
+static void find_calls(struct ruby_reader *t, struct ruby_process *rp,
+		       const struct ruby_symbols *s, uint64_t bias)
+{
+	uint64_t vaddr, size, end;
+	uint8_t *hdr = read_eh_hdr(t, rp->pid, bias, &vaddr, &size);
+
+	for (size_t i = 0; hdr && i < RUBY_CALLS; i++)
+		if (s->calls[i] &&
+		    !ruby_function_end(hdr, size, vaddr, s->calls[i], &end) &&
+		    end > s->calls[i] && end - s->calls[i] < (1u << 20)) {
+			rp->call_lo[i] = s->calls[i] + bias;
+			rp->call_hi[i] = end + bias;
+		}
+	free(hdr);
 }
 
 /* rb_vm_exec: exported up to 3.1; later the function rb_iseq_eval and
@@ -182,6 +225,7 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 		debug_log("pid %u: Ruby %u.%u: rb_vm_exec not found; its "
 			  "frames go after the native ones",
 			  rp->pid, major, minor);
+	find_calls(t, rp, s, bias);
 	find_symbols(t, rp, s, bias);
 	if (!rp->sym_ids)
 		debug_log("pid %u: Ruby %u.%u: its symbol table was not found; "

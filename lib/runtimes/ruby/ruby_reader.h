@@ -23,6 +23,10 @@
 #define RUBY_CACHE_BUDGET (8u << 20) /* per process */
 #define RUBY_RECHECK_NS	  (1000ull * 1000 * 1000)
 #define RUBY_LINE_CACHE	  256 /* {iseq, pc} -> line, per process */
+/* The exported functions C code calls Ruby methods through (rb_funcall
+ * and its kin, ruby_call_names) */
+#define RUBY_CALLS 9
+extern const char *const ruby_call_names[RUBY_CALLS];
 
 struct ruby_iseq {
 	uint64_t addr;
@@ -59,6 +63,9 @@ struct ruby_process {
 	/* rb_vm_exec's code (runtime addresses; 0: not found): each run of
 	 * Ruby frames goes above the native frame there */
 	uint64_t loop_lo, loop_hi;
+	/* The code of ruby_call_names (runtime addresses; 0: not found): a
+	 * C function called from C goes above the native frame there */
+	uint64_t call_lo[RUBY_CALLS], call_hi[RUBY_CALLS];
 	/* The symbol table's last serial and ids Array (runtime addresses;
 	 * 0: not found, C functions are then left out) */
 	uint64_t sym_last_id, sym_ids;
@@ -91,6 +98,7 @@ struct ruby_symbols {
 	uint64_t version, thread_current, current_ec;
 	uint64_t vm_exec, iseq_eval, iseq_eval_main;
 	uint64_t id2str;
+	uint64_t calls[RUBY_CALLS]; /* ruby_call_names */
 };
 
 struct ruby_process *ruby_process_new(uint32_t pid, struct mem_budget *budget);

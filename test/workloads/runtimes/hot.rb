@@ -9,6 +9,9 @@
 #                              hot_a and one hot_b, each its own method)
 #   hot.rb SECONDS cfunc      (a: the time in sort_c's call of the C
 #                              function Array#sort, b: in hot_b)
+#   hot.rb SECONDS cmp        (as cfunc, sorting Rationals: Array#sort
+#                              calls the C function Rational#<=> from C,
+#                              through rb_funcallv)
 #   hot.rb SECONDS block      (a: block_a, its loop in a block two levels
 #                              deep in a class's method; b: block_b, in a
 #                              block of a module's method)
@@ -139,10 +142,15 @@ module Hot
     end
   end
 
-  # As work, with the C function Array#sort where hot_a was.
-  def self.cfuncs(seconds)
+  # As work, with the C function Array#sort where hot_a was (of
+  # Rationals: it calls Rational#<=> for each comparison).
+  def self.cfuncs(seconds, rationals)
     w = Worker.new
-    ary = Array.new(100_000) { |i| (i * 7919) % 100_003 }
+    ary = if rationals
+            Array.new(10_000) { |i| Rational((i * 7919) % 100_003, 7) }
+          else
+            Array.new(100_000) { |i| (i * 7919) % 100_003 }
+          end
     stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
     a = b = 0.0
     nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
@@ -201,8 +209,8 @@ end
 secs = (ARGV[0] || "10").to_f
 if ARGV[1] == "thread"
   Hot.threads(secs)
-elsif ARGV[1] == "cfunc"
-  Hot.cfuncs(secs)
+elsif ARGV[1] == "cfunc" || ARGV[1] == "cmp"
+  Hot.cfuncs(secs, ARGV[1] == "cmp")
 elsif ARGV[1] == "block"
   Hot.blocks(secs)
 elsif ARGV[1] == "labels"
