@@ -325,6 +325,22 @@ static void put_after_frames(struct stack_symbolizer *s,
 	}
 }
 
+/* Whether the run of pairs from next was called from the runtime's
+ * native code (its last pair says so: runtime_ops.call_run). */
+static bool next_is_call_run(const struct runtime_ops *ops,
+			     const uint64_t *pairs, uint32_t npairs,
+			     uint32_t next)
+{
+	if (!ops->call_run)
+		return false;
+	for (uint32_t j = next; j < npairs; j++)
+		if (pairs[2 * j] & OTELPROF_INTERP_F_LAST)
+			return ops->call_run(pairs[2 * j] &
+						     ~OTELPROF_INTERP_F_LAST,
+					     pairs[2 * j + 1]);
+	return false;
+}
+
 /* MODE_STEP: the runtime's frame for native frame i, if the next pair
  * names it; -ENOENT: none (or it cannot be named: the native frame
  * stays). */
@@ -402,14 +418,29 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed, &fn,
 			   now_ns);
 		if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp &&
-		    out->n &&
-		    ((fn && loop && !strcmp(fn, loop)) ||
-		     (s->runtimes[rt].ops->is_loop &&
-		      s->runtimes[rt].ops->is_loop(
-			      s->runtimes[rt].state, p,
-			      ustack[i] & ~OTELPROF_USTACK_FP_FRAME)))) {
-			struct frame eval = out->frames[--out->n];
+		    out->n) {
+			const struct runtime_ops *ops = s->runtimes[rt].ops;
+			void *state = s->runtimes[rt].state;
+			uint64_t pc = ustack[i] & ~OTELPROF_USTACK_FP_FRAME;
+			bool at_call =
+				ops->is_call &&
+				next_is_call_run(ops, pairs, n_interp, next) &&
+				ops->is_call(state, p, pc);
+			bool at_loop =
+				!at_call &&
+				((fn && loop && !strcmp(fn, loop)) ||
+				 (ops->is_loop && ops->is_loop(state, p, pc)));
+			struct frame eval;
 
+			if (!at_call && !at_loop)
+				continue;
+			eval = out->frames[--out->n];
+			/* runs called from native code whose call was not
+			 * seen go with the loop's */
+			while (at_loop && next < n_interp &&
+			       next_is_call_run(ops, pairs, n_interp, next))
+				put_after_frames(s, out, rt, p, pairs, n_interp,
+						 &next, false, now_ns);
 			put_after_frames(s, out, rt, p, pairs, n_interp, &next,
 					 false, now_ns);
 			/* eval's strings are the stack's own: no copy. */

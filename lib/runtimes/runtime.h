@@ -100,6 +100,13 @@ struct runtime_ops {
 	 * loop, for a loop the symbols do not name (a static function of a
 	 * stripped library, found otherwise); NULL: by loop_function only. */
 	bool (*is_loop)(void *rt, struct process *p, uint64_t pc);
+	/* MODE_AFTER, optional: a run of frames the runtime's native code
+	 * called on its own (CRuby's rb_funcall: its walk ends such a run
+	 * at a pair call_run says so of) goes above the native frame at pc
+	 * that made the call, where is_call says pc is one; not found
+	 * there, it goes with the next run, above its loop. */
+	bool (*call_run)(uint64_t w0, uint64_t w1);
+	bool (*is_call)(void *rt, struct process *p, uint64_t pc);
 };
 
 #endif

@@ -4,7 +4,8 @@
  * the reader production uses (ruby_reader.c): the input is the process's
  * memory, mapped at MEM_BASE. The first bytes pick the version's layout,
  * the exported symbols (identification: version string, TLS code, the
- * tail jumps to rb_vm_exec, .eh_frame_hdr) and the {iseq, pc} pairs named
+ * tail jumps to rb_vm_exec, .eh_frame_hdr, rb_funcallv's end there) and
+ * the {iseq, pc} pairs named
  * (iseq headers and bodies, String and Array objects, the succinct line
  * index; method entries and class paths), twice each with the clock moved past
  * the recheck interval.
@@ -63,10 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.iseq_eval = word(data, 5),
 		.iseq_eval_main = word(data, 6),
 		.id2str = word(data, 23),
+		/* rb_funcallv, bounded by the .eh_frame_hdr */
+		.calls = {[1] = data[4] & 4 ? word(data, 2) : 0},
 	};
 	if (ruby_identify(&r, rp, &s, MEM_BASE)) {
 		if (!rp->layout || rp->walk.tls_offset >= (1u << 20) ||
-		    (rp->loop_lo && rp->loop_hi <= rp->loop_lo))
+		    (rp->loop_lo && rp->loop_hi <= rp->loop_lo) ||
+		    (rp->call_lo[1] && rp->call_hi[1] <= rp->call_lo[1]))
 			__builtin_trap();
 	}
 	/* frames, on each layout */

@@ -1,8 +1,10 @@
 package integration
 
 import (
+	"encoding/json"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -57,10 +59,18 @@ func rubyFrame(s Sample, name string) (int, *Frame) {
 // root (the script copied there); the script's path as the process sees it.
 func startRuby(t *testing.T, chroot bool, flags []string, args ...string) (*runtimeWorkload, string) {
 	t.Helper()
+	bin, argv, path := rubyCommand(t, chroot, flags, args...)
+	return startRuntime(t, nil, bin, argv...), path
+}
+
+// rubyCommand is how startRuby runs hot.rb: the program, its arguments
+// and the script's path as the process sees it.
+func rubyCommand(t *testing.T, chroot bool, flags []string, args ...string) (string, []string, string) {
+	t.Helper()
 	src, _ := filepath.Abs(filepath.Join(runtimesDir, rubyHotLabel))
 	if !chroot {
 		requireExe(t, "/usr/bin/ruby3.1")
-		return startRuntime(t, nil, "/usr/bin/ruby3.1", append(append(append([]string{}, flags...), src), args...)...), src
+		return "/usr/bin/ruby3.1", append(append(append([]string{}, flags...), src), args...), src
 	}
 	requireExe(t, filepath.Join(trixieRoot(t), "usr/bin/ruby3.3"))
 	raw, err := os.ReadFile(src)
@@ -76,7 +86,7 @@ func startRuby(t *testing.T, chroot bool, flags []string, args ...string) (*runt
 	}
 	in := filepath.Join(rubyRootDir, rubyHotLabel)
 	// chroot execs ruby: the workload's pid is the Ruby process's
-	return startRuntime(t, nil, "/usr/sbin/chroot", append(append(append([]string{trixieRoot(t), "/usr/bin/ruby3.3"}, flags...), in), args...)...), in
+	return "/usr/sbin/chroot", append(append(append([]string{trixieRoot(t), "/usr/bin/ruby3.3"}, flags...), in), args...), in
 }
 
 // No flags, no debug symbols: the kernel walks the VM's control frames
@@ -292,5 +302,155 @@ func judgeRubyCFunction(t *testing.T, p *Process, truth float64, caller, cfunc, 
 	}
 	if math.Abs(got-truth) > 3 {
 		t.Errorf("%s: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", cfunc, got, truth)
+	}
+}
+
+// Blocks are named as Ruby 3.4 prints them: the label with its method
+// qualified by the class or module that defines it ("block (2 levels) in
+// Hot::Worker#block_a", "block in Hot::Loops#block_b" for a module's
+// method the class includes, "block in Hot.work"); the same Ruby prints
+// the truth (hot.rb 0 labels: its caller_locations label, the method's
+// owner from its own reflection). The method entry is the one in the
+// environment the block's ep chain leads to, as rb_vm_frame_method_entry
+// finds it. Each block's share of samples is the script's own CPU time in
+// its method, within 3 points; no frame keeps the bare label.
+func TestRubyBlockFrames(t *testing.T) {
+	requireRoot(t)
+	src, _ := filepath.Abs(filepath.Join(runtimesDir, rubyHotLabel))
+	lineA := lineOf(t, src, "        [n].each do |k|")
+	lineB := lineOf(t, src, "      [n].each do |m|")
+	for _, v := range rubies {
+		v := v
+		t.Run(v.name, func(t *testing.T) {
+			labels := rubyLabels(t, v.chroot, v.flags)
+			w, path := startRuby(t, v.chroot, v.flags, "60", "block")
+			p, truth := recordRuntime(t, w, 5)
+			judgeRubyBlocks(t, p, truth, path, lineA, lineB, labels)
+		})
+	}
+}
+
+// rubyLabels: the names the Ruby gives hot.rb's blocks (qualified, and
+// bare as 3.1 and 3.3 print them).
+func rubyLabels(t *testing.T, chroot bool, flags []string) map[string]string {
+	t.Helper()
+	bin, argv, _ := rubyCommand(t, chroot, flags, "0", "labels")
+	out, err := exec.Command(bin, argv...).Output()
+	if err != nil {
+		t.Fatalf("%s %v: %v", bin, argv, err)
+	}
+	labels := map[string]string{}
+	if err := json.Unmarshal(out, &labels); err != nil {
+		t.Fatalf("labels %q: %v", out, err)
+	}
+	for _, k := range []string{"a", "b", "work"} {
+		// the qualified name must say more than the bare one
+		if labels[k] == "" || labels[k] == labels[k+"_bare"] {
+			t.Fatalf("labels %v: no qualified name for %s", labels, k)
+		}
+	}
+	t.Logf("Ruby's names: %q, %q, %q", labels["a"], labels["b"], labels["work"])
+	return labels
+}
+
+func judgeRubyBlocks(t *testing.T, p *Process, truth float64, path string, lineA, lineB int64, labels map[string]string) {
+	t.Helper()
+	var nA, nB, bare int
+	var bad []string
+	samples := steadySamples(p, 2*time.Second).Samples
+	if len(samples) < 500 {
+		t.Fatalf("only %d samples of the workload", len(samples))
+	}
+	for _, s := range samples {
+		_, a := rubyFrame(s, labels["a"])
+		_, b := rubyFrame(s, labels["b"])
+		for _, h := range []struct {
+			f    *Frame
+			line int64
+		}{{a, lineA}, {b, lineB}} {
+			if h.f != nil && (h.f.Lines[0].Filename != path || h.f.Lines[0].StartLine != h.line) {
+				t.Fatalf("%s frame %+v, want %s, start line %d", h.f.Function, h.f.Lines[0], path, h.line)
+			}
+		}
+		switch {
+		case a != nil:
+			nA++
+		case b != nil:
+			nB++
+		}
+		for _, k := range []string{"a_bare", "b_bare"} {
+			if _, f := rubyFrame(s, labels[k]); f != nil {
+				bare++
+				if len(bad) < 3 {
+					bad = append(bad, s.String())
+				}
+			}
+		}
+	}
+	if nA+nB == 0 {
+		t.Fatalf("no sample in %q or %q", labels["a"], labels["b"])
+	}
+	got := 100 * float64(nA) / float64(nA+nB)
+	t.Logf("%d samples: %q %.1f%% (truth %.1f%%), %q %.1f%%; %d with a bare block label",
+		len(samples), labels["a"], got, truth, labels["b"], 100-got, bare)
+	if bare*100 > nA+nB {
+		t.Errorf("%d samples name a block by its bare label, want <= 1%% of %d; e.g.\n%s", bare, nA+nB, strings.Join(bad, "\n"))
+	}
+	if float64(nA+nB) < 0.90*float64(len(samples)) {
+		t.Errorf("only %d of %d samples in the two blocks, want >= 90%%", nA+nB, len(samples))
+	}
+	if math.Abs(got-truth) > 3 {
+		t.Errorf("%s: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", labels["a"], got, truth)
+	}
+}
+
+// A C function called from C (Array#sort's comparisons of Rationals:
+// rb_funcallv calls Rational#<=>) goes above its own native caller
+// (rb_ary_sort ... rb_funcallv -> Rational#<=> -> its implementation),
+// not with the run of Ruby frames that called Array#sort; Array#sort is
+// judged as in TestRubyCFunctionFrames.
+func TestRubyCFunctionFromC(t *testing.T) {
+	requireRoot(t)
+	for _, v := range rubies {
+		v := v
+		t.Run(v.name, func(t *testing.T) {
+			w, _ := startRuby(t, v.chroot, v.flags, "60", "cmp")
+			p, truth := recordRuntime(t, w, 5)
+			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
+			judgeRubyCalledFromC(t, p, "Rational#<=>", "rb_funcallv", v.sort, v.spliced)
+		})
+	}
+}
+
+// judgeRubyCalledFromC: of the samples in callee, >= 90% have it above
+// call (the native function that called it), with rb_ary_sort (the
+// implementation of caller, the C function whose code made the call)
+// below that, and caller below rb_ary_sort where the splice is judged.
+func judgeRubyCalledFromC(t *testing.T, p *Process, callee, call, caller string, spliced bool) {
+	t.Helper()
+	var n, placed int
+	var bad []string
+	for _, s := range steadySamples(p, 2*time.Second).Samples {
+		ci, c := rubyFrame(s, callee)
+		if c == nil {
+			continue
+		}
+		n++
+		fi := frameNamed(s, call)
+		ni := frameNamed(s, "rb_ary_sort")
+		ai, _ := rubyFrame(s, caller)
+		if ci < fi && fi < ni && (!spliced || ni < ai) {
+			placed++
+		} else if len(bad) < 3 {
+			bad = append(bad, s.String())
+		}
+	}
+	t.Logf("%d samples in %s: %d above %s, over rb_ary_sort", n, callee, placed, call)
+	if n < 100 {
+		t.Fatalf("only %d samples in %s", n, callee)
+	}
+	if placed*100 < n*90 {
+		t.Errorf("only %d of %d samples in %s have it above %s and rb_ary_sort, want >= 90%%; e.g.\n%s",
+			placed, n, callee, call, strings.Join(bad, "\n"))
 	}
 }

@@ -9,12 +9,12 @@
  * thread's. A C function's frame (a cfunc: no iseq) is reported by its
  * method entry alone ({me | tag, 0}), which names it; ifunc and dummy
  * frames are not reported;
- * a method frame's method entry goes before it where userspace names
- * methods by their class. The first frame of each vm_exec call carries
- * OTELPROF_INTERP_F_LAST, so userspace can splice each run above the
- * native call that ran it. Every read is of process memory and may fail:
- * the walk then stops with what it has (counted). Loaded when the first
- * Ruby process is found.
+ * a method frame's method entry (a block frame's: its method's) goes
+ * before it where userspace names methods by their class. The first frame of
+ * each vm_exec call carries OTELPROF_INTERP_F_LAST, so userspace can splice
+ * each run above the native call that ran it. Every read is of process memory
+ * and may fail: the walk then stops with what it has (counted). Loaded when the
+ * first Ruby process is found.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -43,8 +43,10 @@ struct ruby_scratch {
 	struct otelprof_ruby_proc rp;
 	u64 cfp, end; /* next control frame, end of the frames */
 	u32 n, got;
-	u64 w0, w1; /* the frame's pair, on its way into the sample */
-	u64 mh[2];  /* a method entry's (or svar's) first words */
+	u32 prev_cfunc; /* the frame before was a C function's: its pair's
+			   index + 1 (0: it was not) */
+	u64 w0, w1;	/* the frame's pair, on its way into the sample */
+	u64 mh[2];	/* a method entry's (or svar's) first words */
 	u8 buf[64 + 8];
 };
 
@@ -99,6 +101,21 @@ static __always_inline u64 ruby_tls_addr(const struct otelprof_ruby_proc *rp)
 	return block + rp->tls_offset;
 }
 
+/* The local environment (the method's) a block's ep leads to, or 0:
+ * not within OTELPROF_RUBY_EP_HOPS, or not readable. */
+static __always_inline u64 ruby_local_ep(u64 ep, u64 flags)
+{
+	for (int i = 0; i < OTELPROF_RUBY_EP_HOPS; i++) {
+		if (flags & OTELPROF_RUBY_ENV_LOCAL)
+			return ep;
+		ep = read_u64(ep - 8) & ~3ull;
+		if (!ep)
+			return 0;
+		flags = read_u64(ep);
+	}
+	return flags & OTELPROF_RUBY_ENV_LOCAL ? ep : 0;
+}
+
 /* One control frame per call, toward the outermost (higher addresses). */
 static __always_inline long ruby_frame_step(u32 k, void *data)
 {
@@ -107,7 +124,7 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		bpf_map_lookup_elem(&sample_scratch, &zero);
 	struct ruby_scratch *s = bpf_map_lookup_elem(&ruby_scratch, &zero);
 	u64 pc, iseq, ep, flags, magic, cfp;
-	u32 n;
+	u32 n, prev;
 
 	if (!e || !s)
 		return 1;
@@ -119,6 +136,8 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		return 1;
 	}
 	s->cfp = cfp + s->rp.cfp_size;
+	prev = s->prev_cfunc;
+	s->prev_cfunc = 0;
 	pc = cfp_field(s, s->rp.cfp_pc);
 	iseq = cfp_field(s, s->rp.cfp_iseq);
 	ep = cfp_field(s, s->rp.cfp_ep);
@@ -137,6 +156,14 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 
 		if (!me)
 			return 0;
+		/* the C function before (inner) was called from this one's
+		 * code (rb_funcall: a C function's frame calls nothing
+		 * else): it ends a run of its own, which goes above that
+		 * native call */
+		if (prev)
+			e->ustack[(prev - 1) & (OTELPROF_USTACK_WORDS - 1)] |=
+				OTELPROF_INTERP_F_LAST;
+		s->prev_cfunc = n + 1;
 		s->w0 = (me &
 			 ~(OTELPROF_INTERP_F_LAST | OTELPROF_RUBY_ME_TAG)) |
 			OTELPROF_RUBY_ME_TAG;
@@ -146,8 +173,16 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		    magic == OTELPROF_RUBY_MAGIC_DUMMY)
 			return 0;
 		if ((s->rp.flags & OTELPROF_RUBY_F_METHOD_ENTRY) &&
-		    magic == OTELPROF_RUBY_MAGIC_METHOD) {
-			u64 me = read_u64(ep - 16);
+		    (magic == OTELPROF_RUBY_MAGIC_METHOD ||
+		     magic == OTELPROF_RUBY_MAGIC_BLOCK)) {
+			u64 me;
+
+			/* a block's method entry is in its method's
+			 * environment; through the map, as below */
+			s->w0 = magic == OTELPROF_RUBY_MAGIC_BLOCK
+					? ruby_local_ep(ep, flags)
+					: ep;
+			me = s->w0 ? read_u64(s->w0 - 16) : 0;
 
 			/* a frame that set $~ or $_ holds its method entry
 			 * in an imemo_svar (cref_or_me, its second word),
@@ -155,12 +190,16 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 			 * the map, so both ways end in one verifier state. */
 			s->w0 = me;
 			s->mh[0] = 0;
-			if (me &&
-			    !bpf_probe_read_user(s->mh, sizeof(s->mh),
-						 (const void *)me) &&
-			    (s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) ==
-				    OTELPROF_RUBY_IMEMO_SVAR)
+			if (me && bpf_probe_read_user(s->mh, sizeof(s->mh),
+						      (const void *)me))
+				s->mh[0] = 0;
+			if ((s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) ==
+			    OTELPROF_RUBY_IMEMO_SVAR)
 				s->w0 = s->mh[1];
+			else if ((s->mh[0] & OTELPROF_RUBY_IMEMO_TYPE_MASK) !=
+				 OTELPROF_RUBY_IMEMO_MENT)
+				s->w0 = 0; /* a cref: a block at the top or
+					    * in a class body has no method */
 			me = s->w0;
 			if (me) {
 				e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
@@ -229,6 +268,7 @@ static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
 	s->end = stack + size * 8;
 	s->n = e->n_user;
 	s->got = 0;
+	s->prev_cfunc = 0;
 	if (have_loop)
 		ruby_walk_frames_loop(OTELPROF_MAX_INTERP_FRAMES, NULL);
 	else

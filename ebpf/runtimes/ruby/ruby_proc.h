@@ -25,25 +25,34 @@ struct otelprof_ruby_proc {
 
 /* Report each method frame's method entry (ep[-2]) too, as a pair
  * {me | OTELPROF_RUBY_ME_TAG, iseq} before the frame's own: its class
- * names the method (versions whose class path userspace can read). A C
+ * names the method (versions whose class path userspace can read). A
+ * block frame's is its method's, in the local environment its ep chain
+ * leads to (as rb_vm_frame_method_entry finds it). A C
  * function's frame (a cfunc: no iseq) is always reported this way, as
  * {me | OTELPROF_RUBY_ME_TAG, 0}, and named from its method entry. */
 #define OTELPROF_RUBY_F_METHOD_ENTRY 1
 #define OTELPROF_RUBY_ME_TAG	     (1ull << 62)
 
 /* An object's flags: T_IMEMO (0x1a) and its imemo type (bits 12-15),
- * here imemo_svar (2). */
+ * here imemo_svar (2) and imemo_ment (6). */
 #define OTELPROF_RUBY_IMEMO_TYPE_MASK 0xf01full
 #define OTELPROF_RUBY_IMEMO_SVAR      0x201aull
+#define OTELPROF_RUBY_IMEMO_MENT      0x601aull
 
 /* ep[0] of a control frame: its type (VM_FRAME_MAGIC_*) and flags. */
 #define OTELPROF_RUBY_MAGIC_MASK   0x7fff0001u
 #define OTELPROF_RUBY_MAGIC_METHOD 0x11110001u
+#define OTELPROF_RUBY_MAGIC_BLOCK  0x22220001u
 #define OTELPROF_RUBY_MAGIC_CFUNC  0x55550001u
 #define OTELPROF_RUBY_MAGIC_IFUNC  0x66660001u
 #define OTELPROF_RUBY_MAGIC_DUMMY  0x79990001u
 /* The frame a vm_exec call started with: returning from it returns from
  * that call (VM_FRAME_FLAG_FINISH). */
 #define OTELPROF_RUBY_FLAG_FINISH 0x0020u
+/* ep[0]'s VM_ENV_FLAG_LOCAL: a method's (or the top's) own environment;
+ * a block's holds its outer one's ep in ep[-1] (tagged in its low 2
+ * bits). Blocks nested deeper than the hops keep their bare label. */
+#define OTELPROF_RUBY_ENV_LOCAL 0x0002u
+#define OTELPROF_RUBY_EP_HOPS	4
 
 #endif

@@ -28,7 +28,8 @@ struct ruby_layout {
 	uint16_t body_location; /* rb_iseq_location_t: pathobj, base_label,
 				   label, first_lineno */
 	uint16_t body_insn_info, body_insn_info_size, body_succ_table;
-	uint16_t body_read; /* bytes of the body read: covers the above */
+	uint16_t body_local_iseq; /* the method (or top) a block is in */
+	uint16_t body_read;	  /* bytes of the body read: covers the above */
 	uint8_t first_lineno_fixnum; /* first_lineno is a VALUE (Fixnum) */
 	uint8_t insn_info_entry;     /* sizeof(iseq_insn_info_entry) */
 	/* RString: 3.1 keeps an embedded string's length in its flags,
@@ -60,7 +61,11 @@ struct ruby_layout {
  * union's largest), then the method's own ID. */
 #define RUBY_DEF_ISEQ	     8
 #define RUBY_DEF_ORIGINAL_ID 32
+#define RUBY_METHOD_ISEQ     0
 #define RUBY_METHOD_CFUNC    1
+
+/* rb_iseq_constant_body.type of a block (enum iseq_type) */
+#define RUBY_ISEQ_TYPE_BLOCK 2
 
 /* ID -> serial (symbol.c rb_id_to_serial): operator IDs (up to
  * tLAST_OP_ID) are their own serial, the others shifted past their

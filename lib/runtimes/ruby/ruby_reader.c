@@ -45,27 +45,37 @@ void ruby_process_free(struct ruby_process *rp)
 
 #define RUBY_EH_HDR_MAX (1u << 20)
 
-/* The end of the function at ELF address func, from the .eh_frame_hdr
- * the process mapped (its ELF and program headers are in the first
- * mapped page: bias + 0). 0: unknown. */
-static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
-			     uint64_t func)
+const char *const ruby_call_names[RUBY_CALLS] = {"rb_funcall",
+						 "rb_funcallv",
+						 "rb_funcallv_kw",
+						 "rb_funcallv_public",
+						 "rb_funcall_passing_block",
+						 "rb_funcall_with_block",
+						 "rb_funcall_with_block_kw",
+						 "rb_call_super",
+						 "rb_check_funcall"};
+
+/* The .eh_frame_hdr the process mapped (its ELF and program headers are
+ * in the first mapped page: bias + 0), malloc'd, its ELF address and
+ * size; NULL: not found. */
+static uint8_t *read_eh_hdr(struct ruby_reader *t, uint32_t pid, uint64_t bias,
+			    uint64_t *hvaddr, uint64_t *hsize)
 {
 	uint8_t eh[64], ph[56];
-	uint64_t phoff, vaddr = 0, size = 0, end = 0;
+	uint64_t phoff, vaddr = 0, size = 0;
 	uint16_t phnum;
 	uint8_t *hdr;
 
 	if (t->read_mem(&pid, bias, eh, sizeof(eh)) ||
 	    memcmp(eh, "\177ELF", 4) || eh[4] != 2)
-		return 0;
+		return NULL;
 	memcpy(&phoff, eh + 32, 8);
 	memcpy(&phnum, eh + 56, 2);
 	for (uint16_t i = 0; i < phnum && i < 64; i++) {
 		uint32_t type;
 
 		if (t->read_mem(&pid, bias + phoff + 56ull * i, ph, sizeof(ph)))
-			return 0;
+			return NULL;
 		memcpy(&type, ph, 4);
 		if (type == 0x6474e550) { /* PT_GNU_EH_FRAME */
 			memcpy(&vaddr, ph + 16, 8);
@@ -74,13 +84,46 @@ static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
 		}
 	}
 	if (!vaddr || !size || size > RUBY_EH_HDR_MAX)
-		return 0;
+		return NULL;
 	hdr = malloc(size);
-	if (hdr && !t->read_mem(&pid, bias + vaddr, hdr, size) &&
-	    ruby_function_end(hdr, size, vaddr, func, &end))
+	if (hdr && t->read_mem(&pid, bias + vaddr, hdr, size)) {
+		free(hdr);
+		return NULL;
+	}
+	*hvaddr = vaddr;
+	*hsize = size;
+	return hdr;
+}
+
+/* The end of the function at ELF address func, from the process's
+ * .eh_frame_hdr. 0: unknown. */
+static uint64_t function_end(struct ruby_reader *t, uint32_t pid, uint64_t bias,
+			     uint64_t func)
+{
+	uint64_t vaddr, size, end = 0;
+	uint8_t *hdr = read_eh_hdr(t, pid, bias, &vaddr, &size);
+
+	if (hdr && ruby_function_end(hdr, size, vaddr, func, &end))
 		end = 0;
 	free(hdr);
 	return end;
+}
+
+/* rb_funcall and its kin: where C code calls Ruby methods. */
+static void find_calls(struct ruby_reader *t, struct ruby_process *rp,
+		       const struct ruby_symbols *s, uint64_t bias)
+{
+	uint64_t vaddr, size, end;
+	uint8_t *hdr = read_eh_hdr(t, rp->pid, bias, &vaddr, &size);
+
+	for (size_t i = 0; hdr && i < RUBY_CALLS; i++)
+		if (s->calls[i] &&
+		    !ruby_function_end(hdr, size, vaddr, s->calls[i], &end) &&
+		    end > s->calls[i] && end - s->calls[i] < (1u << 20)) {
+			rp->call_lo[i] = s->calls[i] + bias;
+			rp->call_hi[i] = end + bias;
+		}
+	free(hdr);
 }
 
 /* rb_vm_exec: exported up to 3.1; later the function rb_iseq_eval and
@@ -182,6 +225,7 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 		debug_log("pid %u: Ruby %u.%u: rb_vm_exec not found; its "
 			  "frames go after the native ones",
 			  rp->pid, major, minor);
+	find_calls(t, rp, s, bias);
 	find_symbols(t, rp, s, bias);
 	if (!rp->sym_ids)
 		debug_log("pid %u: Ruby %u.%u: its symbol table was not found; "
@@ -249,7 +293,8 @@ static char *read_path(struct ruby_reader *t, uint32_t pid,
 
 struct iseq_hdr {
 	uint64_t body, label_ptr, path_ptr, encoded, insn_info, succ;
-	uint32_t iseq_size, insn_info_size, first_line;
+	uint64_t local_iseq;
+	uint32_t iseq_size, insn_info_size, first_line, type;
 };
 
 static bool read_iseq_hdr(struct ruby_reader *t, uint32_t pid,
@@ -257,7 +302,7 @@ static bool read_iseq_hdr(struct ruby_reader *t, uint32_t pid,
 			  struct iseq_hdr *h)
 {
 	uint64_t head[3], lineno;
-	uint8_t body[160];
+	uint8_t body[192];
 	uint16_t loc = l->body_location;
 
 	if ((iseq & 7) || t->read_mem(&pid, iseq, head, sizeof(head)))
@@ -278,6 +323,8 @@ static bool read_iseq_hdr(struct ruby_reader *t, uint32_t pid,
 	memcpy(&h->insn_info, body + l->body_insn_info, 8);
 	memcpy(&h->insn_info_size, body + l->body_insn_info_size, 4);
 	memcpy(&h->succ, body + l->body_succ_table, 8);
+	memcpy(&h->type, body + l->body_type, 4);
+	memcpy(&h->local_iseq, body + l->body_local_iseq, 8);
 	if (l->first_lineno_fixnum)
 		lineno = lineno & 1 ? lineno >> 1 : 0;
 	else
@@ -325,6 +372,8 @@ static void resolve(struct ruby_reader *t, struct ruby_process *rp,
 	q->iseq_size = h->iseq_size;
 	q->insn_info_size = h->insn_info_size;
 	q->first_line = h->first_line;
+	q->type = h->type;
+	q->local_iseq = h->local_iseq;
 	q->checked_ns = now;
 	if (q->cfunc) {
 		q->name = cfunc_name(t, rp, h);
@@ -544,21 +593,23 @@ static char *class_name(struct ruby_reader *t, struct ruby_process *rp,
 	return read_str(t, rp->pid, l, path);
 }
 
-/* "cls<sep>name" (malloc'd), or NULL if it would be longer than a name
- * may be. */
-static char *join_name(const char *cls, char sep, const char *name)
+/* "<the first np bytes of pre>cls<sep>name" (malloc'd), or NULL if it
+ * would be longer than a name may be. */
+static char *join_name(const char *pre, size_t np, const char *cls, char sep,
+		       const char *name)
 {
 	size_t lc = strlen(cls), ln = strlen(name);
 	char *out;
 
-	if (lc + 1 + ln > RUBY_NAME_MAX)
+	if (np + lc + 1 + ln > RUBY_NAME_MAX)
 		return NULL;
-	out = malloc(lc + 1 + ln + 1);
+	out = malloc(np + lc + 1 + ln + 1);
 	if (!out)
 		return NULL;
-	memcpy(out, cls, lc);
-	out[lc] = sep;
-	memcpy(out + lc + 1, name, ln + 1);
+	memcpy(out, pre, np);
+	memcpy(out + np, cls, lc);
+	out[np + lc] = sep;
+	memcpy(out + np + lc + 1, name, ln + 1);
 	return out;
 }
 
@@ -607,14 +658,41 @@ static void drop_qual(struct ruby_process *rp, struct ruby_iseq *q)
 	q->qual = NULL;
 }
 
-/* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (cached on
- * q), or NULL: not a method entry of q, or a class without a path
- * (anonymous) or not readable. */
+/* The method name the label of block q ends in (as CRuby's
+ * rb_profile_frame_full_label takes it: its method iseq's label), if
+ * that method is method_iseq; malloc'd, or NULL. */
+static char *block_method(struct ruby_reader *t, struct ruby_process *rp,
+			  const struct ruby_iseq *q, uint64_t method_iseq)
+{
+	struct iseq_hdr h;
+	size_t ln, lm;
+	char *name;
+
+	if (q->type != RUBY_ISEQ_TYPE_BLOCK || q->local_iseq != method_iseq ||
+	    !read_iseq_hdr(t, rp->pid, rp->layout, method_iseq, &h))
+		return NULL;
+	name = read_str(t, rp->pid, rp->layout, h.label_ptr);
+	if (!name)
+		return NULL;
+	ln = strlen(q->name);
+	lm = strlen(name);
+	if (!lm || lm >= ln || strcmp(q->name + ln - lm, name)) {
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
+/* "Foo::Bar#baz" or "Foo.baz" for method entry me of iseq q (a block's:
+ * "block in Foo::Bar#baz", its label with the method qualified; cached on
+ * q), or NULL: not a method entry of q (of its method, for a block), or
+ * a class without a path (anonymous) or not readable. */
 static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
 			     struct ruby_iseq *q, uint64_t me)
 {
-	uint64_t m[5], def_iseq, at;
-	char *cls, *qual;
+	uint64_t m[5], def[2], at;
+	char *cls, *qual, *method = NULL;
+	size_t prefix = 0;
 	char sep;
 
 	if (q->qual_me == me)
@@ -631,15 +709,25 @@ static const char *qualified(struct ruby_reader *t, struct ruby_process *rp,
 		return q->qual;
 	drop_qual(rp, q);
 	q->qual_at = at;
-	/* an imemo_ment whose definition runs this iseq */
-	if (t->read_mem(&rp->pid, m[2] + RUBY_DEF_ISEQ, &def_iseq, 8) ||
-	    def_iseq != q->addr)
+	/* an imemo_ment whose definition runs this iseq, or the method
+	 * this block is in */
+	if (t->read_mem(&rp->pid, m[2], def, sizeof(def)) ||
+	    (def[0] & 0xf) != RUBY_METHOD_ISEQ)
 		return NULL;
+	if (def[1] != q->addr) {
+		method = block_method(t, rp, q, def[1]);
+		if (!method)
+			return NULL;
+		prefix = strlen(q->name) - strlen(method);
+	}
 	cls = class_name(t, rp, m[4], &sep);
-	if (!cls)
+	if (!cls) {
+		free(method);
 		return NULL;
-	qual = join_name(cls, sep, q->name);
+	}
+	qual = join_name(q->name, prefix, cls, sep, method ? method : q->name);
 	free(cls);
+	free(method);
 	if (qual && mem_account_charge(&rp->account, strlen(qual) + 1)) {
 		q->qual = qual;
 		q->bytes += (uint32_t)strlen(qual) + 1;
@@ -719,7 +807,7 @@ static char *cfunc_name(struct ruby_reader *t, struct ruby_process *rp,
 	cls = class_name(t, rp, h->path_ptr, &sep);
 	if (!cls)
 		return name;
-	qual = join_name(cls, sep, name);
+	qual = join_name("", 0, cls, sep, name);
 	free(cls);
 	if (!qual)
 		return name;

@@ -23,19 +23,26 @@
 #define RUBY_CACHE_BUDGET (8u << 20) /* per process */
 #define RUBY_RECHECK_NS	  (1000ull * 1000 * 1000)
 #define RUBY_LINE_CACHE	  256 /* {iseq, pc} -> line, per process */
+/* The exported functions C code calls Ruby methods through (rb_funcall
+ * and its kin, ruby_call_names) */
+#define RUBY_CALLS 9
+extern const char *const ruby_call_names[RUBY_CALLS];
 
 struct ruby_iseq {
 	uint64_t addr;
 	uint64_t body, label_ptr, path_ptr; /* to recheck identity */
 	uint64_t encoded, insn_info, succ;
 	uint32_t iseq_size, insn_info_size;
+	uint32_t type;	     /* enum iseq_type */
+	uint64_t local_iseq; /* a block's method (or top) */
 	char *name, *file;
 	uint32_t first_line;
 	uint64_t checked_ns;
 	uint32_t bytes; /* charged for it */
 	bool ok;
-	/* The method's name with its class (Foo::Bar#baz, Foo.baz) for
-	 * method entry qual_me; NULL: the label alone. */
+	/* The method's name with its class (Foo::Bar#baz, Foo.baz; a
+	 * block's: block in Foo::Bar#baz) for method entry qual_me; NULL:
+	 * the label alone. */
 	uint64_t qual_me;
 	uint64_t qual_at; /* the method entry itself (qual_me may hold it) */
 	char *qual;
@@ -56,6 +63,9 @@ struct ruby_process {
 	/* rb_vm_exec's code (runtime addresses; 0: not found): each run of
 	 * Ruby frames goes above the native frame there */
 	uint64_t loop_lo, loop_hi;
+	/* The code of ruby_call_names (runtime addresses; 0: not found): a
+	 * C function called from C goes above the native frame there */
+	uint64_t call_lo[RUBY_CALLS], call_hi[RUBY_CALLS];
 	/* The symbol table's last serial and ids Array (runtime addresses;
 	 * 0: not found, C functions are then left out) */
 	uint64_t sym_last_id, sym_ids;
@@ -88,6 +98,7 @@ struct ruby_symbols {
 	uint64_t version, thread_current, current_ec;
 	uint64_t vm_exec, iseq_eval, iseq_eval_main;
 	uint64_t id2str;
+	uint64_t calls[RUBY_CALLS]; /* ruby_call_names */
 };
 
 struct ruby_process *ruby_process_new(uint32_t pid, struct mem_budget *budget);

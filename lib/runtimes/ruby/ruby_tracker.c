@@ -134,6 +134,8 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 	uint64_t v[7];
 
 	(void)elf_dynsym_lookup(fd, NULL, names, 7, v);
+	(void)elf_dynsym_lookup(fd, NULL, ruby_call_names, RUBY_CALLS,
+				out->calls);
 	out->version = v[0];
 	out->thread_current = v[1];
 	out->current_ec = v[2];
@@ -270,6 +272,22 @@ static bool rt_is_loop(void *rt, struct process *p, uint64_t pc)
 	return rp && rp->loop_lo && pc > rp->loop_lo && pc <= rp->loop_hi;
 }
 
+/* A C function's pair ends a run only where C code called it. */
+static bool rt_call_run(uint64_t w0, uint64_t w1)
+{
+	return (w0 & OTELPROF_RUBY_ME_TAG) && !w1;
+}
+
+static bool rt_is_call(void *rt, struct process *p, uint64_t pc)
+{
+	const struct ruby_process *rp = find(rt, p->pid);
+
+	for (size_t i = 0; rp && i < RUBY_CALLS; i++)
+		if (pc > rp->call_lo[i] && pc <= rp->call_hi[i])
+			return true;
+	return false;
+}
+
 static void rt_counters(const void *rt, struct runtime_counters *out)
 {
 	const struct ruby_counters *c =
@@ -310,4 +328,6 @@ const struct runtime_ops ruby_runtime = {
 	.counters = rt_counters,
 	.free = rt_free,
 	.is_loop = rt_is_loop,
+	.call_run = rt_call_run,
+	.is_call = rt_is_call,
 };

@@ -9,8 +9,59 @@
 #                              hot_a and one hot_b, each its own method)
 #   hot.rb SECONDS cfunc      (a: the time in sort_c's call of the C
 #                              function Array#sort, b: in hot_b)
+#   hot.rb SECONDS cmp        (as cfunc, sorting Rationals: Array#sort
+#                              calls the C function Rational#<=> from C,
+#                              through rb_funcallv)
+#   hot.rb SECONDS block      (a: block_a, its loop in a block two levels
+#                              deep in a class's method; b: block_b, in a
+#                              block of a module's method)
+#   hot.rb 0 labels           (prints the blocks' names as JSON, and exits)
 module Hot
+  # The label Ruby 3.4 gives a block (caller_locations' label, its method
+  # qualified by the class or module that defines it: block in Foo#bar,
+  # block in Foo.bar), from this Ruby's own reflection. 3.1 and 3.3 print
+  # the bare label: both are recorded, the names' truth for the tests.
+  def self.label(key, loc, owner, recv, meth)
+    bare = loc.label
+    cls = owner.singleton_class? ? "#{recv.name}." : "#{owner.name}#"
+    $labels[key] = bare.sub(/#{Regexp.escape(meth.to_s)}\z/) { cls + meth.to_s }
+    $labels["#{key}_bare"] = bare
+  end
+
+  # Included in Worker: a block in its method is named after the module.
+  module Loops
+    def block_b(n)
+      s = 0
+      [n].each do |m|
+        Hot.label("b", caller_locations(0, 1)[0], method(__method__).owner, self, __method__) if $labels
+        i = 0
+        while i < m
+          s += i * i
+          i += 1
+        end
+      end
+      s
+    end
+  end
+
   class Worker
+    include Loops
+
+    def block_a(n)
+      s = 0
+      1.times do
+        [n].each do |k|
+          Hot.label("a", caller_locations(0, 1)[0], method(__method__).owner, self, __method__) if $labels
+          i = 0
+          while i < k
+            s += i * i
+            i += 1
+          end
+        end
+      end
+      s
+    end
+
     def hot_a(n)
       s = 0
       i = 0
@@ -52,6 +103,7 @@ module Hot
     nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
     while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
       1.times do
+        Hot.label("work", caller_locations(0, 1)[0], method(__method__).owner, self, __method__) if $labels
         t = cpu
         w.hot_a(210_000)
         m = cpu
@@ -68,10 +120,37 @@ module Hot
     end
   end
 
-  # As work, with the C function Array#sort where hot_a was.
-  def self.cfuncs(seconds)
+  # As work, with the time in blocks.
+  def self.blocks(seconds)
     w = Worker.new
-    ary = Array.new(100_000) { |i| (i * 7919) % 100_003 }
+    stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+    a = b = 0.0
+    nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+      t = cpu
+      w.block_a(210_000)
+      m = cpu
+      w.block_b(90_000)
+      e = cpu
+      a += m - t
+      b += e - m
+      if Process.clock_gettime(Process::CLOCK_MONOTONIC) >= nxt
+        $stdout.write(%({"a": #{a}, "b": #{b}}\n))
+        $stdout.flush
+        nxt += 1
+      end
+    end
+  end
+
+  # As work, with the C function Array#sort where hot_a was (of
+  # Rationals: it calls Rational#<=> for each comparison).
+  def self.cfuncs(seconds, rationals)
+    w = Worker.new
+    ary = if rationals
+            Array.new(10_000) { |i| Rational((i * 7919) % 100_003, 7) }
+          else
+            Array.new(100_000) { |i| (i * 7919) % 100_003 }
+          end
     stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
     a = b = 0.0
     nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
@@ -130,8 +209,16 @@ end
 secs = (ARGV[0] || "10").to_f
 if ARGV[1] == "thread"
   Hot.threads(secs)
-elsif ARGV[1] == "cfunc"
-  Hot.cfuncs(secs)
+elsif ARGV[1] == "cfunc" || ARGV[1] == "cmp"
+  Hot.cfuncs(secs, ARGV[1] == "cmp")
+elsif ARGV[1] == "block"
+  Hot.blocks(secs)
+elsif ARGV[1] == "labels"
+  $labels = {}
+  Hot::Worker.new.block_a(1)
+  Hot::Worker.new.block_b(1)
+  Hot.work(0.001)
+  $stdout.write("{" + $labels.map { |k, v| "#{k.dump}: #{v.dump}" }.join(", ") + "}\n")
 else
   Hot.work(secs)
 end
