@@ -225,6 +225,24 @@ static void find_dispatch_group(struct process *p, struct v8_process *vp,
 	close(fd);
 }
 
+/*
+ * The binary's V8 major version (v8::internal::Version::major_, an int
+ * in its data, exported by Node's binaries), -1 if absent: what says how
+ * its source position tables are encoded, which v8dbg does not.
+ */
+static int v8_major(int fd)
+{
+	static const char *const name[] = {"_ZN2v88internal7Version6major_E"};
+	uint64_t vaddr = 0;
+	int32_t major;
+
+	if (elf_dynsym_lookup(fd, "_ZN2v88internal7Version", name, 1, &vaddr) !=
+		    1 ||
+	    !vaddr || elf_dynsym_file_bytes(fd, vaddr, &major, sizeof(major)))
+		return -1;
+	return major;
+}
+
 static void try_open(struct v8_tracker *t, struct process *p,
 		     struct v8_process *vp, struct proc_mapping *m)
 {
@@ -232,7 +250,7 @@ static void try_open(struct v8_tracker *t, struct process *p,
 	uint64_t addr[256], bias;
 	const char *missing = NULL;
 	struct elf_file *f;
-	int fd, found, err;
+	int fd, found, err, major = -1;
 
 	f = file_cache_of(t->files, m->file);
 	if (!f || !file_mapping_bias(m, f, &bias))
@@ -242,6 +260,8 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		return;
 	memset(addr, 0, sizeof(addr));
 	found = elf_dynsym_lookup(fd, "v8dbg_", names, v8_layout_nsyms, addr);
+	if (found > 0)
+		major = v8_major(fd);
 	close(fd);
 	if (found <= 0)
 		return; /* not V8 */
@@ -249,6 +269,11 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		if (addr[k])
 			addr[k] += bias;
 	err = v8_layout_read(&vp->l, addr, t->read_mem, &vp->pid, &missing);
+	vp->l.spt_encoding = v8_spt_encoding_of(major);
+	if (!err && vp->l.spt_encoding == V8_SPT_UNKNOWN)
+		debug_log("pid %u: V8 %d: source position tables not known, "
+			  "frames without lines",
+			  p->pid, major);
 	if (!err && V8_ENTRY_SAVED_WORDS && vp->l.type_entry_frame < 0) {
 		/* without it the native frames below JSEntry would be
 		 * unwound from the wrong sp */
