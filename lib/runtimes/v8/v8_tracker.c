@@ -481,11 +481,7 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	struct v8_reader r;
 	int32_t pos;
 
-	/* Interpreted frames: v8_bytecode_position is right on Node 18 to
-	 * 24 but on 26 (V8 14.6) it gave an earlier line than the call's
-	 * for every frame measured (cause not found yet): not taken, line
-	 * 0, until it is understood. */
-	if (e->start < 0 || (word0 & OTELPROF_V8_F_BUILTIN_PC))
+	if (e->start < 0 || ((word0 & OTELPROF_V8_F_BUILTIN_PC) && !ret))
 		return 0;
 	c = &vp->pos[mix(fn ^ mix(word1)) % V8_POS_CACHE];
 	if (c->fn == fn && c->pc == word1 &&
@@ -494,7 +490,9 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
 			       &vp->dispatch};
 	*c = (struct v8_pos_entry){fn, word1, now, 0};
-	pos = v8_code_position(&r, fn, word1, ret);
+	pos = (word0 & OTELPROF_V8_F_BUILTIN_PC)
+		      ? v8_bytecode_position(&r, e->sfi, word1)
+		      : v8_code_position(&r, fn, word1, ret);
 	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
 		return 0;
 	s = script_lines(t, vp, &r, e->script, e->source);
