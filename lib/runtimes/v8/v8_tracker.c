@@ -400,20 +400,36 @@ static uint64_t mix(uint64_t x)
 
 /* The line starts of script (its source read once; a script whose
  * source changed is read again). */
-static struct v8_script_entry *script_lines(struct v8_tracker *t,
-					    struct v8_process *vp,
-					    struct v8_reader *r,
-					    uint64_t script, uint64_t source)
+static struct v8_script_entry *
+script_lines(struct v8_tracker *t, struct v8_process *vp, struct v8_reader *r,
+	     uint64_t script, uint64_t source, uint64_t now)
 {
-	struct v8_script_entry *s = &vp->scripts[mix(script) % V8_SCRIPT_CACHE];
+	/* Two ways: two scripts on one slot (a hot one and one of node's
+	 * modules whose interpreted frames are on every stack) would
+	 * otherwise read their sources again at every frame. */
+	uint32_t h = mix(script) % V8_SCRIPT_CACHE;
+	struct v8_script_entry *s = &vp->scripts[h], *o = &vp->scripts[h ^ 1];
 
-	if (s->script == script && s->source == source)
-		return s->ok ? s : NULL;
+	if (o->script == script && o->source == source)
+		s = o;
+	if (s->script == script && s->source == source) {
+		if (s->ok) {
+			s->used_ns = now;
+			return s;
+		}
+		/* a failed read (a source being replaced, the frame's read
+		 * budget spent) is tried again after a second */
+		if (now - s->used_ns < V8_RECHECK_NS)
+			return NULL;
+	} else if (o->used_ns < s->used_ns) {
+		s = o;
+	}
 	free(s->starts);
 	mem_account_uncharge(&vp->account, (uint64_t)s->n * 4);
 	memset(s, 0, sizeof(*s));
 	s->script = script;
 	s->source = source;
+	s->used_ns = now;
 	s->starts = v8_line_starts(r, source, &s->n);
 	if (!s->starts) {
 		t->counters.read_errors++;
@@ -454,7 +470,7 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 	e->start = fn.start;
 	e->end = fn.end;
 	if (fn.script && fn.source && fn.start >= 0) {
-		s = script_lines(t, vp, &r, fn.script, fn.source);
+		s = script_lines(t, vp, &r, fn.script, fn.source, now);
 		if (s)
 			e->start_line =
 				v8_line_of(s->starts, s->n, (uint32_t)fn.start);
@@ -495,7 +511,7 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 		      : v8_code_position(&r, fn, word1, ret);
 	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
 		return 0;
-	s = script_lines(t, vp, &r, e->script, e->source);
+	s = script_lines(t, vp, &r, e->script, e->source, now);
 	if (s)
 		c->line = v8_line_of(s->starts, s->n, (uint32_t)pos);
 	return c->line;
