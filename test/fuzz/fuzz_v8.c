@@ -124,10 +124,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (v8_layout_read(&l, addr, image_read, &im, &missing))
 		node20(&l);
+	/* each table encoding (the binary's version says which), chosen by
+	 * the input */
+	l.spt_encoding =
+		size ? (enum v8_spt_encoding)(data[0] % 3) : V8_SPT_SIGNED;
 	/* the input as a table: any offset, no read past it */
-	if (v8_position_at(data, size, (uint32_t)size * 7, &raw) &&
-	    v8_source_position_offset(raw, &inlined) < -1)
-		__builtin_trap();
+	for (int enc = V8_SPT_UNKNOWN; enc <= V8_SPT_FLAGGED; enc++)
+		if (v8_position_at(data, size, (enum v8_spt_encoding)enc,
+				   (uint32_t)size * 7, &raw) &&
+		    v8_source_position_offset(raw, &inlined) < -1)
+			__builtin_trap();
 	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
 		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET, &d};
 		static struct v8_function fn;

@@ -197,7 +197,51 @@ func TestNodeV8Frames(t *testing.T) {
 				t.Errorf("%d of %d stacks with JS frames do not reach node::Start; e.g.\n%s",
 					noStart, js0, strings.Join(bad, "\n"))
 			}
+			t.Run("interpreted", func(t *testing.T) { judgeInterpretedLine(t, n.bin) })
 		})
+	}
+}
+
+// judgeInterpretedLine: interp.js's interpreted() runs in Ignition for its
+// whole activation (called once, no loop: see the workload) while it calls
+// spin() at one line. Its frames, never the innermost (spin's is), must
+// carry that line (the bytecode offset Ignition saved in the frame for the
+// call, through the BytecodeArray's source position table) in >= 90% of
+// them; the statements before and after it are calls on other lines, and
+// the function's start line is another.
+func judgeInterpretedLine(t *testing.T, bin string) {
+	js, _ := filepath.Abs(filepath.Join(runtimesDir, "interp.js"))
+	start := lineOf(t, js, "function interpreted")
+	want := lineOf(t, js, "\tconst s = spin(seconds);")
+	w := startRuntime(t, nil, bin, js, "60")
+	p, _ := recordRuntime(t, w, 3)
+	pid := int64(w.cmd.Process.Pid)
+	var main, frames, right int
+	lines := map[int64]int{}
+	for _, s := range p.Samples {
+		if s.ThreadID != pid {
+			continue
+		}
+		main++
+		for _, f := range s.Frames {
+			if f.Type != "v8js" || f.Function != "interpreted" {
+				continue
+			}
+			l := f.Lines[0]
+			if l.Filename != js || l.StartLine != start {
+				t.Fatalf("interpreted frame %+v, want file %s, start line %d", l, js, start)
+			}
+			frames++
+			lines[l.Line]++
+			if l.Line == want {
+				right++
+			}
+		}
+	}
+	t.Logf("%d main-thread samples, %d with an interpreted() frame: %d at its call's line %d (lines: %v)",
+		main, frames, right, want, lines)
+	if frames < 200 || right*10 < frames*9 {
+		t.Errorf("%d of %d interpreted() frames at line %d, want >= 90%% of at least 200", right, frames, want)
 	}
 }
 

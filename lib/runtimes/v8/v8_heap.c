@@ -695,7 +695,7 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 		       l->tagged_size,
 	       table, len))
 		return -1;
-	if (!v8_position_at(table, len, off, &raw))
+	if (!v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
 	pos = v8_source_position_offset(raw, &inlined);
 	return inlined ? -1 : pos;
@@ -721,7 +721,7 @@ static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
 	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
 		       l->tagged_size,
 	       table, len) ||
-	    !v8_position_at(table, len, off, &raw))
+	    !v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
 	pos = v8_source_position_offset(raw, &inlined);
 	return inlined ? -1 : pos;

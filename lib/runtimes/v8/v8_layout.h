@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "process/process_memory.h"
+#include "runtimes/v8/v8_position_table.h"
 
 struct v8_layout {
 	uint32_t tagged_size; /* 8, or 4 with pointer compression */
@@ -55,6 +56,10 @@ struct v8_layout {
 	int32_t sfi_function_data;
 	int32_t type_bytecode_array, bca_data, bca_wrapper;
 	int32_t bca_spt; /* derived */
+	/* how its source position tables are encoded: by the binary's V8
+	 * version (v8dbg does not say), set by the caller; V8_SPT_UNKNOWN
+	 * gives no lines */
+	enum v8_spt_encoding spt_encoding;
 };
 
 /* The v8dbg_* names the layout may come from (alternatives of one

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtimes/v8/v8_position_table.h"
 
-/* One zig-zag VLQ integer (7 bits a byte, the high bit: more), at most
- * 10 bytes; false past the end or beyond 64 bits. */
-static bool vlq(const uint8_t *t, size_t n, size_t *i, int64_t *out)
+/* One VLQ integer (7 bits a byte, the high bit: more), at most 10
+ * bytes; false past the end or beyond 64 bits. */
+static bool vlq(const uint8_t *t, size_t n, size_t *i, uint64_t *out)
 {
 	uint64_t v = 0;
 	unsigned shift = 0;
@@ -16,22 +16,59 @@ static bool vlq(const uint8_t *t, size_t n, size_t *i, int64_t *out)
 		v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	*out = v;
+	return true;
+}
+
+static bool zigzag(const uint8_t *t, size_t n, size_t *i, int64_t *out)
+{
+	uint64_t v;
+
+	if (!vlq(t, n, i, &v))
+		return false;
 	*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 	return true;
 }
 
-bool v8_position_at(const uint8_t *t, size_t n, uint32_t off, int64_t *pos)
+enum v8_spt_encoding v8_spt_encoding_of(int major)
 {
-	int64_t code = 0, src = 0, dc, ds;
+	if (major >= 8 && major <= 13)
+		return V8_SPT_SIGNED;
+	if (major == 14)
+		return V8_SPT_FLAGGED;
+	return V8_SPT_UNKNOWN;
+}
+
+/* The next entry's code offset delta (>= 0), false if malformed. */
+static bool code_delta(const uint8_t *t, size_t n, size_t *i,
+		       enum v8_spt_encoding enc, int64_t *dc)
+{
+	uint64_t u;
+
+	if (enc == V8_SPT_FLAGGED) {
+		if (!vlq(t, n, i, &u) || !(u & 2))
+			return false;
+		*dc = (int64_t)(u >> 2);
+		return true;
+	}
+	if (enc != V8_SPT_SIGNED || !zigzag(t, n, i, dc))
+		return false;
+	/* a negative delta marks a non-statement: -(delta) - 1 */
+	if (*dc < 0)
+		*dc = -(*dc + 1);
+	return true;
+}
+
+bool v8_position_at(const uint8_t *t, size_t n, enum v8_spt_encoding enc,
+		    uint32_t off, int64_t *pos)
+{
+	int64_t code = -1, src = 0, dc, ds;
 	size_t i = 0;
 	bool found = false;
 
 	while (i < n) {
-		if (!vlq(t, n, &i, &dc) || !vlq(t, n, &i, &ds))
+		if (!code_delta(t, n, &i, enc, &dc) || !zigzag(t, n, &i, &ds))
 			return false;
-		/* a negative delta marks a non-statement: -(delta) - 1 */
-		if (dc < 0)
-			dc = -(dc + 1);
 		if (dc > INT32_MAX || ds > INT64_MAX / 4 || ds < INT64_MIN / 4)
 			return false;
 		code += dc;
@@ -39,7 +76,7 @@ bool v8_position_at(const uint8_t *t, size_t n, uint32_t off, int64_t *pos)
 		if (code > UINT32_MAX || src > INT64_MAX / 2 ||
 		    src < INT64_MIN / 2)
 			return false;
-		if ((uint64_t)code > off)
+		if (code > (int64_t)off)
 			break;
 		*pos = src;
 		found = true;

@@ -2,12 +2,14 @@
 /*
  * V8's source position tables: what maps a bytecode offset (a
  * BytecodeArray's table) or a pc offset (an optimized Code's table) to
- * a position in the script's source. Each entry is two zig-zag VLQ
- * deltas from the previous one: the code offset (its sign says whether
- * the position is a statement's) and the source position. Bytecode
- * tables hold plain script offsets; optimized code's hold V8's packed
- * SourcePosition (script offset and inlining id, each stored + 1).
- * Pure decoding of bytes already read: no process memory here.
+ * a position in the script's source. Each entry is two deltas from the
+ * previous one, the first from code offset -1 (V8's function entry,
+ * kFunctionEntryBytecodeOffset): the code offset (with whether the
+ * position is a statement's) and the source position, a packed
+ * SourcePosition (script offset and inlining id, each stored + 1; an
+ * interpreter's table has no inlining). How the code offset's delta is
+ * stored changed in V8 14. Pure decoding of bytes already read: no
+ * process memory here.
  */
 #ifndef OTELPROF_RUNTIMES_V8_POSITION_TABLE_H
 #define OTELPROF_RUNTIMES_V8_POSITION_TABLE_H
@@ -18,15 +20,33 @@
 
 #define V8_POSITION_TABLE_MAX (256u << 10) /* bytes of a table read */
 
+/* How a table's code offset deltas are stored (the source position's
+ * is a zig-zag VLQ in every version). */
+enum v8_spt_encoding {
+	V8_SPT_UNKNOWN = 0, /* a version not known: no position taken */
+	/* V8 8-13: a zig-zag VLQ, the delta for a statement, -delta - 1
+	 * for an expression */
+	V8_SPT_SIGNED,
+	/* V8 14: an unsigned VLQ, delta << 2 | 2 | is_statement (bit 1
+	 * set in every table seen; one without it is refused) */
+	V8_SPT_FLAGGED,
+};
+
+/* The encoding of V8 major version major (the binary's
+ * v8::internal::Version::major_), V8_SPT_UNKNOWN outside 8-14. */
+enum v8_spt_encoding v8_spt_encoding_of(int major);
+
 /*
  * The source position of the last entry at or before code offset off
  * (V8's own rule), into *pos; false if the table has none that early or
- * is malformed (a delta that overflows, a code offset going backwards).
+ * is malformed (a delta that overflows, a code offset going backwards,
+ * an unknown encoding).
  */
-bool v8_position_at(const uint8_t *t, size_t n, uint32_t off, int64_t *pos);
+bool v8_position_at(const uint8_t *t, size_t n, enum v8_spt_encoding enc,
+		    uint32_t off, int64_t *pos);
 
-/* A packed SourcePosition of optimized code: its script offset (-1:
- * none) and whether it is in a function the code inlined. */
+/* A packed SourcePosition: its script offset (-1: none) and whether it
+ * is in a function the code inlined. */
 int32_t v8_source_position_offset(int64_t raw, bool *inlined);
 
 #endif

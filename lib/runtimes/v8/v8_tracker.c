@@ -225,6 +225,24 @@ static void find_dispatch_group(struct process *p, struct v8_process *vp,
 	close(fd);
 }
 
+/*
+ * The binary's V8 major version (v8::internal::Version::major_, an int
+ * in its data, exported by Node's binaries), -1 if absent: what says how
+ * its source position tables are encoded, which v8dbg does not.
+ */
+static int v8_major(int fd)
+{
+	static const char *const name[] = {"_ZN2v88internal7Version6major_E"};
+	uint64_t vaddr = 0;
+	int32_t major;
+
+	if (elf_dynsym_lookup(fd, "_ZN2v88internal7Version", name, 1, &vaddr) !=
+		    1 ||
+	    !vaddr || elf_dynsym_file_bytes(fd, vaddr, &major, sizeof(major)))
+		return -1;
+	return major;
+}
+
 static void try_open(struct v8_tracker *t, struct process *p,
 		     struct v8_process *vp, struct proc_mapping *m)
 {
@@ -232,7 +250,7 @@ static void try_open(struct v8_tracker *t, struct process *p,
 	uint64_t addr[256], bias;
 	const char *missing = NULL;
 	struct elf_file *f;
-	int fd, found, err;
+	int fd, found, err, major = -1;
 
 	f = file_cache_of(t->files, m->file);
 	if (!f || !file_mapping_bias(m, f, &bias))
@@ -242,6 +260,8 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		return;
 	memset(addr, 0, sizeof(addr));
 	found = elf_dynsym_lookup(fd, "v8dbg_", names, v8_layout_nsyms, addr);
+	if (found > 0)
+		major = v8_major(fd);
 	close(fd);
 	if (found <= 0)
 		return; /* not V8 */
@@ -249,6 +269,11 @@ static void try_open(struct v8_tracker *t, struct process *p,
 		if (addr[k])
 			addr[k] += bias;
 	err = v8_layout_read(&vp->l, addr, t->read_mem, &vp->pid, &missing);
+	vp->l.spt_encoding = v8_spt_encoding_of(major);
+	if (!err && vp->l.spt_encoding == V8_SPT_UNKNOWN)
+		debug_log("pid %u: V8 %d: source position tables not known, "
+			  "frames without lines",
+			  p->pid, major);
 	if (!err && V8_ENTRY_SAVED_WORDS && vp->l.type_entry_frame < 0) {
 		/* without it the native frames below JSEntry would be
 		 * unwound from the wrong sp */
@@ -375,20 +400,36 @@ static uint64_t mix(uint64_t x)
 
 /* The line starts of script (its source read once; a script whose
  * source changed is read again). */
-static struct v8_script_entry *script_lines(struct v8_tracker *t,
-					    struct v8_process *vp,
-					    struct v8_reader *r,
-					    uint64_t script, uint64_t source)
+static struct v8_script_entry *
+script_lines(struct v8_tracker *t, struct v8_process *vp, struct v8_reader *r,
+	     uint64_t script, uint64_t source, uint64_t now)
 {
-	struct v8_script_entry *s = &vp->scripts[mix(script) % V8_SCRIPT_CACHE];
+	/* Two ways: two scripts on one slot (a hot one and one of node's
+	 * modules whose interpreted frames are on every stack) would
+	 * otherwise read their sources again at every frame. */
+	uint32_t h = mix(script) % V8_SCRIPT_CACHE;
+	struct v8_script_entry *s = &vp->scripts[h], *o = &vp->scripts[h ^ 1];
 
-	if (s->script == script && s->source == source)
-		return s->ok ? s : NULL;
+	if (o->script == script && o->source == source)
+		s = o;
+	if (s->script == script && s->source == source) {
+		if (s->ok) {
+			s->used_ns = now;
+			return s;
+		}
+		/* a failed read (a source being replaced, the frame's read
+		 * budget spent) is tried again after a second */
+		if (now - s->used_ns < V8_RECHECK_NS)
+			return NULL;
+	} else if (o->used_ns < s->used_ns) {
+		s = o;
+	}
 	free(s->starts);
 	mem_account_uncharge(&vp->account, (uint64_t)s->n * 4);
 	memset(s, 0, sizeof(*s));
 	s->script = script;
 	s->source = source;
+	s->used_ns = now;
 	s->starts = v8_line_starts(r, source, &s->n);
 	if (!s->starts) {
 		t->counters.read_errors++;
@@ -429,7 +470,7 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 	e->start = fn.start;
 	e->end = fn.end;
 	if (fn.script && fn.source && fn.start >= 0) {
-		s = script_lines(t, vp, &r, fn.script, fn.source);
+		s = script_lines(t, vp, &r, fn.script, fn.source, now);
 		if (s)
 			e->start_line =
 				v8_line_of(s->starts, s->n, (uint32_t)fn.start);
@@ -456,11 +497,7 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	struct v8_reader r;
 	int32_t pos;
 
-	/* Interpreted frames: v8_bytecode_position is right on Node 18 to
-	 * 24 but on 26 (V8 14.6) it gave an earlier line than the call's
-	 * for every frame measured (cause not found yet): not taken, line
-	 * 0, until it is understood. */
-	if (e->start < 0 || (word0 & OTELPROF_V8_F_BUILTIN_PC))
+	if (e->start < 0 || ((word0 & OTELPROF_V8_F_BUILTIN_PC) && !ret))
 		return 0;
 	c = &vp->pos[mix(fn ^ mix(word1)) % V8_POS_CACHE];
 	if (c->fn == fn && c->pc == word1 &&
@@ -469,10 +506,12 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
 			       &vp->dispatch};
 	*c = (struct v8_pos_entry){fn, word1, now, 0};
-	pos = v8_code_position(&r, fn, word1, ret);
+	pos = (word0 & OTELPROF_V8_F_BUILTIN_PC)
+		      ? v8_bytecode_position(&r, e->sfi, word1)
+		      : v8_code_position(&r, fn, word1, ret);
 	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
 		return 0;
-	s = script_lines(t, vp, &r, e->script, e->source);
+	s = script_lines(t, vp, &r, e->script, e->source, now);
 	if (s)
 		c->line = v8_line_of(s->starts, s->n, (uint32_t)pos);
 	return c->line;

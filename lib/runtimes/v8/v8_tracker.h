@@ -46,6 +46,7 @@ struct v8_pos_entry {
 
 struct v8_script_entry {
 	uint64_t script, source;
+	uint64_t used_ns; /* last looked up: the older of two ways goes */
 	uint32_t *starts, n;
 	bool ok;
 };
