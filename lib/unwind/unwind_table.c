@@ -290,12 +290,35 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 }
 
 /*
+ * The rule of a Go function's pc whose SP delta (pcsp) is v. amd64: CFA =
+ * rsp + v + 8 (the call pushed the return address), and where the frame
+ * is set up the caller's rbp sits at CFA - 16. arm64 (obj7.go's prologue,
+ * runtime/traceback.go's usesLR): CFA = sp + v; with a frame (v > 0) the
+ * return address is saved at 0(sp) and the caller's x29 at -8(sp)
+ * (UNWIND_CFA_GO_FRAME); without (a frameless leaf, or before the
+ * prologue's store) it is still in x30.
+ */
+static struct unwind_rule go_rule(bool aarch64, int64_t v)
+{
+	if (aarch64 && v > 0)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_GO_FRAME,
+					    .cfa_offset = (int32_t)v};
+	if (aarch64)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
+					    .ra_rule = UNWIND_RA_LR};
+	return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
+				    .cfa_offset = (int32_t)v + 8,
+				    .fp_rule = v > 0 ? UNWIND_FP_CFA_OFFSET
+						     : UNWIND_FP_SAME,
+				    .fp_offset = v > 0 ? -16 : 0};
+}
+
+/*
  * Rows for Go functions that CFI does not cover (Go emits none; with
  * external linking only the C parts have it), from each function's SP
- * delta table in .gopclntab: CFA = rsp + delta + 8, and where the frame
- * is set up the caller's rbp sits at CFA - 16 (Go's amd64 frame layout).
- * runtime.goexit (the return address at the bottom of every goroutine)
- * and runtime.mstart (thread entry) end the walk.
+ * delta table in .gopclntab (go_rule). runtime.goexit (the return
+ * address at the bottom of every goroutine) and runtime.mstart (thread
+ * entry) end the walk.
  */
 static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 			    struct unwind_spans *sp, bool *added)
@@ -305,9 +328,7 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	Elf_Data *d;
 	int err;
 
-	/* The rules below are Go's amd64 frame layout; arm64's (the
-	 * return address saved at the bottom of the frame) is not done. */
-	if (ei->aarch64 || g->count != 1 || g->nobits || g->compressed ||
+	if (g->count != 1 || g->nobits || g->compressed ||
 	    g->size > GO_PCLNTAB_MAX_BYTES)
 		return 0;
 	if (!unwind_mem_charge(sp->mem, g->size)) /* libelf's copy */
@@ -352,11 +373,7 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 				break;
 			ps.lo = lo;
 			ps.hi = hi;
-			ps.rule.cfa_base = UNWIND_CFA_SP;
-			ps.rule.cfa_offset = (int32_t)v + 8;
-			ps.rule.fp_rule =
-				v > 0 ? UNWIND_FP_CFA_OFFSET : UNWIND_FP_SAME;
-			ps.rule.fp_offset = v > 0 ? -16 : 0;
+			ps.rule = go_rule(ei->aarch64, v);
 			err = unwind_spans_push(sp, &ps);
 			if (err)
 				return err;
