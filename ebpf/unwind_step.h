@@ -116,11 +116,15 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 #if UNWIND_AARCH64
 	case UNWIND_CFA_GO_FRAME:
 		/* The frame record {x29, x30} at sp - 8 (Go's prologue stores
-		 * it there as it moves sp down by the frame's size). */
+		 * it there as it moves sp down by the frame's size). x29 lies
+		 * below the sampled sp, outside a stack copy: unknown there
+		 * (0), as Go's own frames do not need it. */
 		cfa = r->sp + (int64_t)cfa_offset;
-		fp_rule = UNWIND_FP_CFA_OFFSET;
-		fp_off = -(int64_t)cfa_offset - 8;
-		ra_rule = UNWIND_RA_AFTER_FP;
+		if (UNWIND_READ_U64(ctx, r->sp - 8, &fp))
+			fp = 0;
+		fp_rule = UNWIND_FP_SAME;
+		fp_off = -(int64_t)cfa_offset;
+		ra_rule = UNWIND_RA_CFA_OFFSET;
 		break;
 #endif
 	default:

@@ -321,7 +321,8 @@ static struct unwind_rule go_rule(bool aarch64, int64_t v)
  * entry) end the walk.
  */
 static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
-			    struct unwind_spans *sp, bool *added)
+			    struct unwind_spans *sp, bool *added,
+			    bool *entry_stopped)
 {
 	const struct sec *g = &ei->gopclntab;
 	struct go_pclntab t;
@@ -353,8 +354,22 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		if (!cover_next_gap(cov, &pos, end, &lo, &hi) || lo != entry ||
 		    hi != end)
 			continue;
+		/* arm64: the entry point's function (_rt0_arm64_linux) is
+		 * outermost too, and its STOP row is this function's, not
+		 * the 4 KiB the builder gives an entry point without rows,
+		 * which would cover the Go functions after it (the runtime's
+		 * syscall wrappers: futex, usleep, nanotime1). x86_64 keeps
+		 * the 4 KiB: there it also ends the walk at Go's signal
+		 * restorer (runtime.sigreturn__sigaction), which has no
+		 * SIGNAL row, where the step would read a return address
+		 * from the ucontext; on arm64 that step stops at x30. */
+		bool entry_fn =
+			ei->aarch64 && ei->entry >= entry && ei->entry < end;
+
 		if ((nlen == 14 && !memcmp(name, "runtime.goexit", 14)) ||
-		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14))) {
+		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14)) ||
+		    entry_fn) {
+			*entry_stopped |= entry_fn;
 			ps = (struct unwind_span){.lo = entry,
 						  .hi = end,
 						  .rule.cfa_base =
@@ -707,7 +722,7 @@ static int build(Elf *elf, struct unwind_table *out,
 				  .mem = mem};
 	struct cover cov = {0};
 	struct elf_info ei;
-	bool have_cfi = false;
+	bool have_cfi = false, entry_stopped = false;
 	int err;
 
 	err = scan_elf(elf, &ei);
@@ -799,7 +814,7 @@ static int build(Elf *elf, struct unwind_table *out,
 		}
 	}
 
-	err = add_go_functions(&ei, &cov, &sp, &have_cfi);
+	err = add_go_functions(&ei, &cov, &sp, &have_cfi, &entry_stopped);
 	if (err)
 		goto out;
 	if (ei.aarch64) {
@@ -809,7 +824,8 @@ static int build(Elf *elf, struct unwind_table *out,
 	}
 
 	/* Entry point without CFI (ld.so's _start): it is outermost. */
-	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi) {
+	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi &&
+	    !entry_stopped) {
 		size_t i = cover_find(&cov, ei.entry);
 		uint64_t end = ei.entry + UNWIND_MAX_ENTRY_STOP;
 		struct unwind_span ps = {.rule.cfa_base = UNWIND_CFA_STOP};

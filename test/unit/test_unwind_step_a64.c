@@ -234,6 +234,17 @@ static void test_go_frames(void **state)
 				     UNWIND_FP_SAME, 0, UNWIND_RA_CFA_MINUS8,
 				     &r),
 			 UNWIND_STEP_DONE);
+	/* A stack copy starts at the sampled sp: the x29 below it is
+	 * unknown (0), the return address at sp is still read. */
+	r = (struct unwind_regs){.pc = 0x401000, .sp = SP(0), .fp = SP(8)};
+	put(SP(0), 0x405050);
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_GO_FRAME, 32,
+				     UNWIND_FP_SAME, 0, UNWIND_RA_CFA_MINUS8,
+				     &r),
+			 UNWIND_STEP_OK);
+	assert_int_equal(r.pc, 0x405050);
+	assert_int_equal(r.sp, SP(32));
+	assert_int_equal(r.fp, 0);
 }
 
 /* The packed row keeps the return-address rule and its offset. */

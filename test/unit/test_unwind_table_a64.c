@@ -201,6 +201,17 @@ static uint32_t insn_at(int fd, uint64_t vaddr)
 	return insn;
 }
 
+/* N of `str x30, [sp, #-N]!` (STR immediate, pre-index, 64-bit), else 0. */
+static uint64_t str_x30_frame(uint32_t insn)
+{
+	int32_t imm = (int32_t)((insn >> 12) & 0x1ff);
+
+	if ((insn & 0xffe00c00u) != 0xf8000c00u || (insn & 31) != 30 ||
+	    ((insn >> 5) & 31) != 31)
+		return 0;
+	return (uint64_t)(-(imm - (imm & 0x100) * 2));
+}
+
 /* Where a `bl` at pc goes. */
 static uint64_t bl_target(uint64_t pc, uint32_t insn)
 {
@@ -246,12 +257,8 @@ static void test_go_functions(void **state)
 		for (pc = lo; pc < hi; pc += 4) {
 			uint32_t insn = insn_at(fd, pc);
 
-			/* STR (immediate, pre-index), 64-bit: x30, [sp] */
-			if (!frame && (insn & 0xffe00c00u) == 0xf8000c00u &&
-			    (insn & 31) == 30 && ((insn >> 5) & 31) == 31) {
-				int32_t imm = (int32_t)((insn >> 12) & 0x1ff);
-
-				frame = (uint64_t)(-(imm - (imm & 0x100) * 2));
+			if (!frame && str_x30_frame(insn)) {
+				frame = str_x30_frame(insn);
 				r = unwind_table_lookup(&t, pc);
 				assert_non_null(r);
 				assert_int_equal(r->rule.ra_rule, UNWIND_RA_LR);
@@ -285,7 +292,9 @@ static void test_go_functions(void **state)
 			fail_msg("%s: no `str x30, [sp, #-N]!` and call",
 				 funcs[k]);
 	}
-	/* The goroutine's bottom ends the walk. */
+	/* The goroutine's bottom and the entry point's function end the
+	 * walk; the runtime's syscall wrappers just after the entry point
+	 * keep their own rows (usleep: `str x30, [sp, #-N]!` first). */
 	{
 		uint64_t lo, hi;
 
@@ -293,6 +302,20 @@ static void test_go_functions(void **state)
 		r = unwind_table_lookup(&t, lo);
 		assert_non_null(r);
 		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_STOP);
+		find_func(syms, "_rt0_arm64_linux", &lo, &hi);
+		r = unwind_table_lookup(&t, lo);
+		assert_non_null(r);
+		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_STOP);
+		r = unwind_table_lookup(&t, hi);
+		assert_non_null(r);
+		assert_int_not_equal(r->rule.cfa_base, UNWIND_CFA_STOP);
+		find_func(syms, "runtime.usleep.abi0", &lo, &hi);
+		assert_int_not_equal(str_x30_frame(insn_at(fd, lo)), 0);
+		r = unwind_table_lookup(&t, lo + 4);
+		assert_non_null(r);
+		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_GO_FRAME);
+		assert_int_equal(r->rule.cfa_offset,
+				 str_x30_frame(insn_at(fd, lo)));
 	}
 	close(fd);
 	close(syms);
