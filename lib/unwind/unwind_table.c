@@ -362,7 +362,8 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		 * the 4 KiB: there it also ends the walk at Go's signal
 		 * restorer (runtime.sigreturn__sigaction), which has no
 		 * SIGNAL row, where the step would read a return address
-		 * from the ucontext; on arm64 that step stops at x30. */
+		 * from the ucontext; on arm64 Go sets no restorer (the
+		 * vDSO's __kernel_rt_sigreturn is a SIGNAL row). */
 		bool entry_fn =
 			ei->aarch64 && ei->entry >= entry && ei->entry < end;
 
