@@ -296,10 +296,20 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
  * runtime/traceback.go's usesLR): CFA = sp + v; with a frame (v > 0) the
  * return address is saved at 0(sp) and the caller's x29 at -8(sp)
  * (UNWIND_CFA_GO_FRAME); without (a frameless leaf, or before the
- * prologue's store) it is still in x30.
+ * prologue's store) it is still in x30. In a function that writes sp
+ * itself (fp_based: FuncFlagSPWrite, e.g. nanotime1 and walltime move sp
+ * to g0's stack around the vDSO call) the frame is found from its frame
+ * record instead, at x29 = the frame's sp - 8, which the prologue sets
+ * and the sp write leaves alone.
  */
-static struct unwind_rule go_rule(bool aarch64, int64_t v)
+static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
 {
+	if (aarch64 && v > 0 && fp_based)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP,
+					    .cfa_offset = (int32_t)v + 8,
+					    .fp_rule = UNWIND_FP_CFA_OFFSET,
+					    .fp_offset = (int16_t)(-v - 8),
+					    .ra_rule = UNWIND_RA_AFTER_FP};
 	if (aarch64 && v > 0)
 		return (struct unwind_rule){.cfa_base = UNWIND_CFA_GO_FRAME,
 					    .cfa_offset = (int32_t)v};
@@ -345,6 +355,8 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		int64_t v;
 		struct go_pcvalue it;
 		struct unwind_span ps = {0};
+		uint8_t flag;
+		bool spwrite, framed = false;
 
 		if (!go_pclntab_func(&t, i, &entry, &end, &name, &nlen, 256) ||
 		    entry < ei->win.lo || end > ei->win.hi)
@@ -383,13 +395,31 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		}
 		if (!go_pclntab_pcsp(&t, i, &off) || !off)
 			continue;
+		spwrite = ei->aarch64 && go_pclntab_flag(&t, i, &flag) &&
+			  (flag & GO_FUNC_FLAG_SPWRITE);
 		go_pcvalue_start(&it, &t, off, entry, end);
 		while (go_pcvalue_next(&it, &lo, &hi, &v)) {
+			/* The prologue's first 8 bytes with the frame (x30's
+			 * and x29's stores, or x29's store and x29 = sp - 8)
+			 * have sp right and x29 not yet set. */
+			uint64_t fp_from =
+				v > 0 && spwrite && !framed ? lo + 8 : lo;
+
 			if (v < 0 || v > (1 << 24))
 				break;
-			ps.lo = lo;
+			if (fp_from > lo && fp_from < hi) {
+				ps.lo = lo;
+				ps.hi = fp_from;
+				ps.rule = go_rule(ei->aarch64, false, v);
+				err = unwind_spans_push(sp, &ps);
+				if (err)
+					return err;
+			}
+			ps.lo = fp_from < hi ? fp_from : lo;
 			ps.hi = hi;
-			ps.rule = go_rule(ei->aarch64, v);
+			ps.rule = go_rule(ei->aarch64, spwrite && fp_from < hi,
+					  v);
+			framed |= v > 0;
 			err = unwind_spans_push(sp, &ps);
 			if (err)
 				return err;

@@ -317,6 +317,29 @@ static void test_go_functions(void **state)
 		assert_int_equal(r->rule.cfa_offset,
 				 str_x30_frame(insn_at(fd, lo)));
 	}
+	/* A function that writes sp (FuncFlagSPWrite: nanotime1 moves it to
+	 * g0's stack around the vDSO call): by sp while its prologue sets
+	 * x29 = sp - 8, by x29 after (CFA = x29 + 8 + N, its record at
+	 * x29). */
+	{
+		uint64_t lo, hi, frame;
+
+		find_func(syms, "runtime.nanotime1.abi0", &lo, &hi);
+		frame = str_x30_frame(insn_at(fd, lo));
+		assert_int_not_equal(frame, 0);
+		r = unwind_table_lookup(&t, lo + 4);
+		assert_non_null(r);
+		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_GO_FRAME);
+		r = unwind_table_lookup(&t, lo + 12);
+		assert_non_null(r);
+		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_FP);
+		assert_int_equal(r->rule.cfa_offset, frame + 8);
+		assert_int_equal(r->rule.fp_rule, UNWIND_FP_CFA_OFFSET);
+		assert_int_equal(r->rule.fp_offset, -(int64_t)frame - 8);
+		assert_int_equal(r->rule.ra_rule, UNWIND_RA_AFTER_FP);
+		/* `sub x29, sp, #8` just before */
+		assert_int_equal(insn_at(fd, lo + 8), 0xd10023fdu);
+	}
 	close(fd);
 	close(syms);
 	unwind_table_free(&t);
