@@ -12,8 +12,9 @@ Asserted:
 - at least GO_MIN_SAMPLES judged samples, at least GO_ROOTED_MIN of them
   rooted: at runtime.goexit, the bottom of every goroutine, at
   runtime.mstart, the bottom of a thread's own stack (g0: sysmon, the
-  scheduler), or at runtime.mcall, which moves a goroutine onto g0's
-  stack by writing sp (Go's own traceback ends there too: SPWrite);
+  scheduler), or at runtime.mcall or runtime.morestack, which move a
+  goroutine onto g0's stack by writing sp (Go's own traceback ends there
+  too: SPWrite);
 - at least GO_ROOTED_MIN of those in its leaf functions reach
   runtime.main, and each of those has the call path from runtime.main to
   its leaf frame for frame (runtime.main;main.main;main.runLoop;
@@ -26,7 +27,7 @@ import re
 
 from judge_node import pid_samples
 
-GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.mcall")
+GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.mcall", "runtime.morestack")
 GO_ROOTED_MIN = 0.95
 GO_MIN_SAMPLES = 80
 GO_MIN_LEAVES = 60
