@@ -242,8 +242,10 @@ $(BUILD)/test/unit/test_cfi_oracle: $(BUILD)/workloads/.built $(BUILD)/arm64-uni
 $(BUILD)/arm64-unit/callgraph_nofp: test/workloads/callgraph.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -fasynchronous-unwind-tables -o $@ $<
-# aarch64 rows without an FDE: the vDSO-like trampoline, callgraph's PLT.
-$(BUILD)/test/unit/test_unwind_table_a64: $(BUILD)/arm64-unit/libsigtramp.so $(BUILD)/arm64-unit/callgraph_nofp
+# aarch64 rows without an FDE: the vDSO-like trampoline, callgraph's PLT,
+# Go's functions (.gopclntab).
+$(BUILD)/test/unit/test_unwind_table_a64: $(BUILD)/arm64-unit/libsigtramp.so $(BUILD)/arm64-unit/callgraph_nofp \
+  $(BUILD)/arm64/workloads/go_callgraph $(BUILD)/arm64/workloads/go_callgraph_syms
 $(BUILD)/arm64-unit/libsigtramp.so: test/unit/a64/sigtramp.c | $(BUILD)/arm64/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -shared -nostdlib -fPIC -fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
@@ -487,6 +489,17 @@ $(ARM64_BUILD)/workloads/signal_spin: test/workloads/signal_spin.c | $(ARM64_BUI
 $(ARM64_BUILD)/workloads/syscalls_fp: test/workloads/syscalls.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
+# Go on arm64: go_callgraph (its 3:2:1 call graph) cross-compiled without
+# cgo and stripped (no .symtab, no DWARF: names from .gopclntab, stacks
+# from its SP-delta tables), as the x86_64 TestStrippedGo's; _syms, the
+# same build unstripped, is the unit tests' truth for addresses.
+ARM64_GO_LDFLAGS_go_callgraph := -s -w
+ARM64_GO_LDFLAGS_go_callgraph_syms :=
+$(ARM64_BUILD)/workloads/go_callgraph $(ARM64_BUILD)/workloads/go_callgraph_syms: $(ARM64_BUILD)/workloads/%: \
+  test/workloads/go_callgraph/main.go test/workloads/go_callgraph/go.mod | $(ARM64_BUILD)/.deps-arm64-ok
+	@mkdir -p $(dir $@)
+	GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=0 GOOS=linux GOARCH=arm64 \
+	  $(GO) build -C test/workloads/go_callgraph -ldflags="$(ARM64_GO_LDFLAGS_$*)" -o $(abspath $@) .
 # Trace correlation on arm64 (TLS variant I): the context workload linked
 # against the TLSDESC publisher (R_AARCH64_TLSDESC, static TLS above the
 # thread pointer), and the executable that publishes through local-exec
@@ -546,6 +559,7 @@ test-arm64: arm64-node
 test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloads/callgraph_pac \
             $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
             $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
+            $(ARM64_BUILD)/workloads/go_callgraph \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	ARM64_PY_KERNELS="$(ARM64_PY_KERNELS)" ARM64_PY_SECONDS=$(ARM64_PY_SECONDS) \
 	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)

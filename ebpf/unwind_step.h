@@ -79,6 +79,9 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 			      uint8_t ra_rule, struct unwind_regs *r)
 {
 	uint64_t cfa, ra = 0, fp = r->fp, sp;
+	/* Where the caller's rbp is, from the CFA (64-bit: a Go frame's may
+	 * be further away than fp_offset holds). */
+	int64_t fp_off = fp_offset;
 
 	switch (cfa_base) {
 	case UNWIND_CFA_STOP:
@@ -110,6 +113,20 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 		r->sp = sp;
 		r->fp = fp;
 		return UNWIND_STEP_OK;
+#if UNWIND_AARCH64
+	case UNWIND_CFA_GO_FRAME:
+		/* The frame record {x29, x30} at sp - 8 (Go's prologue stores
+		 * it there as it moves sp down by the frame's size). x29 lies
+		 * below the sampled sp, outside a stack copy: unknown there
+		 * (0), as Go's own frames do not need it. */
+		cfa = r->sp + (int64_t)cfa_offset;
+		if (UNWIND_READ_U64(ctx, r->sp - 8, &fp))
+			fp = 0;
+		fp_rule = UNWIND_FP_SAME;
+		fp_off = -(int64_t)cfa_offset;
+		ra_rule = UNWIND_RA_CFA_OFFSET;
+		break;
+#endif
 	default:
 		return UNWIND_STEP_ERR_RULE;
 	}
@@ -119,13 +136,12 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 		if (!r->lr)
 			return UNWIND_STEP_ERR_RULE;
 		ra = r->lr;
-	} else if (UNWIND_READ_U64(ctx,
-				   ra_rule == UNWIND_RA_AFTER_FP
-					   ? cfa + (int64_t)fp_offset + 8
-				   : ra_rule == UNWIND_RA_CFA_OFFSET
-					   ? cfa + (int64_t)fp_offset
-					   : cfa - 8,
-				   &ra)) {
+	} else if (UNWIND_READ_U64(
+			   ctx,
+			   ra_rule == UNWIND_RA_AFTER_FP     ? cfa + fp_off + 8
+			   : ra_rule == UNWIND_RA_CFA_OFFSET ? cfa + fp_off
+							     : cfa - 8,
+			   &ra)) {
 		return UNWIND_STEP_ERR_READ;
 	}
 	ra &= UNWIND_AARCH64_RA_MASK;
@@ -135,7 +151,7 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 		return UNWIND_STEP_ERR_READ;
 #endif
 	if (fp_rule == UNWIND_FP_CFA_OFFSET) {
-		if (UNWIND_READ_U64(ctx, cfa + (int64_t)fp_offset, &fp))
+		if (UNWIND_READ_U64(ctx, cfa + fp_off, &fp))
 			return UNWIND_STEP_ERR_READ;
 	} else if (fp_rule == UNWIND_FP_UNDEFINED) {
 		fp = 0;

@@ -38,6 +38,12 @@ enum unwind_cfa_base {
 	UNWIND_CFA_SIGNAL =
 		4, /* signal trampoline: registers in ucontext at rsp */
 	UNWIND_CFA_STOP = 5, /* outermost frame (_start, thread entry): done */
+	/* aarch64 only: a Go function's frame once its prologue has run:
+	 * CFA = sp + cfa_offset (the pcsp delta), the return address saved
+	 * at sp and the caller's x29 just below it, at sp - 8 (Go's arm64
+	 * layout). Its own base because both lie cfa_offset below the CFA,
+	 * more than fp_offset can say for large frames. */
+	UNWIND_CFA_GO_FRAME = 6,
 };
 
 /* How to restore the caller's rbp. */
@@ -122,7 +128,8 @@ static inline bool unwind_row_pack(const struct unwind_row *in,
 {
 	uint8_t base = in->rule.cfa_base, fp = in->rule.fp_rule;
 	uint8_t ra = in->rule.ra_rule;
-	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP;
+	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP ||
+			base == UNWIND_CFA_GO_FRAME;
 	bool uses_fp_off =
 		fp == UNWIND_FP_CFA_OFFSET || ra == UNWIND_RA_CFA_OFFSET;
 

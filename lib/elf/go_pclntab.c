@@ -159,6 +159,20 @@ bool go_pclntab_pcsp(const struct go_pclntab *t, uint64_t i, uint64_t *off)
 	return true;
 }
 
+bool go_pclntab_flag(const struct go_pclntab *t, uint64_t i, uint8_t *flag)
+{
+	uint64_t entry, funcoff, v;
+
+	/* _func: ..., cuOffset u32 @32, then 1.18-1.19: funcID @36, flag
+	 * @37; 1.20 on: startLine i32 @36, funcID @40, flag @41. */
+	if (t->version == 116 || i >= t->nfunc ||
+	    !functab_entry(t, i, &entry, &funcoff) || funcoff >= t->len ||
+	    !word(t, t->pcln + funcoff + (t->version == 118 ? 37 : 41), 1, &v))
+		return false;
+	*flag = (uint8_t)v;
+	return true;
+}
+
 void go_pcvalue_start(struct go_pcvalue *it, const struct go_pclntab *t,
 		      uint64_t off, uint64_t entry, uint64_t end)
 {

@@ -42,6 +42,13 @@ bool go_pclntab_func(const struct go_pclntab *t, uint64_t i, uint64_t *entry,
 		     uint64_t *end, const char **name, size_t *name_len,
 		     size_t max_name);
 
+/* Go's FuncFlag bit (internal/abi) of a function that writes sp itself
+ * (a stack switch: its SP delta table does not hold past the write). */
+#define GO_FUNC_FLAG_SPWRITE 0x2
+/* Function i's FuncFlag byte; false for the Go 1.16-1.17 table format,
+ * whose _func has no fixed place for it. */
+bool go_pclntab_flag(const struct go_pclntab *t, uint64_t i, uint8_t *flag);
+
 /* The function containing pc (binary search of the function table). */
 bool go_pclntab_find(const struct go_pclntab *t, uint64_t pc, uint64_t *i);
 /* Source file and line of pc in function i (its pcfile and pcln tables,

@@ -290,24 +290,56 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 }
 
 /*
+ * The rule of a Go function's pc whose SP delta (pcsp) is v. amd64: CFA =
+ * rsp + v + 8 (the call pushed the return address), and where the frame
+ * is set up the caller's rbp sits at CFA - 16. arm64 (obj7.go's prologue,
+ * runtime/traceback.go's usesLR): CFA = sp + v; with a frame (v > 0) the
+ * return address is saved at 0(sp) and the caller's x29 at -8(sp)
+ * (UNWIND_CFA_GO_FRAME); without (a frameless leaf, or before the
+ * prologue's store) it is still in x30. In a function that writes sp
+ * itself (fp_based: FuncFlagSPWrite, e.g. nanotime1 and walltime move sp
+ * to g0's stack around the vDSO call) the frame is found from its frame
+ * record instead, at x29 = the frame's sp - 8, which the prologue sets
+ * and the sp write leaves alone.
+ */
+static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
+{
+	if (aarch64 && v > 0 && fp_based)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP,
+					    .cfa_offset = (int32_t)v + 8,
+					    .fp_rule = UNWIND_FP_CFA_OFFSET,
+					    .fp_offset = (int16_t)(-v - 8),
+					    .ra_rule = UNWIND_RA_AFTER_FP};
+	if (aarch64 && v > 0)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_GO_FRAME,
+					    .cfa_offset = (int32_t)v};
+	if (aarch64)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
+					    .ra_rule = UNWIND_RA_LR};
+	return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
+				    .cfa_offset = (int32_t)v + 8,
+				    .fp_rule = v > 0 ? UNWIND_FP_CFA_OFFSET
+						     : UNWIND_FP_SAME,
+				    .fp_offset = v > 0 ? -16 : 0};
+}
+
+/*
  * Rows for Go functions that CFI does not cover (Go emits none; with
  * external linking only the C parts have it), from each function's SP
- * delta table in .gopclntab: CFA = rsp + delta + 8, and where the frame
- * is set up the caller's rbp sits at CFA - 16 (Go's amd64 frame layout).
- * runtime.goexit (the return address at the bottom of every goroutine)
- * and runtime.mstart (thread entry) end the walk.
+ * delta table in .gopclntab (go_rule). runtime.goexit (the return
+ * address at the bottom of every goroutine) and runtime.mstart (thread
+ * entry) end the walk.
  */
 static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
-			    struct unwind_spans *sp, bool *added)
+			    struct unwind_spans *sp, bool *added,
+			    bool *entry_stopped)
 {
 	const struct sec *g = &ei->gopclntab;
 	struct go_pclntab t;
 	Elf_Data *d;
 	int err;
 
-	/* The rules below are Go's amd64 frame layout; arm64's (the
-	 * return address saved at the bottom of the frame) is not done. */
-	if (ei->aarch64 || g->count != 1 || g->nobits || g->compressed ||
+	if (g->count != 1 || g->nobits || g->compressed ||
 	    g->size > GO_PCLNTAB_MAX_BYTES)
 		return 0;
 	if (!unwind_mem_charge(sp->mem, g->size)) /* libelf's copy */
@@ -323,6 +355,8 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		int64_t v;
 		struct go_pcvalue it;
 		struct unwind_span ps = {0};
+		uint8_t flag;
+		bool spwrite, framed = false;
 
 		if (!go_pclntab_func(&t, i, &entry, &end, &name, &nlen, 256) ||
 		    entry < ei->win.lo || end > ei->win.hi)
@@ -332,8 +366,23 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		if (!cover_next_gap(cov, &pos, end, &lo, &hi) || lo != entry ||
 		    hi != end)
 			continue;
+		/* arm64: the entry point's function (_rt0_arm64_linux) is
+		 * outermost too, and its STOP row is this function's, not
+		 * the 4 KiB the builder gives an entry point without rows,
+		 * which would cover the Go functions after it (the runtime's
+		 * syscall wrappers: futex, usleep, nanotime1). x86_64 keeps
+		 * the 4 KiB: there it also ends the walk at Go's signal
+		 * restorer (runtime.sigreturn__sigaction), which has no
+		 * SIGNAL row, where the step would read a return address
+		 * from the ucontext; on arm64 Go sets no restorer (the
+		 * vDSO's __kernel_rt_sigreturn is a SIGNAL row). */
+		bool entry_fn =
+			ei->aarch64 && ei->entry >= entry && ei->entry < end;
+
 		if ((nlen == 14 && !memcmp(name, "runtime.goexit", 14)) ||
-		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14))) {
+		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14)) ||
+		    entry_fn) {
+			*entry_stopped |= entry_fn;
 			ps = (struct unwind_span){.lo = entry,
 						  .hi = end,
 						  .rule.cfa_base =
@@ -346,17 +395,31 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		}
 		if (!go_pclntab_pcsp(&t, i, &off) || !off)
 			continue;
+		spwrite = ei->aarch64 && go_pclntab_flag(&t, i, &flag) &&
+			  (flag & GO_FUNC_FLAG_SPWRITE);
 		go_pcvalue_start(&it, &t, off, entry, end);
 		while (go_pcvalue_next(&it, &lo, &hi, &v)) {
+			/* The prologue's first 8 bytes with the frame (x30's
+			 * and x29's stores, or x29's store and x29 = sp - 8)
+			 * have sp right and x29 not yet set. */
+			uint64_t fp_from =
+				v > 0 && spwrite && !framed ? lo + 8 : lo;
+
 			if (v < 0 || v > (1 << 24))
 				break;
-			ps.lo = lo;
+			if (fp_from > lo && fp_from < hi) {
+				ps.lo = lo;
+				ps.hi = fp_from;
+				ps.rule = go_rule(ei->aarch64, false, v);
+				err = unwind_spans_push(sp, &ps);
+				if (err)
+					return err;
+			}
+			ps.lo = fp_from < hi ? fp_from : lo;
 			ps.hi = hi;
-			ps.rule.cfa_base = UNWIND_CFA_SP;
-			ps.rule.cfa_offset = (int32_t)v + 8;
-			ps.rule.fp_rule =
-				v > 0 ? UNWIND_FP_CFA_OFFSET : UNWIND_FP_SAME;
-			ps.rule.fp_offset = v > 0 ? -16 : 0;
+			ps.rule = go_rule(ei->aarch64, spwrite && fp_from < hi,
+					  v);
+			framed |= v > 0;
 			err = unwind_spans_push(sp, &ps);
 			if (err)
 				return err;
@@ -690,7 +753,7 @@ static int build(Elf *elf, struct unwind_table *out,
 				  .mem = mem};
 	struct cover cov = {0};
 	struct elf_info ei;
-	bool have_cfi = false;
+	bool have_cfi = false, entry_stopped = false;
 	int err;
 
 	err = scan_elf(elf, &ei);
@@ -782,7 +845,7 @@ static int build(Elf *elf, struct unwind_table *out,
 		}
 	}
 
-	err = add_go_functions(&ei, &cov, &sp, &have_cfi);
+	err = add_go_functions(&ei, &cov, &sp, &have_cfi, &entry_stopped);
 	if (err)
 		goto out;
 	if (ei.aarch64) {
@@ -792,7 +855,8 @@ static int build(Elf *elf, struct unwind_table *out,
 	}
 
 	/* Entry point without CFI (ld.so's _start): it is outermost. */
-	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi) {
+	if (ei.entry && ei.entry >= ei.win.lo && ei.entry < ei.win.hi &&
+	    !entry_stopped) {
 		size_t i = cover_find(&cov, ei.entry);
 		uint64_t end = ei.entry + UNWIND_MAX_ENTRY_STOP;
 		struct unwind_span ps = {.rule.cfa_base = UNWIND_CFA_STOP};

@@ -55,6 +55,9 @@ sig=$!
 echo "guest: pointer authentication: $(grep -m1 -o -w 'paca' /proc/cpuinfo || echo none)"
 $NICE $W/syscalls_fp 600 >/dev/null 2>&1 &
 sc=$!
+# Go (stripped, no cgo): its frames from .gopclntab's SP-delta tables.
+$NICE $W/go_callgraph 600 >/dev/null &
+gocg=$!
 # BPF run time per program (fdinfo run_time_ns / run_cnt), read from the
 # recorder's perf_event programs (type 7) just before it stops.
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
@@ -97,6 +100,7 @@ echo "==== ctx_tlsdesc pid $ctx1"
 cat /tmp/ctx_tlsdesc.out /tmp/ctx_tlsdesc.err
 echo "==== ctx_le pid $ctx2"
 cat /tmp/ctx_le.out /tmp/ctx_le.err
+echo "==== go_callgraph pid $gocg"
 echo "==== node pid $node"
 echo "node version $(/opt/node/bin/node --version 2>&1)"
 cat /tmp/node.times
@@ -109,6 +113,6 @@ echo "==== folded"
 echo "==== bpffs"
 ls /sys/fs/bpf
 echo "==== end"
-kill -9 $cg $pac $sig $sc $node 2>/dev/null
+kill -9 $cg $pac $sig $sc $gocg $node 2>/dev/null
 sync
 poweroff -f

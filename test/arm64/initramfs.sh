@@ -31,7 +31,7 @@ cp "$here/guest.sh" "$root/init"
 chmod +x "$root/init"
 echo "BUILD=$build SECONDS_REC=2 HZ=99" >"$root/arm64.env"
 cp -a "$build"/libotelprofiler.so* "$build/otelprof" "$root/$build/"
-cp "$build"/workloads/{callgraph_nofp,callgraph_pac,signal_spin,syscalls_fp} "$root/$build/workloads/"
+cp "$build"/workloads/{callgraph_nofp,callgraph_pac,signal_spin,syscalls_fp,go_callgraph} "$root/$build/workloads/"
 # The context publishers (trace correlation, TLS variant I).
 cp "$build"/workloads/{ctx_linked_tlsdesc,ctx_exe_le,libotelctx_tlsdesc.so} "$root/$build/workloads/"
 # Merged /usr, as on the host.

@@ -15,6 +15,7 @@ must have: `paca`) each reach main in at least NOFP_MAIN_MIN of their
 samples, and every one of their samples that holds a leaf function and
 reaches main has the program's call path from main to that leaf, frame
 for frame (main;run_loop;path_heavy;leaf_heavy, ...).
+go_callgraph (Go, stripped, no cgo): judge_go.py.
 Every BPF program the recorder loads (all runtimes forced: bpf_loop
 kernels load on_cpu_sample, older ones the chained pair) is verified
 within 60% of the verifier's instruction limit (BPF_LOG_STATS lines). The
@@ -38,6 +39,7 @@ import json
 import re
 import sys
 
+from judge_go import judge_go
 from judge_node import judge_node
 
 kernel, path = sys.argv[1], sys.argv[2]
@@ -294,6 +296,10 @@ for name in ("ctx_tlsdesc", "ctx_le"):
 node_problems, node_note = judge_node(text, progs)
 problems += node_problems
 ctx_notes.append(node_note)
+# Go: judge_go.py.
+go_problems, go_note = judge_go(text)
+problems += go_problems
+ctx_notes.append(go_note)
 
 status = "ok  " if not problems else "FAIL"
 print(

@@ -42,9 +42,10 @@ def _section(text, name):
     return m
 
 
-def _samples(text, want_pid):
+def pid_samples(text, want_pid, main_thread=True):
     """(time ns, [(frame type, function name, file, line)] leaf first) of
-    every sample of want_pid's main thread."""
+    every sample of want_pid's main thread (main_thread), or of all its
+    threads."""
     m = _section(text, r"otlp-json\.gz\.b64")
     if not m or not m.group(1).strip():
         return []
@@ -93,7 +94,7 @@ def _samples(text, want_pid):
                     for smp in prof.get("samples", []):
                         tid = next((int(v) for k, v in map(attr, smp.get("attributeIndices", []))
                                     if k == "thread.id"), 0)
-                        if tid != want_pid:
+                        if main_thread and tid != want_pid:
                             continue
                         fr = frames(smp.get("stackIndex", 0))
                         for ts in smp.get("timestampsUnixNano", []):
@@ -123,7 +124,7 @@ def judge_node(text, kernel_progs):
     if len(times) < 2:
         return [f"node {version}: no CPU times printed: {m.group(2)[-300:]!r}"], f"node {version} -"
     try:
-        samples = sorted(_samples(text, pid))
+        samples = sorted(pid_samples(text, pid))
     except (ValueError, KeyError, IndexError, OSError, EOFError) as e:
         return [f"node: the guest's otlp-json is unreadable: {e}"], f"node {version} -"
     if not samples:

@@ -4,7 +4,7 @@
  * any host: hand-made stacks in the layouts aarch64 code leaves, each step
  * checked against the registers the frame was built from. The link
  * register at the first frame, the saved x30 in each place a row can say,
- * pointer-authentication bits, and the signal frame at
+ * pointer-authentication bits, Go's frames, and the signal frame at
  * __kernel_rt_sigreturn (offsets checked against the arm64 headers with
  * aarch64-linux-gnu-gcc: siginfo 128 bytes, uc_mcontext 176 bytes into
  * the ucontext, regs[] 8 bytes into it).
@@ -182,6 +182,71 @@ static void test_signal_frame(void **state)
 	assert_int_equal(r.pc, 0x407770);
 }
 
+/*
+ * Go's arm64 frames (obj7.go's prologue): a frameless leaf with its return
+ * address in x30, then frames whose pcsp delta is their size, each with
+ * the return address at 0(sp) and the caller's x29 at -8(sp). The last
+ * frame is larger than an fp_offset row could reach (1040 > 1024).
+ */
+static void test_go_frames(void **state)
+{
+	struct unwind_regs r = {
+		.pc = 0x401000, .sp = SP(16), .fp = SP(8), .lr = 0x402010};
+	struct unwind_packed_row row;
+	struct unwind_row in = {
+		.pc = 0x402000,
+		.rule = {.cfa_offset = 1040, .cfa_base = UNWIND_CFA_GO_FRAME}};
+
+	reset(state);
+	/* Frame of 32 bytes at SP(16): x30 at SP(16), x29 at SP(8). */
+	put(SP(16), 0x403020);
+	put(SP(8), SP(40));
+	/* Its caller's frame of 1040 bytes at SP(48). */
+	put(SP(48), 0x404040);
+	put(SP(40), SP(1080));
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_SP, 0, UNWIND_FP_SAME, 0,
+				     UNWIND_RA_LR, &r),
+			 UNWIND_STEP_OK);
+	assert_int_equal(r.pc, 0x402010);
+	assert_int_equal(r.sp, SP(16));
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_GO_FRAME, 32,
+				     UNWIND_FP_SAME, 0, UNWIND_RA_CFA_MINUS8,
+				     &r),
+			 UNWIND_STEP_OK);
+	assert_int_equal(r.pc, 0x403020);
+	assert_int_equal(r.sp, SP(48));
+	assert_int_equal(r.fp, SP(40));
+	/* The row as the walk reads it: the base and the full offset. */
+	assert_true(unwind_row_pack(&in, &row));
+	assert_int_equal(UNWIND_ROW_CFA_BASE(&row), UNWIND_CFA_GO_FRAME);
+	assert_int_equal(UNWIND_ROW_CFA_OFFSET(&row), 1040);
+	assert_int_equal(unwind_step(NULL, UNWIND_ROW_CFA_BASE(&row),
+				     UNWIND_ROW_CFA_OFFSET(&row),
+				     UNWIND_ROW_FP_RULE(&row),
+				     UNWIND_ROW_FP_OFFSET(&row),
+				     UNWIND_ROW_RA_RULE(&row), &r),
+			 UNWIND_STEP_OK);
+	assert_int_equal(r.pc, 0x404040);
+	assert_int_equal(r.sp, SP(1088));
+	assert_int_equal(r.fp, SP(1080));
+	/* A zero return address (the stack's end) ends the walk. */
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_GO_FRAME, 16,
+				     UNWIND_FP_SAME, 0, UNWIND_RA_CFA_MINUS8,
+				     &r),
+			 UNWIND_STEP_DONE);
+	/* A stack copy starts at the sampled sp: the x29 below it is
+	 * unknown (0), the return address at sp is still read. */
+	r = (struct unwind_regs){.pc = 0x401000, .sp = SP(0), .fp = SP(8)};
+	put(SP(0), 0x405050);
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_GO_FRAME, 32,
+				     UNWIND_FP_SAME, 0, UNWIND_RA_CFA_MINUS8,
+				     &r),
+			 UNWIND_STEP_OK);
+	assert_int_equal(r.pc, 0x405050);
+	assert_int_equal(r.sp, SP(32));
+	assert_int_equal(r.fp, 0);
+}
+
 /* The packed row keeps the return-address rule and its offset. */
 static void test_packed_row(void **state)
 {
@@ -232,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_signal_frame),
 		cmocka_unit_test(test_packed_row),
+		cmocka_unit_test(test_go_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
