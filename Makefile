@@ -465,11 +465,15 @@ arm64: $(ARM64_BUILD)/.deps-arm64-ok $(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf $
 # of workloads cross-compiled with gcc (callgraph without frame pointers,
 # syscalls with, the context publishers).
 ARM64_SECONDS ?= 40
-# The CPython guest (test/arm64/python.sh): its kernels (none: not booted)
-# and its recording, long enough for 200 judged samples once the
-# interpreter is known (seconds in, under emulation).
-ARM64_PY_KERNELS ?= 6.1 6.12
-ARM64_PY_SECONDS ?= 30
+# The interpreter guest (test/arm64/interp.sh): its kernels (none: not
+# booted), the runtimes it runs in turn (entries test/arm64/interp/*.conf:
+# python, ruby, php, perl; none: not booted) and each one's recording,
+# long enough for 200 judged samples once the interpreter is known
+# (seconds in, under emulation). Perl is an entry but not a default: its
+# arm64 layout is not in (an unknown version: native stacks).
+ARM64_INTERP_KERNELS ?= 6.1 6.12
+ARM64_INTERP_RUNTIMES ?= python ruby php
+ARM64_INTERP_SECONDS ?= 30
 $(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
@@ -524,7 +528,8 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
             $(ARM64_BUILD)/workloads/signal_spin $(ARM64_BUILD)/workloads/syscalls_fp \
             $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
-	ARM64_PY_KERNELS="$(ARM64_PY_KERNELS)" ARM64_PY_SECONDS=$(ARM64_PY_SECONDS) \
+	ARM64_INTERP_KERNELS="$(ARM64_INTERP_KERNELS)" ARM64_INTERP_RUNTIMES="$(ARM64_INTERP_RUNTIMES)" \
+	  ARM64_INTERP_SECONDS=$(ARM64_INTERP_SECONDS) \
 	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 
 # HotSpot on arm64 (docs/arm64.md): a guest of its own on one kernel. Not
