@@ -65,7 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.id2str = word(data, 23),
 	};
 	if (ruby_identify(&r, rp, &s, MEM_BASE)) {
-		if (!rp->layout || rp->walk.tls_offset >= (1u << 20) ||
+		if (!rp->layout ||
+		    (rp->walk.ec.kind == OTELPROF_TLS_DTPMOD_GOT &&
+		     rp->walk.ec.offset >= (1u << 20)) ||
 		    (rp->loop_lo && rp->loop_hi <= rp->loop_lo))
 			__builtin_trap();
 	}
@@ -114,6 +116,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)ruby_tail_jumps(data, size, MEM_BASE, v, 16);
 		(void)ruby_tls_from_code(data, size, MEM_BASE, &got);
 		(void)ruby_symbols_from_code(data, size, MEM_BASE, &got, &v[0]);
+		(void)ruby_tail_jumps_a64(data, size, MEM_BASE, v, 16);
+		(void)ruby_symbols_from_code_a64(data, size, MEM_BASE, &got,
+						 &v[0]);
 		(void)ruby_version_parse((const char *)data, size, &major,
 					 &minor);
 		(void)ruby_function_end(data, size, MEM_BASE,
