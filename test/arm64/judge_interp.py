@@ -17,7 +17,8 @@ KNOWN_WITHIN of its samples' span, at least MIN_SAMPLES of them:
 - every sample with a HOT_A frame has PATH_A below it in its runtime
   frames (outermost first, in order), and HOT_A's and HOT_B's files and
   lines are theirs (the line inside the function's BODY lines);
-- HOT_A's share of the samples in HOT_A or HOT_B is within SHARE_SIGMAS
+- at least half of them are in HOT_A or HOT_B, and HOT_A's share of
+  those is within SHARE_SIGMAS
   binomial standard deviations (at least SHARE_TOL points) of hot_a's
   share of their CPU time over the recording;
 - at least ROOTED_MIN of them are rooted: their outermost native frame is
