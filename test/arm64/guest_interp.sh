@@ -30,7 +30,7 @@ for rt in $(cat /interp/order); do
 	$BIN $ARGS >$out 2>&1 &
 	pid=$!
 	for i in $(seq 900); do [ -s $out ] && break; sleep 0.1; done
-	echo "guest: $rt pid $pid up at $(cut -d' ' -f1 /proc/uptime) s uptime"
+	echo "guest: $rt pid $pid up at $(cut -d' ' -f1 /proc/uptime) s uptime, $(grep MemAvailable /proc/meminfo | tr -s ' ')"
 	# The runtime's walk program is loaded on demand, when the recorder
 	# finds the interpreter (as on a host). A 64 MiB ring buffer: under
 	# emulation on a loaded host the recorder drains late, and with the

@@ -16,7 +16,8 @@ KNOWN_WITHIN of its samples' span, at least MIN_SAMPLES of them:
 - at least RT_MIN of them carry runtime frames (FRAME);
 - every sample with a HOT_A frame has PATH_A below it in its runtime
   frames (outermost first, in order), and HOT_A's and HOT_B's files and
-  lines are theirs (the line inside the function's BODY lines);
+  lines are theirs (the line the function's def line or one of the
+  BODY lines after it);
 - at least half of them are in HOT_A or HOT_B, and HOT_A's share of
   those is within SHARE_SIGMAS
   binomial standard deviations (at least SHARE_TOL points) of hot_a's
@@ -193,7 +194,9 @@ def judge(kernel, path, text, rt):
                 continue
             i = names.index(hot)
             h = rtf[i]
-            ok = h[2] == fl and ln < h[3] <= ln + body
+            # the def line is the function's own too (CPython 3.11's
+            # RESUME at entry)
+            ok = h[2] == fl and ln <= h[3] <= ln + body
             if hot == c["HOT_A"]:
                 n_a += 1
                 ok = ok and below_in_order(names[:i + 1], path_a)
