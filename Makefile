@@ -536,13 +536,14 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
 # part of test-arm64 (nor of make test): on a quiet host a third of the
 # hash thread's samples lose the frames below an OSR'd hashLoop (68%
 # rooted, want 90%); run it alone while that is open.
-# Debian bookworm's arm64 OpenJDK 17 (fetched through apt with its own
-# state, cached in RUNTIME_CACHE) running FibHash, compiled here by the
+# Debian bookworm's arm64 OpenJDK 17 (test/arm64/fetch_debs.sh through
+# fetch_java.sh, cached in RUNTIME_CACHE/arm64-debs: the older
+# arm64-openjdk17 predates its .complete format) running FibHash, compiled here by the
 # machine's javac (class files are portable), outside workloads/ (whose
 # files initramfs.sh reads as ELF programs).
 ARM64_JAVA_KERNEL ?= 6.12
 ARM64_JAVA_SECONDS ?= 30
-ARM64_JAVA_CACHE := $(RUNTIME_CACHE)/arm64-openjdk17
+ARM64_JAVA_CACHE := $(RUNTIME_CACHE)/arm64-debs/openjdk17
 ARM64_JAVAC ?= $(shell command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
 .PHONY: test-arm64-java
 $(ARM64_BUILD)/java/FibHash.class: test/workloads/java/FibHash.java

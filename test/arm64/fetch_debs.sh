@@ -1,33 +1,28 @@
 #!/usr/bin/env bash
-# Debian arm64 packages for the arm64 guests, unpacked into one root:
+# Debian arm64 packages of one suite, unpacked into CACHE_DIR/tree: what
+# the arm64 runtime guests and unit tests need from Debian that the
+# machine's multiarch -dev packages do not bring. Downloaded through apt
+# with its own sources list, lists and package cache (as
+# test/kernels/fetch.sh does for kernels): the machine's apt state is
+# never touched. Unpacked with dpkg-deb -x (no maintainer scripts run).
 #   fetch_debs.sh SUITE CACHE_DIR PKG...   -> CACHE_DIR/tree
-# Downloaded through the machine's apt with its own sources list, lists
-# and package cache (as test/kernels/fetch.sh does for kernels): the
-# machine's apt state is never touched. SUITE's point releases and its
-# security updates are in the list (apt downloads only the version its
-# lists name as the newest). Unpacked with dpkg-deb -x: no maintainer
-# script runs (none is needed to start an interpreter). The tree is kept
-# once complete (CACHE_DIR/tree/.complete names its .debs); a PKG without
-# its .deb there fetches again.
+# Nothing is fetched when CACHE_DIR/tree/.complete lists the same
+# packages (a cache from an earlier run); the suite's point releases and
+# security updates are in the lists, apt takes the newest.
 set -euo pipefail
-[ $# -ge 3 ] || { echo "usage: fetch_debs.sh SUITE CACHE_DIR PKG..." >&2; exit 2; }
-suite=$1 cache=$2
+suite=$1
+cache=$2
 shift 2
+pkgs="$*"
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
-complete() {
-	local p
-	[ -s "$cache/tree/.complete" ] || return 1
-	for p in "$@"; do grep -q "^${p%%:*}_" "$cache/tree/.complete" || return 1; done
-}
-complete "$@" && exit 0
+[ -s "$cache/tree/.complete" ] && [ "$(head -n1 "$cache/tree/.complete")" = "$suite: $pkgs" ] && exit 0
 archive=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
 	grep -E '^(URIs:|deb )' | grep -oE 'https?://[^ ]*/debian/?( |$)' | head -n1 | tr -d ' ' || true)
 archive=${archive:-http://deb.debian.org/debian}
 archive=${archive%/}
 apt=$cache/apt
-rm -rf "$apt" "$cache/debs" "$cache/tree.tmp"
-mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$cache/debs"
+rm -rf "$apt" "$cache/debs" && mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$cache/debs"
 key="arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg"
 {
 	echo "deb [$key] $archive $suite main"
@@ -38,11 +33,15 @@ opts=(-o "Dir::Etc::SourceList=$apt/sources.list" -o Dir::Etc::SourceParts=/dev/
 	-o "Dir::State::Lists=$apt/lists" -o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives"
 	-o Acquire::Languages=none -o APT::Architecture=arm64 -o APT::Architectures=arm64
 	-o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
-echo "fetch_debs.sh: fetching $suite's arm64 $* from $archive"
+echo "fetch_debs.sh: $suite arm64 $pkgs from $archive"
 apt-get -qq "${opts[@]}" update
-(cd "$cache/debs" && apt-get -qq "${opts[@]}" download "$@")
-mkdir -p "$cache/tree.tmp"
+# shellcheck disable=SC2086
+(cd "$cache/debs" && apt-get -qq "${opts[@]}" download $pkgs)
+rm -rf "$cache/tree.tmp" && mkdir -p "$cache/tree.tmp"
 for d in "$cache"/debs/*.deb; do dpkg-deb -x "$d" "$cache/tree.tmp"; done
-ls "$cache/debs" >"$cache/tree.tmp/.complete"
+{
+	echo "$suite: $pkgs"
+	ls "$cache/debs"
+} >"$cache/tree.tmp/.complete"
 rm -rf "$apt" "$cache/tree" && mv "$cache/tree.tmp" "$cache/tree"
 echo "fetch_debs.sh: $(ls "$cache/debs" | tr '\n' ' ')"
