@@ -136,6 +136,7 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 		"rb_id2str"};
 	uint64_t v[7];
 
+	memset(out, 0, sizeof(*out));
 	(void)elf_dynsym_lookup(fd, NULL, names, 7, v);
 	out->version = v[0];
 	out->thread_current = v[1];
@@ -196,8 +197,11 @@ static void tracker_sync(struct ruby_tracker *t, struct process *p,
 		if (fd < 0)
 			continue;
 		dynsym_lookup(fd, &s);
-		ec_relocation(fd, bias,
-			      p->exe_path && !strcmp(m->path, p->exe_path), &s);
+		if (s.version && s.thread_current)
+			ec_relocation(fd, bias,
+				      p->exe_path &&
+					      !strcmp(m->path, p->exe_path),
+				      &s);
 		close(fd);
 		if (!s.version || !s.thread_current)
 			continue;
