@@ -468,11 +468,14 @@ arm64: $(ARM64_BUILD)/.deps-arm64-ok $(ARM64_KERNEL_CACHE)/$(ARM64_KERNEL)/btf $
 # of workloads cross-compiled with gcc (callgraph without frame pointers,
 # syscalls with, the context publishers).
 ARM64_SECONDS ?= 40
-# The CPython guest (test/arm64/python.sh): its kernels (none: not booted)
-# and its recording, long enough for 200 judged samples once the
-# interpreter is known (seconds in, under emulation).
-ARM64_PY_KERNELS ?= 6.1 6.12
-ARM64_PY_SECONDS ?= 30
+# The interpreter guest (test/arm64/interp.sh): its kernels (none: not
+# booted), the runtimes it runs in turn (entries test/arm64/interp/*.conf:
+# python, ruby, php, perl; none: not booted) and each one's recording,
+# long enough for 200 judged samples once the interpreter is known
+# (seconds in, under emulation).
+ARM64_INTERP_KERNELS ?= 6.1 6.12
+ARM64_INTERP_RUNTIMES ?= python ruby php perl
+ARM64_INTERP_SECONDS ?= 30
 $(ARM64_BUILD)/workloads/callgraph_nofp: test/workloads/callgraph.c | $(ARM64_BUILD)/.deps-arm64-ok
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) -O2 -fomit-frame-pointer -fno-optimize-sibling-calls -o $@ $<
@@ -561,20 +564,22 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
             $(ARM64_BUILD)/workloads/ctx_linked_tlsdesc $(ARM64_BUILD)/workloads/ctx_exe_le \
             $(ARM64_BUILD)/workloads/go_callgraph \
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
-	ARM64_PY_KERNELS="$(ARM64_PY_KERNELS)" ARM64_PY_SECONDS=$(ARM64_PY_SECONDS) \
+	ARM64_INTERP_KERNELS="$(ARM64_INTERP_KERNELS)" ARM64_INTERP_RUNTIMES="$(ARM64_INTERP_RUNTIMES)" \
+	  ARM64_INTERP_SECONDS=$(ARM64_INTERP_SECONDS) \
 	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 
 # HotSpot on arm64 (docs/arm64.md): a guest of its own on one kernel. Not
 # part of test-arm64 (nor of make test): on a quiet host a third of the
 # hash thread's samples lose the frames below an OSR'd hashLoop (68%
 # rooted, want 90%); run it alone while that is open.
-# Debian bookworm's arm64 OpenJDK 17 (fetched through apt with its own
-# state, cached in RUNTIME_CACHE) running FibHash, compiled here by the
+# Debian bookworm's arm64 OpenJDK 17 (test/arm64/fetch_debs.sh through
+# fetch_java.sh, cached in RUNTIME_CACHE/arm64-debs: the older
+# arm64-openjdk17 predates its .complete format) running FibHash, compiled here by the
 # machine's javac (class files are portable), outside workloads/ (whose
 # files initramfs.sh reads as ELF programs).
 ARM64_JAVA_KERNEL ?= 6.12
 ARM64_JAVA_SECONDS ?= 30
-ARM64_JAVA_CACHE := $(RUNTIME_CACHE)/arm64-openjdk17
+ARM64_JAVA_CACHE := $(RUNTIME_CACHE)/arm64-debs/openjdk17
 ARM64_JAVAC ?= $(shell command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
 .PHONY: test-arm64-java
 $(ARM64_BUILD)/java/FibHash.class: test/workloads/java/FibHash.java

@@ -9,11 +9,14 @@ build=$1 cache=$2 seconds=$3
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 bash "$here/initramfs.sh" "$build" "$cache/root.cpio.gz"
-# The CPython guest (python.sh, judge_python.py) on PY_KERNELS, recording
-# PY_SECONDS.
-py_kernels=${ARM64_PY_KERNELS-6.1 6.12}
-py_seconds=${ARM64_PY_SECONDS:-30}
-[ -z "$py_kernels" ] || bash "$here/python.sh" "$cache/root.cpio.gz" "$cache/root-python.cpio.gz"
+# The interpreter guest (interp.sh, judge_interp.py) on INTERP_KERNELS:
+# each of INTERP_RUNTIMES (entries interp/*.conf) in turn, each recorded
+# INTERP_SECONDS.
+interp_kernels=${ARM64_INTERP_KERNELS-6.1 6.12}
+interp_runtimes=${ARM64_INTERP_RUNTIMES-python ruby php perl}
+interp_seconds=${ARM64_INTERP_SECONDS:-30}
+[ -z "$interp_kernels" ] || [ -z "$interp_runtimes" ] ||
+	bash "$here/interp.sh" "$cache/root.cpio.gz" "$cache/root-interp.cpio.gz" $interp_runtimes
 fail=0
 for v in "$@"; do
 	res=$cache/results/$v
@@ -26,14 +29,14 @@ for v in "$@"; do
 		-append "console=ttyAMA0 quiet panic=-1 otelprof.seconds=$seconds" >"$res/console.log" 2>&1 || true
 	python3 "$here/judge.py" "$v" "$res/console.log" || fail=1
 	echo "  ($(($(date +%s) - start)) s; console: $res/console.log)"
-	case " $py_kernels " in
+	case " $interp_kernels " in
 	*" $v "*)
+		[ -n "$interp_runtimes" ] || continue
 		start=$(date +%s)
-		timeout 600 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 1024 \
-			-accel tcg -nographic -no-reboot -kernel "$cache/$v/vmlinuz" -initrd "$cache/root-python.cpio.gz" \
-			-append "console=ttyAMA0 quiet panic=-1 otelprof.seconds=$py_seconds" >"$res/python.log" 2>&1 || true
-		python3 "$here/judge_python.py" "$v" "$res/python.log" "$here/../workloads/runtimes/hot.py" || fail=1
-		echo "  ($(($(date +%s) - start)) s; console: $res/python.log)"
+		bash "$here/boot_interp.sh" "$cache/$v/vmlinuz" "$cache/root-interp.cpio.gz" "$interp_seconds" \
+			"$res/interp.log" $interp_runtimes
+		python3 "$here/judge_interp.py" "$v" "$res/interp.log" $interp_runtimes || fail=1
+		echo "  ($(($(date +%s) - start)) s; console: $res/interp.log)"
 		;;
 	esac
 done

@@ -68,7 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.calls = {[1] = data[4] & 4 ? word(data, 2) : 0},
 	};
 	if (ruby_identify(&r, rp, &s, MEM_BASE)) {
-		if (!rp->layout || rp->walk.tls_offset >= (1u << 20) ||
+		if (!rp->layout ||
+		    (rp->walk.ec.kind == OTELPROF_TLS_DTPMOD_GOT &&
+		     rp->walk.ec.offset >= (1u << 20)) ||
 		    (rp->loop_lo && rp->loop_hi <= rp->loop_lo) ||
 		    (rp->call_lo[1] && rp->call_hi[1] <= rp->call_lo[1]))
 			__builtin_trap();
@@ -118,6 +120,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)ruby_tail_jumps(data, size, MEM_BASE, v, 16);
 		(void)ruby_tls_from_code(data, size, MEM_BASE, &got);
 		(void)ruby_symbols_from_code(data, size, MEM_BASE, &got, &v[0]);
+		(void)ruby_tail_jumps_a64(data, size, MEM_BASE, v, 16);
+		(void)ruby_symbols_from_code_a64(data, size, MEM_BASE, &got,
+						 &v[0]);
 		(void)ruby_version_parse((const char *)data, size, &major,
 					 &minor);
 		(void)ruby_function_end(data, size, MEM_BASE,

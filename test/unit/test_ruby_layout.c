@@ -231,6 +231,46 @@ static void symbols_pattern(void **state)
 	assert_int_equal(ruby_id_serial(0xf01), 0xf0);
 }
 
+/* Debian 12's arm64 libruby-3.1: rb_id2str (0x1f8420) ends in `b`
+ * to get_id_serial_entry (0x1f6124), whose check of the serial against
+ * the symbol table is at 0x1f6170: adrp x0, 0x380000; ldr w1, [x0,
+ * #384]; cmp w19, w1; b.hi; add x0, x0, #0x180; lsr; ldr x0, [x0, #16] */
+static void symbols_pattern_a64(void **state)
+{
+	static const uint8_t id2str[] = {
+		0x1f, 0xa4, 0x02, 0xf1, 0x02, 0xfc, 0x44, 0xd3, 0x00, 0x90,
+		0x82, 0x1a, 0x01, 0x00, 0x80, 0x52, 0x3d, 0xf7, 0xff, 0x17};
+	static const uint8_t code[] = {0x40, 0x0c, 0x00, 0xd0, 0x01, 0x80, 0x41,
+				       0xb9, 0x7f, 0x02, 0x01, 0x6b, 0xa8, 0x02,
+				       0x00, 0x54, 0x00, 0x00, 0x06, 0x91, 0x61,
+				       0x7e, 0x09, 0x53, 0x00, 0x08, 0x40, 0xf9,
+				       0x02, 0x00, 0x40, 0xf9};
+	static const uint8_t loop[] = {0x00, 0x00, 0x00, 0x14}; /* b . */
+	uint64_t to[2] = {0}, last_id = 0, ids = 0;
+	uint8_t other[sizeof(code)];
+
+	(void)state;
+	assert_int_equal(
+		ruby_tail_jumps_a64(id2str, sizeof(id2str), 0x1f8420, to, 2),
+		1);
+	assert_int_equal(to[0], 0x1f6124);
+	/* a branch inside the function is no tail jump */
+	assert_int_equal(ruby_tail_jumps_a64(loop, sizeof(loop), 0x1000, to, 2),
+			 0);
+	assert_int_equal(ruby_symbols_from_code_a64(code, sizeof(code),
+						    0x1f6170, &last_id, &ids),
+			 0);
+	assert_int_equal(last_id, 0x380180);
+	assert_int_equal(ids, 0x380190);
+	/* the counter loaded from another register than the adrp's: no
+	 * such sequence */
+	memcpy(other, code, sizeof(code));
+	other[4] = 0x81; /* ldr w1, [x4, #384] */
+	assert_int_equal(ruby_symbols_from_code_a64(other, sizeof(other),
+						    0x1f6170, &last_id, &ids),
+			 -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +281,7 @@ int main(void)
 		cmocka_unit_test(strings),
 		cmocka_unit_test(succ_index),
 		cmocka_unit_test(symbols_pattern),
+		cmocka_unit_test(symbols_pattern_a64),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

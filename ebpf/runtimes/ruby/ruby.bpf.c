@@ -24,6 +24,7 @@
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
 #include "runtime_after.bpf.h"
+#include "tls_var.bpf.h"
 #include "runtimes/ruby/ruby_proc.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -73,32 +74,6 @@ static __always_inline u64 cfp_field(struct ruby_scratch *s, u16 off)
 	/* offsets are < 40: the mask keeps the verifier's bounds */
 	__builtin_memcpy(&v, &s->buf[off & 63], 8);
 	return v;
-}
-
-/* glibc's DTV: tcbhead_t.dtv is at tp + 8 on x86_64 and at tp on arm64;
- * dtv[-1] counts the slots; slot m is {block, to_free}. A block not
- * allocated yet (-1) means the thread never touched the variable. */
-static __always_inline u64 ruby_tls_addr(const struct otelprof_ruby_proc *rp)
-{
-	u64 tp = thread_pointer(), module, dtv, len, block;
-
-	if (!tp || rp->tls_offset >= (1u << 20))
-		return 0;
-	module = read_u64(rp->tls_module_got);
-	if (module < 1 || module >= (1u << 16))
-		return 0;
-#if defined(__TARGET_ARCH_arm64)
-	dtv = read_u64(tp);
-#else
-	dtv = read_u64(tp + 8);
-#endif
-	if (!dtv || bpf_probe_read_user(&len, 8, (void *)(dtv - 16)) ||
-	    module > len)
-		return 0;
-	block = read_u64(dtv + 16 * module);
-	if (!block || block == (u64)-1)
-		return 0;
-	return block + rp->tls_offset;
 }
 
 /* The local environment (the method's) a block's ep leads to, or 0:
@@ -241,7 +216,7 @@ static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
 		bpf_map_lookup_elem(&ruby_procs, &tgid);
 	u32 zero = 0;
 	struct ruby_scratch *s;
-	u64 ec, stack, size, cfp;
+	u64 ec, stack, size, cfp, tp;
 
 	if (!rp || e->n_user > OTELPROF_USTACK_WORDS - 2)
 		return; /* frames are added while they fit */
@@ -249,7 +224,8 @@ static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
 	if (!s)
 		return;
 	s->rp = *rp;
-	ec = ruby_tls_addr(&s->rp);
+	tp = thread_pointer();
+	ec = tp ? tls_var_addr(&s->rp.ec, tp) : 0;
 	if (!ec)
 		return;
 	ec = read_u64(ec);

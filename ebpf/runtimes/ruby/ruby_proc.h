@@ -5,20 +5,19 @@
  * by the BPF object and the library: fixed-size types only.
  *
  * The running thread's execution context is the thread-local
- * ruby_current_ec, reached through glibc's DTV: its module id is in the
- * GOT slot at tls_module_got (written by the dynamic linker), the
- * variable at tls_offset in that module's block.
+ * ruby_current_ec, found where the dynamic linker leaves its address
+ * (ec: x86_64's general-dynamic GOT pair through glibc's DTV, aarch64's
+ * TLS descriptor; tls_var.bpf.h follows both).
  */
 #ifndef OTELPROF_RUBY_PROC_H
 #define OTELPROF_RUBY_PROC_H
 
 struct otelprof_ruby_proc {
-	u64 tls_module_got;   /* runtime address of the GOT module-id slot */
-	u64 tls_offset;	      /* ruby_current_ec's offset in the TLS block */
-	u16 ec_vm_stack;      /* rb_execution_context_t.vm_stack */
-	u16 ec_vm_stack_size; /* .vm_stack_size (in VALUEs) */
-	u16 ec_cfp;	      /* .cfp, the innermost control frame */
-	u16 cfp_size;	      /* sizeof(rb_control_frame_t) */
+	struct otelprof_tls_loc ec; /* where ruby_current_ec is */
+	u16 ec_vm_stack;	    /* rb_execution_context_t.vm_stack */
+	u16 ec_vm_stack_size;	    /* .vm_stack_size (in VALUEs) */
+	u16 ec_cfp;		    /* .cfp, the innermost control frame */
+	u16 cfp_size;		    /* sizeof(rb_control_frame_t) */
 	u16 cfp_pc, cfp_iseq, cfp_ep;
 	u16 flags; /* OTELPROF_RUBY_F_* */
 };

@@ -219,6 +219,34 @@ size_t ruby_tail_jumps(const uint8_t *code, size_t len, uint64_t vaddr,
 	return n;
 }
 
+/* aarch64 instructions are little-endian words at 4-byte alignment. */
+static uint32_t a64_insn(const uint8_t *code, size_t i)
+{
+	return (uint32_t)code[i] | (uint32_t)code[i + 1] << 8 |
+	       (uint32_t)code[i + 2] << 16 | (uint32_t)code[i + 3] << 24;
+}
+
+size_t ruby_tail_jumps_a64(const uint8_t *code, size_t len, uint64_t vaddr,
+			   uint64_t *targets, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; len >= 4 && i <= len - 4 && n < max; i += 4) {
+		uint32_t insn = a64_insn(code, i);
+		int64_t rel;
+		uint64_t to;
+
+		if ((insn & 0xfc000000u) != 0x14000000u) /* b imm26 */
+			continue;
+		rel = (int64_t)((uint64_t)(insn & 0x03ffffffu) << 38) >> 36;
+		to = vaddr + i + (uint64_t)rel;
+		if (to >= vaddr && to < vaddr + len)
+			continue; /* a jump inside the function */
+		targets[n++] = to;
+	}
+	return n;
+}
+
 int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 		      uint64_t func, uint64_t *end)
 {
@@ -258,6 +286,58 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
 		*end = hdr_vaddr + (uint64_t)(int64_t)next;
 	}
 	return 0;
+}
+
+/* The page adrp xN, page at pc gives, or 0 if insn is no adrp. */
+static uint64_t a64_adrp(uint32_t insn, uint64_t pc, unsigned *reg)
+{
+	uint64_t imm;
+
+	if ((insn & 0x9f000000u) != 0x90000000u)
+		return 0;
+	*reg = insn & 31;
+	imm = (uint64_t)((insn >> 5) & 0x7ffff) << 2 | ((insn >> 29) & 3);
+	return (pc & ~0xfffull) +
+	       (uint64_t)((int64_t)(imm << 43) >> 31); /* sign, << 12 */
+}
+
+int ruby_symbols_from_code_a64(const uint8_t *code, size_t len, uint64_t vaddr,
+			       uint64_t *last_id, uint64_t *ids)
+{
+	/* adrp xN, page; ldr wM, [xN, #a]; cmp wS, wM; b.cond;
+	 * add xK, xN, #b; then within 3 instructions ldr xD, [xK, #c]:
+	 * last_id at page + a, ids at page + b + c */
+	for (size_t i = 0; len >= 32 && i <= len - 32; i += 4) {
+		uint32_t ldr = a64_insn(code, i + 4),
+			 cmp = a64_insn(code, i + 8);
+		uint32_t bc = a64_insn(code, i + 12),
+			 add = a64_insn(code, i + 16);
+		unsigned n = 0, m;
+		uint64_t page = a64_adrp(a64_insn(code, i), vaddr + i, &n);
+
+		if (!page || (ldr & 0xffc00000u) != 0xb9400000u ||
+		    ((ldr >> 5) & 31) != n)
+			continue;
+		m = ldr & 31;
+		if ((cmp & 0xffe0fc1fu) != 0x6b00001fu ||
+		    (((cmp >> 16) & 31) != m && ((cmp >> 5) & 31) != m) ||
+		    (bc & 0xff000010u) != 0x54000000u ||
+		    (add & 0xffc00000u) != 0x91000000u ||
+		    ((add >> 5) & 31) != n)
+			continue;
+		for (size_t j = i + 20; j <= i + 28; j += 4) {
+			uint32_t ld = a64_insn(code, j);
+
+			if ((ld & 0xffc00000u) != 0xf9400000u ||
+			    ((ld >> 5) & 31) != (add & 31))
+				continue;
+			*last_id = page + ((ldr >> 10) & 0xfff) * 4;
+			*ids = page + ((add >> 10) & 0xfff) +
+			       ((ld >> 10) & 0xfff) * 8;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 uint64_t ruby_id_serial(uint64_t id)

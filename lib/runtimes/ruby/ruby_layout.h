@@ -86,6 +86,11 @@ uint64_t ruby_id_serial(uint64_t id);
 int ruby_symbols_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
 			   uint64_t *last_id, uint64_t *ids);
 
+/* The same from aarch64 code: `adrp; ldr w, [last_id]; cmp; b.cond;
+ * add x, .., #symbols; ldr x, [.., #ids]` (Debian's 3.1). */
+int ruby_symbols_from_code_a64(const uint8_t *code, size_t len, uint64_t vaddr,
+			       uint64_t *last_id, uint64_t *ids);
+
 /* The layout of version major.minor, or NULL: unknown (native stacks). */
 const struct ruby_layout *ruby_layout_find(unsigned major, unsigned minor);
 
@@ -116,6 +121,11 @@ int ruby_tls_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
  */
 size_t ruby_tail_jumps(const uint8_t *code, size_t len, uint64_t vaddr,
 		       uint64_t *targets, size_t max);
+
+/* The same for aarch64 code: the targets of its `b imm26` instructions
+ * that leave it. */
+size_t ruby_tail_jumps_a64(const uint8_t *code, size_t len, uint64_t vaddr,
+			   uint64_t *targets, size_t max);
 
 /*
  * Where the function starting at func ends: the next function's start in

@@ -45,6 +45,17 @@ void ruby_process_free(struct ruby_process *rp)
 
 #define RUBY_EH_HDR_MAX (1u << 20)
 
+/* The machine code read for the loop and the symbol table is the
+ * library's own architecture's (the reader runs on the machine it
+ * profiles). */
+#if defined(__aarch64__)
+#define tail_jumps	  ruby_tail_jumps_a64
+#define symbols_from_code ruby_symbols_from_code_a64
+#else
+#define tail_jumps	  ruby_tail_jumps
+#define symbols_from_code ruby_symbols_from_code
+#endif
+
 const char *const ruby_call_names[RUBY_CALLS] = {"rb_funcall",
 						 "rb_funcallv",
 						 "rb_funcallv_kw",
@@ -138,12 +149,12 @@ static void find_loop(struct ruby_reader *t, uint32_t pid,
 
 	if (!start && s->iseq_eval && s->iseq_eval_main) {
 		if (!t->read_mem(&pid, s->iseq_eval + bias, code, sizeof(code)))
-			na = ruby_tail_jumps(code, sizeof(code), s->iseq_eval,
-					     a, 16);
+			na = tail_jumps(code, sizeof(code), s->iseq_eval, a,
+					16);
 		if (!t->read_mem(&pid, s->iseq_eval_main + bias, code,
 				 sizeof(code)))
-			nb = ruby_tail_jumps(code, sizeof(code),
-					     s->iseq_eval_main, b, 16);
+			nb = tail_jumps(code, sizeof(code), s->iseq_eval_main,
+					b, 16);
 		/* a target both share, and that starts a function */
 		for (size_t i = 0; i < na && !start; i++)
 			for (size_t j = 0; j < nb && !start; j++)
@@ -169,17 +180,22 @@ static void find_symbols(struct ruby_reader *t, struct ruby_process *rp,
 	uint64_t to[4], last_id, ids;
 
 	if (!s->id2str || t->read_mem(&rp->pid, s->id2str + bias, code, 64) ||
-	    ruby_tail_jumps(code, 64, s->id2str, to, 1) != 1 ||
+	    tail_jumps(code, 64, s->id2str, to, 1) != 1 ||
 	    t->read_mem(&rp->pid, to[0] + bias, code, sizeof(code)) ||
-	    ruby_symbols_from_code(code, sizeof(code), to[0], &last_id, &ids))
+	    symbols_from_code(code, sizeof(code), to[0], &last_id, &ids))
 		return;
 	rp->sym_last_id = last_id + bias;
 	rp->sym_ids = ids + bias;
 }
 
+static bool identified(struct ruby_reader *t, struct ruby_process *rp,
+		       const struct ruby_symbols *s, uint64_t bias,
+		       const struct otelprof_tls_loc *ec);
+
 bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 		   const struct ruby_symbols *s, uint64_t bias)
 {
+	struct otelprof_tls_loc ec = {0};
 	char ver[16] = {0};
 	uint8_t code[96];
 	unsigned major = 0, minor = 0;
@@ -203,6 +219,8 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 	if (t->read_mem(&rp->pid, s->thread_current + bias, code,
 			sizeof(code)) ||
 	    ruby_tls_from_code(code, sizeof(code), s->thread_current, &got)) {
+		if (s->ec_loc.kind)
+			return identified(t, rp, s, bias, &s->ec_loc);
 		debug_log("pid %u: Ruby %u.%u: its thread-local execution "
 			  "context was not found; native frames only",
 			  rp->pid, major, minor);
@@ -220,6 +238,19 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 		rp->layout = NULL;
 		return false;
 	}
+	ec.kind = OTELPROF_TLS_DTPMOD_GOT;
+	ec.addr = got + bias;
+	ec.offset = off;
+	return identified(t, rp, s, bias, &ec);
+}
+
+/* The rest of ruby_identify once ruby_current_ec is located (ec). */
+static bool identified(struct ruby_reader *t, struct ruby_process *rp,
+		       const struct ruby_symbols *s, uint64_t bias,
+		       const struct otelprof_tls_loc *ec)
+{
+	unsigned major = rp->layout->major, minor = rp->layout->minor;
+
 	find_loop(t, rp->pid, rp, s, bias);
 	if (!rp->loop_lo)
 		debug_log("pid %u: Ruby %u.%u: rb_vm_exec not found; its "
@@ -236,8 +267,7 @@ bool ruby_identify(struct ruby_reader *t, struct ruby_process *rp,
 	 * class's instance variables (3.1) */
 	if (rp->layout->class_path || (rp->layout->class_ext && rp->sym_ids))
 		rp->walk.flags |= OTELPROF_RUBY_F_METHOD_ENTRY;
-	rp->walk.tls_module_got = got + bias;
-	rp->walk.tls_offset = off;
+	rp->walk.ec = *ec;
 	return true;
 }
 

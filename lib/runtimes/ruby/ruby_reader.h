@@ -99,6 +99,10 @@ struct ruby_symbols {
 	uint64_t vm_exec, iseq_eval, iseq_eval_main;
 	uint64_t id2str;
 	uint64_t calls[RUBY_CALLS]; /* ruby_call_names */
+	/* ruby_current_ec's TLS relocation where the library exports it
+	 * (3.1; kind 0: none): where rb_thread_current's code says nothing
+	 * known (aarch64's TLS descriptor sequence) */
+	struct otelprof_tls_loc ec_loc;
 };
 
 struct ruby_process *ruby_process_new(uint32_t pid, struct mem_budget *budget);

@@ -2,12 +2,15 @@
 #include "runtimes/ruby/ruby_tracker.h"
 
 #include <bpf/bpf.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "context/tls_location.h"
 #include "elf/elf_dynsym.h"
 #include "elf/elf_file.h"
+#include "elf/tls_symbols.h"
 #include "filestore/file_cache.h"
 #include "process/mapped_file.h"
 #include "rt_ruby.skel.h"
@@ -133,6 +136,7 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 		"rb_id2str"};
 	uint64_t v[7];
 
+	memset(out, 0, sizeof(*out));
 	(void)elf_dynsym_lookup(fd, NULL, names, 7, v);
 	(void)elf_dynsym_lookup(fd, NULL, ruby_call_names, RUBY_CALLS,
 				out->calls);
@@ -143,6 +147,24 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 	out->iseq_eval = v[4];
 	out->iseq_eval_main = v[5];
 	out->id2str = v[6];
+}
+
+/* Where the file's exported ruby_current_ec is, by its TLS relocation
+ * (a TLS descriptor on aarch64); kind 0 if not exported (3.3). */
+static void ec_relocation(int fd, uint64_t bias, bool is_main,
+			  struct ruby_symbols *out)
+{
+	struct tls_ctx_symbol s;
+	Elf *e;
+
+	memset(&out->ec_loc, 0, sizeof(out->ec_loc));
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return;
+	(void)tls_symbol_lookup(e, "ruby_current_ec", &s, NULL);
+	elf_end(e);
+	(void)tls_location_of(&s, bias, is_main, &out->ec_loc);
 }
 
 static void tracker_sync(struct ruby_tracker *t, struct process *p,
@@ -177,6 +199,11 @@ static void tracker_sync(struct ruby_tracker *t, struct process *p,
 		if (fd < 0)
 			continue;
 		dynsym_lookup(fd, &s);
+		if (s.version && s.thread_current)
+			ec_relocation(fd, bias,
+				      p->exe_path &&
+					      !strcmp(m->path, p->exe_path),
+				      &s);
 		close(fd);
 		if (!s.version || !s.thread_current)
 			continue;
