@@ -14,6 +14,15 @@ bash "$here/initramfs.sh" "$build" "$cache/root.cpio.gz"
 py_kernels=${ARM64_PY_KERNELS-6.1 6.12}
 py_seconds=${ARM64_PY_SECONDS:-30}
 [ -z "$py_kernels" ] || bash "$here/python.sh" "$cache/root.cpio.gz" "$cache/root-python.cpio.gz"
+# The other Node majors (nodes.sh, guest_nodes.sh, judge_node.py) in one
+# guest on NODES_KERNELS, recording NODES_SECONDS; Node 22 is in the main
+# guest on every kernel.
+node_majors=${ARM64_NODE_MAJORS-}
+nodes_kernels=${ARM64_NODES_KERNELS-6.12}
+nodes_seconds=${ARM64_NODES_SECONDS:-45}
+[ -z "$node_majors" ] || [ -z "$nodes_kernels" ] ||
+	bash "$here/nodes.sh" "$cache/root.cpio.gz" "$cache/root-nodes.cpio.gz" \
+		"${OTELPROF_RUNTIME_CACHE:-/var/cache/otelprof-test}" "$cache" $node_majors
 fail=0
 for v in "$@"; do
 	res=$cache/results/$v
@@ -34,6 +43,18 @@ for v in "$@"; do
 			-append "console=ttyAMA0 quiet panic=-1 otelprof.seconds=$py_seconds" >"$res/python.log" 2>&1 || true
 		python3 "$here/judge_python.py" "$v" "$res/python.log" "$here/../workloads/runtimes/hot.py" || fail=1
 		echo "  ($(($(date +%s) - start)) s; console: $res/python.log)"
+		;;
+	esac
+	case " $nodes_kernels " in
+	*" $v "*)
+		[ -n "$node_majors" ] || continue
+		start=$(date +%s)
+		# 2 GiB: the four node binaries (~460 MB) live in the initramfs.
+		timeout 600 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 2048 \
+			-accel tcg -nographic -no-reboot -kernel "$cache/$v/vmlinuz" -initrd "$cache/root-nodes.cpio.gz" \
+			-append "console=ttyAMA0 quiet panic=-1 otelprof.seconds=$nodes_seconds" >"$res/nodes.log" 2>&1 || true
+		python3 "$here/judge_node.py" "$v" "$res/nodes.log" $node_majors || fail=1
+		echo "  ($(($(date +%s) - start)) s; console: $res/nodes.log)"
 		;;
 	esac
 done
