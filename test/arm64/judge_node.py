@@ -23,7 +23,6 @@ emulation):
   below the JS frames).
 """
 import base64
-import functools
 import gzip
 import json
 import math
@@ -49,15 +48,8 @@ def _samples(text, want_pid):
     m = _section(text, r"otlp-json\.gz\.b64")
     if not m or not m.group(1).strip():
         return []
-    return _main_thread_samples(m.group(1)).get(want_pid, [])
-
-
-@functools.lru_cache(maxsize=1)
-def _main_thread_samples(b64):
-    """{pid: samples of its main thread, as _samples} of the otlp-json
-    (decoded once for all the nodes of a guest)."""
-    out = {}
-    raw = gzip.decompress(base64.b64decode("".join(b64.split()))).decode()
+    out = []
+    raw = gzip.decompress(base64.b64decode("".join(m.group(1).split()))).decode()
     for line in raw.splitlines():
         if not line.strip():
             continue
@@ -94,17 +86,18 @@ def _main_thread_samples(b64):
         for rp in d.get("resourceProfiles", []):
             res = {strs[a.get("keyStrindex", 0)]: a.get("value", {}).get("intValue")
                    for a in rp.get("resource", {}).get("attributes", [])}
-            pid = int(res.get("process.pid") or 0)
+            if int(res.get("process.pid") or 0) != want_pid:
+                continue
             for sp in rp.get("scopeProfiles", []):
                 for prof in sp.get("profiles", []):
                     for smp in prof.get("samples", []):
                         tid = next((int(v) for k, v in map(attr, smp.get("attributeIndices", []))
                                     if k == "thread.id"), 0)
-                        if tid != pid:
+                        if tid != want_pid:
                             continue
                         fr = frames(smp.get("stackIndex", 0))
                         for ts in smp.get("timestampsUnixNano", []):
-                            out.setdefault(pid, []).append((int(ts), fr))
+                            out.append((int(ts), fr))
     return out
 
 
