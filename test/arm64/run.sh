@@ -17,6 +17,15 @@ interp_runtimes=${ARM64_INTERP_RUNTIMES-python ruby php perl}
 interp_seconds=${ARM64_INTERP_SECONDS:-30}
 [ -z "$interp_kernels" ] || [ -z "$interp_runtimes" ] ||
 	bash "$here/interp.sh" "$cache/root.cpio.gz" "$cache/root-interp.cpio.gz" $interp_runtimes
+# The other Node majors (nodes.sh, guest_nodes.sh, judge_node.py) in one
+# guest on NODES_KERNELS, recording NODES_SECONDS; Node 22 is in the main
+# guest on every kernel.
+node_majors=${ARM64_NODE_MAJORS-}
+nodes_kernels=${ARM64_NODES_KERNELS-6.12}
+nodes_seconds=${ARM64_NODES_SECONDS:-45}
+[ -z "$node_majors" ] || [ -z "$nodes_kernels" ] ||
+	bash "$here/nodes.sh" "$cache/root.cpio.gz" "$cache/root-nodes.cpio.gz" \
+		"${OTELPROF_RUNTIME_CACHE:-/var/cache/otelprof-test}" "$cache" $node_majors
 fail=0
 for v in "$@"; do
 	res=$cache/results/$v
@@ -37,6 +46,18 @@ for v in "$@"; do
 			"$res/interp.log" $interp_runtimes
 		python3 "$here/judge_interp.py" "$v" "$res/interp.log" $interp_runtimes || fail=1
 		echo "  ($(($(date +%s) - start)) s; console: $res/interp.log)"
+		;;
+	esac
+	case " $nodes_kernels " in
+	*" $v "*)
+		[ -n "$node_majors" ] || continue
+		start=$(date +%s)
+		# 2 GiB: the four node binaries (~460 MB) live in the initramfs.
+		timeout 600 qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp 2 -m 2048 \
+			-accel tcg -nographic -no-reboot -kernel "$cache/$v/vmlinuz" -initrd "$cache/root-nodes.cpio.gz" \
+			-append "console=ttyAMA0 quiet panic=-1 otelprof.seconds=$nodes_seconds" >"$res/nodes.log" 2>&1 || true
+		python3 "$here/judge_node.py" "$v" "$res/nodes.log" $node_majors || fail=1
+		echo "  ($(($(date +%s) - start)) s; console: $res/nodes.log)"
 		;;
 	esac
 done

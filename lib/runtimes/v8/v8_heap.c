@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runtimes/v8/v8_heap.h"
+#include "process/user_va.h"
 #include "runtimes/v8/v8_position_table.h"
 
 #include <errno.h>
@@ -463,14 +464,16 @@ static uint64_t dispatched_code(struct v8_reader *r, uint64_t fn)
 	if (rd(r, d->group_sym, &group, 8) || !group)
 		return 0;
 	/* the group holds the table (V8 13.6, at 2.4 KiB) or a member
-	 * that does (V8 14.6, at 89 KiB) */
+	 * that does (V8 14.6, at 89 KiB on x86_64, 484 KiB on arm64) */
 	for (uint64_t at = 0; at < V8_DISPATCH_GROUP; at += sizeof(words)) {
 		if (rd(r, group + at, words, sizeof(words)))
 			return 0;
 		for (unsigned k = 0; k < 512; k++) {
-			/* a reservation's start: page-aligned, user space */
+			/* a reservation's start: page-aligned, user space
+			 * (aarch64's reaches 1 << 48: its mmap area is
+			 * just below, where V8 13+ on arm64 reserves it) */
 			if (!words[k] || (words[k] & 0xfff) ||
-			    words[k] >= (1ull << 47))
+			    words[k] >= USER_VA_END)
 				continue;
 			code = dispatch_code(r, words[k], handle);
 			if (code) {
