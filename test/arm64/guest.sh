@@ -3,35 +3,15 @@
 # workloads, records the whole guest with the arm64 otelprof, and prints
 # the CLI's log and the profile as folded stacks on the console between
 # markers, for run.sh to judge.
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-ulimit -l unlimited
-. /arm64.env
-for a in $(cat /proc/cmdline); do
-	case $a in
-	otelprof.seconds=*) SECONDS_REC=${a#*=} ;;
-	otelprof.hz=*) HZ=${a#*=} ;;
-	esac
-done
+. /guest_boot.sh
 W=$BUILD/workloads
 # The workloads (eight busy threads on two emulated CPUs) run niced: the
 # recorder must keep up, or its ring buffer overflows and stacks are
 # lost. Their shares of each other are unchanged.
-# (Debian's busybox has renice, not nice; a workload's nice value is set
-# before it execs, so that threads it starts inherit it.)
 # The context workloads (two threads each, one of them without context)
 # at 13: half the weight, so the call-graph workloads keep enough samples.
-printf '#!/bin/sh\nn=$1\nshift\nrenice -n $n -p $$ >/dev/null\nexec "$@"\n' >/tmp/niced
-chmod +x /tmp/niced
 NICE="/tmp/niced 10"
 NICE_CTX="/tmp/niced 13"
-echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
 # Node.js (V8): hot.js (node.sh), its two hot functions' CPU time printed
 # once a second. Started first, alone, until it runs hot.js: V8's
 # start-up under emulation takes many CPU seconds (its code translated

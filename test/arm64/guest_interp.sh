@@ -6,21 +6,7 @@
 # the CLI's log, the workload's own CPU times and the samples (otlp-json)
 # on the console between "==== RUNTIME ..." markers, for judge_interp.py.
 # One entry at a time: the next starts when the last one is killed.
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-ulimit -l unlimited
-. /arm64.env
-for a in $(cat /proc/cmdline); do
-	case $a in
-	otelprof.seconds=*) SECONDS_REC=${a#*=} ;;
-	otelprof.hz=*) HZ=${a#*=} ;;
-	esac
-done
-echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
+. /guest_boot.sh
 for rt in $(cat /interp/order); do
 	. /interp/$rt.conf
 	out=/tmp/$rt.out

@@ -6,23 +6,7 @@
 # second) and the samples (otlp-json) on the console between markers, for
 # judge_node.py, which judges each node's main thread against its own CPU
 # time as in the main guest.
-/bin/busybox --install -s /bin
-export PATH=/bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-mount -t bpf bpf /sys/fs/bpf 2>/dev/null
-ulimit -l unlimited
-. /arm64.env
-for a in $(cat /proc/cmdline); do
-	case $a in
-	otelprof.seconds=*) SECONDS_REC=${a#*=} ;;
-	otelprof.hz=*) HZ=${a#*=} ;;
-	esac
-done
-echo "guest: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs, btf $([ -e /sys/kernel/btf/vmlinux ] && echo yes || echo no)"
-printf '#!/bin/sh\nn=$1\nshift\nrenice -n $n -p $$ >/dev/null\nexec "$@"\n' >/tmp/niced
-chmod +x /tmp/niced
+. /guest_boot.sh
 MAJORS=$(cat /nodes.list)
 # All at nice 5, as Node 22 in the main guest: the recorder, at 0, keeps
 # up with reading four node binaries' symbols and unwind tables.

@@ -4,7 +4,8 @@
 # the arm64 build (library, CLI, workloads) at its absolute path on the
 # host, the arm64 shared libraries they need (found through the ELF files'
 # DT_NEEDED in Debian's multiarch directories: no ldd for a foreign
-# architecture) and guest.sh as /init. The archive is written by the host's
+# architecture), guest.sh as /init and guest_boot.sh, which it and the
+# other guests built on this root source first. The archive is written by the host's
 # (x86_64) busybox cpio.
 #   initramfs.sh BUILD_DIR OUT.cpio.gz
 set -euo pipefail
@@ -29,6 +30,7 @@ mkdir -p "$root"/{bin,proc,sys,dev,tmp,etc} "$root/$build/workloads"
 cp "$bb" "$root/bin/busybox"
 cp "$here/guest.sh" "$root/init"
 chmod +x "$root/init"
+cp "$here/guest_boot.sh" "$root/guest_boot.sh"
 echo "BUILD=$build SECONDS_REC=2 HZ=99" >"$root/arm64.env"
 cp -a "$build"/libotelprofiler.so* "$build/otelprof" "$root/$build/"
 cp "$build"/workloads/{callgraph_nofp,callgraph_pac,signal_spin,syscalls_fp,go_callgraph} "$root/$build/workloads/"
