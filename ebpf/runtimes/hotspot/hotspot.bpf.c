@@ -103,6 +103,24 @@ static __always_inline bool jvm_in_code(const struct otelprof_jvm_proc *jp,
 	return in;
 }
 
+#if UNWIND_AARCH64
+/* aarch64: could {fp, ra}, read where a compiled frame whose top is at sp
+ * saved its caller's pair, be that pair? ra must lie in a code heap; a
+ * caller in the interpreter (an OSR frame's, an i2c call's) also needs
+ * its frame pointer at or above sp: stale words below a frame's true top
+ * (an OSR frame reuses the stack of the interpreter frame it replaced)
+ * hold old interpreter return addresses with junk beside them. */
+static __always_inline bool jvm_caller_pair(const struct otelprof_jvm_proc *jp,
+					    u64 ra, u64 fp, u64 sp)
+{
+	if (!jvm_in_code(jp, ra))
+		return false;
+	if (ra < jp->interp_low || ra >= jp->interp_high)
+		return true;
+	return fp >= sp && fp - sp <= JVM_MAX_FRAME_WORDS * 8;
+}
+#endif
+
 /*
  * One frame at a pc in the JVM's anonymous code: r becomes the caller's
  * registers. i: the frame's index in the sample; lookup_pc: pc, or pc - 1
@@ -198,7 +216,7 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 	/* The caller of a leaf stub (above): the stub's pushes lie between
 	 * the sampled sp and this frame, in 16-byte pairs. */
 	for (int k = 0; k < JVM_STUB_MAX_PAIRS; k++) {
-		if (i != 1 || jvm_in_code(jp, ra))
+		if (i != 1 || jvm_caller_pair(jp, ra, fp, sp))
 			break;
 		sp += 16;
 		if (bpf_probe_read_user(&ra, 8, (const void *)(sp - 8)) ||
