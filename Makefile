@@ -574,11 +574,11 @@ test-arm64: arm64 $(ARM64_BUILD)/workloads/callgraph_nofp $(ARM64_BUILD)/workloa
 	  ARM64_NODE_MAJORS="$(ARM64_NODE_MAJORS)" ARM64_NODES_KERNELS="$(ARM64_NODES_KERNELS)" \
 	  ARM64_NODES_SECONDS=$(ARM64_NODES_SECONDS) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) \
 	  bash test/arm64/run.sh $(ARM64_BUILD) $(ARM64_KERNEL_CACHE) $(ARM64_SECONDS) $(ARM64_KERNELS)
+	$(if $(ARM64_JAVA_KERNEL),$(MAKE) --no-print-directory test-arm64-java)
 
-# HotSpot on arm64 (docs/arm64.md): a guest of its own on one kernel. Not
-# part of test-arm64 (nor of make test): on a quiet host a third of the
-# hash thread's samples lose the frames below an OSR'd hashLoop (68%
-# rooted, want 90%); run it alone while that is open.
+# HotSpot on arm64 (docs/arm64.md): a guest of its own on one kernel,
+# run by test-arm64 on ARM64_JAVA_KERNEL (6.12: a JVM guest costs 2 min
+# under emulation; 6.1 and 5.10 by hand; ARM64_JAVA_KERNEL= leaves it out).
 # Debian bookworm's arm64 OpenJDK 17 (test/arm64/fetch_debs.sh through
 # fetch_java.sh, cached in RUNTIME_CACHE/arm64-debs: the older
 # arm64-openjdk17 predates its .complete format) running FibHash, compiled here by the

@@ -160,6 +160,12 @@ static void run_jdk(const char *java)
 		     j.l.blob_mutable_size != HS_NONE &&
 		     j.l.blob_relocation_size != HS_NONE));
 	assert_true(j.interp_low && j.interp_high > j.interp_low);
+	/* Each heap's reserved end, past what it had committed (a default
+	 * code cache reserves 240 MiB, commits a few): code committed
+	 * after the read is found too. */
+	assert_true(j.l.vspace_high_boundary != HS_NONE);
+	for (uint32_t i = 0; i < j.nheaps; i++)
+		assert_true(j.heaps[i].limit > j.heaps[i].high);
 	if (!s.found)
 		fail_msg("%s: FibHash.fib not found among compiled methods",
 			 java);

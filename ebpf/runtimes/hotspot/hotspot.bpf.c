@@ -54,6 +54,10 @@ struct {
 /* aarch64: how far up a frameless leaf stub's pushes are searched (the
  * SHA-256 stub saves two pairs of vector registers). */
 #define JVM_STUB_MAX_PAIRS 4
+/* aarch64: the x30 a stub's step leaves for its caller's step when its
+ * pops gave the caller's exact sp (no search then); never a return
+ * address, and taken off at once. */
+#define JVM_STUB_SP_EXACT 1ull
 
 /* Note Java frame i: its Method* (interpreted, flagged) or CodeBlob,
  * and its bcp or pc. */
@@ -103,6 +107,73 @@ static __always_inline bool jvm_in_code(const struct otelprof_jvm_proc *jp,
 	return in;
 }
 
+#if UNWIND_AARCH64
+/* aarch64: could {fp, ra}, read where a compiled frame whose top is at sp
+ * saved its caller's pair, be that pair? ra must lie in a code heap; a
+ * caller in the interpreter (an OSR frame's, an i2c call's) also needs
+ * its frame pointer at or above sp: stale words below a frame's true top
+ * (an OSR frame reuses the stack of the interpreter frame it replaced)
+ * hold old interpreter return addresses with junk beside them. */
+static __always_inline bool jvm_caller_pair(const struct otelprof_jvm_proc *jp,
+					    u64 ra, u64 fp, u64 sp)
+{
+	if (!jvm_in_code(jp, ra))
+		return false;
+	if (ra < jp->interp_low || ra >= jp->interp_high)
+		return true;
+	return fp >= sp && fp - sp <= JVM_MAX_FRAME_WORDS * 8;
+}
+#endif
+
+#if UNWIND_AARCH64
+/* How far ahead of a stub's pc its return is looked for: 16 chunks of 16
+ * instructions (SHA-256's loop is about 150). */
+#define JVM_STUB_SCAN_CHUNKS 16
+#define JVM_STUB_CHUNK_INSNS 16
+
+/* What the stub at pc still has to pop before its `ret`: the sp
+ * increments of the post-indexed loads from sp (`ldp x, x / d, d / q, q,
+ * [sp], #imm`) and the `add sp, sp, #imm` from pc to the first `ret`, in
+ * bytes; -1 if no `ret` is in reach or the sum is implausible. The pushes
+ * are what lies between the sampled sp and the caller's: exact, where
+ * searching the stack for a return address finds stale ones (the caller's
+ * frame reuses the stack of frames that returned). A pc on the push
+ * itself (the stub's first instruction) gets its caller's sp too high. */
+static __always_inline s32 jvm_stub_pops(u64 pc)
+{
+	u32 insn[JVM_STUB_CHUNK_INSNS];
+	s32 pops = 0;
+
+	for (int c = 0; c < JVM_STUB_SCAN_CHUNKS; c++) {
+		if (bpf_probe_read_user(insn, sizeof(insn),
+					(const void *)(pc + c * sizeof(insn))))
+			return -1;
+		for (int k = 0; k < JVM_STUB_CHUNK_INSNS; k++) {
+			u32 w = insn[k];
+			s32 imm7 = (s32)((w >> 15) & 0x7f);
+
+			if (imm7 & 0x40)
+				imm7 -= 0x80;
+			if ((w & 0xfffffc1f) == 0xd65f0000) /* ret */
+				return pops & 15 ? -1 : pops;
+			if (((w >> 5) & 31) != 31)
+				continue; /* not based on sp */
+			if ((w & 0xffc00000) == 0xa8c00000 || /* ldp x, post */
+			    (w & 0xffc00000) == 0x6cc00000)   /* ldp d, post */
+				pops += imm7 * 8;
+			else if ((w & 0xffc00000) == 0xacc00000) /* ldp q */
+				pops += imm7 * 16;
+			else if ((w & 0xff80001f) == 0x9100001f) /* add sp */
+				pops += (s32)((w >> 10) & 0xfff)
+					<< ((w >> 22) & 1 ? 12 : 0);
+			if (pops > 16 * JVM_STUB_MAX_PAIRS || pops < 0)
+				return -1;
+		}
+	}
+	return -1;
+}
+#endif
+
 /*
  * One frame at a pc in the JVM's anonymous code: r becomes the caller's
  * registers. i: the frame's index in the sample; lookup_pc: pc, or pc - 1
@@ -111,7 +182,7 @@ static __always_inline bool jvm_in_code(const struct otelprof_jvm_proc *jp,
  */
 static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 					struct unwind_regs *r, u32 i,
-					u64 lookup_pc)
+					u64 lookup_pc, const bool scan_stubs)
 {
 	u32 tgid = e->hdr.pid;
 	const struct otelprof_jvm_proc *jp =
@@ -119,9 +190,17 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 	const struct otelprof_jvm_heap *h = NULL;
 	u64 block, method = 0, bcp = 0, sp, ra = 0, fp = 0;
 	s32 fs = 0;
+#if UNWIND_AARCH64
+	bool sp_exact = false;
+#endif
 
 	if (!jp)
 		return JVM_NOT_JAVA;
+#if UNWIND_AARCH64
+	sp_exact = r->lr == JVM_STUB_SP_EXACT;
+	if (sp_exact)
+		r->lr = 0;
+#endif
 	if (lookup_pc >= jp->interp_low && lookup_pc < jp->interp_high) {
 		/* Interpreted: rbp frames (the frame-pointer step), the
 		 * Method and bcp in slots below rbp, the caller's sp
@@ -177,10 +256,19 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 		/* aarch64's stubs (SHA, AES, arraycopy) are leaves that
 		 * push vector registers without a frame record and return
 		 * through x30: sampled there, the caller is x30; its sp lies
-		 * a few pairs up (the compiled step below finds it). */
+		 * what the stub pushed up (its pops before its `ret`; else
+		 * the compiled step below searches for it). */
 		if (!i && jvm_in_code(jp, r->lr)) {
+			s32 pops = scan_stubs ? jvm_stub_pops(r->pc) : -1;
+
 			r->pc = r->lr;
+			/* the caller's sp where the stub's code says; else
+			 * the search below */
 			r->lr = 0;
+			if (pops >= 0) {
+				r->sp += (u64)pops;
+				r->lr = JVM_STUB_SP_EXACT;
+			}
 			return UNWIND_STEP_OK;
 		}
 #endif
@@ -198,7 +286,7 @@ static __always_inline int hotspot_step(struct otelprof_sample_event *e,
 	/* The caller of a leaf stub (above): the stub's pushes lie between
 	 * the sampled sp and this frame, in 16-byte pairs. */
 	for (int k = 0; k < JVM_STUB_MAX_PAIRS; k++) {
-		if (i != 1 || jvm_in_code(jp, ra))
+		if (i != 1 || sp_exact || jvm_caller_pair(jp, ra, fp, sp))
 			break;
 		sp += 16;
 		if (bpf_probe_read_user(&ra, 8, (const void *)(sp - 8)) ||
@@ -257,8 +345,10 @@ static __always_inline bool jvm_owns(const struct otelprof_jvm_proc *jp,
 }
 
 /* One frame: write and step it while it is Java code; 1 to give the walk
- * back (the frame is not Java, or the walk has ended). */
-static __always_inline long jvm_frame(u32 k, void *data)
+ * back (the frame is not Java, or the walk has ended). scan_stubs: read
+ * a leaf stub's code for its pushes (aarch64), in the bpf_loop program
+ * only: unrolled in the bounded one, the 5.10 verifier refuses it. */
+static __always_inline long jvm_frame_(u32 k, void *data, const bool scan_stubs)
 {
 	struct otelprof_sample_event *e;
 	struct unwinder_state *st;
@@ -282,7 +372,7 @@ static __always_inline long jvm_frame(u32 k, void *data)
 	}
 	if (unwind_walk_put(&st->w, e->ustack, st->max_user_frames))
 		return 1;
-	res = hotspot_step(e, &st->w.r, i, lookup_pc);
+	res = hotspot_step(e, &st->w.r, i, lookup_pc, scan_stubs);
 	if (res == JVM_NOT_JAVA) {
 		st->w.error = OTELPROF_CNT_UNWIND_ERR_RULE;
 		return 1;
@@ -290,7 +380,17 @@ static __always_inline long jvm_frame(u32 k, void *data)
 	return unwind_walk_result(&st->w, res);
 }
 
-OTELPROF_BOUNDED_LOOP(jvm_walk, jvm_frame)
+static __always_inline long jvm_frame_scan(u32 k, void *data)
+{
+	return jvm_frame_(k, data, true);
+}
+
+static __always_inline long jvm_frame(u32 k, void *data)
+{
+	return jvm_frame_(k, data, false);
+}
+
+OTELPROF_BOUNDED_LOOP(jvm_walk, jvm_frame_scan)
 
 /* Java frames in a row per program on kernels without bpf_loop; more go
  * back through the native walk, which hands them over again. */

@@ -42,7 +42,7 @@ int hotspot_jvm_heaps(struct hotspot_jvm *j)
 		len = HS_MAX_HEAPS;
 	for (uint32_t i = 0; i < len; i++) {
 		struct hotspot_heap *h = &j->heaps[j->nheaps];
-		uint64_t heap;
+		uint64_t heap, reserved;
 		uint32_t log2;
 
 		if (rd64(j, data + 8 * i, &heap) || !heap ||
@@ -57,6 +57,15 @@ int hotspot_jvm_heaps(struct hotspot_jvm *j)
 		    h->high - h->low > (2ull << 30) || !h->segmap)
 			continue;
 		h->log2_segment = log2;
+		/* The reserved end, where the JVM says: a pc in code
+		 * committed since is still found (its segment map is
+		 * committed with it; past that a read fails). */
+		h->limit = h->high;
+		if (l->vspace_high_boundary != HS_NONE &&
+		    !rd64(j, heap + l->heap_memory + l->vspace_high_boundary,
+			  &reserved) &&
+		    reserved > h->high && reserved - h->low <= (2ull << 30))
+			h->limit = reserved;
 		j->nheaps++;
 	}
 	return j->nheaps ? 0 : -EIO;
@@ -158,7 +167,7 @@ int hotspot_blob_at(struct hotspot_jvm *j, uint64_t pc, struct hotspot_blob *b)
 		uint8_t v;
 		int err;
 
-		if (pc < h->low || pc >= h->high)
+		if (pc < h->low || pc >= h->limit)
 			continue;
 		seg = (pc - h->low) >> h->log2_segment;
 		/* 0xff: free; else steps back to the block's first

@@ -22,8 +22,11 @@
 #define HS_LINETABLE_MAX 65536
 
 struct hotspot_heap {
-	uint64_t low, high; /* code */
-	uint64_t segmap;    /* one byte per segment */
+	uint64_t low, high; /* code, committed when read */
+	/* The reserved end: the heap commits more up to it as it fills,
+	 * so code beyond high (as read) is the heap's too. */
+	uint64_t limit;
+	uint64_t segmap; /* one byte per segment */
 	uint32_t log2_segment;
 };
 

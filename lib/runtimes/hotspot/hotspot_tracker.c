@@ -54,7 +54,7 @@ static void kernel_view(const struct hotspot_jvm *j,
 	v->interp_high = j->interp_high;
 	for (uint32_t i = 0; i < j->nheaps && i < OTELPROF_JVM_HEAPS; i++) {
 		v->heaps[i].low = j->heaps[i].low;
-		v->heaps[i].high = j->heaps[i].high;
+		v->heaps[i].high = j->heaps[i].limit;
 		v->heaps[i].segmap = j->heaps[i].segmap;
 		v->heaps[i].log2_segment = j->heaps[i].log2_segment;
 		v->nheaps = i + 1;

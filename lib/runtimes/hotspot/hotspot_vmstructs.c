@@ -309,6 +309,7 @@ static const struct want wants[] = {
 	OFF("CodeHeap", "_log2_segment_size", heap_log2_segment),
 	OFF("VirtualSpace", "_low", vspace_low),
 	OFF("VirtualSpace", "_high", vspace_high),
+	OFF("VirtualSpace", "_high_boundary", vspace_high_boundary),
 	SIZE("HeapBlock", heap_block_size),
 	OFF("HeapBlock::Header", "_used", heap_block_used),
 	OFF("StubQueue", "_stub_buffer", stubq_buffer),

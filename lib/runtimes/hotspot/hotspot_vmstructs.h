@@ -61,6 +61,7 @@ struct hotspot_layout {
 	/* CodeHeap, VirtualSpace */
 	uint32_t heap_memory, heap_segmap, heap_log2_segment;
 	uint32_t vspace_low, vspace_high;
+	uint32_t vspace_high_boundary; /* the reserved end (optional) */
 	uint32_t heap_block_size; /* sizeof(HeapBlock): the blob follows it */
 	uint32_t heap_block_used; /* HeapBlock::Header::_used */
 	/* StubQueue: the interpreter's code */
