@@ -8,9 +8,9 @@
 // is replaced on its stack by optimized code) at one line, the frame's
 // line while spin() runs; statements before and after it are calls too,
 // on other lines. Prints, once a second, {"a": seconds in spin, "b": 0}
-// (process.cpuUsage) as JSON lines.
+// (its main thread's CPU, or the process's before Node 22) as JSON lines.
 'use strict';
-const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
+const cpu = () => { const u = process.threadCpuUsage ? process.threadCpuUsage() : process.cpuUsage(); return (u.user + u.system) / 1e6; };
 function spin(seconds) {
 	const t0 = cpu();
 	let s = 0, next = Date.now() + 1000;
