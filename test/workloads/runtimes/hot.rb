@@ -149,8 +149,14 @@ module Hot
     ary = if rationals
             Array.new(10_000) { |i| Rational((i * 7919) % 100_003, 7) }
           else
-            Array.new(100_000) { |i| (i * 7919) % 100_003 }
+            # 300,000 to sort (about 20 ms) and hot_b's 270,000 steps:
+            # at 100,000 and 90,000 (7 and 3 ms) samples by the timer, perf
+            # record's as well as ours, gave Array#sort 1-2 points less
+            # than its CPU time on this VM (a boundary effect: 12,000 gave
+            # half); at three times the length they agree within 0.3.
+            Array.new(300_000) { |i| (i * 7919) % 300_007 }
           end
+    nb = rationals ? 90_000 : 270_000
     stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
     a = b = 0.0
     nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
@@ -158,7 +164,7 @@ module Hot
       t = cpu
       w.sort_c(ary)
       m = cpu
-      w.hot_b(90_000)
+      w.hot_b(nb)
       e = cpu
       a += m - t
       b += e - m
