@@ -327,7 +327,7 @@ test-report: all workloads $(BUILD)/.chromium-ok
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root node-releases
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root node-releases perl-nothreads
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) $(GO) test -count=1 -v -timeout 40m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
@@ -349,6 +349,12 @@ NODE_MAJORS := 18 20 22 24 26
 node-releases: | $(BUILD)/.deps-ok
 	bash test/runtimes/node_releases.sh $(RUNTIME_CACHE) $(NODE_MAJORS)
 .PHONY: node-releases
+# A non-threaded Perl (as the official perl container images build it),
+# from Debian's source of its perl package, built once into RUNTIME_CACHE.
+PERL_NOTHREADS_VERSION := 5.36.0
+perl-nothreads: | $(BUILD)/.deps-ok
+	bash test/runtimes/perl_build.sh $(RUNTIME_CACHE) $(PERL_NOTHREADS_VERSION)
+.PHONY: perl-nothreads
 
 KERNEL_CACHE := $(abspath $(BUILD))/kernels
 test-kernels: all workloads
@@ -552,13 +558,15 @@ arm64-perl: | $(BUILD)/.deps-ok
 $(BUILD)/test/unit/test_perl_layout_rows: | arm64-perl
 # The committed Perl rows are what perl_layout_gen.sh gives from each
 # version's headers: x86_64 from this machine's libperl5.36 and the trixie
-# root's 5.40, arm64 from make arm64-perl's (in make test).
+# root's 5.40, arm64 from make arm64-perl's (in make test); the 5.36 row
+# less its interpreter from make perl-nothreads's.
 PERL_LAYOUT_CORES := x86_64:/usr/lib/x86_64-linux-gnu/perl/5.36.0/CORE \
+  x86_64:$(RUNTIME_CACHE)/perl-$(PERL_NOTHREADS_VERSION)-nothreads/lib/$(PERL_NOTHREADS_VERSION)/x86_64-linux/CORE \
   x86_64:$(TRIXIE_ROOT)/usr/lib/x86_64-linux-gnu/perl/5.40.1/CORE \
   arm64:$(RUNTIME_CACHE)/arm64-perl5.36/tree/usr/lib/aarch64-linux-gnu/perl/5.36.0/CORE \
   arm64:$(RUNTIME_CACHE)/arm64-perl5.40/tree/usr/lib/aarch64-linux-gnu/perl/5.40.1/CORE
 .PHONY: check-perl-layouts
-check-perl-layouts: arm64-perl trixie-root | $(ARM64_BUILD)/.deps-arm64-ok
+check-perl-layouts: arm64-perl trixie-root perl-nothreads | $(ARM64_BUILD)/.deps-arm64-ok
 	$(Q)set -e; for ac in $(PERL_LAYOUT_CORES); do \
 	  bash test/runtimes/perl_layout_gen.sh $${ac%%:*} $${ac#*:} --check lib/runtimes/perl/perl_layout.c; done
 test-unit: export OTELPROF_RUNTIME_CACHE = $(RUNTIME_CACHE)

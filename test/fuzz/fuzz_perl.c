@@ -5,7 +5,9 @@
  * memory from address FUZZ_BASE on, its first 8 bytes the offsets (from
  * FUZZ_BASE) of the CV and the COP the walk reported, so every pointer
  * the reader follows (CV body, GV, HEKs, stash and its aux struct, file
- * name) is the fuzzer's to choose. Reads outside the input fail, as a
+ * name) is the fuzzer's to choose; the CV offset's top bit picks a
+ * non-threaded build's reader (a COP's file is a GV "_<path" there, read
+ * through the GV's name HEK). Reads outside the input fail, as a
  * process's unmapped memory does. Each frame is named twice, the second
  * time past the cache's recheck interval, and the main program once.
  */
@@ -59,7 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r = malloc(sizeof(*r));
 	if (!r)
 		return 0;
-	perl_reader_init(r, l, image_read, &im);
+	perl_reader_init(r, l, cv >> 31, image_read, &im);
+	cv &= 0x7fffffffu;
 	for (int pass = 0; pass < 2; pass++) {
 		uint64_t now = 1000 + pass * 2 * PERL_RECHECK_NS;
 

@@ -20,17 +20,27 @@ import (
 // the script's path as that Perl sees it (host, for the profile's file
 // names) and as the host sees it (to write it there).
 type perlVersion struct {
-	name   string
-	root   string // "" on the host, else the chroot it runs in
-	script string // the path Perl sees
+	name     string
+	root     string // "" on the host, else the chroot it runs in
+	script   string // the path Perl sees
+	bin      string // on the host: the perl run
+	threaded bool   // built with ithreads
 }
 
+// The Perls judged: Debian 12's and 13's (threaded builds) and 5.36 built
+// without threads, as the official perl container images are (make
+// perl-nothreads, cached under RUNTIME_CACHE: missing, it fails).
 func perlVersions(t *testing.T) []perlVersion {
 	t.Helper()
 	host, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.pl"))
+	cache := os.Getenv("OTELPROF_RUNTIME_CACHE")
+	if cache == "" {
+		cache = "/var/cache/otelprof-test"
+	}
 	return []perlVersion{
-		{"debian12-5.36", "", host},
-		{"debian13-5.40", "trixie", "/tmp/otelprof-perl-test/hot.pl"},
+		{"debian12-5.36", "", host, "/usr/bin/perl", true},
+		{"debian13-5.40", "trixie", "/tmp/otelprof-perl-test/hot.pl", "", true},
+		{"built-5.36-nothreads", "", host, filepath.Join(cache, "perl-5.36.0-nothreads", "bin", "perl"), false},
 	}
 }
 
@@ -40,8 +50,8 @@ func (v perlVersion) start(t *testing.T, args ...string) *runtimeWorkload {
 	t.Helper()
 	host, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.pl"))
 	if v.root == "" {
-		requireExe(t, "/usr/bin/perl")
-		return startRuntime(t, nil, "/usr/bin/perl", append([]string{host}, args...)...)
+		requireExe(t, v.bin)
+		return startRuntime(t, nil, v.bin, append([]string{host}, args...)...)
 	}
 	root := trixieRoot(t)
 	dir := filepath.Join(root, filepath.Dir(v.script))
@@ -197,6 +207,9 @@ func TestPerlThreadFrames(t *testing.T) {
 	requireRoot(t)
 	for _, v := range perlVersions(t) {
 		v := v
+		if !v.threaded {
+			continue // no ithreads to judge in a non-threaded build
+		}
 		t.Run(v.name, func(t *testing.T) {
 			tidFile := filepath.Join(filepath.Dir(v.script), "tids-"+strconv.Itoa(os.Getpid()))
 			w := v.start(t, "40", "thread", tidFile)

@@ -31,8 +31,14 @@ void perl_layout_row(void)
 	D("version", PERL_VERSION);
 	D("subversion", PERL_SUBVERSION);
 	D("interp_size", sizeof(struct interpreter));
+#ifdef MULTIPLICITY
 	D("walk.interp_curcop", OFF(struct interpreter, Icurcop));
 	D("walk.interp_curstackinfo", OFF(struct interpreter, Icurstackinfo));
+#endif
+	/* Without threads struct interpreter is a 1-byte stand-in and its
+	 * variables are globals (PL_curcop, PL_curstackinfo): such a build
+	 * has no row of its own, its version's threaded row serves
+	 * (perl_layout_find_any) and --check compares the rest of it. */
 	D("walk.si_cxstack", OFF(PERL_SI, si_cxstack));
 	D("walk.si_prev", OFF(PERL_SI, si_prev));
 	D("walk.si_cxix", OFF(PERL_SI, si_cxix));
@@ -43,7 +49,11 @@ void perl_layout_row(void)
 	D("walk.cxt_sub", CXt_SUB);
 	D("walk.cxt_mask", CXTYPEMASK);
 	D("cop_line", OFF(COP, cop_line));
+#ifdef USE_ITHREADS
 	D("cop_file", OFF(COP, cop_file));
+#else
+	D("cop_file", OFF(COP, cop_filegv)); /* its GV "_<path" */
+#endif
 	D("sv_flags", OFF(SV, sv_flags));
 	D("sv_u", OFF(SV, sv_u));
 	D("svt_mask", SVTYPEMASK);

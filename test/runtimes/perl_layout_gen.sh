@@ -5,7 +5,9 @@
 # architecture; a cross compiler serves one this machine cannot run.
 #   perl_layout_gen.sh x86_64|arm64 CORE_DIR [--check TABLE.c]
 # --check: compare the row with TABLE.c's row of that version in that
-# architecture's table instead of printing it (make check-perl-layouts).
+# architecture's table instead of printing it (make check-perl-layouts);
+# a non-threaded build's (make perl-nothreads) with that row less its
+# struct interpreter offsets, which such a build does not have.
 # CORE_DIR: e.g. /usr/lib/x86_64-linux-gnu/perl/5.36.0/CORE (Debian's
 # libperl5.36), or the arm64 libperl's from `make arm64-perl`
 # ($RUNTIME_CACHE/arm64-perl5.36/tree/usr/lib/aarch64-linux-gnu/perl/5.36.0/CORE).
@@ -47,9 +49,11 @@ row() {
 		printf "\t\t.%s = %s,\n", $2, val($1, $3)
 		n++
 	}
+	$2 == "interp_size" && $3 == 1 { nothreads = 1 }
 	END {
 		print "\t},"
-		if (n != 34) { print "perl_layout_gen.sh: " n " values, not 34" > "/dev/stderr"; exit 1 }
+		# a non-threaded build: no interpreter offsets
+		if (n != 34 - 2 * nothreads) { print "perl_layout_gen.sh: " n " values, not " 34 - 2 * nothreads > "/dev/stderr"; exit 1 }
 	}'
 }
 if [ -z "$check" ]; then
@@ -67,9 +71,16 @@ have=$(awk -v t="$table" -v v="$version" '
 	in_t && buf != "" { buf = buf $0 "\n" }
 	in_t && /^\t\},$/ { if (buf ~ "\t\t\\.version = " v ",\n") { printf "%s", buf; exit } buf = "" }
 ' "$check")
-if [ "$got" != "${have%$'\n'}" ]; then
+have=${have%$'\n'}
+if echo "$got" | grep -q $'^\t\t\\.interp_size = 1,$'; then
+	# A non-threaded build's headers: the version's threaded row without
+	# its interpreter (struct interpreter and the offsets into it).
+	got=$(echo "$got" | grep -v $'^\t\t\\.interp_size = ')
+	have=$(echo "$have" | grep -v -e $'^\t\t\\.interp_size = ' -e $'^\t\t\t\t\\.interp_cur')
+fi
+if [ "$got" != "$have" ]; then
 	echo "perl_layout_gen.sh: $check's $arch row of 5.$version is not what $core gives:" >&2
-	diff <(echo "${have%$'\n'}") <(echo "$got") >&2 || true
+	diff <(echo "$have") <(echo "$got") >&2 || true
 	exit 1
 fi
 echo "perl_layout_gen.sh: $arch 5.$version row as generated ($core)"

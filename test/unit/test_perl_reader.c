@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The Perl frame reader on a process image laid out as 5.36 lays out a
  * sub, its glob, its package and a statement: the name Perl prints, file
- * and line; a lexical sub; the cache seeing a sub redefined in place; and
- * images it must refuse (wrong types, unreadable memory, pointers beyond
- * this machine's user space). */
+ * and line; a non-threaded build's file (a GV); a lexical sub; the cache
+ * seeing a sub redefined in place; and images it must refuse (wrong
+ * types, unreadable memory, pointers beyond this machine's user space). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,7 +85,7 @@ static struct perl_reader *reader(void)
 	assert_non_null(l);
 	assert_true(perl_layout_sane(l));
 	assert_non_null(r);
-	perl_reader_init(r, l, mem_read, NULL);
+	perl_reader_init(r, l, false, mem_read, NULL);
 	return r;
 }
 
@@ -127,6 +127,44 @@ static void names_a_sub(void **state)
 	assert_true(perl_reader_frame(r, BASE + 0x100, BASE + 0x400,
 				      1 + 2 * PERL_RECHECK_NS, &fi));
 	assert_string_equal(fi.name, "Hot::Inner::hot_a");
+	free(r);
+}
+
+/* A non-threaded build: the COP's file field is the GV "_<path" (GV at
+ * 0xa00, body 0xa80, name HEK 0xb00), the CV's file still a char *. */
+static void non_threaded_cop_file(void **state)
+{
+	const struct perl_layout *l = perl_layout_find_any(36);
+	struct perl_reader *r = malloc(sizeof(*r));
+	struct perl_frame_info fi;
+
+	(void)state;
+	assert_non_null(l);
+	assert_non_null(r);
+	perl_reader_init(r, l, true, mem_read, NULL);
+	image();
+	sv(0xa00, 0xa80, 9);
+	put64(0xa80 + 32, BASE + 0xb00);
+	hek(0xb00, "_</srv/app/hot.pl");
+	put64(0x400 + 48, BASE + 0xa00);
+	assert_true(perl_reader_frame(r, BASE + 0x100, BASE + 0x400, 1, &fi));
+	assert_string_equal(fi.name, "Hot::Inner::hot_a");
+	assert_string_equal(fi.file, "/srv/app/hot.pl");
+	assert_int_equal(fi.line, 42);
+	assert_true(perl_reader_frame(r, BASE + 0x100, 0, 1, &fi));
+	assert_string_equal(fi.file, "/srv/app/Hot.pm");
+	/* a GV not named "_<...": no file, the frame still named */
+	hek(0xb00, "hot.pl");
+	assert_true(perl_reader_frame(r, BASE + 0x100, BASE + 0x400,
+				      1 + 2 * PERL_RECHECK_NS, &fi));
+	assert_null(fi.file);
+	assert_int_equal(fi.line, 42);
+	/* not a GV */
+	hek(0xb00, "_</srv/app/hot.pl");
+	sv(0xa00, 0xa80, 12);
+	assert_true(perl_reader_frame(r, BASE + 0x100, BASE + 0x400,
+				      1 + 4 * PERL_RECHECK_NS, &fi));
+	assert_null(fi.file);
 	free(r);
 }
 
@@ -217,7 +255,7 @@ static void user_space_top(void **state)
 	assert_string_equal(fi.name, "Hot::Inner::hot_a");
 	assert_string_equal(fi.file, "/srv/app/hot.pl");
 	/* mem_read would serve it: the reader itself refuses */
-	perl_reader_init(r, r->l, mem_read, NULL);
+	perl_reader_init(r, r->l, false, mem_read, NULL);
 	base = USER_VA_END;
 	image();
 	assert_false(perl_reader_frame(r, BASE + 0x100, BASE + 0x400, 1, &fi));
@@ -232,6 +270,7 @@ int main(void)
 		cmocka_unit_test(layouts_known),
 		cmocka_unit_test(names_a_sub),
 		cmocka_unit_test(lexical_sub),
+		cmocka_unit_test(non_threaded_cop_file),
 		cmocka_unit_test(recheck_after_reuse),
 		cmocka_unit_test(refuses_bad_images),
 		cmocka_unit_test(user_space_top),

@@ -4,7 +4,8 @@
  * so after the native frames this copies the sampled thread's sub calls
  * into the sample, innermost first, as {CV, COP} pairs (perl_types.h),
  * then ends the sample (OTELPROF_PROG_FINISH). The thread's interpreter
- * is its PL_current_context; its contexts are the cxstack of the current
+ * is its PL_current_context (a non-threaded build's: its globals, on the
+ * main thread); its contexts are the cxstack of the current
  * stackinfo, then of each si_prev. Loaded when the first Perl process is
  * found. Every read is of process memory and may fail: the walk then
  * stops, keeping what it has (counted). Loops are bounded: bpf_loop where
@@ -207,18 +208,27 @@ static __always_inline void walk_perl(struct otelprof_sample_event *e, u32 tgid,
 	if (!s)
 		return;
 	s->pp = *pp;
-	tp = thread_pointer();
-	if (!tp)
-		return;
-	var = tls_var_addr(&s->pp.ctx, tp);
-	if (!var)
-		return;
-	/* 0: a thread that runs no Perl (or not yet) */
-	interp = read_user_u64(var);
-	if (!interp)
-		return;
-	s->cop = read_user_u64(interp + s->pp.interp_curcop);
-	s->si = read_user_u64(interp + s->pp.interp_curstackinfo);
+	if (s->pp.global_curstackinfo) {
+		/* Non-threaded: the one interpreter is the main thread's; a
+		 * thread a library started runs no Perl. */
+		if (e->hdr.tid != tgid)
+			return;
+		s->cop = read_user_u64(s->pp.global_curcop);
+		s->si = read_user_u64(s->pp.global_curstackinfo);
+	} else {
+		tp = thread_pointer();
+		if (!tp)
+			return;
+		var = tls_var_addr(&s->pp.ctx, tp);
+		if (!var)
+			return;
+		/* 0: a thread that runs no Perl (or not yet) */
+		interp = read_user_u64(var);
+		if (!interp)
+			return;
+		s->cop = read_user_u64(interp + s->pp.interp_curcop);
+		s->si = read_user_u64(interp + s->pp.interp_curstackinfo);
+	}
 	if (!s->si || !enter_si(s)) {
 		count(OTELPROF_CNT_INTERP_ERR);
 		return;

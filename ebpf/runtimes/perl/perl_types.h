@@ -12,8 +12,11 @@
 /*
  * Per Perl process (perl_procs, keyed by tgid). A threaded build
  * (MULTIPLICITY) keeps each thread's interpreter in the TLS variable
- * PL_current_context (5.36+): `ctx` says where it is. Offsets are of
- * struct interpreter, struct stackinfo and PERL_CONTEXT.
+ * PL_current_context (5.36+): `ctx` says where it is. A non-threaded one
+ * has a single interpreter whose variables are globals: their addresses
+ * in the process are in global_curcop and global_curstackinfo (ctx
+ * unused), and its main thread runs it. Offsets are of struct
+ * interpreter, struct stackinfo and PERL_CONTEXT.
  */
 struct otelprof_perl_proc {
 	struct otelprof_tls_loc ctx; /* PL_current_context */
@@ -29,6 +32,8 @@ struct otelprof_perl_proc {
 	u8 cxt_sub;		     /* CXt_SUB */
 	u8 cxt_mask;		     /* CXTYPEMASK */
 	u8 pad[4];
+	u64 global_curcop;	 /* non-threaded: &PL_curcop, else 0 */
+	u64 global_curstackinfo; /* non-threaded: &PL_curstackinfo */
 };
 
 /*

@@ -206,6 +206,19 @@ perl_layout_find_for(unsigned machine, unsigned version, unsigned interp_size)
 	return NULL;
 }
 
+const struct perl_layout *perl_layout_find_any(unsigned version)
+{
+	const struct perl_layout *layouts =
+		HOST_MACHINE == EM_AARCH64 ? layouts_aarch64 : layouts_x86_64;
+
+	if (HOST_MACHINE != EM_X86_64 && HOST_MACHINE != EM_AARCH64)
+		return NULL;
+	for (size_t i = 0; layouts[i].version; i++)
+		if (layouts[i].version == version)
+			return &layouts[i];
+	return NULL;
+}
+
 const struct perl_layout *perl_layout_find(unsigned version,
 					   unsigned interp_size)
 {

@@ -21,7 +21,8 @@ struct perl_layout {
 	uint8_t version, subversion; /* 5.version.subversion generated from */
 	uint16_t interp_size;	     /* sizeof(struct interpreter) */
 	struct otelprof_perl_proc walk; /* ctx left for the process */
-	uint16_t cop_line, cop_file;	/* COP: line_t, char * (threaded) */
+	uint16_t cop_line, cop_file;	/* COP: line_t, char * (threaded: a
+					 * GV * without threads) */
 	uint16_t sv_flags, sv_u;	/* SV head: flags (U32), union */
 	uint16_t svt_mask, svt_pvgv, svt_pvhv, svt_pvcv;
 	uint32_t svf_ook; /* a stash's aux struct (its name) is there */
@@ -38,6 +39,11 @@ struct perl_layout {
  * bytes, or NULL (an unknown version or build: native stacks). */
 const struct perl_layout *perl_layout_find(unsigned version,
 					   unsigned interp_size);
+
+/* A layout of Perl 5.version whatever its struct interpreter: for a
+ * non-threaded build, which reads no field of it (its variables are
+ * globals), or NULL. */
+const struct perl_layout *perl_layout_find_any(unsigned version);
 
 /* The same for a process of another machine (ELF e_machine: EM_X86_64,
  * EM_AARCH64), e.g. to check a row against that machine's libperl. */

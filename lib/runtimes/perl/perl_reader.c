@@ -116,13 +116,33 @@ static bool stash_name(struct perl_reader *r, uint64_t stash, char *out,
 	return plausible(name) && hek_text(r, name, out, cap);
 }
 
+/* A GV's name (a HEK) and its stash. */
+static bool gv_name_stash(struct perl_reader *r, uint64_t gv, uint64_t *namehek,
+			  uint64_t *stash)
+{
+	const struct perl_layout *l = r->l;
+	uint64_t gbody;
+	uint32_t flags;
+	uint8_t b[256 + 8];
+
+	if (!sv_head(r, gv, l->svt_pvgv, &gbody, &flags) ||
+	    !rd(r, gbody, b,
+		(l->xgv_namehek > l->xgv_stash ? l->xgv_namehek
+					       : l->xgv_stash) +
+			8u))
+		return false;
+	*namehek = u64_at(b, l->xgv_namehek);
+	*stash = u64_at(b, l->xgv_stash);
+	return true;
+}
+
 /* "Pkg::sub" of cv into out; *gv_out: what it was read from, *file_out
  * its CvFILE. */
 static bool cv_name(struct perl_reader *r, uint64_t cv, char *out,
 		    uint64_t *gv_out, uint64_t *file_out)
 {
 	const struct perl_layout *l = r->l;
-	uint64_t body, gv, gbody, namehek, stash;
+	uint64_t body, gv, namehek, stash;
 	uint32_t flags, cvflags;
 	uint8_t b[256 + 8];
 	size_t n, need = l->xcv_gv + 8u;
@@ -143,14 +163,8 @@ static bool cv_name(struct perl_reader *r, uint64_t cv, char *out,
 		return false;
 	if (cvflags & l->cvf_named) /* a lexical sub: its name only */
 		return hek_text(r, gv, out, PERL_NAME_MAX);
-	if (!sv_head(r, gv, l->svt_pvgv, &gbody, &flags) ||
-	    !rd(r, gbody, b,
-		(l->xgv_namehek > l->xgv_stash ? l->xgv_namehek
-					       : l->xgv_stash) +
-			8u))
+	if (!gv_name_stash(r, gv, &namehek, &stash))
 		return false;
-	namehek = u64_at(b, l->xgv_namehek);
-	stash = u64_at(b, l->xgv_stash);
 	out[0] = '\0';
 	if (plausible(stash) && stash_name(r, stash, out, PERL_NAME_MAX - 3)) {
 		n = strlen(out);
@@ -192,25 +206,49 @@ static const struct perl_name_slot *name_of(struct perl_reader *r, uint64_t cv,
 	return ok ? s : NULL;
 }
 
-static const char *file_of(struct perl_reader *r, uint64_t ptr, uint64_t now)
+/* A non-threaded build's COP names its file by a GV, "_<" and the path
+ * (CopFILE: GvNAME(CopFILEGV(cop)) + 2). */
+static bool file_of_gv(struct perl_reader *r, uint64_t gv, char *out,
+		       size_t cap)
+{
+	uint64_t namehek, stash;
+	char name[PERL_FILE_MAX + 2];
+
+	if (!gv_name_stash(r, gv, &namehek, &stash) || !plausible(namehek) ||
+	    !hek_text(r, namehek, name,
+		      cap + 2 < sizeof(name) ? cap + 2 : sizeof(name)) ||
+	    strncmp(name, "_<", 2))
+		return false;
+	memcpy(out, name + 2, strlen(name + 2) + 1);
+	return true;
+}
+
+/* The file of a COP's file field (a char *, or a GV * where cop_file_gv),
+ * or a CV's (always a char *). */
+static const char *file_of(struct perl_reader *r, uint64_t ptr, bool gv,
+			   uint64_t now)
 {
 	struct perl_file_slot *s = &r->files[slot_of(ptr, PERL_FILE_SLOTS)];
 
-	if (s->ptr == ptr && now - s->checked_ns < PERL_RECHECK_NS)
+	if (s->ptr == ptr && s->gv == gv &&
+	    now - s->checked_ns < PERL_RECHECK_NS)
 		return s->ok ? s->file : NULL;
 	s->ptr = ptr;
+	s->gv = gv;
 	s->checked_ns = now;
-	s->ok = read_cstr(r, ptr, s->file, sizeof(s->file));
+	s->ok = gv ? file_of_gv(r, ptr, s->file, sizeof(s->file))
+		   : read_cstr(r, ptr, s->file, sizeof(s->file));
 	if (!s->ok)
 		r->read_errors++;
 	return s->ok ? s->file : NULL;
 }
 
 void perl_reader_init(struct perl_reader *r, const struct perl_layout *l,
-		      mem_read_fn read, void *read_ctx)
+		      bool cop_file_gv, mem_read_fn read, void *read_ctx)
 {
 	memset(r, 0, sizeof(*r));
 	r->l = l;
+	r->cop_file_gv = cop_file_gv;
 	r->read = read;
 	r->read_ctx = read_ctx;
 }
@@ -237,12 +275,13 @@ bool perl_reader_frame(struct perl_reader *r, uint64_t cv, uint64_t cop,
 		/* a sub entering or leaving (perl.bpf.c): its line is
 		 * unknown, its file is the one it was compiled from */
 		if (sub && plausible(sub->file))
-			out->file = file_of(r, sub->file, now_ns);
+			out->file = file_of(r, sub->file, false, now_ns);
 		return true;
 	}
 	if (rd(r, cop, c, need)) {
 		out->line = u32_at(c, l->cop_line);
-		out->file = file_of(r, u64_at(c, l->cop_file), now_ns);
+		out->file = file_of(r, u64_at(c, l->cop_file), r->cop_file_gv,
+				    now_ns);
 	} else {
 		r->read_errors++;
 	}

@@ -33,6 +33,7 @@ struct perl_name_slot {
 
 struct perl_file_slot {
 	uint64_t ptr;
+	bool gv; /* ptr is a GV (a non-threaded build's COP file) */
 	uint64_t checked_ns;
 	bool ok;
 	char file[PERL_FILE_MAX];
@@ -40,6 +41,7 @@ struct perl_file_slot {
 
 struct perl_reader {
 	const struct perl_layout *l;
+	bool cop_file_gv; /* non-threaded: a COP's file is a GV "_<path" */
 	mem_read_fn read;
 	void *read_ctx;
 	uint64_t read_errors; /* frames, names or files unreadable */
@@ -52,8 +54,9 @@ struct perl_frame_info {
 	uint32_t line;
 };
 
+/* cop_file_gv: a non-threaded build (a COP holds its file's GV). */
 void perl_reader_init(struct perl_reader *r, const struct perl_layout *l,
-		      mem_read_fn read, void *read_ctx);
+		      bool cop_file_gv, mem_read_fn read, void *read_ctx);
 
 /* Frame {cv, cop} of the walk (cv OTELPROF_PERL_MAIN: the main program);
  * false if the sub cannot be read. A COP that cannot be read leaves file

@@ -104,18 +104,22 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 	if (fresh_only && !c->added)
 		return;
 	for (size_t i = 0; i < p->maps.n; i++) {
-		static const char *const names[] = {"PL_revision", "PL_version",
-						    "PL_interp_size"};
+		/* PL_curcop and PL_curstackinfo are symbols of a
+		 * non-threaded build only (a threaded one's are fields of
+		 * its struct interpreter). */
+		static const char *const names[] = {
+			"PL_revision", "PL_version", "PL_interp_size",
+			"PL_curcop", "PL_curstackinfo"};
 		struct proc_mapping *m = &p->maps.v[i];
 		const struct elf_sym *runops;
 		const struct perl_layout *l;
 		struct otelprof_tls_loc loc;
 		struct perl_process *pp;
 		struct elf_file *f;
-		uint64_t bias, v[3];
+		uint64_t bias, v[5];
 		uint8_t revision = 0, version = 0;
 		uint16_t size = 0;
-		bool is_main, located;
+		bool is_main, located, threaded;
 		int fd;
 
 		if (m->kind != PROC_MAPPING_FILE || !m->path ||
@@ -131,26 +135,32 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 			(void)state(t, p); /* looked for again */
 			continue;
 		}
-		(void)elf_dynsym_lookup(fd, "PL_", names, 3, v);
+		(void)elf_dynsym_lookup(fd, "PL_", names, 5, v);
 		is_main = p->exe_path && !strcmp(m->path, p->exe_path);
-		located = interp_location(fd, bias, is_main, &loc);
+		threaded = !v[3] || !v[4];
+		located = threaded && interp_location(fd, bias, is_main, &loc);
 		close(fd);
-		if (!v[0] || !v[1] || !v[2] ||
+		/* A non-threaded build exports no PL_interp_size (its struct
+		 * interpreter is a 1-byte stand-in); its stackinfo, contexts,
+		 * COPs and SVs are laid out as the threaded build's of its
+		 * version (make check-perl-layouts compares the headers). */
+		if (!v[0] || !v[1] || (threaded && !v[2]) ||
 		    t->read_mem(&p->pid, v[0] + bias, &revision, 1) ||
 		    t->read_mem(&p->pid, v[1] + bias, &version, 1) ||
-		    t->read_mem(&p->pid, v[2] + bias, &size, 2) ||
+		    (threaded && t->read_mem(&p->pid, v[2] + bias, &size, 2)) ||
 		    revision != 5) {
 			unknown(t, p, "no version symbols", version, size);
 			return;
 		}
-		l = perl_layout_find(version, size);
+		l = threaded ? perl_layout_find(version, size)
+			     : perl_layout_find_any(version);
 		if (!l || !perl_layout_sane(l)) {
 			unknown(t, p, "no known layout", version, size);
 			return;
 		}
-		if (!located) {
-			/* non-threaded builds, and threaded ones before 5.36
-			 * (PL_thr_key), are not walked yet */
+		if (threaded && !located) {
+			/* threaded builds before 5.36 (PL_thr_key) are not
+			 * walked yet */
 			unknown(t, p, "no PL_current_context", version, size);
 			return;
 		}
@@ -164,8 +174,14 @@ static void sync_process(struct perl_tracker *t, struct process *p,
 		pp->loop_hi =
 			runops->addr + (runops->size ? runops->size : 1) + bias;
 		pp->bpf = l->walk;
-		pp->bpf.ctx = loc;
-		perl_reader_init(&pp->reader, l, t->read_mem, &pp->pid);
+		if (threaded) {
+			pp->bpf.ctx = loc;
+		} else {
+			pp->bpf.global_curcop = v[3] + bias;
+			pp->bpf.global_curstackinfo = v[4] + bias;
+		}
+		perl_reader_init(&pp->reader, l, !threaded, t->read_mem,
+				 &pp->pid);
 		t->counters.found++;
 		kernel_write(t, p);
 		return;
