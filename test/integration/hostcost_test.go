@@ -504,8 +504,9 @@ func TestUnwindRowsFairShare(t *testing.T) {
 	// Reads put off because the loader's queue of 64 was full are
 	// logged, not judged: whether the queue fills depends on how many of
 	// the 346 files one 8 ms pass opens against how fast the loader
-	// reads them (0 in a CI run, 277-363 here). The queue's refusal is
-	// judged in test_work_queue (full_queue_refuses).
+	// reads them (0 in a CI run, 277-363 here). The read put off, its
+	// count and its later acceptance are judged in test_file_budget
+	// (full_loader_queue_puts_a_read_off).
 	if final.num("unwind_refused_process") < 1 {
 		t.Errorf("unwind_refused_process = %v, want >= 1 (the hostile process asked for %d rows)",
 			final.num("unwind_refused_process"), nfiles*fdes*8)

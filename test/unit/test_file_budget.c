@@ -2,8 +2,9 @@
 /*
  * The memory budget of data derived from mapped files, beyond symbols:
  * MiniDebugInfo decompression (an xz bomb is refused at the budget, not at
- * the fixed output cap), and files evicted for the total budget read
- * again when a sample needs them.
+ * the fixed output cap), files evicted for the total budget read again
+ * when a sample needs them, and a big file's read put off while the
+ * loader's queue is full.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +13,10 @@
 #include <cmocka.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <lzma.h>
@@ -216,12 +219,81 @@ static void idle_file_evicted_whole(void **state)
 	close(fb);
 }
 
+/* FILE_LOADER_MAX_JOBS + 1 big files added at once (one scan of a process
+ * that maps hundreds): the loader's queue takes FILE_LOADER_MAX_JOBS, the
+ * next is refused (-EAGAIN), counted, and leaves no entry, so that its
+ * mapping tries again in a later pass; once the finished loads are taken,
+ * the same file is accepted. Loads count until taken, so this does not
+ * depend on how fast the loader reads. */
+static void full_loader_queue_puts_a_read_off(void **state)
+{
+	enum { N = FILE_LOADER_MAX_JOBS + 1 };
+	char dir[] = "/tmp/otelprof-loaderq-XXXXXX", path[64];
+	struct file_added a = {-1, NULL, 0, -1};
+	struct file *files[N];
+	struct file_cache c;
+	int fds[N], efd, busy_ms = 0;
+	bool added;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	cache_init(&c);
+	assert_int_equal(file_cache_start_loader(&c, efd), 0);
+	for (int i = 0; i < N; i++) {
+		int err = 0;
+
+		snprintf(path, sizeof(path), "%s/big-%02d", dir, i);
+		fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		assert_true(fds[i] >= 0);
+		/* distinct files of the loader's size: not ELF (read, and
+		 * refused as malformed, on the loader) */
+		assert_int_equal(pwrite(fds[i], &i, sizeof(i), 0), sizeof(i));
+		assert_int_equal(ftruncate(fds[i], FILE_LOADER_MIN_BYTES), 0);
+		files[i] = file_table_get_fd(&table, fds[i], path, 0, 0, &added,
+					     &err);
+		assert_non_null(files[i]);
+		assert_true(added);
+		a.fd = fds[i];
+		assert_int_equal(file_cache_file_added(&c, files[i], &a),
+				 i < N - 1 ? 1 : -EAGAIN);
+	}
+	assert_int_equal(c.counters.loads_retried, 1);
+	assert_null(file_cache_of(&c, files[N - 1]));
+	/* Every load taken back: the queue has room again. */
+	for (int taken = 0; taken < N - 1;) {
+		int fd;
+
+		if (file_cache_take_load(&c, &fd)) {
+			taken++;
+			continue;
+		}
+		assert_true(busy_ms++ < 20000);
+		usleep(1000);
+	}
+	a.fd = fds[N - 1];
+	assert_int_equal(file_cache_file_added(&c, files[N - 1], &a), 1);
+	assert_int_equal(c.counters.loads_retried, 1);
+	file_cache_stop_loader(&c);
+	for (int i = 0; i < N; i++) {
+		file_table_put(&table, files[i]);
+		close(fds[i]);
+		snprintf(path, sizeof(path), "%s/big-%02d", dir, i);
+		unlink(path);
+	}
+	rmdir(dir);
+	cache_free(&c);
+	close(efd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(xz_bomb_refused_at_budget),
 		cmocka_unit_test(evicted_file_reloaded),
 		cmocka_unit_test(idle_file_evicted_whole),
+		cmocka_unit_test(full_loader_queue_puts_a_read_off),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
