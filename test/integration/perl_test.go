@@ -111,7 +111,7 @@ func TestPerlFrames(t *testing.T) {
 	src, _ := filepath.Abs(filepath.Join(runtimesDir, "hot.pl"))
 	lineA := lineOf(t, src, "sub hot_a")
 	lineB := lineOf(t, src, "sub hot_b")
-	callA := lineOf(t, src, "    hot_a(int(70000 * $k));")
+	callA := lineOf(t, src, "    hot_a(int(700000 * $k));")
 	callRound := lineOf(t, src, "        round(\\%acc);")
 	callWork := lineOf(t, src, "    Hot::work($seconds);")
 	for _, v := range perlVersions(t) {

@@ -33,14 +33,16 @@ sub hot_b {
 # one round: about 70 parts of hot_a, 30 of hot_b, each timed on the
 # thread's own CPU clock. Each round's length varies at random, so that
 # rounds do not keep one phase against the sampling timer (a fixed period
-# makes samples fall on the same parts of the round run after run).
+# makes samples fall on the same parts of the round run after run), and
+# is some 13-40 ms: in phases of a few ms the timer's samples (perf's
+# too) stray from the CPU clock by a point or two on this VM.
 sub round {
     my ($acc) = @_;
     my $k = 0.5 + rand();
     my $t = clock_gettime(CLOCK_THREAD_CPUTIME_ID);
-    hot_a(int(70000 * $k));
+    hot_a(int(700000 * $k));
     my $m = clock_gettime(CLOCK_THREAD_CPUTIME_ID);
-    hot_b(int(30000 * $k));
+    hot_b(int(300000 * $k));
     my $e = clock_gettime(CLOCK_THREAD_CPUTIME_ID);
     $acc->{A} += $m - $t;
     $acc->{B} += $e - $m;
