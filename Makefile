@@ -327,7 +327,7 @@ test-report: all workloads $(BUILD)/.chromium-ok
 
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
-test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root node-releases perl-nothreads
+test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root node-releases perl-nothreads ruby-yjit
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) $(GO) test -count=1 -v -timeout 40m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
@@ -355,6 +355,13 @@ PERL_NOTHREADS_VERSION := 5.36.0
 perl-nothreads: | $(BUILD)/.deps-ok
 	bash test/runtimes/perl_build.sh $(RUNTIME_CACHE) $(PERL_NOTHREADS_VERSION)
 .PHONY: perl-nothreads
+# A Ruby 3.3 with YJIT (as the official ruby images build 3.2+; Debian
+# 13's is built without), from Debian's source of ruby3.3, once into
+# RUNTIME_CACHE (about 8 minutes; YJIT is Rust: the machine's rustc).
+RUBY_YJIT_VERSION := 3.3.8
+ruby-yjit: | $(BUILD)/.deps-ok
+	bash test/runtimes/ruby_build.sh $(RUNTIME_CACHE) $(RUBY_YJIT_VERSION)
+.PHONY: ruby-yjit
 
 KERNEL_CACHE := $(abspath $(BUILD))/kernels
 test-kernels: all workloads

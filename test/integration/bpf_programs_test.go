@@ -137,7 +137,7 @@ func TestRuntimeProgramsLoadedOnDemand(t *testing.T) {
 		{"jvm", java, "hotspot_walk"},
 		{"perl", func() *exec.Cmd { return startRuntime(t, nil, "/usr/bin/perl", pl, "20").cmd }, "perl_walk"},
 		{"php", func() *exec.Cmd { return startRuntime(t, nil, php82, phpScript(t), "20").cmd }, "php_walk"},
-		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, false, nil, "20"); return w.cmd }, "ruby_walk"},
+		{"ruby", func() *exec.Cmd { w, _ := startRuby(t, "", nil, "20"); return w.cmd }, "ruby_walk"},
 		{"node", func() *exec.Cmd { return startRuntime(t, nil, nodeBin, js, "20").cmd }, "v8_walk"},
 	}
 	for _, c := range cases {

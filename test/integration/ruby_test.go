@@ -22,27 +22,48 @@ const (
 // Methods are named with their class, as Ruby prints them (3.3 keeps a
 // class's path in its rb_classext_t, 3.1 as an instance variable).
 // 3.1's YJIT (experimental there; Debian 13's 3.3 is built without it)
-// runs its code without CFI: the Ruby frames must still all be there,
-// named and lined. Where they go is not judged under YJIT: a block it
+// and 3.3's (built here as the official ruby images build it, make
+// ruby-yjit) run their code without CFI: the Ruby frames must still all
+// be there, named and lined. Where they go is not judged under YJIT: a block it
 // enters from C does not pass through rb_vm_exec, so that run of frames
 // lands at the next rb_vm_exec out (docs/runtimes.md).
 var rubies = []struct {
 	name             string
-	chroot           bool
+	where            string // rubyCommand's: "", "trixie" or a ruby built here
 	flags            []string
 	hotA, hotB, work string
 	thread, spliced  bool
 	sortC, sort      string // a Ruby method and the C function it calls
+	// Ractors judged by their threads' names, which hot.rb writes to
+	// /proc (3.3 runs them M:N: Thread#name= does not reach the native
+	// thread); the chroot has no /proc.
+	ractor bool
+	// 3.3's YJIT keeps no pc in the frames of its code (their line is
+	// unknown, 0) and its code has neither CFI nor frame pointers (the
+	// native stack stops there): logged, not judged.
+	jitGaps bool
 }{
-	{"debian12-3.1", false, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort"},
-	{"debian12-3.1-yjit", false, []string{"--yjit"}, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", false, false, "Hot::Worker#sort_c", "Array#sort"},
-	{"debian13-3.3", true, nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort"},
+	{"debian12-3.1", "", nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort", true, false},
+	{"debian12-3.1-yjit", "", []string{"--yjit"}, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", false, false, "Hot::Worker#sort_c", "Array#sort", false, false},
+	{"debian13-3.3", "trixie", nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort", false, false},
+	{"built-3.3-yjit", builtRuby("3.3.8"), []string{"--yjit"}, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, false, "Hot::Worker#sort_c", "Array#sort", true, true},
+}
+
+// builtRuby: the Ruby make ruby-yjit built (its official images' way:
+// --enable-yjit, a shared libruby) under RUNTIME_CACHE.
+func builtRuby(version string) string {
+	cache := os.Getenv("OTELPROF_RUNTIME_CACHE")
+	if cache == "" {
+		cache = "/var/cache/otelprof-test"
+	}
+	return filepath.Join(cache, "ruby-"+version+"-yjit", "bin", "ruby")
 }
 
 // rubyNames: what a version calls the workload's methods.
 type rubyNames struct {
 	hotA, hotB, work string
 	spliced          bool // judge where the Ruby frames go
+	jitGaps          bool // lines and roots not judged (rubies)
 }
 
 // rubyFrame is the first ruby frame of s named name (and its index), or nil.
@@ -57,20 +78,26 @@ func rubyFrame(s Sample, name string) (int, *Frame) {
 
 // startRuby runs hot.rb with Debian 12's ruby, or Debian 13's inside its
 // root (the script copied there); the script's path as the process sees it.
-func startRuby(t *testing.T, chroot bool, flags []string, args ...string) (*runtimeWorkload, string) {
+func startRuby(t *testing.T, where string, flags []string, args ...string) (*runtimeWorkload, string) {
 	t.Helper()
-	bin, argv, path := rubyCommand(t, chroot, flags, args...)
+	bin, argv, path := rubyCommand(t, where, flags, args...)
 	return startRuntime(t, nil, bin, argv...), path
 }
 
 // rubyCommand is how startRuby runs hot.rb: the program, its arguments
-// and the script's path as the process sees it.
-func rubyCommand(t *testing.T, chroot bool, flags []string, args ...string) (string, []string, string) {
+// and the script's path as the process sees it. where: "" for Debian 12's
+// ruby3.1, "trixie" for Debian 13's ruby3.3 in its root, else the path of
+// a ruby built here.
+func rubyCommand(t *testing.T, where string, flags []string, args ...string) (string, []string, string) {
 	t.Helper()
 	src, _ := filepath.Abs(filepath.Join(runtimesDir, rubyHotLabel))
-	if !chroot {
-		requireExe(t, "/usr/bin/ruby3.1")
-		return "/usr/bin/ruby3.1", append(append(append([]string{}, flags...), src), args...), src
+	if where != "trixie" {
+		bin := where
+		if bin == "" {
+			bin = "/usr/bin/ruby3.1"
+		}
+		requireExe(t, bin)
+		return bin, append(append(append([]string{}, flags...), src), args...), src
 	}
 	requireExe(t, filepath.Join(trixieRoot(t), "usr/bin/ruby3.3"))
 	raw, err := os.ReadFile(src)
@@ -100,17 +127,27 @@ func TestRubyFrames(t *testing.T) {
 	for _, v := range rubies {
 		v := v
 		t.Run(v.name+"/main", func(t *testing.T) {
-			w, path := startRuby(t, v.chroot, v.flags, "60")
+			w, path := startRuby(t, v.where, v.flags, "60")
 			p, truth := recordRuntime(t, w, 5)
-			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work, v.spliced})
+			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
 		})
 		if !v.thread {
 			continue
 		}
 		t.Run(v.name+"/thread", func(t *testing.T) {
-			w, _ := startRuby(t, v.chroot, v.flags, "60", "thread")
+			w, _ := startRuby(t, v.where, v.flags, "60", "thread")
 			p, _ := recordRuntime(t, w, 5)
-			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced})
+			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
+		})
+		if !v.ractor {
+			continue
+		}
+		// Ractors: each on its own native thread with its own
+		// execution context, judged as threads are.
+		t.Run(v.name+"/ractor", func(t *testing.T) {
+			w, _ := startRuby(t, v.where, v.flags, "60", "ractor")
+			p, _ := recordRuntime(t, w, 5)
+			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
 		})
 	}
 }
@@ -183,7 +220,7 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	t.Logf("%d samples: %.1f%% with Ruby frames; hot_a %.1f%% (truth %.1f%%), hot_b %.1f%% (truth %.1f%%); hot_a spliced above work and ruby_run_node %d of %d; rooted %.1f%%",
 		n, 100*float64(withRuby)/float64(n), got, truth, 100-got, 100-truth, spliced, nA, 100*float64(rootedN)/float64(n))
 	t.Logf("hot_a/hot_b frames without a line (pc not the frame's own): %d of %d", noLine, nHot)
-	if noLine*100 > nHot {
+	if noLine*100 > nHot && !names.jitGaps {
 		t.Errorf("%d of %d hot_a/hot_b frames without a line, want <= 1%%", noLine, nHot)
 	}
 	if float64(withRuby) < 0.95*float64(n) {
@@ -195,7 +232,7 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	if names.spliced && spliced < nA*95/100 {
 		t.Errorf("only %d of %d hot_a samples have work and ruby_run_node below them", spliced, nA)
 	}
-	if float64(rootedN) < 0.95*float64(n) {
+	if float64(rootedN) < 0.95*float64(n) && !names.jitGaps {
 		t.Errorf("only %d of %d samples keep their native frames rooted; e.g.\n%s", rootedN, n, strings.Join(unrooted, "\n"))
 	}
 }
@@ -251,8 +288,11 @@ func TestRubyCFunctionFrames(t *testing.T) {
 	requireRoot(t)
 	for _, v := range rubies {
 		v := v
+		if v.jitGaps {
+			continue // C functions YJIT 3.3 calls carry no frame here (docs/runtimes.md)
+		}
 		t.Run(v.name, func(t *testing.T) {
-			w, _ := startRuby(t, v.chroot, v.flags, "60", "cfunc")
+			w, _ := startRuby(t, v.where, v.flags, "60", "cfunc")
 			p, truth := recordRuntime(t, w, 5)
 			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
 		})
@@ -322,8 +362,8 @@ func TestRubyBlockFrames(t *testing.T) {
 	for _, v := range rubies {
 		v := v
 		t.Run(v.name, func(t *testing.T) {
-			labels := rubyLabels(t, v.chroot, v.flags)
-			w, path := startRuby(t, v.chroot, v.flags, "60", "block")
+			labels := rubyLabels(t, v.where, v.flags)
+			w, path := startRuby(t, v.where, v.flags, "60", "block")
 			p, truth := recordRuntime(t, w, 5)
 			judgeRubyBlocks(t, p, truth, path, lineA, lineB, labels)
 		})
@@ -332,9 +372,9 @@ func TestRubyBlockFrames(t *testing.T) {
 
 // rubyLabels: the names the Ruby gives hot.rb's blocks (qualified, and
 // bare as 3.1 and 3.3 print them).
-func rubyLabels(t *testing.T, chroot bool, flags []string) map[string]string {
+func rubyLabels(t *testing.T, where string, flags []string) map[string]string {
 	t.Helper()
-	bin, argv, _ := rubyCommand(t, chroot, flags, "0", "labels")
+	bin, argv, _ := rubyCommand(t, where, flags, "0", "labels")
 	out, err := exec.Command(bin, argv...).Output()
 	if err != nil {
 		t.Fatalf("%s %v: %v", bin, argv, err)
@@ -413,8 +453,11 @@ func TestRubyCFunctionFromC(t *testing.T) {
 	requireRoot(t)
 	for _, v := range rubies {
 		v := v
+		if v.jitGaps {
+			continue // C functions YJIT 3.3 calls carry no frame here (docs/runtimes.md)
+		}
 		t.Run(v.name, func(t *testing.T) {
-			w, _ := startRuby(t, v.chroot, v.flags, "60", "cmp")
+			w, _ := startRuby(t, v.where, v.flags, "60", "cmp")
 			p, truth := recordRuntime(t, w, 5)
 			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
 			judgeRubyCalledFromC(t, p, "Rational#<=>", "rb_funcallv", v.sort, v.spliced)

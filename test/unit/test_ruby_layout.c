@@ -85,7 +85,7 @@ static void strings(void **state)
 				 *l33 = ruby_layout_find(3, 3);
 	uint8_t h[64] = {0};
 	uint64_t flags, heap, len, n;
-	char out[32];
+	char out[32], big[RUBY_NAME_MAX + 1];
 
 	(void)state;
 	/* 3.1 embedded: length in the flags, bytes at 16 */
@@ -122,12 +122,23 @@ static void strings(void **state)
 	memcpy(h, &flags, 8);
 	assert_int_equal(
 		ruby_str_decode(l33, h, 64, out, sizeof(out), &heap, &len), -1);
+	/* 3.3 embedded beyond the 64 bytes read (a slot of up to 640 bytes):
+	 * its length, the rest to read from the object; too long for out, or
+	 * for any name, refused */
 	flags = 0x05;
 	n = 60;
 	memcpy(h, &flags, 8);
 	memcpy(h + 16, &n, 8);
 	assert_int_equal(
+		ruby_str_decode(l33, h, 64, big, sizeof(big), &heap, &len), 1);
+	assert_int_equal(len, 60);
+	assert_int_equal(heap, 0);
+	assert_int_equal(
 		ruby_str_decode(l33, h, 64, out, sizeof(out), &heap, &len), -1);
+	n = RUBY_NAME_MAX + 1;
+	memcpy(h + 16, &n, 8);
+	assert_int_equal(
+		ruby_str_decode(l33, h, 64, big, sizeof(big), &heap, &len), -1);
 }
 
 /* iseq.c succ_index_table_create, for positions pos[] (sorted). */

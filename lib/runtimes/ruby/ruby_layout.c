@@ -154,8 +154,13 @@ int ruby_str_decode(const struct ruby_layout *l, const uint8_t *hdr,
 		n = (flags >> 14) & 0x1f;
 	else
 		memcpy(&n, hdr + 16, 8);
-	if (n > hlen - l->str_embed_ary || n >= cap)
+	if (n > RUBY_NAME_MAX || n >= cap)
 		return -1;
+	*len = n;
+	/* 3.2+ embeds a string in a slot of up to 640 bytes (variable
+	 * width allocation): the rest is read from the object. */
+	if (n > hlen - l->str_embed_ary)
+		return 1;
 	memcpy(out, hdr + l->str_embed_ary, n);
 	out[n] = '\0';
 	*len = n;

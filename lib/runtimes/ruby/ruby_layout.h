@@ -157,7 +157,9 @@ int ruby_function_end(const uint8_t *hdr, size_t len, uint64_t hdr_vaddr,
  * The text of a String object whose first hlen (<= RUBY_STR_HDR) bytes are
  * hdr: for an embedded string copied into out (NUL-terminated, at most
  * cap - 1 bytes) and *heap_ptr = 0; for a heap string *heap_ptr and *len
- * say what to read next. Returns -1 if it is not a plausible String.
+ * say what to read next. Returns -1 if it is not a plausible String, 1 for
+ * an embedded one longer than hdr holds (3.2+: *len bytes at
+ * l->str_embed_ary in the object, read next; *heap_ptr 0), else 0.
  */
 int ruby_str_decode(const struct ruby_layout *l, const uint8_t *hdr,
 		    size_t hlen, char *out, size_t cap, uint64_t *heap_ptr,

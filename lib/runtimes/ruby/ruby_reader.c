@@ -280,17 +280,21 @@ static char *read_str(struct ruby_reader *t, uint32_t pid,
 	uint8_t hdr[RUBY_STR_HDR];
 	uint64_t heap = 0, len = 0;
 	char *out;
+	int rc;
 
 	if (!addr || (addr & 7) || t->read_mem(&pid, addr, hdr, sizeof(hdr)))
 		return NULL;
 	out = malloc(RUBY_NAME_MAX + 1);
 	if (!out)
 		return NULL;
-	if (ruby_str_decode(l, hdr, sizeof(hdr), out, RUBY_NAME_MAX + 1, &heap,
-			    &len)) {
+	rc = ruby_str_decode(l, hdr, sizeof(hdr), out, RUBY_NAME_MAX + 1, &heap,
+			     &len);
+	if (rc < 0) {
 		free(out);
 		return NULL;
 	}
+	if (rc == 1) /* embedded past what hdr holds */
+		heap = addr + l->str_embed_ary;
 	if (heap) {
 		if (t->read_mem(&pid, heap, out, len)) {
 			free(out);

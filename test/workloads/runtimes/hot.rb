@@ -15,6 +15,7 @@
 #   hot.rb SECONDS block      (a: block_a, its loop in a block two levels
 #                              deep in a class's method; b: block_b, in a
 #                              block of a module's method)
+#   hot.rb SECONDS ractor     (as thread, each in a Ractor of its own)
 #   hot.rb 0 labels           (prints the blocks' names as JSON, and exits)
 module Hot
   # The label Ruby 3.4 gives a block (caller_locations' label, its method
@@ -210,11 +211,44 @@ module Hot
     ta.join
     tb.join
   end
+
+  # As threads, each spinning method in a Ractor of its own, on a native
+  # thread of its own named as the thread is (3.3 runs a non-main
+  # Ractor's threads M:N, where Thread#name= leaves the native thread's
+  # name: it is written to /proc); the report is each Ractor's native
+  # thread's CPU time from /proc (a Ractor shares no array).
+  def self.ractor_name(name)
+    Thread.current.name = name
+    File.write("/proc/thread-self/comm", name)
+    Ractor.yield(Thread.current.native_thread_id)
+  end
+
+  def self.ractors(seconds)
+    stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
+    ra = Ractor.new(stop) do |s|
+      Hot.ractor_name("ruby-a")
+      Hot.spin_a(s, [0.0])
+    end
+    rb = Ractor.new(stop) do |s|
+      Hot.ractor_name("ruby-b")
+      Hot.spin_b(s, [0.0])
+    end
+    tids = [ra.take, rb.take]
+    while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
+      sleep 1
+      a, b = tids.map { |tid| File.read("/proc/self/task/#{tid}/schedstat").split[0].to_f / 1e9 }
+      $stdout.write(%({"a": #{a}, "b": #{b}}\n))
+      $stdout.flush
+    end
+  end
 end
 
 secs = (ARGV[0] || "10").to_f
 if ARGV[1] == "thread"
   Hot.threads(secs)
+elsif ARGV[1] == "ractor"
+  Warning[:experimental] = false
+  Hot.ractors(secs)
 elsif ARGV[1] == "cfunc" || ARGV[1] == "cmp"
   Hot.cfuncs(secs, ARGV[1] == "cmp")
 elsif ARGV[1] == "block"
