@@ -131,24 +131,22 @@ func TestRubyFrames(t *testing.T) {
 			p, truth := recordRuntime(t, w, 5)
 			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
 		})
-		if !v.thread {
-			continue
+		// Threads, and Ractors (each on its own native thread with
+		// its own execution context), judged alike.
+		for _, mode := range []struct {
+			name string
+			run  bool
+		}{{"thread", v.thread}, {"ractor", v.thread && v.ractor}} {
+			if !mode.run {
+				continue
+			}
+			mode := mode.name
+			t.Run(v.name+"/"+mode, func(t *testing.T) {
+				w, _ := startRuby(t, v.where, v.flags, "60", mode)
+				p, _ := recordRuntime(t, w, 5)
+				judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
+			})
 		}
-		t.Run(v.name+"/thread", func(t *testing.T) {
-			w, _ := startRuby(t, v.where, v.flags, "60", "thread")
-			p, _ := recordRuntime(t, w, 5)
-			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
-		})
-		if !v.ractor {
-			continue
-		}
-		// Ractors: each on its own native thread with its own
-		// execution context, judged as threads are.
-		t.Run(v.name+"/ractor", func(t *testing.T) {
-			w, _ := startRuby(t, v.where, v.flags, "60", "ractor")
-			p, _ := recordRuntime(t, w, 5)
-			judgeRubyThreads(t, w, p, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
-		})
 	}
 }
 
@@ -226,8 +224,14 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	if float64(withRuby) < 0.95*float64(n) {
 		t.Errorf("%d of %d samples have Ruby frames, want >= 95%%; e.g.\n%s", withRuby, n, strings.Join(bad, "\n"))
 	}
-	if math.Abs(got-truth) > 3 {
-		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truth)
+	// 3.3's YJIT: 4 runs put hot_a 2.8 below to 1.8 above its CPU time
+	// (the others within 1): 5 points there until that is understood.
+	tol := 3.0
+	if names.jitGaps {
+		tol = 5
+	}
+	if math.Abs(got-truth) > tol {
+		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- %.0f (own CPU time)", got, truth, tol)
 	}
 	if names.spliced && spliced < nA*95/100 {
 		t.Errorf("only %d of %d hot_a samples have work and ruby_run_node below them", spliced, nA)

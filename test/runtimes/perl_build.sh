@@ -17,17 +17,10 @@ declare -A sha256=(
 )
 want=${sha256[$version]:-}
 [ -n "$want" ] || { echo "perl_build.sh: no checksum for Perl $version" >&2; exit 1; }
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
-mirror=${mirror:-http://deb.debian.org/debian}
 src=$cache/src
 tarball=$src/perl_$version.orig.tar.xz
-mkdir -p "$src"
-if ! echo "$want  $tarball" | sha256sum -c --status 2>/dev/null; then
-	curl -sSf --retry 3 -o "$tarball.part" "$mirror/pool/main/p/perl/perl_$version.orig.tar.xz"
-	echo "$want  $tarball.part" | sha256sum -c --status ||
-		{ echo "perl_build.sh: perl_$version.orig.tar.xz: wrong checksum" >&2; exit 1; }
-	mv "$tarball.part" "$tarball"
-fi
+. "$(dirname "$0")/fetch_orig.sh"
+fetch_orig "main/p/perl" "perl_$version.orig.tar.xz" "$want" "$src"
 work=$(mktemp -d "$src/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 tar -xJf "$tarball" -C "$work"

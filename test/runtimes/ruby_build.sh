@@ -24,17 +24,10 @@ if ! command -v rustc >/dev/null; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rustc
 fi
 series=${version%.*}
-mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
-mirror=${mirror:-http://deb.debian.org/debian}
 src=$cache/src
 tarball=$src/ruby${series}_$version.orig.tar.xz
-mkdir -p "$src"
-if ! echo "$want  $tarball" | sha256sum -c --status 2>/dev/null; then
-	curl -sSf --retry 3 -o "$tarball.part" "$mirror/pool/main/r/ruby$series/ruby${series}_$version.orig.tar.xz"
-	echo "$want  $tarball.part" | sha256sum -c --status ||
-		{ echo "ruby_build.sh: ruby${series}_$version.orig.tar.xz: wrong checksum" >&2; exit 1; }
-	mv "$tarball.part" "$tarball"
-fi
+. "$(dirname "$0")/fetch_orig.sh"
+fetch_orig "main/r/ruby$series" "ruby${series}_$version.orig.tar.xz" "$want" "$src"
 work=$(mktemp -d "$src/build.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 tar -xJf "$tarball" -C "$work"
