@@ -150,7 +150,8 @@ module Hot
   def self.cfuncs(seconds, rationals)
     w = Worker.new
     ary = if rationals
-            Array.new(10_000) { |i| Rational((i * 7919) % 100_003, 7) }
+            # about 20 ms to sort, as below
+            Array.new(60_000) { |i| Rational((i * 7919) % 100_003, 7) }
           else
             # 300,000 to sort (about 20 ms) and hot_b's 270,000 steps:
             # at 100,000 and 90,000 (7 and 3 ms) samples by the timer, perf
@@ -159,7 +160,7 @@ module Hot
             # half); at three times the length they agree within 0.3.
             Array.new(300_000) { |i| (i * 7919) % 300_007 }
           end
-    nb = rationals ? 90_000 : 270_000
+    nb = 270_000
     stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
     a = b = 0.0
     nxt = Process.clock_gettime(Process::CLOCK_MONOTONIC) + 1
