@@ -276,8 +276,12 @@ func judgeRubyThreads(t *testing.T, w *runtimeWorkload, p *Process, names rubyNa
 	if float64(own) < 0.90*float64(n) {
 		t.Errorf("only %d of %d samples carry their thread's own method; e.g.\n%s", own, n, strings.Join(bad, "\n"))
 	}
-	if other > 0 {
-		t.Errorf("%d samples carry the other thread's method", other)
+	// A Ractor's thread that moved to another native thread (M:N, 3.3)
+	// runs a round under the old one's name before it renames it: a
+	// sample may fall there. Reading another thread's frames would put
+	// the other method in a share of them.
+	if other > n/100 {
+		t.Errorf("%d of %d samples carry the other thread's method", other, n)
 	}
 }
 

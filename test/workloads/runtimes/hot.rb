@@ -182,19 +182,22 @@ module Hot
 
   # Each thread spins in its own method; the report is each thread's own
   # CPU time.
-  def self.spin_a(stop, cell)
+  # name: in a Ractor, the name its native thread must carry.
+  def self.spin_a(stop, cell, name = nil)
     w = Worker.new
     while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
       w.hot_a(10_000)
       cell[0] = cpu
+      follow(name) if name
     end
   end
 
-  def self.spin_b(stop, cell)
+  def self.spin_b(stop, cell, name = nil)
     w = Worker.new
     while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
       w.hot_b(10_000)
       cell[0] = cpu
+      follow(name) if name
     end
   end
 
@@ -215,32 +218,44 @@ module Hot
     tb.join
   end
 
-  # As threads, each spinning method in a Ractor of its own, on a native
-  # thread of its own named as the thread is (3.3 runs a non-main
-  # Ractor's threads M:N, where Thread#name= leaves the native thread's
-  # name: it is written to /proc); the report is each Ractor's native
-  # thread's CPU time from /proc (a Ractor shares no array).
-  def self.ractor_name(name)
-    Thread.current.name = name
+  # As threads, each spinning method in a Ractor of its own, its native
+  # thread named as the thread is. 3.3 runs a non-main Ractor's threads
+  # M:N: a thread may move to another native thread at any blocking
+  # point (a CI run had both Ractors swap theirs after naming them), and
+  # Thread#name= leaves the native thread's name. So each round the
+  # thread checks which native thread it is on (no system call) and
+  # writes the name to /proc again when it moved; the report is the CPU
+  # time of the native threads carrying each name (a Ractor shares no
+  # array).
+  def self.follow(name)
+    tid = Thread.current.native_thread_id
+    return if tid == Thread.current[:named_tid]
     File.write("/proc/thread-self/comm", name)
-    Ractor.yield(Thread.current.native_thread_id)
+    Thread.current[:named_tid] = tid
+  end
+
+  def self.cpu_named(name)
+    Dir.children("/proc/self/task").sum do |tid|
+      next 0.0 unless File.read("/proc/self/task/#{tid}/comm").chomp == name
+      File.read("/proc/self/task/#{tid}/schedstat").split[0].to_f / 1e9
+    rescue SystemCallError
+      0.0 # the thread ended
+    end
   end
 
   def self.ractors(seconds)
     stop = Process.clock_gettime(Process::CLOCK_MONOTONIC) + seconds
-    ra = Ractor.new(stop) do |s|
-      Hot.ractor_name("ruby-a")
-      Hot.spin_a(s, [0.0])
+    Ractor.new(stop) do |s|
+      Thread.current.name = "ruby-a"
+      Hot.spin_a(s, [0.0], "ruby-a")
     end
-    rb = Ractor.new(stop) do |s|
-      Hot.ractor_name("ruby-b")
-      Hot.spin_b(s, [0.0])
+    Ractor.new(stop) do |s|
+      Thread.current.name = "ruby-b"
+      Hot.spin_b(s, [0.0], "ruby-b")
     end
-    tids = [ra.take, rb.take]
     while Process.clock_gettime(Process::CLOCK_MONOTONIC) < stop
       sleep 1
-      a, b = tids.map { |tid| File.read("/proc/self/task/#{tid}/schedstat").split[0].to_f / 1e9 }
-      $stdout.write(%({"a": #{a}, "b": #{b}}\n))
+      $stdout.write(%({"a": #{cpu_named("ruby-a")}, "b": #{cpu_named("ruby-b")}}\n))
       $stdout.flush
     end
   end
