@@ -236,6 +236,29 @@ static void symbols_pattern(void **state)
 	/* no such sequence */
 	assert_int_equal(
 		ruby_symbols_from_code(code, 12, 0x229c93, &last_id, &ids), -1);
+	/* Ruby 3.3.8 built -O3 (as the official images are): rb_id2str
+	 * itself (from 0x2a48ed), %ebx compared: xor %ebp,%ebp; test
+	 * %ebx,%ebx; je; cmp %ebx,last_id(%rip); jb; mov ids(%rip),%rdi */
+	static const uint8_t inlined[] = {0x31, 0xed, 0x85, 0xdb, 0x74, 0x65,
+					  0x39, 0x1d, 0xe7, 0x62, 0x33, 0x00,
+					  0x72, 0x5d, 0x48, 0x8b, 0x3d, 0xee,
+					  0x62, 0x33, 0x00, 0x89};
+	assert_int_equal(ruby_symbols_from_code(inlined, sizeof(inlined),
+						0x2a48ed, &last_id, &ids),
+			 0);
+	assert_int_equal(last_id, 0x5dabe0);
+	assert_int_equal(ids, 0x5dabf0);
+	/* the same shape whose loaded word is not 16 bytes on: refused */
+	{
+		uint8_t other[sizeof(inlined)];
+
+		memcpy(other, inlined, sizeof(other));
+		other[17] ^= 0x40;
+		assert_int_equal(ruby_symbols_from_code(other, sizeof(other),
+							0x2a48ed, &last_id,
+							&ids),
+				 -1);
+	}
 	/* operator IDs are their own serial; others lose 4 scope bits */
 	assert_int_equal(ruby_id_serial('+'), '+');
 	assert_int_equal(ruby_id_serial(RUBY_LAST_OP_ID), RUBY_LAST_OP_ID);

@@ -353,18 +353,25 @@ uint64_t ruby_id_serial(uint64_t id)
 int ruby_symbols_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
 			   uint64_t *last_id, uint64_t *ids)
 {
-	/* cmp %edi, disp32(%rip); jb rel8; mov disp32(%rip), %rdi */
+	/* cmp %r32, disp32(%rip); jb rel8; mov disp32(%rip), %r64: any
+	 * of the first eight registers compared, any loaded (REX.W or
+	 * REX.WR); ModRM mod 00, rm 101 is the RIP-relative operand */
 	for (size_t i = 0; len >= 15 && i <= len - 15; i++) {
 		int32_t d1, d2;
 
-		if (code[i] != 0x39 || code[i + 1] != 0x3d ||
-		    code[i + 6] != 0x72 || code[i + 8] != 0x48 ||
-		    code[i + 9] != 0x8b || code[i + 10] != 0x3d)
+		if (code[i] != 0x39 || (code[i + 1] & 0xc7) != 0x05 ||
+		    code[i + 6] != 0x72 ||
+		    (code[i + 8] != 0x48 && code[i + 8] != 0x4c) ||
+		    code[i + 9] != 0x8b || (code[i + 10] & 0xc7) != 0x05)
 			continue;
 		memcpy(&d1, code + i + 2, 4);
 		memcpy(&d2, code + i + 11, 4);
 		*last_id = vaddr + i + 6 + (uint64_t)(int64_t)d1;
 		*ids = vaddr + i + 15 + (uint64_t)(int64_t)d2;
+		/* the ids Array is two words after last_id in rb_symbols_t
+		 * (3.0 to 3.4): anything else is another compare */
+		if (*ids != *last_id + 16)
+			continue;
 		return 0;
 	}
 	return -1;

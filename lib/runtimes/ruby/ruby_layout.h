@@ -79,9 +79,11 @@ uint64_t ruby_id_serial(uint64_t id);
 /*
  * Where the symbol table (ruby_global_symbols: not exported) keeps its
  * last serial and its ids Array, from the code of the function the
- * exported rb_id2str tail-jumps to (get_id_serial_entry): it begins
- * `cmp %edi, last_id(%rip); jb ..; mov ids(%rip), %rdi`. code is len
- * bytes at ELF address vaddr. Returns 0 and both ELF addresses, or -1.
+ * exported rb_id2str tail-jumps to (get_id_serial_entry, Debian's), or of
+ * rb_id2str itself where that is inlined (-O3, the official images'):
+ * `cmp %r32, last_id(%rip); jb ..; mov ids(%rip), %r64`, ids 16 bytes
+ * after last_id. code is len bytes at ELF address vaddr. Returns 0 and
+ * both ELF addresses, or -1.
  */
 int ruby_symbols_from_code(const uint8_t *code, size_t len, uint64_t vaddr,
 			   uint64_t *last_id, uint64_t *ids);

@@ -171,18 +171,21 @@ static void find_loop(struct ruby_reader *t, uint32_t pid,
 	rp->loop_hi = end + bias;
 }
 
-/* The symbol table, from the code rb_id2str tail-jumps to (C functions
- * are named by their ID). */
+/* The symbol table, from the code rb_id2str tail-jumps to, or from its
+ * own where the lookup is inlined (C functions are named by their ID). */
 static void find_symbols(struct ruby_reader *t, struct ruby_process *rp,
 			 const struct ruby_symbols *s, uint64_t bias)
 {
-	uint8_t code[160];
+	uint8_t code[160], own[96];
 	uint64_t to[4], last_id, ids;
 
-	if (!s->id2str || t->read_mem(&rp->pid, s->id2str + bias, code, 64) ||
-	    tail_jumps(code, 64, s->id2str, to, 1) != 1 ||
-	    t->read_mem(&rp->pid, to[0] + bias, code, sizeof(code)) ||
-	    symbols_from_code(code, sizeof(code), to[0], &last_id, &ids))
+	if (!s->id2str ||
+	    t->read_mem(&rp->pid, s->id2str + bias, own, sizeof(own)))
+		return;
+	if ((tail_jumps(own, 64, s->id2str, to, 1) != 1 ||
+	     t->read_mem(&rp->pid, to[0] + bias, code, sizeof(code)) ||
+	     symbols_from_code(code, sizeof(code), to[0], &last_id, &ids)) &&
+	    symbols_from_code(own, sizeof(own), s->id2str, &last_id, &ids))
 		return;
 	rp->sym_last_id = last_id + bias;
 	rp->sym_ids = ids + bias;
