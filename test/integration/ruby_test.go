@@ -39,8 +39,7 @@ var rubies = []struct {
 	// thread); the chroot has no /proc.
 	ractor bool
 	// 3.3's YJIT keeps no pc in the frames of its code (their line is
-	// unknown, 0) and its code has neither CFI nor frame pointers (the
-	// native stack stops there): logged, not judged.
+	// unknown, 0): logged, not judged.
 	jitGaps bool
 }{
 	{"debian12-3.1", "", nil, "Hot::Worker#hot_a", "Hot::Worker#hot_b", "Hot.work", true, true, "Hot::Worker#sort_c", "Array#sort", true, false},
@@ -63,7 +62,7 @@ func builtRuby(version string) string {
 type rubyNames struct {
 	hotA, hotB, work string
 	spliced          bool // judge where the Ruby frames go
-	jitGaps          bool // lines and roots not judged (rubies)
+	jitGaps          bool // lines not judged (rubies)
 }
 
 // rubyFrame is the first ruby frame of s named name (and its index), or nil.
@@ -236,7 +235,7 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	if names.spliced && spliced < nA*95/100 {
 		t.Errorf("only %d of %d hot_a samples have work and ruby_run_node below them", spliced, nA)
 	}
-	if float64(rootedN) < 0.95*float64(n) && !names.jitGaps {
+	if float64(rootedN) < 0.95*float64(n) {
 		t.Errorf("only %d of %d samples keep their native frames rooted; e.g.\n%s", rootedN, n, strings.Join(unrooted, "\n"))
 	}
 }
@@ -296,9 +295,6 @@ func TestRubyCFunctionFrames(t *testing.T) {
 	requireRoot(t)
 	for _, v := range rubies {
 		v := v
-		if v.jitGaps {
-			continue // C functions YJIT 3.3 calls carry no frame here (docs/runtimes.md)
-		}
 		t.Run(v.name, func(t *testing.T) {
 			w, _ := startRuby(t, v.where, v.flags, "60", "cfunc")
 			p, truth := recordRuntime(t, w, 5)
@@ -461,9 +457,6 @@ func TestRubyCFunctionFromC(t *testing.T) {
 	requireRoot(t)
 	for _, v := range rubies {
 		v := v
-		if v.jitGaps {
-			continue // C functions YJIT 3.3 calls carry no frame here (docs/runtimes.md)
-		}
 		t.Run(v.name, func(t *testing.T) {
 			w, _ := startRuby(t, v.where, v.flags, "60", "cmp")
 			p, truth := recordRuntime(t, w, 5)

@@ -46,6 +46,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #include "unwind_step.h"
 #include "unwind_walk.h"
 #include "walk_state.bpf.h"
+#include "runtime_jit_step.bpf.h"
 
 /* Per process: where its executor keeps its state (userspace fills). */
 struct {
@@ -223,37 +224,24 @@ static __always_inline void walk_php(void *ctx, struct otelprof_sample_event *e,
  * uses it as frame pointer, 8.4's), so that body's CFI finds its caller
  * (zend_execute, ... main); the frame written there shows as execute_ex,
  * under which the PHP frames go as without the JIT. Any other pc: the
- * native walk steps it as before (declined). true: the walk was taken
- * (and given back, unless the tail call failed: then the sample ends
- * with what it has, cut, through the after walk).
+ * native walk steps it as before (declined).
  */
-static __always_inline bool
+static __always_inline void
 php_jit_step(void *ctx, struct otelprof_sample_event *e, u32 tgid)
 {
+	struct unwinder_state *st = jit_step_walk(e);
 	const struct otelprof_php_proc *pp;
-	struct unwinder_state *st;
-	u32 zero = 0;
 	u64 pc;
 
-	/* A hand-over comes mid-walk: nothing in the sample yet. */
-	if (e->n_user)
-		return false;
-	st = bpf_map_lookup_elem(&unwind_scratch, &zero);
-	if (!st || unwind_walk_ended(&st->w))
-		return false;
+	if (!st)
+		return;
 	pp = bpf_map_lookup_elem(&php_procs, &tgid);
-	pc = st->w.n ? st->w.r.pc - 1 : st->w.r.pc;
-	if (!pp || !pp->vm_body_pc || pc < pp->jit_start || pc >= pp->jit_end) {
+	pc = jit_step_pc(st);
+	if (!pp || !pp->vm_body_pc || pc < pp->jit_start || pc >= pp->jit_end)
 		st->w.declined = 1; /* not JIT code: the native walk's */
-	} else if (!unwind_walk_put(&st->w, e->ustack, st->max_user_frames)) {
+	else if (jit_step_put(e, st))
 		st->w.r.pc = pp->vm_body_pc;
-	}
-	walk_resume(ctx, st);
-	/* the chain of tail calls is spent: the frames so far, cut */
-	e->n_user = st->w.n;
-	e->flags |= st->w.flags | OTELPROF_SAMPLE_F_TRUNCATED;
-	count(OTELPROF_CNT_UNWIND_TRUNCATED);
-	return true;
+	jit_step_give_back(ctx, e, st);
 }
 
 static __always_inline void php_run(void *ctx, struct otelprof_sample_event *e,

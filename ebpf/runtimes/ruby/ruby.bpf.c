@@ -21,6 +21,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "profiler_types.h"
+#include "unwind_types.h"
 #include "kernel_compat.bpf.h"
 #include "sampler_shared.bpf.h"
 #include "runtime_after.bpf.h"
@@ -28,6 +29,21 @@
 #include "runtimes/ruby/ruby_proc.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The walk's accessors, for the JIT step (below): it reads one word of
+ * the stack and no mappings or rows; the native walk does, once it has
+ * the walk back. */
+#define UNWIND_READ_U64(ctx, addr, out)                                        \
+	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
+#define UNWIND_BIG_MAPPING(ctx, idx)                                           \
+	((void)(idx), (struct otelprof_bpf_mapping *)0)
+#define UNWIND_ROWS(ctx, id)	   ((void)(id), (void *)0)
+#define UNWIND_ROW(ctx, rows, idx) ((void)(idx), (struct unwind_packed_row *)0)
+#define UNWIND_INLINE		   static __always_inline
+#include "unwind_step.h"
+#include "unwind_walk.h"
+#include "walk_state.bpf.h"
+#include "runtime_jit_step.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -253,4 +269,47 @@ static __always_inline void walk_ruby(struct otelprof_sample_event *e, u32 tgid,
 	after_frames_done(e, s->n, s->got, OTELPROF_RT_RUBY);
 }
 
-OTELPROF_AFTER_RUNTIME_PROGRAMS(ruby, walk_ruby)
+/*
+ * The native walk's hand-over of a frame at a pc without CFI
+ * (OTELPROF_RT_F_JIT_STEP, x86_64 libruby built with YJIT): YJIT's code
+ * keeps one native frame per entry from the VM (Ruby calls inside it jump,
+ * they do not call), so its caller is the word
+ * OTELPROF_RUBY_YJIT_RA_OFFSET above sp, taken only where it returns into
+ * the VM's code; the frame is written as is (JIT code) and the native walk
+ * goes on from the VM's frame, through rb_vm_exec to main. Anything else
+ * (other code without CFI, the few instructions where YJIT has pushed
+ * more, or --yjit-perf's frames) is declined: the native walk steps it by
+ * its frame pointer, as before.
+ */
+static __always_inline void
+ruby_jit_step(void *ctx, struct otelprof_sample_event *e, u32 tgid)
+{
+	struct unwinder_state *st = jit_step_walk(e);
+	const struct otelprof_ruby_proc *rp;
+	u64 ra = 0, sp;
+
+	if (!st)
+		return;
+	rp = bpf_map_lookup_elem(&ruby_procs, &tgid);
+	sp = st->w.r.sp;
+	if (!rp ||
+	    bpf_probe_read_user(
+		    &ra, sizeof(ra),
+		    (const void *)(sp + OTELPROF_RUBY_YJIT_RA_OFFSET)) ||
+	    ra <= rp->vm_text_lo || ra > rp->vm_text_hi) {
+		st->w.declined = 1; /* not YJIT's frame: the native walk's */
+	} else if (jit_step_put(e, st)) {
+		st->w.r.pc = ra;
+		st->w.r.sp = sp + OTELPROF_RUBY_YJIT_RA_OFFSET + 8;
+	}
+	jit_step_give_back(ctx, e, st);
+}
+
+static __always_inline void ruby_run(void *ctx, struct otelprof_sample_event *e,
+				     u32 tgid, const bool have_loop)
+{
+	ruby_jit_step(ctx, e, tgid);
+	walk_ruby(e, tgid, have_loop);
+}
+
+OTELPROF_AFTER_RUNTIME_PROGRAMS_CTX(ruby, ruby_run)

@@ -20,7 +20,17 @@ struct otelprof_ruby_proc {
 	u16 cfp_size;		    /* sizeof(rb_control_frame_t) */
 	u16 cfp_pc, cfp_iseq, cfp_ep;
 	u16 flags; /* OTELPROF_RUBY_F_* */
+	u16 pad[3];
+	/* The VM's code (libruby's, or ruby's when linked statically),
+	 * runtime addresses: where YJIT's code returns to (the JIT step). */
+	u64 vm_text_lo, vm_text_hi;
 };
+
+/* x86_64 YJIT (3.2 to 3.3, without --yjit-perf's frame pointer): its
+ * code is called from the VM (jit_exec) and pushes three registers (its
+ * CFP, EC and SP) on entry, so the return address into the VM is 24 bytes
+ * above the stack pointer in its code. */
+#define OTELPROF_RUBY_YJIT_RA_OFFSET 24
 
 /* Report each method frame's method entry (ep[-2]) too, as a pair
  * {me | OTELPROF_RUBY_ME_TAG, iseq} before the frame's own: its class

@@ -60,6 +60,7 @@ struct ruby_process {
 	struct otelprof_ruby_proc walk;	  /* what the kernel gets */
 	bool in_kernel;
 	bool unknown_reported;
+	bool jit_step; /* YJIT's frames go to the walk's JIT step */
 	/* rb_vm_exec's code (runtime addresses; 0: not found): each run of
 	 * Ruby frames goes above the native frame there */
 	uint64_t loop_lo, loop_hi;
@@ -98,6 +99,7 @@ struct ruby_symbols {
 	uint64_t version, thread_current, current_ec;
 	uint64_t vm_exec, iseq_eval, iseq_eval_main;
 	uint64_t id2str;
+	uint64_t yjit_init;	    /* built with YJIT (3.2+) */
 	uint64_t calls[RUBY_CALLS]; /* ruby_call_names */
 	/* ruby_current_ec's TLS relocation where the library exports it
 	 * (3.1; kind 0: none): where rb_thread_current's code says nothing

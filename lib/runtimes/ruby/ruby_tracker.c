@@ -104,6 +104,7 @@ static void process_remove(struct ruby_tracker *t, uint32_t pid)
 static void kernel_write(struct ruby_tracker *t, struct process *p)
 {
 	struct ruby_process *rp = find(t, p->pid);
+	uint8_t mode = OTELPROF_RT_MODE_AFTER;
 	int fd;
 
 	if (!rp || !rp->layout || rp->in_kernel || !t->progs)
@@ -119,9 +120,11 @@ static void kernel_write(struct ruby_tracker *t, struct process *p)
 		return; /* no kernel walk here: native frames */
 	}
 	fd = runtime_programs_map_fd(t->progs, OTELPROF_RT_RUBY, "ruby_procs");
+	if (rp->jit_step)
+		mode |= OTELPROF_RT_F_JIT_STEP;
 	if (fd < 0 || bpf_map_update_elem(fd, &p->pid, &rp->walk, BPF_ANY) ||
-	    runtime_programs_attach(t->progs, p->pid, OTELPROF_RT_RUBY,
-				    OTELPROF_RT_MODE_AFTER, RUBY_COPY_KB)) {
+	    runtime_programs_attach(t->progs, p->pid, OTELPROF_RT_RUBY, mode,
+				    RUBY_COPY_KB)) {
 		t->rd.counters.map_errors++;
 		return;
 	}
@@ -133,11 +136,11 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 	static const char *const names[] = {
 		"ruby_version", "rb_thread_current", "ruby_current_ec",
 		"rb_vm_exec",	"rb_iseq_eval",	     "rb_iseq_eval_main",
-		"rb_id2str"};
-	uint64_t v[7];
+		"rb_id2str",	"rb_yjit_init"};
+	uint64_t v[8];
 
 	memset(out, 0, sizeof(*out));
-	(void)elf_dynsym_lookup(fd, NULL, names, 7, v);
+	(void)elf_dynsym_lookup(fd, NULL, names, 8, v);
 	(void)elf_dynsym_lookup(fd, NULL, ruby_call_names, RUBY_CALLS,
 				out->calls);
 	out->version = v[0];
@@ -147,6 +150,36 @@ static void dynsym_lookup(int fd, struct ruby_symbols *out)
 	out->iseq_eval = v[4];
 	out->iseq_eval_main = v[5];
 	out->id2str = v[6];
+	out->yjit_init = v[7];
+}
+
+/*
+ * x86_64's YJIT code has no CFI: its frames go to the walk's JIT step
+ * (ruby.bpf.c), which takes a frame only where it returns into the VM's
+ * code, the file's executable load. aarch64's YJIT keeps a frame record
+ * ({x29, x30}): the frame-pointer step already follows it.
+ */
+static void jit_step_place(struct ruby_process *rp, const struct elf_file *f,
+			   uint64_t bias, const struct ruby_symbols *s)
+{
+#if defined(__x86_64__)
+	for (size_t i = 0; s->yjit_init && i < f->sym.nloads; i++) {
+		const struct elf_load *l = &f->sym.loads[i];
+		uint64_t lo = bias + l->vaddr, hi = lo + l->filesz;
+
+		if (!(l->flags & PF_X) || !l->filesz || hi < lo)
+			continue;
+		rp->walk.vm_text_lo = lo;
+		rp->walk.vm_text_hi = hi;
+		rp->jit_step = true;
+		return;
+	}
+#else
+	(void)rp;
+	(void)f;
+	(void)bias;
+	(void)s;
+#endif
 }
 
 /* Where the file's exported ruby_current_ec is, by its TLS relocation
@@ -217,6 +250,7 @@ static void tracker_sync(struct ruby_tracker *t, struct process *p,
 			return;
 		}
 		t->rd.counters.found++;
+		jit_step_place(rp, f, bias, &s);
 		kernel_write(t, p);
 		return;
 	}
