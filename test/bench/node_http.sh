@@ -11,6 +11,8 @@
 # moves), the server's own CPU time per request (schedstat: what the
 # profiler adds to each request, steadier on a loaded host). Needs root.
 #   test/bench/node_http.sh BUILD_DIR [ROUNDS] [SECONDS]
+# NODE_HTTP_RECORD_ARGS: more arguments to the recorder (e.g. --pid 1: it
+# runs and its timers fire, but no Node process is walked or named).
 # Prints "label<TAB>value" rows.
 set -euo pipefail
 B=$(cd "${1:-build}" && pwd)
@@ -65,7 +67,9 @@ off=() on=() offcpu=() oncpu=()
 for r in $(seq "$ROUNDS"); do
 	read -r n c < <(client)
 	off+=("$n") offcpu+=("$((c / n))")
-	"$B/otelprof" record --duration $((S + WARM + 30)) --frequency 19 --output "$TMP/o.otlp" 2> "$TMP/rec.err" &
+	# shellcheck disable=SC2086 # words on purpose
+	"$B/otelprof" record --duration $((S + WARM + 30)) --frequency 19 ${NODE_HTTP_RECORD_ARGS:-} \
+		--output "$TMP/o.otlp" 2> "$TMP/rec.err" &
 	rp=$!
 	for _ in $(seq 300); do grep -q recording "$TMP/rec.err" && break; sleep 0.1; done
 	grep -q recording "$TMP/rec.err" || { echo "node_http: otelprof did not start" >&2; cat "$TMP/rec.err" >&2; exit 1; }
