@@ -58,7 +58,8 @@ DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev
             protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
-            libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli php8.2-fpm
+            libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli php8.2-fpm \
+            libphp8.2-embed php8.2-dev
 # The packages of $(1) not installed: NAME means the machine's own
 # architecture (or all), NAME:ARCH that one. (Not `dpkg -s NAME`: it fails
 # on a name installed for two architectures, as after `make arm64`.)

@@ -86,7 +86,10 @@ func TestPHPFrames(t *testing.T) {
 	// whole, and the native walk gets through the JIT code (in the VM's
 	// own frame: execute_ex's CFI) to main; the innermost frame's line is
 	// unknown there (0), never another function's.
-	for _, v := range []string{"8.2", "8.2-opcache", "8.2-jit", "8.4", "8.4-jit"} {
+	// 8.2-embed: the embed SAPI (libphp8.2.so) in a program of ours
+	// (test/workloads/runtimes/php_embed.c): the engine is in a library
+	// of a program that is not php.
+	for _, v := range []string{"8.2", "8.2-opcache", "8.2-jit", "8.2-embed", "8.4", "8.4-jit"} {
 		v := v
 		t.Run(v, func(t *testing.T) {
 			var w *runtimeWorkload
@@ -101,6 +104,8 @@ func TestPHPFrames(t *testing.T) {
 				requireExe(t, php82)
 				w = startRuntime(t, nil, php82, "-d", "opcache.enable_cli=1", "-d", "opcache.jit=tracing",
 					"-d", "opcache.jit_buffer_size=64M", script, "60")
+			} else if v == "8.2-embed" {
+				w = startRuntime(t, nil, filepath.Join(buildDir(t), "workloads", "php_embed"), script, "60")
 			} else if v == "8.4-jit" {
 				script = copyPHPWorkload(t)
 				w = startRuntime(t, nil, "/usr/sbin/chroot", trixieRoot(t), "php8.4", "-d", "opcache.enable_cli=1",
