@@ -289,7 +289,7 @@ test-unit: deps check-layers check-stats-gen $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 # ---- workloads used by integration tests and benchmarks ----
-$(BUILD)/workloads/.built: $(WORKLOAD_SRCS) $(wildcard test/workloads/*.inc test/workloads/*.mk)
+$(BUILD)/workloads/.built: $(WORKLOAD_SRCS) $(wildcard test/workloads/*.inc test/workloads/*.mk) | $(BUILD)/.deps-ok
 	@mkdir -p $(BUILD)/workloads
 	$(MAKE) -f test/workloads/Makefile.inc OUT=$(BUILD)/workloads CC=$(CC)
 	@touch $@
