@@ -5,7 +5,7 @@
  * (OTELPROF_RT_F_JIT_STEP: PHP's opcache JIT, Ruby's YJIT): the runtime's
  * program, entered mid-walk, writes the frame and the caller's registers,
  * or declines it (the native walk then steps it itself), and gives the
- * walk back. Include after walk_state.bpf.h.
+ * walk back. Include after runtime_walk.bpf.h.
  */
 #ifndef OTELPROF_RUNTIME_JIT_STEP_BPF_H
 #define OTELPROF_RUNTIME_JIT_STEP_BPF_H

@@ -3,7 +3,7 @@
  * What every step-mode runtime's program shares (HotSpot, V8: their
  * frames sit on the native stack, handed over by the native walk): its
  * two programs (bpf_loop, and a bounded run of frames for kernels without
- * it) and the way back to the native walk. Include after walk_state.bpf.h.
+ * it) and the way back to the native walk. Include after runtime_walk.bpf.h.
  */
 #ifndef OTELPROF_RUNTIME_STEP_BPF_H
 #define OTELPROF_RUNTIME_STEP_BPF_H

@@ -23,18 +23,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* The walk's accessors: this program reads user memory only (the frame
- * pointer step); it never searches mappings or rows. */
-#define UNWIND_READ_U64(ctx, addr, out)                                        \
-	bpf_probe_read_user((out), sizeof(u64), (const void *)(addr))
-#define UNWIND_BIG_MAPPING(ctx, idx)                                           \
-	((void)(idx), (struct otelprof_bpf_mapping *)0)
-#define UNWIND_ROWS(ctx, id)	   ((void)(id), (void *)0)
-#define UNWIND_ROW(ctx, rows, idx) ((void)(idx), (struct unwind_packed_row *)0)
-#define UNWIND_INLINE		   static __always_inline
-#include "unwind_step.h"
-#include "unwind_walk.h"
-#include "walk_state.bpf.h"
+#include "runtime_walk.bpf.h"
 #include "runtime_step.bpf.h"
 
 /* Per process: its code cache (userspace fills). */
