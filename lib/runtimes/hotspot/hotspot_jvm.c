@@ -99,26 +99,74 @@ int hotspot_jvm_open(struct hotspot_jvm *j, const struct hotspot_syms *syms,
 	return hotspot_jvm_heaps(j);
 }
 
+/* A CodeBlob's header, read in one call: naming a compiled frame reads
+ * it on every sample (the blob's memory is reused when code is freed, so
+ * it cannot be cached), and one read per field cost eight syscalls. */
+struct blob_header {
+	struct hotspot_jvm *j;
+	uint64_t addr;
+	uint32_t len; /* bytes in buf; 0: read field by field */
+	uint8_t buf[HS_BLOB_HEADER_MAX];
+};
+
+static uint32_t span_of(uint32_t off, uint32_t size, uint32_t span)
+{
+	return off != HS_NONE && off + size > span ? off + size : span;
+}
+
+/* The bytes of the blob's header the fields below use. */
+static uint32_t blob_span(const struct hotspot_layout *l)
+{
+	uint32_t s = 0;
+
+	s = span_of(l->blob_size, 4, s);
+	s = span_of(l->blob_frame_size, 4, s);
+	s = span_of(l->blob_code_begin, 8, s);
+	s = span_of(l->blob_code_end, 8, s);
+	s = span_of(l->blob_code_offset, 4, s);
+	s = span_of(l->blob_data_offset, 4, s);
+	s = span_of(l->blob_name, 8, s);
+	s = span_of(l->blob_kind, 1, s);
+	s = span_of(l->nm_method, 8, s);
+	s = span_of(l->nm_compile_id, 4, s);
+	return s;
+}
+
+static int hdr(struct blob_header *h, uint32_t off, void *v, uint32_t size)
+{
+	memset(v, 0, size);
+	if (h->len && off <= h->len && size <= h->len - off) {
+		memcpy(v, h->buf + off, size);
+		return 0;
+	}
+	return rd(h->j, h->addr + off, v, size);
+}
+
 static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
 		       struct hotspot_blob *b)
 {
 	const struct hotspot_layout *l = &j->l;
-	uint32_t size, fs;
+	struct blob_header h = {.j = j, .addr = addr};
+	uint32_t size, fs, span = blob_span(l);
 
 	memset(b, 0, sizeof(*b));
 	b->addr = addr;
-	if (rd32(j, addr + l->blob_size, &size) ||
-	    rd32(j, addr + l->blob_frame_size, &fs))
+	/* a header past the buffer, or a read that fails across its end,
+	 * is read field by field as before */
+	if (span <= sizeof(h.buf) && !rd(j, addr, h.buf, span))
+		h.len = span;
+	if (hdr(&h, l->blob_size, &size, 4) ||
+	    hdr(&h, l->blob_frame_size, &fs, 4))
 		return -EIO;
 	if (l->blob_code_begin != HS_NONE) { /* 17: pointers */
-		if (rd64(j, addr + l->blob_code_begin, &b->code_begin) ||
-		    rd64(j, addr + l->blob_code_end, &b->code_end))
+		if (hdr(&h, l->blob_code_begin, &b->code_begin, 8) ||
+		    hdr(&h, l->blob_code_end, &b->code_end, 8))
 			return -EIO;
 	} else { /* 21+: offsets from the blob */
 		uint32_t co, dof;
 
-		if (rd32(j, addr + l->blob_code_offset, &co) ||
-		    rd32(j, addr + l->blob_data_offset, &dof))
+		if (hdr(&h, l->blob_code_offset, &co, 4) ||
+		    hdr(&h, l->blob_data_offset, &dof, 4))
 			return -EIO;
 		b->code_begin = addr + co;
 		b->code_end = addr + dof;
@@ -127,12 +175,12 @@ static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
 	    b->code_end > addr + size || (int32_t)fs < 0 || fs > (1u << 16))
 		return -EINVAL;
 	b->frame_size = (int32_t)fs;
-	if (l->blob_name != HS_NONE && rd64(j, addr + l->blob_name, &b->name))
+	if (l->blob_name != HS_NONE && hdr(&h, l->blob_name, &b->name, 8))
 		return -EIO;
 	if (l->blob_kind != HS_NONE && j->l.kind_nmethod >= 0) {
 		uint8_t kind = 0;
 
-		if (rd(j, addr + l->blob_kind, &kind, 1))
+		if (hdr(&h, l->blob_kind, &kind, 1))
 			return -EIO;
 		b->nmethod = kind == j->l.kind_nmethod;
 	} else if (l->blob_name != HS_NONE) {
@@ -145,10 +193,10 @@ static int blob_fields(struct hotspot_jvm *j, uint64_t addr,
 		b->nmethod = !strcmp(name, "nmethod") ||
 			     !strcmp(name, "native nmethod");
 	}
-	if (b->nmethod && rd64(j, addr + l->nm_method, &b->method))
+	if (b->nmethod && hdr(&h, l->nm_method, &b->method, 8))
 		return -EIO;
 	if (b->nmethod && l->nm_compile_id != HS_NONE &&
-	    rd32(j, addr + l->nm_compile_id, &b->compile_id))
+	    hdr(&h, l->nm_compile_id, &b->compile_id, 4))
 		return -EIO;
 	return 0;
 }

@@ -30,6 +30,10 @@ struct hotspot_heap {
 	uint32_t log2_segment;
 };
 
+/* A CodeBlob's header (nmethod fields included) read at once: 17 to 25
+ * need under 300 bytes; a layout beyond it is read field by field. */
+#define HS_BLOB_HEADER_MAX 512u
+
 struct hotspot_jvm {
 	struct hotspot_layout l;
 	mem_read_fn read;

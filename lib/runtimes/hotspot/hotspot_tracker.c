@@ -421,6 +421,46 @@ static struct hotspot_method_entry *method_entry(struct hotspot_tracker *t,
 	return e->ok ? e : NULL;
 }
 
+/* The blob at ptr, read at most once per HS_BLOB_TRUST_NS. */
+static int blob_read(struct hotspot_process *hp, uint64_t ptr, uint64_t now,
+		     struct hotspot_blob *b)
+{
+	uint32_t h = (uint32_t)(hash_u64(ptr) % HS_BLOB_CACHE);
+	int err;
+
+	if (hp->blobs[h].b.addr == ptr && ptr &&
+	    now - hp->blobs[h].read_ns < HS_BLOB_TRUST_NS) {
+		*b = hp->blobs[h].b;
+		return 0;
+	}
+	err = hotspot_blob_read(&hp->jvm, ptr, b);
+	if (!err) {
+		hp->blobs[h].b = *b;
+		hp->blobs[h].read_ns = now;
+	}
+	return err;
+}
+
+/* The line of bci in e's method, from the cache or its line table. */
+static uint32_t line_of(struct hotspot_process *hp,
+			const struct hotspot_method_entry *e, int32_t bci)
+{
+	uint32_t h;
+
+	if (bci < 0 || !e->linetable)
+		return 0;
+	h = (uint32_t)(hash_u64(e->const_method ^ ((uint64_t)bci << 48)) %
+		       HS_LINE_CACHE);
+	if (hp->lines[h].const_method != e->const_method ||
+	    hp->lines[h].bci != bci) {
+		hp->lines[h].const_method = e->const_method;
+		hp->lines[h].bci = bci;
+		hp->lines[h].line =
+			hotspot_line_at(&hp->jvm, e->linetable, (uint32_t)bci);
+	}
+	return hp->lines[h].line;
+}
+
 /* Name a compiled frame's inlined scopes (sc[0..n-2], innermost first)
  * into out->inl: from the outermost inward, up to the first whose Method
  * cannot be named (counted; the frame then shows what called it). */
@@ -444,10 +484,7 @@ static void inlined(struct hotspot_tracker *t, struct hotspot_process *hp,
 		x->name = e->name;
 		x->system = e->system;
 		x->file = e->file;
-		x->line = sc[k].bci >= 0 && e->linetable
-				  ? hotspot_line_at(&hp->jvm, e->linetable,
-						    (uint32_t)sc[k].bci)
-				  : 0;
+		x->line = line_of(hp, e, sc[k].bci);
 		keep++;
 	}
 	/* the innermost kept first */
@@ -484,7 +521,7 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 				      ? word1 - 1
 				      : word1;
 
-		if (hotspot_blob_read(&hp->jvm, ptr, &b) || in < b.code_begin ||
+		if (blob_read(hp, ptr, now_ns, &b) || in < b.code_begin ||
 		    in >= b.code_end) {
 			t->counters.stale_frames++;
 			return false;
@@ -543,8 +580,7 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 	if ((word0 & OTELPROF_JVM_F_INTERP) && word1 >= e->code_base &&
 	    word1 - e->code_base < 65536)
 		bci = (int32_t)(word1 - e->code_base);
-	if (bci >= 0 && e->linetable)
-		line = hotspot_line_at(&hp->jvm, e->linetable, (uint32_t)bci);
+	line = line_of(hp, e, bci);
 	out->name = e->name;
 	out->system = e->system;
 	out->file = e->file;

@@ -29,6 +29,13 @@ struct file_cache;
  * start-up) before it is reported as unknown. */
 #define HS_OPEN_TRIES 20
 #define HS_BCI_CACHE  1024
+#define HS_LINE_CACHE 1024
+/* A CodeBlob's fields are trusted this long: the frames of one stack and
+ * of one drain pass share blobs (a recursion's, a hot loop's), and a blob
+ * freed and reused at the same address within it is as likely as between
+ * the sample and its first read. */
+#define HS_BLOB_CACHE	 256
+#define HS_BLOB_TRUST_NS (200ull * 1000 * 1000)
 /* Scopes kept per compiled pc: C2 inlines 15 deep at most by default
  * (MaxInlineLevel), the nmethod's own method is one more. */
 #define HS_MAX_INLINE 16
@@ -63,6 +70,18 @@ struct hotspot_process {
 		int32_t n; /* -1: unknown */
 		struct hotspot_scope sc[HS_MAX_INLINE];
 	} bcis[HS_BCI_CACHE];
+	struct {
+		struct hotspot_blob b;
+		uint64_t read_ns;
+	} blobs[HS_BLOB_CACHE];
+	/* the line of a bytecode index, by {ConstMethod, bci}: its line
+	 * table is immutable while the ConstMethod lives, which the
+	 * method cache checks (a read of up to 512 bytes per frame else) */
+	struct {
+		uint64_t const_method;
+		int32_t bci;
+		uint32_t line;
+	} lines[HS_LINE_CACHE];
 	uint64_t flushes; /* method cache emptied (its strings freed) */
 };
 
