@@ -152,9 +152,16 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 	if (filename)
 		bpf_probe_read_kernel_str(e->filename, sizeof(e->filename),
 					  filename);
-	/* Process changes are rare and userspace must see them while the
-	 * process lives (short-lived ones): wake the reader now. */
-	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	/* An exec or a mapping change must reach userspace while the
+	 * process lives (it reads /proc then: short-lived ones): wake the
+	 * reader now. A fork is a copy of a known parent and an exit needs
+	 * nothing of /proc: they wait for the next batch (a build's churn
+	 * woke the reader three times per process). */
+	bool now = type == OTELPROF_EVENT_EXEC ||
+		   type == OTELPROF_EVENT_MAPS_CHANGED;
+
+	bpf_ringbuf_submit(e,
+			   now ? BPF_RB_FORCE_WAKEUP : ringbuf_wakeup_flag());
 	return 0;
 }
 

@@ -367,6 +367,8 @@ struct otelprof_stats {
 	uint64_t files_share_mismatch;	 /* same content key, other bytes */
 	uint64_t files_share_unverified; /* same content key, the known file
 					    could not be read again */
+	uint64_t processes_gone_young;	 /* from a fork or exec, exited
+					    unsampled before their set-up */
 };
 
 /* Opaque profiler handle. */

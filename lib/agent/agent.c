@@ -139,6 +139,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 		if (proc) {
 			process_set_exec_path(proc, t->filename,
 					      sizeof(t->filename));
+			process_table_young(&p->procs, proc, h->ktime_boot_ns);
 		}
 		break;
 	}
@@ -245,6 +246,8 @@ static bool drain(struct otelprof *p)
 	context_tracker_tick(&p->context, now);
 	p->apm_waiting = context_tracker_flush_apm(&p->context, now);
 	agent_sync_rescans(p, now);
+	/* the young whose wait for a sample is over */
+	agent_sync_processes(p);
 	agent_sweep_if_due(p);
 	trim = p->trim_due;
 	p->trim_due = false;
@@ -358,6 +361,7 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 			return errmsg_set(err, e, "debuginfod_urls: %s", why);
 	}
 	process_table_init(&p->procs, &p->files);
+	p->procs.young_ns = PROCESS_YOUNG_NS;
 	/* Identical files (a copy, another container's layer) kept once;
 	 * OTELPROF_SHARE_FILES=0 turns it off to measure the difference. */
 	{

@@ -70,20 +70,49 @@ static void tell(struct process_table *t, struct process *p,
 	note_change(t, p, &c);
 }
 
+static bool held_young(const struct process *p, uint64_t *now)
+{
+	if (!p->young_until_ns || p->sampled)
+		return false;
+	if (p->exited)
+		return true; /* gone unsampled: dropped at its removal */
+	if (!*now)
+		*now = boot_ns();
+	return *now < p->young_until_ns;
+}
+
 struct process *process_table_take_changed(struct process_table *t,
 					   struct process_change *c)
 {
-	struct process *p = t->changed;
+	struct process *p = t->changed, *prev = NULL;
+	uint64_t now = 0;
 
+	/* oldest first, past the young still waiting for a sample */
+	while (p && held_young(p, &now)) {
+		prev = p;
+		p = p->next_changed;
+	}
 	if (!p)
 		return NULL;
-	t->changed = p->next_changed;
-	if (!t->changed)
-		t->changed_last = NULL;
+	if (prev)
+		prev->next_changed = p->next_changed;
+	else
+		t->changed = p->next_changed;
+	if (t->changed_last == p)
+		t->changed_last = prev;
 	p->next_changed = NULL;
 	p->change_pending = false;
+	p->young_until_ns = 0;
 	*c = p->change;
 	return p;
+}
+
+void process_table_young(struct process_table *t, struct process *p,
+			 uint64_t now_ns)
+{
+	if (t->young_ns && p->change_pending && p->change.why == PROCESS_NEW &&
+	    !p->sampled)
+		p->young_until_ns = now_ns + t->young_ns;
 }
 
 /* p leaves the changed list (it is being removed). */
@@ -93,6 +122,8 @@ static void drop_change(struct process_table *t, struct process *p)
 
 	if (!p->change_pending)
 		return;
+	if (p->young_until_ns && !p->sampled)
+		t->counters.gone_young++;
 	while (*pp && *pp != p) {
 		prev = *pp;
 		pp = &(*pp)->next_changed;
@@ -572,7 +603,11 @@ struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
 					 uint32_t tid, const char *comm,
 					 uint64_t start_ns, uint64_t now_ns)
 {
-	return get(t, pid, tid, comm, start_ns, now_ns);
+	struct process *p = get(t, pid, tid, comm, start_ns, now_ns);
+
+	if (p)
+		p->sampled = true;
+	return p;
 }
 
 bool process_table_rescan(struct process_table *t, struct process *p,
@@ -928,6 +963,9 @@ void process_table_fork(struct process_table *t, uint32_t parent_pid,
 	memcpy(p->container_id, parent->container_id, sizeof(p->container_id));
 	p->info_ok = parent->info_ok;
 	p->forked = true;
+	/* most forks exec or exit at once: its copy waits for a sample */
+	if (t->young_ns)
+		p->young_until_ns = now_ns + t->young_ns;
 	p->exe_path = strdup(parent->exe_path ? parent->exe_path : "");
 	if (!p->exe_path || copy_maps(&parent->maps, &p->maps)) {
 		free(p->exe_path);

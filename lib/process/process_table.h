@@ -30,6 +30,11 @@
  * (burst PROCESS_RESCAN_BUDGET_MAX_NS); what does not fit waits its turn
  * (round robin) and is counted.
  */
+/* How long a process known from a fork or exec waits for a sample before
+ * its files, unwind tables and runtimes are set up (the agent's setting
+ * of process_table.young_ns): a build's or a shell's processes mostly
+ * exit within it, unsampled. */
+#define PROCESS_YOUNG_NS	     (250ull * 1000 * 1000)
 #define PROCESS_RESCAN_COST_FACTOR   20u
 #define PROCESS_RESCAN_MIN_GAP_NS    (2ull * 1000 * 1000)
 #define PROCESS_RESCAN_MAX_GAP_NS    (5000ull * 1000 * 1000)
@@ -118,6 +123,11 @@ struct process {
 	struct process *next_changed;
 	bool removed; /* out of the table, waiting to be forgotten */
 	struct process *next_removed;
+	/* Known from an event (fork, exec), not yet sampled: its first
+	 * change is held until then (boot clock; 0: not held), see
+	 * process_table_young. */
+	uint64_t young_until_ns;
+	bool sampled; /* a sample of it was seen */
 };
 
 /* What the process table counts (for otelprof_stats). */
@@ -127,6 +137,7 @@ struct process_table_counters {
 	uint64_t rescans_asked, rescans_held; /* held: waited for a budget */
 	uint64_t files_refused; /* mappings of non-regular files, not opened */
 	struct env_outcome env; /* environ reads refused, values dropped */
+	uint64_t gone_young;	/* left while young: never synced */
 };
 
 struct process_table {
@@ -158,6 +169,9 @@ struct process_table {
 	 * index, until the caller has had every stage forget them. */
 	struct process *changed, *changed_last;
 	struct process *removed;
+	/* How long a process known from a fork or exec event waits for its
+	 * first sample before its first change is taken (0: not at all). */
+	uint64_t young_ns;
 	struct process_table_counters counters;
 };
 
@@ -178,6 +192,13 @@ struct process *process_table_take_removed(struct process_table *t);
 void process_table_release(struct process_table *t, struct process *p);
 struct process *process_table_take_changed(struct process_table *t,
 					   struct process_change *c);
+/* p, new from an event (exec) and not sampled, is young: its first
+ * change (files, unwind tables, contexts, runtimes) waits until a sample
+ * of it is seen or young_ns have passed. Most processes a shell or a
+ * build starts exit within milliseconds, unsampled; /proc is still read
+ * at once (a sampled short process must be known after its exit). */
+void process_table_young(struct process_table *t, struct process *p,
+			 uint64_t now_ns);
 /* Find pid, reading /proc on first sight. `comm` (from the sample) is used
  * when /proc is already gone. start_ns: the process's start (boot clock,
  * from the sample; 0 if unknown): an entry that started at another time is

@@ -314,7 +314,8 @@ static long long bpf_counter(int id, uint32_t which)
 	X(env_values_dropped)                                                  \
 	X(files_shared)                                                        \
 	X(files_share_mismatch)                                                \
-	X(files_share_unverified)
+	X(files_share_unverified)                                              \
+	X(processes_gone_young)
 
 static void print_stats(struct otelprof *p)
 {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "process/process_table.h"
+#include "util/clock.h"
 
 #define PID 4242
 #define MS  (1000ull * 1000)
@@ -321,6 +322,54 @@ static void rescan_reports_what_changed(void **state)
 	assert_int_equal(nremoved, 1);
 }
 
+/* A process known from an exec waits for a sample before its first change
+ * is taken (files, unwind tables, runtimes), until young_ns have passed;
+ * one that exits unsampled is never taken, and counted at its removal. */
+static void young_process_waits_for_a_sample(void **state)
+{
+	struct process_table *t = *state;
+	struct process *p;
+	uint64_t now = boot_ns();
+
+	t->young_ns = 250 * MS;
+	ntold = nremoved = 0;
+	fake_proc("young", "/bin/young", 100);
+	process_table_exec(t, PID);
+	p = process_table_get(t, PID, NULL, 0, now);
+	assert_non_null(p);
+	process_table_young(t, p, now);
+	take(t);
+	assert_int_equal(ntold, 0);
+	/* its first sample: taken now */
+	assert_ptr_equal(process_table_get_sample(t, PID, PID, "young", 0, now),
+			 p);
+	take(t);
+	assert_int_equal(ntold, 1);
+	assert_int_equal(told.why, PROCESS_NEW);
+
+	/* exec'ed again, unsampled past its wait: taken */
+	process_table_exec(t, PID);
+	take(t);
+	p = process_table_get(t, PID, NULL, 0, now);
+	process_table_young(t, p, now - 300 * MS);
+	take(t);
+	assert_int_equal(ntold, 2);
+
+	/* exec'ed again, exits unsampled: never taken, counted */
+	process_table_exec(t, PID);
+	take(t);
+	p = process_table_get(t, PID, NULL, 0, now);
+	process_table_young(t, p, now);
+	process_table_exit(t, PID, 0, now);
+	take(t);
+	assert_int_equal(ntold, 2);
+	process_table_sweep(t, now + 1);
+	take(t);
+	assert_int_equal(ntold, 2);
+	assert_int_equal(t->counters.gone_young, 1);
+	assert_int_equal(process_table_count(t), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +384,8 @@ int main(void)
 			late_exec_event_keeps_its_identity, setup, teardown),
 		cmocka_unit_test_setup_teardown(rescan_reports_what_changed,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			young_process_waits_for_a_sample, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 824
+const expectedStatsSize = 832
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -214,6 +214,8 @@ type Stats struct {
 	FilesShareMismatch uint64
 	// Files whose content key matched a known file's that could not be read again to compare (kept apart) (files_share_unverified, {file}).
 	FilesShareUnverified uint64
+	// Processes from a fork or exec that exited unsampled before their set-up (files, unwind tables, runtimes) was due (processes_gone_young, {process}).
+	ProcessesGoneYoung uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -320,4 +322,5 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShared)-800]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareMismatch)-808]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareUnverified)-816]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProcessesGoneYoung)-824]
 )
