@@ -74,8 +74,6 @@ static bool held_young(const struct process *p, uint64_t *now)
 {
 	if (!p->young_until_ns || p->sampled)
 		return false;
-	if (p->exited)
-		return true; /* gone unsampled: dropped at its removal */
 	if (!*now)
 		*now = boot_ns();
 	return *now < p->young_until_ns;
@@ -605,8 +603,14 @@ struct process *process_table_get_sample(struct process_table *t, uint32_t pid,
 {
 	struct process *p = get(t, pid, tid, comm, start_ns, now_ns);
 
-	if (p)
+	if (p && !p->sampled) {
 		p->sampled = true;
+		if (p->young_dropped) { /* a sample from before its exit */
+			p->young_dropped = false;
+			t->counters.gone_young--;
+			tell(t, p, PROCESS_NEW);
+		}
+	}
 	return p;
 }
 
@@ -994,6 +998,14 @@ void process_table_exit(struct process_table *t, uint32_t pid,
 	if (p && same_process(t, p, start_ns)) {
 		p->exited = true;
 		p->exit_ns = now_ns;
+		/* Gone unsampled while young: off the changed list now (it
+		 * stays in the table for samples still in flight, which
+		 * note its change again), so that the list holds only the
+		 * few young processes still running. */
+		if (p->change_pending && p->young_until_ns && !p->sampled) {
+			drop_change(t, p);
+			p->young_dropped = true;
+		}
 	}
 }
 

@@ -127,7 +127,8 @@ struct process {
 	 * change is held until then (boot clock; 0: not held), see
 	 * process_table_young. */
 	uint64_t young_until_ns;
-	bool sampled; /* a sample of it was seen */
+	bool sampled;	    /* a sample of it was seen */
+	bool young_dropped; /* exited young: its change dropped */
 };
 
 /* What the process table counts (for otelprof_stats). */

@@ -324,7 +324,8 @@ static void rescan_reports_what_changed(void **state)
 
 /* A process known from an exec waits for a sample before its first change
  * is taken (files, unwind tables, runtimes), until young_ns have passed;
- * one that exits unsampled is never taken, and counted at its removal. */
+ * one that exits unsampled is never taken (counted), unless a sample taken
+ * before its exit is read after it. */
 static void young_process_waits_for_a_sample(void **state)
 {
 	struct process_table *t = *state;
@@ -361,11 +362,26 @@ static void young_process_waits_for_a_sample(void **state)
 	p = process_table_get(t, PID, NULL, 0, now);
 	process_table_young(t, p, now);
 	process_table_exit(t, PID, 0, now);
+	assert_int_equal(t->counters.gone_young, 1);
 	take(t);
 	assert_int_equal(ntold, 2);
+	/* a sample from before its exit, read after it: taken after all */
+	assert_ptr_equal(process_table_get_sample(t, PID, PID, "young", 0, now),
+			 p);
+	assert_int_equal(t->counters.gone_young, 0);
+	take(t);
+	assert_int_equal(ntold, 3);
+	assert_int_equal(told.why, PROCESS_NEW);
+
+	/* and once more, gone for good: removed without being taken */
+	process_table_exec(t, PID);
+	take(t);
+	p = process_table_get(t, PID, NULL, 0, now);
+	process_table_young(t, p, now);
+	process_table_exit(t, PID, 0, now);
 	process_table_sweep(t, now + 1);
 	take(t);
-	assert_int_equal(ntold, 2);
+	assert_int_equal(ntold, 3);
 	assert_int_equal(t->counters.gone_young, 1);
 	assert_int_equal(process_table_count(t), 0);
 }
