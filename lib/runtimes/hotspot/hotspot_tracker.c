@@ -441,6 +441,29 @@ static int blob_read(struct hotspot_process *hp, uint64_t ptr, uint64_t now,
 	return err;
 }
 
+/* A stub's name, "[name]", by the address of its blob's name. */
+static const char *stub_name(struct hotspot_tracker *t,
+			     struct hotspot_process *hp, uint64_t name,
+			     uint64_t now)
+{
+	uint32_t h = (uint32_t)(hash_u64(name) % HS_STUB_CACHE);
+	char text[64];
+
+	if (!name)
+		return NULL;
+	if (hp->stubs[h].name == name &&
+	    now - hp->stubs[h].read_ns < HS_RECHECK_NS)
+		return hp->stubs[h].text;
+	hp->stubs[h].name = 0;
+	if (t->read_mem(&hp->pid, name, text, sizeof(text)) ||
+	    !memchr(text, '\0', sizeof(text)))
+		return NULL;
+	snprintf(hp->stubs[h].text, sizeof(hp->stubs[h].text), "[%s]", text);
+	hp->stubs[h].name = name;
+	hp->stubs[h].read_ns = now;
+	return hp->stubs[h].text;
+}
+
 /* The line of bci in e's method, from the cache or its line table. */
 static uint32_t line_of(struct hotspot_process *hp,
 			const struct hotspot_method_entry *e, int32_t bci)
@@ -528,14 +551,11 @@ bool hotspot_frame(struct hotspot_tracker *t, struct process *p, uint64_t word0,
 		}
 		if (!b.nmethod) {
 			/* A stub: named by its blob */
-			char name[64];
+			const char *stub = stub_name(t, hp, b.name, now_ns);
 
-			if (!b.name ||
-			    t->read_mem(&hp->pid, b.name, name, sizeof(name)) ||
-			    !memchr(name, '\0', sizeof(name)))
+			if (!stub)
 				return false;
-			snprintf(hp->stub, sizeof(hp->stub), "[%s]", name);
-			out->name = out->system = hp->stub;
+			out->name = out->system = stub;
 			out->file = NULL;
 			out->line = 0;
 			return true;

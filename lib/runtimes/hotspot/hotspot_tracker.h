@@ -35,6 +35,7 @@ struct file_cache;
  * freed and reused at the same address within it is as likely as between
  * the sample and its first read. */
 #define HS_BLOB_CACHE	 256
+#define HS_STUB_CACHE	 16
 #define HS_BLOB_TRUST_NS (200ull * 1000 * 1000)
 /* Scopes kept per compiled pc: C2 inlines 15 deep at most by default
  * (MaxInlineLevel), the nmethod's own method is one more. */
@@ -61,7 +62,13 @@ struct hotspot_process {
 	struct hotspot_method_entry *v;
 	uint32_t n, cap;
 	size_t bytes;
-	char stub[72]; /* the last stub's name */
+	/* stubs' names by their name's address (a string of libjvm's that
+	 * does not change), "[name]", checked again after HS_RECHECK_NS */
+	struct {
+		uint64_t name;
+		uint64_t read_ns;
+		char text[72];
+	} stubs[HS_STUB_CACHE];
 	/* scopes of a compiled frame's pc, by {blob, compilation, pc}:
 	 * the methods it inlined, innermost first, then its own */
 	struct {
