@@ -6,11 +6,13 @@
 # a Python, a Node, a Java and a Perl service busy, and an exec churn of
 # 20 system binaries, one every 50 ms.
 #   test/bench/realhost.sh BUILD_DIR [SECONDS] [HZ...]
-# OTELPROF=path/to/otelprof measures another build's CLI (A/B runs).
+# OTELPROF=path/to/otelprof measures another build's CLI (A/B runs);
+# WARM=N starts the window N s in (default 3: start-up included; 20 of a
+# 45 s recording measures the steady state).
 # Per rate one "label<TAB>value" row: the recorder's anonymous RSS at the
 # end of the window (RssAnon), its peak RSS (VmHWM), the memory of its BPF
-# maps (memlock, from its own fds), its CPU over the window from 3 s in to
-# 1 s before the end (schedstat of every thread + run time of its BPF
+# maps (memlock, from its own fds), its CPU over the window from WARM s in
+# to 1 s before the end (schedstat of every thread + run time of its BPF
 # programs, kernel.bpf_stats_enabled) as % of all CPU, and what the library
 # says it holds (symbol_memory_bytes, processes, files).
 set -euo pipefail
@@ -20,6 +22,7 @@ shift 2 2>/dev/null || shift $#
 RATES=${*:-19 99}
 W=$B/workloads
 CLI=${OTELPROF:-$B/otelprof}
+WARM=${WARM:-3}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 NCPU=$(nproc)
 TMP=$(mktemp -d)
@@ -125,9 +128,9 @@ for hz in $RATES; do
 	nap 2 # services past their start-up
 	"$CLI" record --duration "$S" --frequency "$hz" --output "$TMP/r.otlp" 2> "$TMP/r.err" &
 	rp=$!
-	nap 3
+	nap "$WARM"
 	cpu_ns "$rp"; c0=$CPU_NS; read -r b0 _ < <(fd_stats "$rp")
-	win=$((S - 4))
+	win=$((S - WARM - 1))
 	nap "$win"
 	cpu_ns "$rp"; c1=$CPU_NS; read -r b1 maps < <(fd_stats "$rp")
 	anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$rp/status")

@@ -289,7 +289,10 @@ while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/offcpu.sh" "$B" 3)
 
 # ---- 8c. a real host: Go daemons, busy runtimes, exec churn ----
+# (a 30 s recording from 3 s in: start-up included; then the steady state,
+# 20 s to 44 s of a 45 s recording)
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/realhost.sh" "$B" 30 19 99)
+while IFS=$'\t' read -r label value; do row "$label, steady (20-44 s)" "$value"; done < <(WARM=20 bash "$(dirname "$0")/realhost.sh" "$B" 45 19 99)
 
 # ---- 8d. the collector beside the CLI (needs make collector) ----
 if [ -x "$B/otelcol-profiler" ]; then
