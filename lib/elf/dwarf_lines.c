@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf/dwarf_lines.h"
+#include "elf/dwarf_image.h"
 #include "util/bsearch_le.h"
 #include "util/grow.h"
 #include "util/mem_budget.h"
@@ -25,7 +26,8 @@ struct cu_range {
 };
 
 struct dwarf_lines {
-	uint8_t *image; /* the whole file, then DWARF_LINES_GUARD zeros */
+	uint8_t *image; /* its DWARF (dwarf_image.h) or the whole file, then
+			   DWARF_LINES_GUARD zeros */
 	size_t size;
 	Elf *elf;
 	Dwarf *dw; /* NULL until first use */
@@ -137,17 +139,41 @@ static bool dwarf_usable(Elf *elf)
 	return info && line;
 }
 
+/* The whole file, for what dwarf_image_read does not take apart. */
+static int read_whole(int fd, size_t file_size, uint8_t **image)
+{
+	size_t done = 0;
+
+	*image = calloc(1, file_size + DWARF_LINES_GUARD);
+	if (!*image)
+		return -ENOMEM;
+	while (done < file_size) {
+		ssize_t n =
+			pread(fd, *image + done, file_size - done, (off_t)done);
+
+		if (n <= 0) {
+			free(*image);
+			*image = NULL;
+			return -EIO;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 /*
  * libdw (0.188) reads strings of .debug_line/.debug_str with strlen and
  * runs past the end of an unterminated section (found by fuzzing). So the
- * file is read into memory whole, followed by a zero guard: such a read
- * ends inside our own buffer, at worst with a garbage name, never beyond.
+ * image (the DWARF sections libdw reads, or the whole file) is in memory,
+ * followed by a zero guard: such a read ends inside our own buffer, at
+ * worst with a garbage name, never beyond.
  */
 struct dwarf_lines *dwarf_lines_open(int fd, struct mem_account *acct)
 {
 	struct dwarf_lines *d;
 	struct stat st;
-	size_t done = 0;
+	size_t file_size;
+	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
@@ -159,22 +185,33 @@ struct dwarf_lines *dwarf_lines_open(int fd, struct mem_account *acct)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
-	d->size = (size_t)st.st_size;
+	/* charged for the whole file first (an image is no larger but for
+	 * its alignment), then for what the image holds */
+	file_size = (size_t)st.st_size;
+	d->size = file_size;
 	if (!mem_account_charge(acct, d->size + DWARF_LINES_GUARD)) {
 		free(d);
 		goto fail;
 	}
 	d->acct = acct;
-	d->image = calloc(1, d->size + DWARF_LINES_GUARD);
-	if (!d->image)
+	err = dwarf_image_read(fd, file_size, DWARF_LINES_MAX_BYTES,
+			       DWARF_LINES_GUARD, &d->image, &d->size);
+	if (err == -ENOTSUP) {
+		d->size = file_size;
+		err = read_whole(fd, file_size, &d->image);
+	}
+	if (err) {
+		d->size = file_size;
 		goto fail_free;
-	while (done < d->size) {
-		ssize_t n =
-			pread(fd, d->image + done, d->size - done, (off_t)done);
-
-		if (n <= 0)
-			goto fail_free;
-		done += (size_t)n;
+	}
+	if (d->size < file_size) {
+		mem_account_uncharge(acct, file_size - d->size);
+	} else if (d->size > file_size &&
+		   !mem_account_charge(acct, d->size - file_size)) {
+		mem_account_uncharge(acct, file_size + DWARF_LINES_GUARD);
+		free(d->image);
+		free(d);
+		goto fail;
 	}
 	d->elf = elf_memory((char *)d->image, d->size);
 	if (!d->elf || !dwarf_usable(d->elf))

@@ -31,7 +31,7 @@ true
 a64=$(dirname "$(dirname "$out")")/arm64/workloads
 i=0
 { ls "$a64"/libotelctx_tlsdesc.so "$a64"/ctx_exe_le 2>/dev/null || true
-  find /usr/lib/aarch64-linux-gnu -maxdepth 1 -type f -name '*.so*' -size -48k 2>/dev/null | head -100; } |
+  find /usr/lib/aarch64-linux-gnu -maxdepth 1 -type f -name '*.so*' -size -48k 2>/dev/null | head -100 || true; } |
 	while read -r f; do
 		if [ "$(head -c4 "$f" | od -An -c | tr -d ' ')" = '177ELF' ]; then
 			cp "$f" "$out/elf_symbols/a64-$(basename "$f")"
