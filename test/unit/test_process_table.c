@@ -322,6 +322,20 @@ static void rescan_reports_what_changed(void **state)
 	assert_int_equal(nremoved, 1);
 }
 
+/* PID exec'ed (its earlier image's change taken): young from young_at. */
+static struct process *exec_young(struct process_table *t, uint64_t now,
+				  uint64_t young_at)
+{
+	struct process *p;
+
+	process_table_exec(t, PID);
+	take(t);
+	p = process_table_get(t, PID, NULL, 0, now);
+	assert_non_null(p);
+	process_table_young(t, p, young_at);
+	return p;
+}
+
 /* A process known from an exec waits for a sample before its first change
  * is taken (files, unwind tables, runtimes), until young_ns have passed;
  * one that exits unsampled is never taken (counted), unless a sample taken
@@ -335,10 +349,7 @@ static void young_process_waits_for_a_sample(void **state)
 	t->young_ns = 250 * MS;
 	ntold = nremoved = 0;
 	fake_proc("young", "/bin/young", 100);
-	process_table_exec(t, PID);
-	p = process_table_get(t, PID, NULL, 0, now);
-	assert_non_null(p);
-	process_table_young(t, p, now);
+	p = exec_young(t, now, now);
 	take(t);
 	assert_int_equal(ntold, 0);
 	/* its first sample: taken now */
@@ -349,18 +360,12 @@ static void young_process_waits_for_a_sample(void **state)
 	assert_int_equal(told.why, PROCESS_NEW);
 
 	/* exec'ed again, unsampled past its wait: taken */
-	process_table_exec(t, PID);
-	take(t);
-	p = process_table_get(t, PID, NULL, 0, now);
-	process_table_young(t, p, now - 300 * MS);
+	exec_young(t, now, now - 300 * MS);
 	take(t);
 	assert_int_equal(ntold, 2);
 
 	/* exec'ed again, exits unsampled: never taken, counted */
-	process_table_exec(t, PID);
-	take(t);
-	p = process_table_get(t, PID, NULL, 0, now);
-	process_table_young(t, p, now);
+	p = exec_young(t, now, now);
 	process_table_exit(t, PID, 0, now);
 	assert_int_equal(t->counters.gone_young, 1);
 	take(t);
@@ -374,10 +379,7 @@ static void young_process_waits_for_a_sample(void **state)
 	assert_int_equal(told.why, PROCESS_NEW);
 
 	/* and once more, gone for good: removed without being taken */
-	process_table_exec(t, PID);
-	take(t);
-	p = process_table_get(t, PID, NULL, 0, now);
-	process_table_young(t, p, now);
+	exec_young(t, now, now);
 	process_table_exit(t, PID, 0, now);
 	process_table_sweep(t, now + 1);
 	take(t);
