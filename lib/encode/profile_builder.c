@@ -450,7 +450,7 @@ int32_t pb_location(struct profile_builder *b, const struct frame *f)
 			if (!x->function)
 				continue;
 			r = intern_fn(b, x->function, x->function_system,
-				      x->function_file, 0);
+				      x->function_file, x->start_line);
 			if (r < 0)
 				return r;
 			vals[2 * n] = r;

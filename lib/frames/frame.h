@@ -52,6 +52,7 @@ struct frame {
 struct frame_inline {
 	const char *function, *function_system, *function_file;
 	uint32_t line;
+	uint32_t start_line; /* 0: unknown */
 };
 
 #endif

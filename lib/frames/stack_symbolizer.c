@@ -113,7 +113,7 @@ static void add_go_line(struct stack_symbolizer *s, const struct elf_file *file,
 		return;
 	for (int k = 0; k < n; k++) {
 		s->inl[k] = (struct frame_inline){inl[k].name, NULL,
-						  inl[k].file, inl[k].line};
+						  inl[k].file, inl[k].line, 0};
 	}
 	f->inlined = s->inl;
 	f->ninlined = (uint32_t)n;
@@ -294,7 +294,8 @@ static bool runtime_frame(struct stack_symbolizer *s, uint32_t rt,
 	for (uint32_t k = 0; k < rf.ninlined && k < DWARF_LINES_MAX_DEPTH; k++)
 		s->inl[k] =
 			(struct frame_inline){rf.inl[k].name, rf.inl[k].system,
-					      rf.inl[k].file, rf.inl[k].line};
+					      rf.inl[k].file, rf.inl[k].line,
+					      rf.inl[k].start_line};
 	if (rf.ninlined) {
 		f->inlined = s->inl;
 		f->ninlined = rf.ninlined < DWARF_LINES_MAX_DEPTH

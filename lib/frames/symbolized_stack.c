@@ -139,6 +139,7 @@ void symbolized_stack_add(struct symbolized_stack *st, const struct frame *f)
 		x[i].function_file =
 			copy_string(st, f->inlined[i].function_file);
 		x[i].line = f->inlined[i].line;
+		x[i].start_line = f->inlined[i].start_line;
 	}
 	st->ninl += ninl;
 	d->inlined = x;

@@ -47,6 +47,7 @@ struct file_cache;
 struct runtime_inline {
 	const char *name, *system, *file;
 	uint32_t line;
+	uint32_t start_line; /* 0: unknown */
 };
 
 /* One named frame; its strings are valid until the runtime's next call. */

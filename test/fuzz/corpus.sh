@@ -209,6 +209,31 @@ q(0x380, h(0x3c0)); q(0x390, h(0x440)); q(0x3a8, B + 0x700); d(0x3b0, 12); d(0x3
 q(0x440, h(0x4c0)); q(0x448, 4 << 32); m[0x450:0x454] = bytes([0x00, 0x30, 0x08, 0x08])
 open(sys.argv[1], 'wb').write(m)
 PY
+# ... and a position inside functions optimized code inlined: the
+# image's first word a Code (Node 22's fields) -> its deoptimization data
+# (a FixedArray: inlined function count, literals, inlining positions),
+# the second a packed position in leaf, inlined into mid, inlined into the
+# code's own function.
+python3 - "$out/v8/inlined" <<'PY'
+import struct, sys
+B = 0x10000
+m = bytearray(0x800)
+def q(off, v): m[off:off+8] = struct.pack('<Q', v)
+def h(off): return B + off + 1
+def smi(v): return (v & 0xffffffff) << 32
+def pos(off, id): return (id + 1) << 31 | (off + 1) << 1
+maps = {180: 0x100, 206: 0x140, 186: 0x180, 174: 0x1c0, 247: 0x1e0}
+for t, off in maps.items():
+    m[off+12:off+14] = struct.pack('<H', t)
+q(0, h(0x200)); q(8, pos(20, 1))
+q(0x200, h(maps[206])); q(0x208, h(0x300))
+q(0x300, h(maps[174])); q(0x308, smi(9)); q(0x318, smi(2)); q(0x320, h(0x400)); q(0x348, h(0x500))
+q(0x400, h(maps[247])); q(0x408, smi(2)); q(0x410, B + 0x600 + 3); q(0x418, h(0x680))
+q(0x500, h(maps[186])); q(0x508, smi(32))
+q(0x510, pos(100, -1)); q(0x518, 0); q(0x520, pos(50, 0)); q(0x528, 1)
+q(0x600, h(maps[180])); q(0x680, h(maps[180]))
+open(sys.argv[1], 'wb').write(m)
+PY
 # Stack captures (test/tools/unwind_capture.h): one file mapping with a
 # build id and one expected frame; the same with a vDSO image instead.
 printf '\x4f\x54\x50\x55\x57\x43\x41\x50\x01\x00\x00\x00\x40\x00\x00\x00\x64\x00\x00\x00\x64\x00\x00\x00\x10\x10\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00\xfd\x7f\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x10\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x34\x12\x40\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x40\x00\x00\x00\x00\x00\x00\x00\x50\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x08\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00\x00\x00\x00\x00\x00\x10\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x09\x00\x08\x00\x2f\x62\x69\x6e\x2f\x74\x72\x75\x65\x30\x31\x32\x33\x61\x62\x63\x64\x10\x10\x40\x00\x00\x00\x00\x00\x04\x00\x6d\x61\x69\x6e' > "$out/unwind_capture/file"

@@ -103,7 +103,18 @@ static void node20(struct v8_layout *l)
 				.type_bytecode_array = 191,
 				.bca_data = 54,
 				.bca_wrapper = -1,
-				.bca_spt = 32};
+				.bca_spt = 32,
+				/* inlined functions: Node 22's */
+				.code_deopt = 8,
+				.sfi_params = 42,
+				.deopt_count_idx = 1,
+				.deopt_literals_idx = 2,
+				.deopt_positions_idx = 7,
+				.type_fixed_array = 174,
+				.type_trusted_fixed_array = 213,
+				.type_protected_fixed_array = 211,
+				.type_weak_fixed_array = 247,
+				.type_trusted_weak_fixed_array = -1};
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -117,10 +128,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (unsigned k = 0; k < v8_layout_nsyms && k < 256; k++)
 		addr[k] = FUZZ_BASE + 4 * (uint64_t)k;
 	int64_t raw;
-	bool inlined;
+	int32_t inlined;
 	/* V8 13's dispatch table: its isolate group's pointer in the
 	 * input too */
-	struct v8_dispatch d = {FUZZ_BASE + 8, 0, 0, 0};
+	struct v8_dispatch d = {.group_sym = FUZZ_BASE + 8};
 
 	if (v8_layout_read(&l, addr, image_read, &im, &missing))
 		node20(&l);
@@ -137,6 +148,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
 		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET, &d};
 		static struct v8_function fn;
+		static struct v8_inlined inl;
 		uint64_t w, sfi;
 
 		memcpy(&w, data + off, 8);
@@ -160,7 +172,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			uint64_t pc;
 
 			memcpy(&pc, data + off + 8, 8);
-			if (v8_code_position(&r, w, pc, off & 8) < -1 ||
+			/* the position, with the functions the code inlined
+			 * followed through its deoptimization data */
+			inl.n = 0;
+			if (v8_code_position(&r, w, pc, off & 8, &inl) < -1 ||
+			    inl.n > V8_INLINE_MAX ||
+			    /* the word as a Code, the next as a position */
+			    v8_inlining_chain(&r, w, (int64_t)pc, &inl) < -1 ||
+			    inl.n > V8_INLINE_MAX ||
+			    v8_code_position(&r, w, pc, off & 8, NULL) < -1 ||
 			    (sfi && v8_bytecode_position(&r, sfi, pc) < -1))
 				__builtin_trap();
 		}

@@ -43,6 +43,7 @@ type runtimeWorkload struct {
 	cmd     *exec.Cmd
 	mu      sync.Mutex
 	reports []cpuReport
+	other   []string // its other lines of output (the first 10000)
 	done    chan struct{}
 }
 
@@ -62,13 +63,16 @@ func startRuntime(t *testing.T, env []string, bin string, args ...string) *runti
 	go func() {
 		defer close(w.done)
 		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		for sc.Scan() {
 			var r struct{ A, B float64 }
+			w.mu.Lock()
 			if json.Unmarshal(sc.Bytes(), &r) == nil {
-				w.mu.Lock()
 				w.reports = append(w.reports, cpuReport{time.Now(), r.A, r.B})
-				w.mu.Unlock()
+			} else if len(w.other) < 10000 {
+				w.other = append(w.other, sc.Text())
 			}
+			w.mu.Unlock()
 		}
 	}()
 	t.Cleanup(func() {

@@ -593,8 +593,8 @@ static void inlined_lines(void **state)
 {
 	struct profile_builder b;
 	struct frame_inline in[2] = {
-		{"mix", "_Z3mixm", "/src/mix.h", 12},
-		{"step", NULL, "/src/step.c", 40},
+		{"mix", "_Z3mixm", "/src/mix.h", 12, 0},
+		{"step", NULL, "/src/step.c", 40, 0},
 	};
 	struct frame f;
 	Otelprof__Otlp__ProfilesData *pd;

@@ -18,7 +18,7 @@ static struct symbolized_stack st;
 static void strings_outlive_their_sources(void **state)
 {
 	char name[32], path[32], inl_name[32];
-	struct frame_inline inl = {inl_name, NULL, "a.c", 7};
+	struct frame_inline inl = {inl_name, NULL, "a.c", 7, 0};
 	struct frame f;
 
 	(void)state;

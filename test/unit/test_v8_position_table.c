@@ -27,12 +27,12 @@ static void expect(const uint8_t *t, size_t n, enum v8_spt_encoding enc,
 {
 	for (size_t k = 0; k < nwant; k++) {
 		int64_t raw = 0;
-		bool inlined = true;
+		int32_t inlined = 0;
 
 		assert_true(v8_position_at(t, n, enc, want[k].off, &raw));
 		assert_int_equal(v8_source_position_offset(raw, &inlined),
 				 want[k].pos);
-		assert_false(inlined);
+		assert_int_equal(inlined, -1);
 	}
 }
 
@@ -120,6 +120,26 @@ static void refused(void **state)
 				    10, &raw));
 }
 
+/* A SourcePosition's inlining id (bits 31-46, + 1) beside its script
+ * offset (bits 1-30, + 1); an external one (bit 0) has no offset. */
+static void inlining_ids(void **state)
+{
+	int32_t id = 0;
+
+	(void)state;
+	assert_int_equal(v8_source_position_offset(2 * 1378, &id), 1377);
+	assert_int_equal(id, -1);
+	assert_int_equal(v8_source_position_offset(
+				 (int64_t)(3ull << 31 | 2 * 1060), &id),
+			 1059);
+	assert_int_equal(id, 2);
+	assert_int_equal(
+		v8_source_position_offset((int64_t)(0xffffull << 31 | 2), &id),
+		0);
+	assert_int_equal(id, 0xfffe);
+	assert_int_equal(v8_source_position_offset(2 * 10 + 1, &id), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -127,6 +147,7 @@ int main(void)
 		cmocka_unit_test(bytecode_v8_14),
 		cmocka_unit_test(optimized_v8_14),
 		cmocka_unit_test(refused),
+		cmocka_unit_test(inlining_ids),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

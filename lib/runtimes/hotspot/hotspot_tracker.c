@@ -265,7 +265,7 @@ static bool rt_name_frame(void *rt, struct process *p, uint64_t word0,
 	for (uint32_t k = 0; k < fi.ninlined; k++)
 		t->named_inl[k] = (struct runtime_inline){
 			fi.inl[k].name, fi.inl[k].system, fi.inl[k].file,
-			fi.inl[k].line};
+			fi.inl[k].line, 0};
 	return true;
 }
 

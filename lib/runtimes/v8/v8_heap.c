@@ -58,6 +58,11 @@ static bool field(struct v8_reader *r, uint64_t obj, uint32_t off,
 	return !rd(r, a, out, 8);
 }
 
+static bool is_type(int32_t want, uint16_t t)
+{
+	return want >= 0 && t == (uint16_t)want;
+}
+
 static bool instance_type(struct v8_reader *r, uint64_t obj, uint16_t *t)
 {
 	uint64_t map;
@@ -416,10 +421,15 @@ static bool is_byte_array(struct v8_reader *r, uint64_t v)
 		 t == l->type_trusted_byte_array));
 }
 
-/* The Code dispatch entry handle of table base names, if its
- * instructions are where the entry says; 0 if not. */
+/* The Code dispatch entry handle of table base names; 0 if it is no
+ * Code, or, while the table is being searched for (found: false), if
+ * neither its instructions are where the entry says nor its parameter
+ * count is the function's (params, 0: unknown). (The entry point may be
+ * another's: V8 14 points it at a tiering builtin while the Code stays
+ * the function's, as it does for a top level running its code optimized
+ * on stack replacement.) */
 static uint64_t dispatch_code(struct v8_reader *r, uint64_t base,
-			      uint32_t handle)
+			      uint32_t handle, bool found, uint16_t params)
 {
 	const struct v8_layout *l = r->l;
 	uint64_t e[2], code, start;
@@ -435,7 +445,7 @@ static uint64_t dispatch_code(struct v8_reader *r, uint64_t base,
 	    l->code_start_field < 0 ||
 	    rd(r, (code & ~l->heap_tag_mask) + (uint32_t)l->code_start_field,
 	       &start, 8) ||
-	    start != e[0])
+	    (!found && start != e[0] && (!params || (e[1] & 0xffff) != params)))
 		return 0;
 	return code;
 }
@@ -446,8 +456,9 @@ static uint64_t dispatched_code(struct v8_reader *r, uint64_t fn)
 {
 	const struct v8_layout *l = r->l;
 	struct v8_dispatch *d = r->dispatch;
-	uint64_t group, words[512], code;
+	uint64_t group, words[512], code, sfi;
 	uint32_t handle;
+	uint16_t params;
 
 	/* the handle: the field before the SharedFunctionInfo, where the
 	 * Code was before */
@@ -457,10 +468,16 @@ static uint64_t dispatched_code(struct v8_reader *r, uint64_t fn)
 	    !handle)
 		return 0;
 	if (d->base)
-		return dispatch_code(r, d->base, handle);
+		return dispatch_code(r, d->base, handle, true, 0);
 	if (d->tries >= V8_DISPATCH_TRIES)
 		return 0;
 	d->tries++;
+	/* the function's parameter count, receiver included, as the
+	 * table's entry keeps it */
+	if (l->sfi_params < 0 || !field(r, fn, l->fn_shared, &sfi) ||
+	    rd(r, (sfi & ~l->heap_tag_mask) + (uint32_t)l->sfi_params, &params,
+	       2))
+		params = 0;
 	if (rd(r, d->group_sym, &group, 8) || !group)
 		return 0;
 	/* the group holds the table (V8 13.6, at 2.4 KiB) or a member
@@ -475,7 +492,8 @@ static uint64_t dispatched_code(struct v8_reader *r, uint64_t fn)
 			if (!words[k] || (words[k] & 0xfff) ||
 			    words[k] >= USER_VA_END)
 				continue;
-			code = dispatch_code(r, words[k], handle);
+			code = dispatch_code(r, words[k], handle, false,
+					     params);
 			if (code) {
 				d->base = words[k];
 				return code;
@@ -606,6 +624,68 @@ static uint64_t learn_is_map(struct v8_reader *r, uint64_t start)
 }
 
 /*
+ * The map of InstructionStreams, learned from the code around pc when
+ * no function's current code has shown it (a function whose code now is
+ * a builtin's, as an optimized-on-stack-replacement top level's is
+ * while it runs): the first word before pc that, taken as a map, has
+ * the InstructionStream's type and is followed by a Code that points
+ * back at that stream and spans pc. At most V8_IS_MAP_PROBES maps are
+ * read, and a process searches at most V8_DISPATCH_TRIES times.
+ */
+#define V8_IS_MAP_PROBES 256
+static uint64_t find_is_map(struct v8_reader *r, uint64_t pc)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t words[512], at, is, code, start, rejected[4] = {0};
+	uint32_t probes = 0;
+	uint16_t t;
+
+	if (!r->dispatch || r->dispatch->is_map_tries >= V8_DISPATCH_TRIES ||
+	    l->code_start_field < 0)
+		return 0;
+	r->dispatch->is_map_tries++;
+	at = (pc & ~7ull) + 8;
+	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
+	     done += sizeof(words)) {
+		at -= sizeof(words);
+		if (rd(r, at, words, sizeof(words)))
+			return 0;
+		for (int k = 510; k >= 0; k--) {
+			uint64_t m = words[k];
+
+			if (!is_heap(l, m) || !is_heap(l, words[k + 1]) ||
+			    m == rejected[0] || m == rejected[1] ||
+			    m == rejected[2] || m == rejected[3])
+				continue;
+			if (probes++ >= V8_IS_MAP_PROBES)
+				return 0;
+			if (rd(r,
+			       (m & ~l->heap_tag_mask) + l->map_instance_type,
+			       &t, 2) ||
+			    t != (uint16_t)l->type_instruction_stream) {
+				rejected[probes % 4] = m;
+				continue;
+			}
+			/* its Code (of any kind: baseline code's stream has
+			 * the same map) points back at it */
+			is = at + 8 * (uint64_t)k;
+			code = words[k + 1];
+			if (instance_type(r, code, &t) &&
+			    is_type(l->type_code, t) &&
+			    !rd(r,
+				(code & ~l->heap_tag_mask) +
+					(uint32_t)l->code_start_field,
+				&start, 8) &&
+			    start == is + (uint32_t)l->is_start) {
+				r->dispatch->is_map = m;
+				return m;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
  * The Code whose instructions hold pc, when it is not the function's
  * code now (its OSR code, or code it left for newer): the
  * InstructionStream before pc, found by its map (every one has the
@@ -629,6 +709,8 @@ static uint64_t code_at_pc(struct v8_reader *r, uint64_t current,
 	if (!map)
 		map = learn_is_map(r, current_start);
 	if (!map)
+		map = find_is_map(r, pc);
+	if (!map)
 		return 0;
 	at = (pc & ~7ull) + 8;
 	for (uint32_t done = 0; done < V8_CODE_MAX && at >= sizeof(words);
@@ -650,16 +732,124 @@ static uint64_t code_at_pc(struct v8_reader *r, uint64_t current,
 	return 0;
 }
 
+/* Element k of tagged array a (a FixedArray or one of its trusted or
+ * weak kin, *len its length), a weak reference taken as the object. */
+static bool element(struct v8_reader *r, uint64_t a, uint32_t k, uint64_t len,
+		    uint64_t *out)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t v;
+
+	if (k >= len ||
+	    !field(r, a, (uint32_t)l->array_length + (k + 1) * l->tagged_size,
+		   &v))
+		return false;
+	/* a weak reference: tag 3 (the heap tag and the weak bit) */
+	if ((v & 3) == 3) {
+		v &= ~2ull;
+		if (l->tagged_size == 4)
+			v = (a & ~0xffffffffull) | (uint32_t)v;
+	}
+	*out = v;
+	return true;
+}
+
+/* The length of array a if it has one of the array types given. */
+static bool array_of(struct v8_reader *r, uint64_t a, const int32_t *types,
+		     unsigned ntypes, uint64_t *len)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t v;
+	uint16_t t;
+	unsigned k;
+
+	if (!instance_type(r, a, &t))
+		return false;
+	for (k = 0; k < ntypes && !is_type(types[k], t); k++)
+		;
+	if (k == ntypes || !field(r, a, (uint32_t)l->array_length, &v) ||
+	    !is_smi(l, v) || smi_value(l, v) < 0 || smi_value(l, v) > (1 << 24))
+		return false;
+	*len = (uint64_t)smi_value(l, v);
+	return true;
+}
+
+/* Bytes of an InliningPosition: a SourcePosition (8), the index of the
+ * inlined function in the literal array (4), padding. */
+#define V8_INLINING_POSITION 16
+
+int32_t v8_inlining_chain(struct v8_reader *r, uint64_t code, int64_t raw,
+			  struct v8_inlined *inl)
+{
+	const struct v8_layout *l = r->l;
+	const int32_t data_types[] = {l->type_fixed_array,
+				      l->type_trusted_fixed_array,
+				      l->type_protected_fixed_array};
+	const int32_t literal_types[] = {
+		l->type_weak_fixed_array, l->type_trusted_weak_fixed_array,
+		l->type_fixed_array, l->type_trusted_fixed_array};
+	uint64_t data, ndata, lits, nlits, positions, npositions, count;
+	int32_t pos, id;
+	uint16_t t;
+
+	inl->n = 0;
+	pos = v8_source_position_offset(raw, &id);
+	if (id < 0)
+		return pos;
+	if (l->code_deopt < 0 || l->deopt_count_idx < 0 ||
+	    l->deopt_literals_idx < 0 || l->deopt_positions_idx < 0 ||
+	    !field(r, code, (uint32_t)l->code_deopt, &data) ||
+	    !array_of(r, data, data_types, 3, &ndata) ||
+	    !element(r, data, (uint32_t)l->deopt_count_idx, ndata, &count) ||
+	    !is_smi(l, count) ||
+	    !element(r, data, (uint32_t)l->deopt_literals_idx, ndata, &lits) ||
+	    !array_of(r, lits, literal_types, 4, &nlits) ||
+	    !element(r, data, (uint32_t)l->deopt_positions_idx, ndata,
+		     &positions) ||
+	    !is_byte_array(r, positions) ||
+	    !field(r, positions, (uint32_t)l->array_length, &npositions) ||
+	    !is_smi(l, npositions) || smi_value(l, npositions) < 0 ||
+	    smi_value(l, npositions) % V8_INLINING_POSITION)
+		return -1;
+	count = (uint64_t)smi_value(l, count);
+	npositions = (uint64_t)smi_value(l, npositions) / V8_INLINING_POSITION;
+	/* the inlined functions are the literal array's first count */
+	if (count > nlits)
+		return -1;
+	while (id >= 0) {
+		struct {
+			int64_t position;
+			int32_t function;
+			int32_t pad;
+		} ip;
+		uint64_t sfi;
+
+		if ((uint64_t)id >= npositions || inl->n == V8_INLINE_MAX ||
+		    rd(r,
+		       (positions & ~l->heap_tag_mask) +
+			       (uint32_t)l->array_length + l->tagged_size +
+			       (uint64_t)id * V8_INLINING_POSITION,
+		       &ip, sizeof(ip)) ||
+		    ip.function < 0 || (uint64_t)ip.function >= count ||
+		    !element(r, lits, (uint32_t)ip.function, nlits, &sfi) ||
+		    !instance_type(r, sfi, &t) || !is_type(l->type_sfi, t))
+			return -1;
+		inl->sfi[inl->n] = sfi;
+		inl->pos[inl->n++] = pos;
+		pos = v8_source_position_offset(ip.position, &id);
+	}
+	return pos;
+}
+
 int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
-			 bool return_address)
+			 bool return_address, struct v8_inlined *inl)
 {
 	const struct v8_layout *l = r->l;
 	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
 	uint64_t code, start, spt, len;
 	uint32_t size, off;
 	int64_t raw;
-	int32_t pos;
-	bool inlined;
+	int32_t pos, inlined;
 
 	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
 	    l->type_code < 0 ||
@@ -700,8 +890,10 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 		return -1;
 	if (!v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
+	if (inl)
+		return v8_inlining_chain(r, code, raw, inl);
 	pos = v8_source_position_offset(raw, &inlined);
-	return inlined ? -1 : pos;
+	return inlined >= 0 ? -1 : pos;
 }
 
 /* The source position at offset off of the table in ByteArray spt. */
@@ -711,8 +903,7 @@ static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
 	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
 	uint64_t len;
 	int64_t raw;
-	int32_t pos;
-	bool inlined;
+	int32_t pos, inlined;
 
 	if (!is_byte_array(r, spt) ||
 	    !field(r, spt, (uint32_t)l->array_length, &len) ||
@@ -727,7 +918,7 @@ static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
 	    !v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
 	pos = v8_source_position_offset(raw, &inlined);
-	return inlined ? -1 : pos;
+	return inlined >= 0 ? -1 : pos;
 }
 
 int32_t v8_bytecode_position(struct v8_reader *r, uint64_t sfi, uint64_t slot)

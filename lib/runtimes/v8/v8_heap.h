@@ -40,6 +40,7 @@ struct v8_dispatch {
 	/* and the map every InstructionStream has, once one was seen (a
 	 * function's code may be a builtin's, outside the heap) */
 	uint64_t is_map;
+	uint32_t is_map_tries; /* searches of code for it (find_is_map) */
 };
 
 #define V8_DISPATCH_TRIES 8
@@ -84,19 +85,43 @@ bool v8_string_read(struct v8_reader *r, uint64_t s, char *out, size_t cap);
  * its source; *n lines - 1 of them. NULL if the source is unreadable.
  */
 uint32_t *v8_line_starts(struct v8_reader *r, uint64_t source, uint32_t *n);
+#define V8_INLINE_MAX 16 /* functions inlined into one another, followed */
+
+/* Functions an optimized frame's code inlined at its pc, innermost
+ * first: each one's SharedFunctionInfo (tagged) and its source position
+ * there. */
+struct v8_inlined {
+	uint32_t n;
+	uint64_t sfi[V8_INLINE_MAX];
+	int32_t pos[V8_INLINE_MAX];
+};
+
 /*
  * The source position an optimized frame of JSFunction fn is at: pc in
  * fn's current Code (TurboFan, Maglev), its table's entry at or before
  * pc's offset (pc - 1 for a return address, the call's); where pc is
  * not in the function's code now (OSR code, code it left), the code
- * before pc that spans it (V8 11 on). -1 if unknown: the binary does
- * not say where the Code is, no code found for pc, baseline code
- * (Sparkplug: its table maps to bytecode offsets), a position inside a
- * function the code inlined (the outermost not read yet), a table that
- * is no ByteArray or does not decode.
+ * before pc that spans it (V8 11 on). Where the position is inside
+ * functions the code inlined, they go to *inl (NULL: such a position is
+ * unknown) and the position returned is fn's own, at the outermost
+ * inlined call: from the code's deoptimization data, its inlining
+ * positions and literal array. -1 if unknown: the binary does not say
+ * where the Code is, no code found for pc, baseline code (Sparkplug:
+ * its table maps to bytecode offsets), a table that is no ByteArray or
+ * does not decode, an inlining chain that does not read as one (deeper
+ * than V8_INLINE_MAX, an index out of its arrays, an element of the
+ * wrong type).
  */
 int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
-			 bool return_address);
+			 bool return_address, struct v8_inlined *inl);
+/*
+ * Follow packed source position raw of Code code out through the
+ * functions the code inlined (innermost first, into *inl) to the code's
+ * own function's position, returned (raw's offset if it is in no
+ * inlined function); -1 if the chain does not read as one.
+ */
+int32_t v8_inlining_chain(struct v8_reader *r, uint64_t code, int64_t raw,
+			  struct v8_inlined *inl);
 /*
  * The source position an interpreted frame of SharedFunctionInfo sfi is
  * at, from its noted slot (OTELPROF_V8_F_BUILTIN_PC's word1: the

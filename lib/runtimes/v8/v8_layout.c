@@ -93,6 +93,22 @@ static const struct field optional[] = {
 	O(bca_wrapper, "v8dbg_class_BytecodeArray__wrapper__*"),
 	O(type_instruction_stream,
 	  "v8dbg_type_InstructionStream__INSTRUCTION_STREAM_TYPE"),
+	O(code_deopt, "v8dbg_class_Code__deoptimization_data__*"),
+	O(sfi_params,
+	  "v8dbg_class_SharedFunctionInfo__internal_formal_parameter_count__*"),
+	O(deopt_count_idx, "v8dbg_DeoptimizationDataInlinedFunctionCountIndex"),
+	O(deopt_literals_idx, "v8dbg_DeoptimizationDataLiteralArrayIndex"),
+	O(deopt_positions_idx,
+	  "v8dbg_DeoptimizationDataInliningPositionsIndex"),
+	O(type_fixed_array, "v8dbg_type_FixedArray__FIXED_ARRAY_TYPE"),
+	O(type_trusted_fixed_array,
+	  "v8dbg_type_TrustedFixedArray__TRUSTED_FIXED_ARRAY_TYPE"),
+	O(type_protected_fixed_array,
+	  "v8dbg_type_ProtectedFixedArray__PROTECTED_FIXED_ARRAY_TYPE"),
+	O(type_weak_fixed_array,
+	  "v8dbg_type_WeakFixedArray__WEAK_FIXED_ARRAY_TYPE"),
+	O(type_trusted_weak_fixed_array,
+	  "v8dbg_type_TrustedWeakFixedArray__TRUSTED_WEAK_FIXED_ARRAY_TYPE"),
 #undef O
 };
 #define NOPTIONAL (sizeof(optional) / sizeof(optional[0]))
@@ -203,6 +219,27 @@ static void derive_code_positions(struct v8_layout *l, uint64_t wrapper_sym,
 }
 
 /*
+ * Where optimized code says what it inlined: its deoptimization data,
+ * named by the binary in V8 11 only, is the field before the position
+ * table in every version (10 to 14). The data's indices are exported
+ * from V8 11 on; V8 10 (Node 18) has the same three (1, 2, 7), taken
+ * only when the binary names none of them. Everything read through
+ * them is type-checked (arrays, a ByteArray of 16-byte entries,
+ * SharedFunctionInfos): a wrong guess gives no inlined frames.
+ */
+static void derive_deopt(struct v8_layout *l, int32_t tagged)
+{
+	if (l->code_deopt < 0 && l->code_spt >= 2 * tagged)
+		l->code_deopt = l->code_spt - tagged;
+	if (l->deopt_count_idx < 0 && l->deopt_literals_idx < 0 &&
+	    l->deopt_positions_idx < 0) {
+		l->deopt_count_idx = 1;
+		l->deopt_literals_idx = 2;
+		l->deopt_positions_idx = 7;
+	}
+}
+
+/*
  * An interpreted frame's line: the frame's BytecodeArray slot (v8dbg),
  * the SharedFunctionInfo's BytecodeArray (v8dbg names the field before
  * V8 12; from 12 on it is the first field, its trusted function data)
@@ -280,6 +317,7 @@ int v8_layout_read(struct v8_layout *l, const uint64_t *addr, mem_read_fn read,
 			      s[SYM_TAGGED_SIZE]);
 	derive_bytecode_positions(l, addr[SYM_FP_BYTECODE_ARRAY], read, ctx,
 				  s[SYM_TAGGED_SIZE]);
+	derive_deopt(l, s[SYM_TAGGED_SIZE]);
 	l->tagged_size = (uint32_t)s[SYM_TAGGED_SIZE];
 	l->smi_tag = (uint32_t)s[SYM_SMI_TAG];
 	l->smi_tag_mask = (uint32_t)s[SYM_SMI_TAG_MASK];

@@ -56,6 +56,19 @@ struct v8_layout {
 	int32_t sfi_function_data;
 	int32_t type_bytecode_array, bca_data, bca_wrapper;
 	int32_t bca_spt; /* derived */
+	/* functions optimized code inlined: the Code's deoptimization
+	 * data (derived where not named: the field before its position
+	 * table), the data's elements (its inlined function count, literal
+	 * array, inlining positions: V8 10's where the binary does not
+	 * say), and the types those arrays may have across versions */
+	int32_t code_deopt;
+	/* V8 13 on: a function's parameter count, to tell its dispatch
+	 * table entry (receiver included, as the entry has it) */
+	int32_t sfi_params;
+	int32_t deopt_count_idx, deopt_literals_idx, deopt_positions_idx;
+	int32_t type_fixed_array, type_trusted_fixed_array,
+		type_protected_fixed_array, type_weak_fixed_array,
+		type_trusted_weak_fixed_array;
 	/* how its source position tables are encoded: by the binary's V8
 	 * version (v8dbg does not say), set by the caller; V8_SPT_UNKNOWN
 	 * gives no lines */

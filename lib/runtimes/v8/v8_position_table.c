@@ -84,13 +84,13 @@ bool v8_position_at(const uint8_t *t, size_t n, enum v8_spt_encoding enc,
 	return found;
 }
 
-int32_t v8_source_position_offset(int64_t raw, bool *inlined)
+int32_t v8_source_position_offset(int64_t raw, int32_t *inlining_id)
 {
 	/* bit 0: external (a line in a file, wasm's): none here; bits 1-30:
 	 * script offset + 1; bits 31-46: inlining id + 1 */
 	uint64_t v = (uint64_t)raw;
 
-	*inlined = ((v >> 31) & 0xffff) != 0;
+	*inlining_id = (int32_t)((v >> 31) & 0xffff) - 1;
 	if (raw < 0 || (v & 1))
 		return -1;
 	return (int32_t)((v >> 1) & 0x3fffffff) - 1;

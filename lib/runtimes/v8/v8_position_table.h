@@ -45,8 +45,9 @@ enum v8_spt_encoding v8_spt_encoding_of(int major);
 bool v8_position_at(const uint8_t *t, size_t n, enum v8_spt_encoding enc,
 		    uint32_t off, int64_t *pos);
 
-/* A packed SourcePosition: its script offset (-1: none) and whether it
- * is in a function the code inlined. */
-int32_t v8_source_position_offset(int64_t raw, bool *inlined);
+/* A packed SourcePosition: its script offset (-1: none) and, into
+ * *inlining_id, the function the code inlined it is in (an index into
+ * the code's inlining positions; -1: the code's own function). */
+int32_t v8_source_position_offset(int64_t raw, int32_t *inlining_id);
 
 #endif

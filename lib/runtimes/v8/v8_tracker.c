@@ -478,52 +478,149 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 	e->ok = true;
 }
 
+/* The cache entry naming SharedFunctionInfo sfi, checked again after
+ * V8_RECHECK_NS (resolved again if it no longer is the function it was:
+ * a collected one's memory holds another object, or another function,
+ * now). */
+static struct v8_fn_entry *function_entry(struct v8_tracker *t,
+					  struct v8_process *vp, uint64_t sfi,
+					  uint64_t now)
+{
+	struct v8_fn_entry *e = &vp->fns[mix(sfi) % V8_FN_CACHE];
+	uint64_t nsi = 0;
+
+	if (e->sfi == sfi && now - e->checked_ns < V8_RECHECK_NS)
+		return e;
+	if (t->read_mem(&vp->pid,
+			(sfi & ~vp->l.heap_tag_mask) +
+				vp->l.sfi_name_or_scope_info,
+			&nsi, vp->l.tagged_size) ||
+	    e->sfi != sfi || nsi != e->name_or_scope_info || !e->ok)
+		resolve(t, vp, e, sfi, nsi, now);
+	else
+		e->checked_ns = now;
+	return e;
+}
+
+/* The line of source position pos in function e, 0 if unknown (a
+ * position outside the function's own source is no line of it). */
+static uint32_t line_in(struct v8_tracker *t, struct v8_process *vp,
+			struct v8_reader *r, const struct v8_fn_entry *e,
+			int32_t pos, uint64_t now)
+{
+	struct v8_script_entry *s;
+
+	if (e->start < 0 || pos < e->start || (e->end >= 0 && pos > e->end) ||
+	    !e->source)
+		return 0;
+	s = script_lines(t, vp, r, e->script, e->source, now);
+	return s ? v8_line_of(s->starts, s->n, (uint32_t)pos) : 0;
+}
+
 /*
- * The line frame {word0, word1} is at, 0 if unknown: an optimized
- * frame's from its pc, an interpreted one's from its bytecode offset.
- * The innermost interpreted frame's offset is not taken: Ignition saves
- * it to the frame only before calls, so in a bytecode handler it may be
- * an earlier bytecode's. A position outside the function's own source
- * is no line of it.
+ * The line frame {word0, word1} of function e is at, 0 if unknown: an
+ * optimized frame's from its pc, an interpreted one's from its bytecode
+ * offset. The innermost interpreted frame's offset is not taken:
+ * Ignition saves it to the frame only before calls, so in a bytecode
+ * handler it may be an earlier bytecode's. Where the optimized code is
+ * in functions it inlined, the line is e's at the outermost inlined
+ * call and *chain those functions (NULL: none). e may be evicted from
+ * the function cache here.
  */
 static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 			   const struct v8_fn_entry *e, uint64_t word0,
-			   uint64_t word1, uint64_t now)
+			   uint64_t word1, uint64_t now,
+			   const struct v8_inline_entry **chain)
 {
 	uint64_t fn = word0 & OTELPROF_JVM_PTR_MASK;
 	bool ret = (word0 >> OTELPROF_JVM_INDEX_SHIFT & 0x7fff) != 0;
-	struct v8_pos_entry *c;
-	struct v8_script_entry *s;
+	uint64_t h = mix(fn ^ mix(word1));
+	struct v8_pos_entry *c = &vp->pos[h % V8_POS_CACHE];
+	struct v8_inline_entry *ic = &vp->inl[h % V8_INLINE_CACHE];
+	static struct v8_inlined inl; /* 0.2 KiB: not on the stack */
 	struct v8_reader r;
 	int32_t pos;
 
+	*chain = NULL;
 	if (e->start < 0 || ((word0 & OTELPROF_V8_F_BUILTIN_PC) && !ret))
 		return 0;
-	c = &vp->pos[mix(fn ^ mix(word1)) % V8_POS_CACHE];
 	if (c->fn == fn && c->pc == word1 &&
-	    now - c->checked_ns < V8_RECHECK_NS)
-		return c->line;
+	    now - c->checked_ns < V8_RECHECK_NS) {
+		if (!c->inlined)
+			return c->line;
+		if (ic->fn == fn && ic->pc == word1 &&
+		    ic->checked_ns == c->checked_ns) {
+			*chain = ic;
+			return c->line;
+		}
+		/* its inlined functions' entry went to another frame: read
+		 * again */
+	}
 	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
 			       &vp->dispatch};
-	*c = (struct v8_pos_entry){fn, word1, now, 0};
+	*c = (struct v8_pos_entry){fn, word1, now, 0, false};
+	inl.n = 0;
 	pos = (word0 & OTELPROF_V8_F_BUILTIN_PC)
 		      ? v8_bytecode_position(&r, e->sfi, word1)
-		      : v8_code_position(&r, fn, word1, ret);
-	if (pos < e->start || (e->end >= 0 && pos > e->end) || !e->source)
-		return 0;
-	s = script_lines(t, vp, &r, e->script, e->source, now);
-	if (s)
-		c->line = v8_line_of(s->starts, s->n, (uint32_t)pos);
+		      : v8_code_position(&r, fn, word1, ret, &inl);
+	c->line = line_in(t, vp, &r, e, pos, now);
+	if (pos < 0 || !inl.n)
+		return c->line;
+	/* e is not used below: naming the inlined functions may evict it */
+	*ic = (struct v8_inline_entry){
+		.fn = fn, .pc = word1, .checked_ns = now};
+	for (uint32_t k = 0; k < inl.n; k++) {
+		const struct v8_fn_entry *ie =
+			function_entry(t, vp, inl.sfi[k], now);
+
+		/* a function without a script (one of V8's builtins the
+		 * code inlined) has no frame: its time is its caller's, at
+		 * the call */
+		if (!ie->ok || !ie->script)
+			continue;
+		ic->sfi[ic->n] = inl.sfi[k];
+		ic->line[ic->n++] = line_in(t, vp, &r, ie, inl.pos[k], now);
+	}
+	c->inlined = true;
+	*chain = ic;
 	return c->line;
+}
+
+/* Name the functions of chain into t->named_inl, innermost first; how
+ * many. */
+static uint32_t name_inlined(struct v8_tracker *t, struct v8_process *vp,
+			     const struct v8_inline_entry *chain, uint64_t now)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < chain->n; k++) {
+		const struct v8_fn_entry *ie =
+			function_entry(t, vp, chain->sfi[k], now);
+
+		if (!ie->ok || !ie->script)
+			continue;
+		memcpy(t->inl_name[n], ie->name, V8_NAME_MAX);
+		memcpy(t->inl_file[n], ie->file, V8_NAME_MAX);
+		t->named_inl[n] = (struct runtime_inline){
+			.name = t->inl_name[n],
+			.file = t->inl_file[n][0] ? t->inl_file[n] : NULL,
+			.line = chain->line[k],
+			.start_line = ie->start_line};
+		n++;
+	}
+	t->counters.inlined += n;
+	return n;
 }
 
 bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 	      uint64_t word1, uint64_t now_ns, struct runtime_frame *out)
 {
 	struct v8_process *vp = p->v8;
-	uint64_t fn = word0 & OTELPROF_JVM_PTR_MASK, sfi, nsi = 0;
+	uint64_t fn = word0 & OTELPROF_JVM_PTR_MASK, sfi;
+	const struct v8_inline_entry *chain;
 	struct v8_reader r;
 	struct v8_fn_entry *e;
+	uint32_t line, ninlined = 0;
 
 	if (!vp || !vp->ready || !fn)
 		return false;
@@ -535,27 +632,26 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 		t->counters.stale_frames++;
 		return false;
 	}
-	e = &vp->fns[mix(sfi) % V8_FN_CACHE];
-	if (e->sfi != sfi || now_ns - e->checked_ns >= V8_RECHECK_NS) {
-		/* Still the same function? (a collected one's memory holds
-		 * another object, or another function, now) */
-		if (t->read_mem(&vp->pid,
-				(sfi & ~vp->l.heap_tag_mask) +
-					vp->l.sfi_name_or_scope_info,
-				&nsi, vp->l.tagged_size) ||
-		    e->sfi != sfi || nsi != e->name_or_scope_info || !e->ok)
-			resolve(t, vp, e, sfi, nsi, now_ns);
-		else
-			e->checked_ns = now_ns;
-	}
+	e = function_entry(t, vp, sfi, now_ns);
 	/* A function without a script is one of V8's builtins (Math.sqrt
 	 * ...): its native frame, Builtins_MathSqrt, stays. */
 	if (!e->ok || !e->script)
 		return false;
+	line = frame_line(t, vp, e, word0, word1, now_ns, &chain);
+	if (chain) {
+		ninlined = name_inlined(t, vp, chain, now_ns);
+		/* the frame's own function again: naming those may have
+		 * taken its cache entry */
+		e = function_entry(t, vp, sfi, now_ns);
+		if (!e->ok || !e->script)
+			return false;
+	}
 	*out = (struct runtime_frame){.name = e->name,
 				      .file = e->file[0] ? e->file : NULL,
-				      .start_line = e->start_line};
-	out->line = frame_line(t, vp, e, word0, word1, now_ns);
+				      .start_line = e->start_line,
+				      .line = line,
+				      .inl = ninlined ? t->named_inl : NULL,
+				      .ninlined = ninlined};
 	if (out->line)
 		t->counters.lines++;
 	else

@@ -25,6 +25,7 @@ struct file_cache;
 #define V8_FN_CACHE	1024 /* functions named, per process */
 #define V8_POS_CACHE	2048 /* frames' positions, per process */
 #define V8_SCRIPT_CACHE 64   /* scripts' line starts, per process */
+#define V8_INLINE_CACHE 128  /* frames' inlined functions, per process */
 #define V8_RECHECK_NS	(1000ull * 1000 * 1000)
 #define V8_OPEN_TRIES	20
 #define V8_MAX_CODE	4 /* OTELPROF_V8_RANGES */
@@ -42,6 +43,16 @@ struct v8_fn_entry {
 struct v8_pos_entry {
 	uint64_t fn, pc, checked_ns;
 	uint32_t line; /* 0: unknown */
+	bool inlined;  /* in functions the code inlined: v8_inline_entry */
+};
+
+/* The functions a frame's code inlined at its pc, innermost first, and
+ * the line each is at (0: unknown). */
+struct v8_inline_entry {
+	uint64_t fn, pc, checked_ns;
+	uint32_t n;
+	uint64_t sfi[V8_INLINE_MAX];
+	uint32_t line[V8_INLINE_MAX];
 };
 
 struct v8_script_entry {
@@ -66,12 +77,14 @@ struct v8_process {
 	struct v8_fn_entry fns[V8_FN_CACHE];
 	struct v8_script_entry scripts[V8_SCRIPT_CACHE];
 	struct v8_pos_entry pos[V8_POS_CACHE];
+	struct v8_inline_entry inl[V8_INLINE_CACHE];
 	struct v8_dispatch dispatch;
 };
 
 struct v8_counters {
 	uint64_t found, unknown, read_errors, stale_frames, map_errors, waited;
 	uint64_t lines, lines_unknown; /* frames given a line at the pc, not */
+	uint64_t inlined; /* functions named inside optimized code */
 };
 
 struct v8_tracker {
@@ -81,6 +94,11 @@ struct v8_tracker {
 	mem_read_fn read_mem;
 	struct v8_counters counters;
 	char name[V8_NAME_MAX + 16];
+	/* the frame named last: what its code inlined (copied, as naming
+	 * one function may evict another from the cache) */
+	struct runtime_inline named_inl[V8_INLINE_MAX];
+	char inl_name[V8_INLINE_MAX][V8_NAME_MAX];
+	char inl_file[V8_INLINE_MAX][V8_NAME_MAX];
 };
 
 extern const struct runtime_ops v8_runtime;
