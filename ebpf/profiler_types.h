@@ -439,6 +439,10 @@ struct otelprof_jvm_proc {
 #define OTELPROF_JVM_F_INTERP	 (1ull << 63)
 #define OTELPROF_JVM_INDEX_SHIFT 48
 #define OTELPROF_JVM_PTR_MASK	 ((1ull << OTELPROF_JVM_INDEX_SHIFT) - 1)
+/* The bits of word0 above the index a runtime may use as flags (the
+ * index, a native frame's, is far below 1 << 14). */
+#define OTELPROF_RT_WORD0_FLAGS (3ull << 62)
+#define OTELPROF_RT_INDEX_MAX	0x3fff
 
 /*
  * A V8 isolate's process (Node.js), for the walk through V8's frames
@@ -479,6 +483,11 @@ struct otelprof_v8_proc {
  * the pc.
  */
 #define OTELPROF_V8_F_BUILTIN_PC (1ull << 63)
+/* The innermost frame's pc was in a builtin without a frame of its own,
+ * called from baseline or optimized code: word1 the return address into
+ * that code (the first word found on the stack, or aarch64's link
+ * register, that is in V8's JIT code), taken as a caller's pc. */
+#define OTELPROF_V8_F_RETURN_PC (1ull << 62)
 
 /* Off-CPU: threads switched out and not yet back, at most (the
  * pending map's size; a switch-out beyond it is not recorded, counted). */

@@ -19,7 +19,8 @@ static bool name_matches(const char *name, const char *want)
 }
 
 static int lookup(int fd, Elf64_Word type, const char *prefix,
-		  const char *const *names, size_t n, uint64_t *values)
+		  const char *const *names, size_t n, uint64_t *values,
+		  uint64_t *sizes)
 {
 	size_t plen = prefix ? strlen(prefix) : 0;
 	Elf_Scn *scn = NULL;
@@ -27,6 +28,8 @@ static int lookup(int fd, Elf64_Word type, const char *prefix,
 	Elf *e;
 
 	memset(values, 0, n * sizeof(*values));
+	if (sizes)
+		memset(sizes, 0, n * sizeof(*sizes));
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e)
@@ -56,6 +59,8 @@ static int lookup(int fd, Elf64_Word type, const char *prefix,
 				if (name_matches(name, names[k])) {
 					found += !values[k];
 					values[k] = sym.st_value;
+					if (sizes)
+						sizes[k] = sym.st_size;
 				}
 		}
 	}
@@ -66,13 +71,20 @@ static int lookup(int fd, Elf64_Word type, const char *prefix,
 int elf_dynsym_lookup(int fd, const char *prefix, const char *const *names,
 		      size_t n, uint64_t *values)
 {
-	return lookup(fd, SHT_DYNSYM, prefix, names, n, values);
+	return lookup(fd, SHT_DYNSYM, prefix, names, n, values, NULL);
 }
 
 int elf_symtab_lookup(int fd, const char *prefix, const char *const *names,
 		      size_t n, uint64_t *values)
 {
-	return lookup(fd, SHT_SYMTAB, prefix, names, n, values);
+	return lookup(fd, SHT_SYMTAB, prefix, names, n, values, NULL);
+}
+
+int elf_symtab_lookup_sized(int fd, const char *prefix,
+			    const char *const *names, size_t n,
+			    uint64_t *values, uint64_t *sizes)
+{
+	return lookup(fd, SHT_SYMTAB, prefix, names, n, values, sizes);
 }
 
 int elf_dynsym_file_bytes(int fd, uint64_t vaddr, void *buf, size_t len)

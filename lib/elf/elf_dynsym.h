@@ -39,5 +39,9 @@ int elf_dynsym_file_bytes(int fd, uint64_t vaddr, void *buf, size_t len);
 /* The same from fd's .symtab (a static variable: not in .dynsym). */
 int elf_symtab_lookup(int fd, const char *prefix, const char *const *names,
 		      size_t n, uint64_t *values);
+/* ... with each symbol's size (st_size) in sizes[k]. */
+int elf_symtab_lookup_sized(int fd, const char *prefix,
+			    const char *const *names, size_t n,
+			    uint64_t *values, uint64_t *sizes);
 
 #endif

@@ -292,10 +292,9 @@ static bool runtime_frame(struct stack_symbolizer *s, uint32_t rt,
 	/* what compiled code inlined: one Line each, innermost first, as
 	 * DWARF inlines of native code */
 	for (uint32_t k = 0; k < rf.ninlined && k < DWARF_LINES_MAX_DEPTH; k++)
-		s->inl[k] =
-			(struct frame_inline){rf.inl[k].name, rf.inl[k].system,
-					      rf.inl[k].file, rf.inl[k].line,
-					      rf.inl[k].start_line};
+		s->inl[k] = (struct frame_inline){
+			rf.inl[k].name, rf.inl[k].system, rf.inl[k].file,
+			rf.inl[k].line, rf.inl[k].start_line};
 	if (rf.ninlined) {
 		f->inlined = s->inl;
 		f->ninlined = rf.ninlined < DWARF_LINES_MAX_DEPTH
@@ -361,7 +360,8 @@ static int put_step_frame(struct stack_symbolizer *s,
 			return -ENOENT;
 		w0 = pairs[2 * *next];
 		w1 = pairs[2 * *next + 1];
-		at = (w0 & ~OTELPROF_JVM_F_INTERP) >> OTELPROF_JVM_INDEX_SHIFT;
+		at = (w0 & ~OTELPROF_RT_WORD0_FLAGS) >>
+		     OTELPROF_JVM_INDEX_SHIFT;
 		if (at > i)
 			return -ENOENT;
 		if (at == i)

@@ -145,6 +145,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				   (uint32_t)size * 7, &raw) &&
 		    v8_source_position_offset(raw, &inlined) < -1)
 			__builtin_trap();
+	/* the input's halves as a baseline offset table and its bytecodes,
+	 * sizes 1-5 by bytecode (prefixes 1): any off, no read past them */
+	{
+		static uint8_t sizes[3][V8_BYTECODES_MAX];
+
+		for (unsigned k = 0; k < V8_BYTECODES_MAX; k++)
+			for (unsigned sc = 0; sc < 3; sc++)
+				sizes[sc][k] =
+					(uint8_t)(k < 4 ? 1
+							: (1 + k % 5) << sc);
+		for (uint32_t o = 0; o < 64; o += 7)
+			if (v8_baseline_bytecode_offset(
+				    (const uint8_t(*)[V8_BYTECODES_MAX])sizes,
+				    200, data, size / 2, data + size / 2,
+				    (uint32_t)(size - size / 2),
+				    o * (uint32_t)size) >= (int32_t)size)
+				__builtin_trap();
+		if (l.nbytecodes == 0) {
+			memcpy(l.bytecode_size, sizes, sizeof(sizes));
+			l.nbytecodes = 200;
+		}
+	}
 	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
 		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET, &d};
 		static struct v8_function fn;

@@ -198,6 +198,11 @@ func TestNodeV8Frames(t *testing.T) {
 					noStart, js0, strings.Join(bad, "\n"))
 			}
 			t.Run("interpreted", func(t *testing.T) { judgeInterpretedLine(t, n.bin) })
+			t.Run("baseline", func(t *testing.T) { judgeBaselineLines(t, n.name, n.bin, js, bodies) })
+			// the same call from baseline code (--always-sparkplug
+			// compiles every function so before it first runs): the
+			// frame's return address through the Code's offset table
+			t.Run("baseline-call", func(t *testing.T) { judgeInterpretedLine(t, n.bin, "--always-sparkplug") })
 		})
 	}
 }
@@ -209,11 +214,11 @@ func TestNodeV8Frames(t *testing.T) {
 // call, through the BytecodeArray's source position table) in >= 90% of
 // them; the statements before and after it are calls on other lines, and
 // the function's start line is another.
-func judgeInterpretedLine(t *testing.T, bin string) {
+func judgeInterpretedLine(t *testing.T, bin string, flags ...string) {
 	js, _ := filepath.Abs(filepath.Join(runtimesDir, "interp.js"))
 	start := lineOf(t, js, "function interpreted")
 	want := lineOf(t, js, "\tconst s = spin(seconds);")
-	w := startRuntime(t, nil, bin, js, "60")
+	w := startRuntime(t, nil, bin, append(flags, js, "60")...)
 	p, _ := recordRuntime(t, w, 3)
 	pid := int64(w.cmd.Process.Pid)
 	var main, frames, right int
@@ -242,6 +247,61 @@ func judgeInterpretedLine(t *testing.T, bin string) {
 		main, frames, right, want, lines)
 	if frames < 200 || right*10 < frames*9 {
 		t.Errorf("%d of %d interpreted() frames at line %d, want >= 90%% of at least 200", right, frames, want)
+	}
+}
+
+// judgeBaselineLines: hot.js with its functions kept in baseline
+// (Sparkplug) code (--no-opt, and --no-maglev where there is Maglev: Node
+// 20 on). A baseline frame's line comes from its Code's offset table
+// walked with its bytecodes (each one's size from the binary's table):
+// every hot_a/hot_b frame with a line must have it inside the function's
+// body, and >= 90% of them must have one (without the walk none has;
+// where the innermost pc is in a builtin without a frame of its own, the
+// kernel takes the baseline code's pc from the return address the call
+// left, found in the top two words of the stack or aarch64's link
+// register: the rest, where it is not there, are at line 0).
+func judgeBaselineLines(t *testing.T, name, bin, js string, bodies map[string][2]int64) {
+	args := []string{"--no-opt", "--no-maglev", js, "60"}
+	if name == "18" {
+		args = args[1:] // V8 10: no Maglev, no flag
+		args[0] = "--no-opt"
+	}
+	w := startRuntime(t, nil, bin, args...)
+	p, _ := recordRuntime(t, w, 3)
+	pid := int64(w.cmd.Process.Pid)
+	var frames, lined, inBody int
+	lines := map[string]int{}
+	for _, s := range p.Samples {
+		if s.ThreadID != pid {
+			continue
+		}
+		for _, f := range s.Frames {
+			if f.Type != "v8js" {
+				continue
+			}
+			l := f.Lines[0]
+			body, ok := bodies[l.Name]
+			if !ok || l.Filename != js {
+				continue
+			}
+			frames++
+			lines[fmt.Sprintf("%s:%d", l.Name, l.Line)]++
+			if l.Line == 0 {
+				continue
+			}
+			lined++
+			if l.Line >= body[0] && l.Line <= body[1] {
+				inBody++
+			}
+		}
+	}
+	t.Logf("%d hot_a/hot_b frames in baseline code: %d with a line, %d of those inside the body (lines: %v)",
+		frames, lined, inBody, lines)
+	if frames < 200 || lined*10 < frames*9 {
+		t.Errorf("%d of %d hot_a/hot_b frames with a line, want >= 90%% of at least 200", lined, frames)
+	}
+	if inBody != lined {
+		t.Errorf("%d of %d hot_a/hot_b lines outside the function's body", lined-inBody, lined)
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "runtimes/v8/v8_position_table.h"
@@ -140,6 +141,65 @@ static void inlining_ids(void **state)
 	assert_int_equal(v8_source_position_offset(2 * 10 + 1, &id), -1);
 }
 
+/* Baseline code's pc offsets to bytecode offsets (V8's
+ * BytecodeOffsetIterator: a pc in (start, end] of a bytecode's code is
+ * its), over bytecodes of sizes from a table, with operand scaling
+ * prefixes. */
+static void baseline_offsets(void **state)
+{
+	static const uint8_t sizes[3][V8_BYTECODES_MAX] = {
+		{1, 1, 1, 1, 1, 2, 3, 1},
+		{1, 1, 1, 1, 1, 3, 5, 1},
+		{1, 1, 1, 1, 1, 5, 9, 1}};
+	/* @0 b5 (2), @2 b6 (3), @5 Wide b5 (1 + 3), @9 ExtraWide b6
+	 * (1 + 9) */
+	static const uint8_t code[] = {5, 0, 6, 0, 0, 0, 5, 0, 0, 1,
+				       6, 0, 0, 0, 0, 0, 0, 0, 0};
+	/* the prologue ends at 200 (a two-byte VLQ), then 4, 6, 8, 2 */
+	static const uint8_t table[] = {0xc8, 0x01, 4, 6, 8, 2};
+	static const struct {
+		uint32_t off;
+		int32_t bc;
+	} want[] = {{1, -1},  {200, -1}, {201, 0},  {204, 0},
+		    {205, 2}, {210, 2},	 {211, 5},  {218, 5},
+		    {219, 9}, {220, 9},	 {221, -1}, {5000, -1}};
+	uint8_t bad[sizeof(code)];
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++)
+		assert_int_equal(v8_baseline_bytecode_offset(
+					 sizes, 8, table, sizeof(table), code,
+					 sizeof(code), want[k].off),
+				 want[k].bc);
+	/* a table with an entry less, bytecodes with one more byte: the
+	 * sizes are not this code's */
+	assert_int_equal(v8_baseline_bytecode_offset(sizes, 8, table,
+						     sizeof(table) - 1, code,
+						     sizeof(code), 205),
+			 -1);
+	assert_int_equal(v8_baseline_bytecode_offset(sizes, 8, table,
+						     sizeof(table), code,
+						     sizeof(code) - 1, 205),
+			 -1);
+	/* a bytecode the table does not have; two prefixes in a row */
+	memcpy(bad, code, sizeof(code));
+	bad[2] = 8;
+	assert_int_equal(v8_baseline_bytecode_offset(sizes, 8, table,
+						     sizeof(table), bad,
+						     sizeof(bad), 205),
+			 -1);
+	bad[2] = 0;
+	bad[3] = 1;
+	assert_int_equal(v8_baseline_bytecode_offset(sizes, 8, table,
+						     sizeof(table), bad,
+						     sizeof(bad), 205),
+			 -1);
+	/* a VLQ cut at the table's end */
+	assert_int_equal(v8_baseline_bytecode_offset(sizes, 8, table, 1, code,
+						     sizeof(code), 205),
+			 -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +208,7 @@ int main(void)
 		cmocka_unit_test(optimized_v8_14),
 		cmocka_unit_test(refused),
 		cmocka_unit_test(inlining_ids),
+		cmocka_unit_test(baseline_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

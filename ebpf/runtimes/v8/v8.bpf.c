@@ -54,11 +54,57 @@ static __always_inline int v8_range(const struct otelprof_v8_proc *vp, u64 pc)
 static __always_inline void v8_note(struct otelprof_sample_event *e, u32 i,
 				    u64 word0, u64 word1)
 {
-	runtime_note(e, OTELPROF_RT_V8,
-		     ((u64)i << OTELPROF_JVM_INDEX_SHIFT) |
-			     (word0 & OTELPROF_JVM_PTR_MASK) |
-			     (word0 & OTELPROF_V8_F_BUILTIN_PC),
-		     word1);
+	runtime_note(
+		e, OTELPROF_RT_V8,
+		((u64)(i & OTELPROF_RT_INDEX_MAX) << OTELPROF_JVM_INDEX_SHIFT) |
+			(word0 & OTELPROF_JVM_PTR_MASK) |
+			(word0 & OTELPROF_RT_WORD0_FLAGS),
+		word1);
+}
+
+/* Words of the stack searched for a frameless builtin's return address:
+ * a leaf builtin pushes few before the sample lands. */
+#define V8_RA_WORDS 2
+
+/*
+ * The return address a builtin without a frame of its own was called
+ * with, at the sampled frame (its caller's code, baseline or optimized,
+ * has no other record of its pc): aarch64's link register, else the
+ * first of the top V8_RA_WORDS words of the stack that is in V8's JIT
+ * code (not in builtins: their return addresses are the builtins' own
+ * calls). False if none is.
+ */
+static __always_inline bool v8_in_jit(const struct otelprof_v8_proc *vp,
+				      u64 pc)
+{
+	bool hit = false;
+
+	for (int k = 0; k < OTELPROF_V8_RANGES; k++)
+		if ((u32)k >= vp->nbuiltin && (u32)k < vp->nranges &&
+		    pc >= vp->low[k] && pc < vp->high[k])
+			hit = true;
+	return hit;
+}
+
+static __always_inline bool v8_return_pc(const struct otelprof_v8_proc *vp,
+					 const struct unwind_regs *r, u64 *ra)
+{
+	u64 words[V8_RA_WORDS];
+
+#if UNWIND_AARCH64
+	if (r->lr && v8_in_jit(vp, r->lr - 1)) {
+		*ra = r->lr;
+		return true;
+	}
+#endif
+	if (bpf_probe_read_user(words, sizeof(words), (const void *)r->sp))
+		return false;
+	for (int w = 0; w < V8_RA_WORDS; w++)
+		if (v8_in_jit(vp, words[w] - 1)) {
+			*ra = words[w];
+			return true;
+		}
+	return false;
 }
 
 /*
@@ -72,7 +118,7 @@ static __always_inline int v8_step(struct otelprof_sample_event *e,
 				   const struct otelprof_v8_proc *vp,
 				   struct unwind_regs *r, u32 i, int k)
 {
-	u64 fp = r->fp, marker = 0, fn = 0, slot = 0;
+	u64 fp = r->fp, marker = 0, fn = 0, slot = 0, ra = 0;
 
 	if (!fp || (fp & 7) || fp < r->sp)
 		return UNWIND_STEP_ERR_RULE;
@@ -116,6 +162,14 @@ static __always_inline int v8_step(struct otelprof_sample_event *e,
 				    (const void *)(fp +
 						   vp->off_fp_bytecode_array)))
 				slot |= (u32)bca;
+			else if (i == 0 && (slot & 0xffffffff) &&
+				 v8_return_pc(vp, r, &ra)) {
+				/* baseline or optimized code in a builtin
+				 * without a frame: its pc is the return
+				 * address the call left */
+				v8_note(e, i, fn | OTELPROF_V8_F_RETURN_PC, ra);
+				return unwind_step_fp(NULL, r);
+			}
 			v8_note(e, i, fn | OTELPROF_V8_F_BUILTIN_PC, slot);
 		} else {
 			v8_note(e, i, fn, r->pc);

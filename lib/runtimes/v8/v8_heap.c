@@ -529,11 +529,11 @@ static uint64_t function_code(struct v8_reader *r, uint64_t fn)
 	return dispatched_code(r, fn);
 }
 
-/* Where code's instructions are and how long, if it is code with
- * source positions (not baseline code: its table maps pcs to bytecode
- * offsets). */
+/* Where code's instructions are and how long, and whether it is
+ * baseline code (Sparkplug: its table maps pcs to bytecode offsets, not
+ * to source positions). */
 static bool code_span(struct v8_reader *r, uint64_t code, uint64_t *start,
-		      uint32_t *size)
+		      uint32_t *size, bool *baseline)
 {
 	const struct v8_layout *l = r->l;
 	uint64_t a = code & ~l->heap_tag_mask;
@@ -568,8 +568,10 @@ static bool code_span(struct v8_reader *r, uint64_t code, uint64_t *start,
 	    l->code_kind_baseline < 0 ||
 	    rd(r, a + (uint32_t)l->code_flags, &flags, 4))
 		return false;
-	return ((flags >> l->code_kind_shift) & (uint32_t)l->code_kind_mask) !=
-	       (uint32_t)l->code_kind_baseline;
+	*baseline =
+		((flags >> l->code_kind_shift) & (uint32_t)l->code_kind_mask) ==
+		(uint32_t)l->code_kind_baseline;
+	return true;
 }
 
 /* Before V8 11 the instructions are inside the Code: the Code before
@@ -581,6 +583,7 @@ static uint64_t inline_code_at_pc(struct v8_reader *r, uint64_t current,
 	const struct v8_layout *l = r->l;
 	uint64_t map = 0, words[512], code, start, at;
 	uint32_t size;
+	bool baseline;
 
 	if (rd(r, current & ~l->heap_tag_mask, &map, 8) || !is_heap(l, map))
 		return 0;
@@ -593,8 +596,8 @@ static uint64_t inline_code_at_pc(struct v8_reader *r, uint64_t current,
 		for (int k = 511; k >= 0; k--) {
 			code = at + 8 * (uint64_t)k + l->heap_tag;
 			if (words[k] == map &&
-			    code_span(r, code, &start, &size) && pc >= start &&
-			    pc - start < size)
+			    code_span(r, code, &start, &size, &baseline) &&
+			    pc >= start && pc - start < size)
 				return code;
 		}
 	}
@@ -700,6 +703,7 @@ static uint64_t code_at_pc(struct v8_reader *r, uint64_t current,
 	uint64_t map = r->dispatch ? r->dispatch->is_map : 0;
 	uint64_t words[512], code, start, at, is;
 	uint32_t size;
+	bool baseline;
 
 	if (l->code_start_inline >= 0)
 		return inline_code_at_pc(r, current, pc);
@@ -723,7 +727,7 @@ static uint64_t code_at_pc(struct v8_reader *r, uint64_t current,
 			if (words[k] != map)
 				continue;
 			if (!rd(r, is + 8, &code, 8) && is_heap(l, code) &&
-			    code_span(r, code, &start, &size) &&
+			    code_span(r, code, &start, &size, &baseline) &&
 			    start == is + (uint32_t)l->is_start &&
 			    pc >= start && pc - start < size)
 				return code;
@@ -841,61 +845,6 @@ int32_t v8_inlining_chain(struct v8_reader *r, uint64_t code, int64_t raw,
 	return pos;
 }
 
-int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
-			 bool return_address, struct v8_inlined *inl)
-{
-	const struct v8_layout *l = r->l;
-	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
-	uint64_t code, start, spt, len;
-	uint32_t size, off;
-	int64_t raw;
-	int32_t pos, inlined;
-
-	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
-	    l->type_code < 0 ||
-	    (l->code_start_inline < 0 && l->code_start_field < 0))
-		return -1;
-	code = function_code(r, fn);
-	if (!code)
-		return -1;
-	/* the pc must be in the code: the function's code now may be
-	 * another than the one the frame runs (a builtin's, the
-	 * interpreter's, while its first call runs OSR code) */
-	if (!code_span(r, code, &start, &size)) {
-		start = 0;
-		size = 0;
-	} else if (r->dispatch && !r->dispatch->is_map &&
-		   l->code_start_field >= 0) {
-		learn_is_map(r, start);
-	}
-	if (pc < start || pc - start >= size) {
-		code = code_at_pc(r, code, start, pc);
-		if (!code || !code_span(r, code, &start, &size))
-			return -1;
-	}
-	if (return_address && pc == start)
-		return -1;
-	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
-	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
-	    !is_byte_array(r, spt) ||
-	    !field(r, spt, (uint32_t)l->array_length, &len) ||
-	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
-	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
-		return -1;
-	len = (uint64_t)smi_value(l, len);
-	if (rd(r,
-	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
-		       l->tagged_size,
-	       table, len))
-		return -1;
-	if (!v8_position_at(table, len, l->spt_encoding, off, &raw))
-		return -1;
-	if (inl)
-		return v8_inlining_chain(r, code, raw, inl);
-	pos = v8_source_position_offset(raw, &inlined);
-	return inlined >= 0 ? -1 : pos;
-}
-
 /* The source position at offset off of the table in ByteArray spt. */
 static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
 {
@@ -917,6 +866,113 @@ static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
 	       table, len) ||
 	    !v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
+	pos = v8_source_position_offset(raw, &inlined);
+	return inlined >= 0 ? -1 : pos;
+}
+
+/* The source position baseline code is at: pc offset off (as
+ * baseline_bytecode_offset takes it) to a bytecode offset, then through
+ * its BytecodeArray's table. */
+static int32_t baseline_position(struct v8_reader *r, uint64_t code,
+				 uint32_t off)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX], bytes[V8_BYTECODE_MAX];
+	uint64_t bca, tbl, len, blen, spt;
+	int32_t bc;
+	uint16_t t;
+
+	if (!l->nbytecodes || l->code_deopt < 0 || l->type_bytecode_array < 0 ||
+	    l->bca_data < 0 || l->bca_spt < 0 ||
+	    /* the BytecodeArray: the field the deoptimization data is in
+	     * for optimized code */
+	    !field(r, code, (uint32_t)l->code_deopt, &bca) ||
+	    !instance_type(r, bca, &t) || !is_type(l->type_bytecode_array, t) ||
+	    !field(r, bca, (uint32_t)l->array_length, &blen) ||
+	    !is_smi(l, blen) || smi_value(l, blen) <= 0 ||
+	    smi_value(l, blen) > V8_BYTECODE_MAX ||
+	    /* its offset table: where optimized code's positions are */
+	    !field(r, code, (uint32_t)l->code_spt, &tbl) ||
+	    !is_byte_array(r, tbl) ||
+	    !field(r, tbl, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
+	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+		return -1;
+	blen = (uint64_t)smi_value(l, blen);
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (tbl & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       table, len) ||
+	    rd(r, (bca & ~l->heap_tag_mask) + (uint32_t)l->bca_data, bytes,
+	       blen))
+		return -1;
+	bc = v8_baseline_bytecode_offset(l->bytecode_size, l->nbytecodes, table,
+					 len, bytes, (uint32_t)blen, off);
+	if (bc < 0 || !field(r, bca, (uint32_t)l->bca_spt, &spt))
+		return -1;
+	return table_position(r, spt, (uint32_t)bc);
+}
+
+int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			 bool return_address, struct v8_inlined *inl)
+{
+	const struct v8_layout *l = r->l;
+	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
+	uint64_t code, start, spt, len;
+	uint32_t size, off;
+	int64_t raw;
+	int32_t pos, inlined;
+	bool baseline;
+
+	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
+	    l->type_code < 0 ||
+	    (l->code_start_inline < 0 && l->code_start_field < 0))
+		return -1;
+	code = function_code(r, fn);
+	if (!code)
+		return -1;
+	/* the pc must be in the code: the function's code now may be
+	 * another than the one the frame runs (a builtin's, the
+	 * interpreter's, while its first call runs OSR code) */
+	if (!code_span(r, code, &start, &size, &baseline)) {
+		start = 0;
+		size = 0;
+	} else if (r->dispatch && !r->dispatch->is_map &&
+		   l->code_start_field >= 0) {
+		learn_is_map(r, start);
+	}
+	if (pc < start || pc - start >= size) {
+		code = code_at_pc(r, code, start, pc);
+		if (!code || !code_span(r, code, &start, &size, &baseline))
+			return -1;
+	}
+	if (return_address && pc == start)
+		return -1;
+	/* baseline code: V8's own rule takes a return address as the end
+	 * of its bytecode's code, the innermost pc (an instruction being
+	 * run) as its first byte */
+	if (baseline)
+		return baseline_position(r, code,
+					 (uint32_t)(pc - start) +
+						 (return_address ? 0 : 1));
+	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
+	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
+	    !is_byte_array(r, spt) ||
+	    !field(r, spt, (uint32_t)l->array_length, &len) ||
+	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
+	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+		return -1;
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       table, len))
+		return -1;
+	if (!v8_position_at(table, len, l->spt_encoding, off, &raw))
+		return -1;
+	if (inl)
+		return v8_inlining_chain(r, code, raw, inl);
 	pos = v8_source_position_offset(raw, &inlined);
 	return inlined >= 0 ? -1 : pos;
 }

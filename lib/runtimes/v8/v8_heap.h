@@ -18,12 +18,13 @@
 #include "process/process_memory.h"
 #include "runtimes/v8/v8_layout.h"
 
-#define V8_NAME_MAX	256	    /* bytes of a name kept (UTF-8) */
-#define V8_STRING_DEPTH 8	    /* cons/thin/sliced strings followed */
-#define V8_SOURCE_MAX	(4u << 20)  /* characters of a source scanned */
-#define V8_READ_BUDGET	(16u << 20) /* bytes read per frame named */
-#define V8_SCOPE_SLOTS	4096	    /* context locals believed */
-#define V8_CODE_MAX	(64u << 10) /* bytes of code searched, believed */
+#define V8_NAME_MAX	256	     /* bytes of a name kept (UTF-8) */
+#define V8_STRING_DEPTH 8	     /* cons/thin/sliced strings followed */
+#define V8_SOURCE_MAX	(4u << 20)   /* characters of a source scanned */
+#define V8_READ_BUDGET	(16u << 20)  /* bytes read per frame named */
+#define V8_SCOPE_SLOTS	4096	     /* context locals believed */
+#define V8_CODE_MAX	(64u << 10)  /* bytes of code searched, believed */
+#define V8_BYTECODE_MAX (256u << 10) /* bytes of a BytecodeArray read */
 
 /*
  * V8 13's (Node 24's) functions name their code by a handle into the

@@ -69,6 +69,12 @@ struct v8_layout {
 	int32_t type_fixed_array, type_trusted_fixed_array,
 		type_protected_fixed_array, type_weak_fixed_array,
 		type_trusted_weak_fixed_array;
+	/* baseline (Sparkplug) code's lines: each bytecode's size at each
+	 * operand scale (1, 2, 4), from the binary's
+	 * interpreter::Bytecodes::kBytecodeSizes; nbytecodes 0: not known,
+	 * baseline frames without lines */
+	uint16_t nbytecodes;
+	uint8_t bytecode_size[3][V8_BYTECODES_MAX];
 	/* how its source position tables are encoded: by the binary's V8
 	 * version (v8dbg does not say), set by the caller; V8_SPT_UNKNOWN
 	 * gives no lines */

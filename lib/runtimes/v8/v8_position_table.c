@@ -95,3 +95,65 @@ int32_t v8_source_position_offset(int64_t raw, int32_t *inlining_id)
 		return -1;
 	return (int32_t)((v >> 1) & 0x3fffffff) - 1;
 }
+
+/* An unsigned VLQ of at most 32 bits (a baseline offset table's). */
+static bool vlq32(const uint8_t *t, size_t n, size_t *i, uint32_t *v)
+{
+	uint64_t x;
+
+	if (!vlq(t, n, i, &x) || x > UINT32_MAX)
+		return false;
+	*v = (uint32_t)x;
+	return true;
+}
+
+/* The size of the bytecode at b[at] (its operand scaling prefix
+ * included), 0 if it is not one of the binary's. */
+static uint32_t bytecode_size(const uint8_t (*sizes)[V8_BYTECODES_MAX],
+			      uint16_t count, const uint8_t *b, uint32_t n,
+			      uint32_t at)
+{
+	unsigned scale = 0, prefix = 0;
+	uint8_t op = b[at];
+
+	/* Wide, ExtraWide and their DebugBreak forms: the next bytecode's
+	 * operands at twice or four times their size */
+	if (op < 4) {
+		scale = op % 2 ? 2 : 1;
+		prefix = 1;
+		if (at + 1 >= n)
+			return 0;
+		op = b[at + 1];
+		if (op < 4)
+			return 0;
+	}
+	if (op >= count)
+		return 0;
+	return prefix + sizes[scale][op];
+}
+
+int32_t v8_baseline_bytecode_offset(const uint8_t (*sizes)[V8_BYTECODES_MAX],
+				    uint16_t count, const uint8_t *t, size_t nt,
+				    const uint8_t *b, uint32_t nb, uint32_t off)
+{
+	uint32_t end, delta, cursor = 0, size;
+	int32_t found = -1, at = -1;
+	size_t i = 0;
+
+	if (!vlq32(t, nt, &i, &end))
+		return -1;
+	if (off <= end)
+		found = -2; /* the prologue */
+	while (i < nt) {
+		if (!vlq32(t, nt, &i, &delta) || cursor >= nb ||
+		    (size = bytecode_size(sizes, count, b, nb, cursor)) == 0 ||
+		    size > nb - cursor || delta > UINT32_MAX - end)
+			return -1;
+		at = (int32_t)cursor;
+		cursor += size;
+		if (found == -1 && off > end && off <= end + delta)
+			found = at;
+		end += delta;
+	}
+	return cursor == nb && found >= 0 ? found : -1;
+}

@@ -45,6 +45,25 @@ enum v8_spt_encoding v8_spt_encoding_of(int major);
 bool v8_position_at(const uint8_t *t, size_t n, enum v8_spt_encoding enc,
 		    uint32_t off, int64_t *pos);
 
+#define V8_BYTECODES_MAX 256 /* bytecodes: V8 10-14 have 198-212 */
+
+/*
+ * The bytecode offset baseline (Sparkplug) code is at, pc offset off
+ * taken as V8 takes a return address (in (start, end] of its bytecode's
+ * code): its offset table t (pc deltas, an unsigned VLQ each: the
+ * prologue's, then one per bytecode in order) walked with its bytecodes
+ * b, each one's size sizes[scale][bytecode] (count bytecodes; scale 0,
+ * 1, 2 for operands at 1, 2, 4 times their size, after the prefixes
+ * Wide, ExtraWide and their DebugBreak forms, bytecodes 0-3). The walk
+ * must end with both at once (every bytecode has its entry), or the
+ * sizes are not this code's: -1, as for the prologue (the function's
+ * entry) or an off past the code.
+ */
+int32_t v8_baseline_bytecode_offset(const uint8_t (*sizes)[V8_BYTECODES_MAX],
+				    uint16_t count, const uint8_t *t, size_t nt,
+				    const uint8_t *b, uint32_t nb,
+				    uint32_t off);
+
 /* A packed SourcePosition: its script offset (-1: none) and, into
  * *inlining_id, the function the code inlined it is in (an index into
  * the code's inlining positions; -1: the code's own function). */

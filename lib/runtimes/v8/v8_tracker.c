@@ -205,23 +205,59 @@ static void kernel_write(struct v8_tracker *t, struct process *p)
 	vp->in_kernel = true;
 }
 
-/* V8 13 on: where its functions' code is found (v8_heap.h, struct
- * v8_dispatch), from .symtab; once, when the layout is read and lacks
- * the JSFunction's code field (a .symtab of 100k symbols takes its time
- * on a busy host: not at every try). */
-static void find_dispatch_group(struct process *p, struct v8_process *vp,
-				struct proc_mapping *m, uint64_t bias)
+/*
+ * What V8 keeps in .symtab only, read once when the layout is (a .symtab
+ * of 100k symbols takes its time on a busy host: one pass, not at every
+ * try): V8 13 on, where its functions' code is found (v8_heap.h, struct
+ * v8_dispatch), when the layout lacks the JSFunction's code field; and
+ * each bytecode's size, which baseline code's lines need (V8 10-13 export
+ * the table, interpreter::Bytecodes::kBytecodeSizes[3][count]; V8 14 made
+ * it a constexpr: none).
+ */
+static void read_symtab(struct process *p, struct v8_process *vp,
+			struct proc_mapping *m, uint64_t bias)
 {
-	static const char *const group[] = {
-		"_ZN2v88internal12IsolateGroup22default_isolate_group_E"};
-	uint64_t g = 0;
+	static const char *const names[] = {
+		"_ZN2v88internal12IsolateGroup22default_isolate_group_E",
+		"_ZN2v88internal11interpreter9Bytecodes14kBytecodeSizesE"};
+	static uint8_t sizes[3 * V8_BYTECODES_MAX];
+	uint64_t v[2] = {0}, n[2] = {0}, count;
+	struct v8_layout *l = &vp->l;
 	int fd = mapped_file_open((pid_t)p->pid, m);
 
 	if (fd < 0)
 		return;
-	if (elf_symtab_lookup(fd, "_ZN2v88internal12IsolateGroup", group, 1,
-			      &g) > 0)
-		vp->dispatch.group_sym = g + bias;
+	if (elf_symtab_lookup_sized(fd, "_ZN2v88internal", names, 2, v, n) <=
+	    0) {
+		close(fd);
+		return;
+	}
+	if (v[0] && l->fn_code < 0)
+		vp->dispatch.group_sym = v[0] + bias;
+	count = n[1] / 3;
+	/* the table: three rows of one byte per bytecode, the four operand
+	 * scaling prefixes first (Wide, ExtraWide and their DebugBreak
+	 * forms: one byte each at every scale) */
+	if (v[1] && n[1] % 3 == 0 && count > 4 && count <= V8_BYTECODES_MAX &&
+	    !elf_dynsym_file_bytes(fd, v[1], sizes, n[1])) {
+		bool ok = true;
+
+		for (uint64_t k = 0; k < 3 * count; k++)
+			if (!sizes[k] || sizes[k] > 64 ||
+			    (k % count < 4 && sizes[k] != 1))
+				ok = false;
+		if (ok) {
+			for (unsigned s = 0; s < 3; s++)
+				memcpy(l->bytecode_size[s], sizes + s * count,
+				       count);
+			l->nbytecodes = (uint16_t)count;
+		}
+	}
+	if (!l->nbytecodes)
+		debug_log(
+			"pid %u: no bytecode sizes in the V8 binary's .symtab: "
+			"baseline frames without lines",
+			p->pid);
 	close(fd);
 }
 
@@ -299,8 +335,7 @@ static void try_open(struct v8_tracker *t, struct process *p,
 	t->counters.found++;
 	code_ranges(t, p, vp, m->file);
 	kernel_write(t, p);
-	if (vp->l.fn_code < 0)
-		find_dispatch_group(p, vp, m, bias);
+	read_symtab(p, vp, m, bias);
 }
 
 /* The mapping of p's V8 binary, or NULL. */
@@ -533,7 +568,11 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 			   const struct v8_inline_entry **chain)
 {
 	uint64_t fn = word0 & OTELPROF_JVM_PTR_MASK;
-	bool ret = (word0 >> OTELPROF_JVM_INDEX_SHIFT & 0x7fff) != 0;
+	/* above the innermost frame the pc is a return address, as is one
+	 * the kernel found for the innermost (OTELPROF_V8_F_RETURN_PC) */
+	bool ret =
+		(word0 >> OTELPROF_JVM_INDEX_SHIFT & OTELPROF_RT_INDEX_MAX) ||
+		(word0 & OTELPROF_V8_F_RETURN_PC);
 	uint64_t h = mix(fn ^ mix(word1));
 	struct v8_pos_entry *c = &vp->pos[h % V8_POS_CACHE];
 	struct v8_inline_entry *ic = &vp->inl[h % V8_INLINE_CACHE];
