@@ -74,8 +74,9 @@ static __always_inline void v8_note(struct otelprof_sample_event *e, u32 i,
  * code (not in builtins: their return addresses are the builtins' own
  * calls). False if none is.
  */
-static __always_inline bool v8_in_jit(const struct otelprof_v8_proc *vp,
-				      u64 pc)
+/* Whether pc is in V8's JIT code (a range past the builtins'): one
+ * answer, not a range index, keeps the verifier's states few. */
+static __always_inline bool v8_in_jit(const struct otelprof_v8_proc *vp, u64 pc)
 {
 	bool hit = false;
 
