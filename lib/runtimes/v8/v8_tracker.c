@@ -573,7 +573,10 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	bool ret =
 		(word0 >> OTELPROF_JVM_INDEX_SHIFT & OTELPROF_RT_INDEX_MAX) ||
 		(word0 & OTELPROF_V8_F_RETURN_PC);
-	uint64_t h = mix(fn ^ mix(word1));
+	/* a return address and the same pc run are not at one position
+	 * (a pc is below 1 << 63) */
+	uint64_t key = word1 ^ (ret ? 1ull << 63 : 0);
+	uint64_t h = mix(fn ^ mix(key));
 	struct v8_pos_entry *c = &vp->pos[h % V8_POS_CACHE];
 	struct v8_inline_entry *ic = &vp->inl[h % V8_INLINE_CACHE];
 	static struct v8_inlined inl; /* 0.2 KiB: not on the stack */
@@ -583,11 +586,11 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	*chain = NULL;
 	if (e->start < 0 || ((word0 & OTELPROF_V8_F_BUILTIN_PC) && !ret))
 		return 0;
-	if (c->fn == fn && c->pc == word1 &&
+	if (c->fn == fn && c->pc == key &&
 	    now - c->checked_ns < V8_RECHECK_NS) {
 		if (!c->inlined)
 			return c->line;
-		if (ic->fn == fn && ic->pc == word1 &&
+		if (ic->fn == fn && ic->pc == key &&
 		    ic->checked_ns == c->checked_ns) {
 			*chain = ic;
 			return c->line;
@@ -597,7 +600,7 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	}
 	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
 			       &vp->dispatch};
-	*c = (struct v8_pos_entry){fn, word1, now, 0, false};
+	*c = (struct v8_pos_entry){fn, key, now, 0, false};
 	inl.n = 0;
 	pos = (word0 & OTELPROF_V8_F_BUILTIN_PC)
 		      ? v8_bytecode_position(&r, e->sfi, word1)
@@ -606,8 +609,7 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 	if (pos < 0 || !inl.n)
 		return c->line;
 	/* e is not used below: naming the inlined functions may evict it */
-	*ic = (struct v8_inline_entry){
-		.fn = fn, .pc = word1, .checked_ns = now};
+	*ic = (struct v8_inline_entry){.fn = fn, .pc = key, .checked_ns = now};
 	for (uint32_t k = 0; k < inl.n; k++) {
 		const struct v8_fn_entry *ie =
 			function_entry(t, vp, inl.sfi[k], now);
