@@ -13,7 +13,6 @@ package integration
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,21 +64,7 @@ func TestNodeV8Inlined(t *testing.T) {
 			w := startRuntime(t, nil, n.bin, js, "60")
 			p, truth := recordRuntime(t, w, 4.5)
 			pid := int64(w.cmd.Process.Pid)
-			// judged from the main thread's first sample with JS
-			// frames (before it the walk program is loading)
-			firstJS := uint64(math.MaxUint64)
-			for _, s := range p.Samples {
-				if s.ThreadID == pid && len(jsLines(s)) > 0 {
-					firstJS = min(firstJS, s.TimeNs)
-				}
-			}
-			main := *p
-			main.Samples = nil
-			for _, s := range p.Samples {
-				if s.ThreadID == pid && s.TimeNs >= firstJS {
-					main.Samples = append(main.Samples, s)
-				}
-			}
+			main, _ := mainThreadFromFirstJS(t, p, pid)
 			in := func(name string) func(Sample) bool {
 				return func(s Sample) bool {
 					for _, l := range jsLines(s) {

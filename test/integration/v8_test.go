@@ -59,26 +59,7 @@ func TestNodeV8Frames(t *testing.T) {
 			isV8 := func(s Sample) bool {
 				return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" })
 			}
-			first, firstJS := uint64(math.MaxUint64), uint64(math.MaxUint64)
-			for _, s := range p.Samples {
-				if s.ThreadID == pid {
-					first = min(first, s.TimeNs)
-					if isV8(s) {
-						firstJS = min(firstJS, s.TimeNs)
-					}
-				}
-			}
-			if firstJS == math.MaxUint64 {
-				t.Fatalf("no JS frames")
-			}
-			t.Logf("first JS frames %.2f s after the first sample", float64(firstJS-first)/1e9)
-			main := *p
-			main.Samples = nil
-			for _, s := range p.Samples {
-				if s.ThreadID == pid && s.TimeNs >= firstJS {
-					main.Samples = append(main.Samples, s)
-				}
-			}
+			main, first := mainThreadFromFirstJS(t, p, pid)
 			isJS := func(name string) func(Sample) bool {
 				return func(s Sample) bool {
 					return hasFrame(s, func(f Frame) bool { return f.Type == "v8js" && f.Function == name })
@@ -205,6 +186,36 @@ func TestNodeV8Frames(t *testing.T) {
 			t.Run("baseline-call", func(t *testing.T) { judgeInterpretedLine(t, n.bin, "--always-sparkplug") })
 		})
 	}
+}
+
+// mainThreadFromFirstJS: pid's main-thread samples from its first with
+// v8js frames on (before it the process's walk program is loading; the
+// delay logged), and the time of its first sample. None with JS frames
+// fails.
+func mainThreadFromFirstJS(t *testing.T, p *Process, pid int64) (Process, uint64) {
+	t.Helper()
+	first, firstJS := uint64(math.MaxUint64), uint64(math.MaxUint64)
+	for _, s := range p.Samples {
+		if s.ThreadID != pid {
+			continue
+		}
+		first = min(first, s.TimeNs)
+		if hasFrame(s, func(f Frame) bool { return f.Type == "v8js" }) {
+			firstJS = min(firstJS, s.TimeNs)
+		}
+	}
+	if firstJS == math.MaxUint64 {
+		t.Fatalf("no JS frames")
+	}
+	t.Logf("first JS frames %.2f s after the first sample", float64(firstJS-first)/1e9)
+	main := *p
+	main.Samples = nil
+	for _, s := range p.Samples {
+		if s.ThreadID == pid && s.TimeNs >= firstJS {
+			main.Samples = append(main.Samples, s)
+		}
+	}
+	return main, first
 }
 
 // judgeInterpretedLine: interp.js's interpreted() runs in Ignition for its

@@ -421,6 +421,27 @@ static bool is_byte_array(struct v8_reader *r, uint64_t v)
 		 t == l->type_trusted_byte_array));
 }
 
+/* The bytes of ByteArray (or TrustedByteArray) a into buf, at most max;
+ * how many, 0 if a is none, empty, longer or unreadable. */
+static uint64_t byte_array_read(struct v8_reader *r, uint64_t a, uint8_t *buf,
+				uint64_t max)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t len;
+
+	if (!is_byte_array(r, a) ||
+	    !field(r, a, (uint32_t)l->array_length, &len) || !is_smi(l, len) ||
+	    smi_value(l, len) <= 0 || (uint64_t)smi_value(l, len) > max)
+		return 0;
+	len = (uint64_t)smi_value(l, len);
+	if (rd(r,
+	       (a & ~l->heap_tag_mask) + (uint32_t)l->array_length +
+		       l->tagged_size,
+	       buf, len))
+		return 0;
+	return len;
+}
+
 /* The Code dispatch entry handle of table base names; 0 if it is no
  * Code, or, while the table is being searched for (found: false), if
  * neither its instructions are where the entry says nor its parameter
@@ -850,21 +871,11 @@ static int32_t table_position(struct v8_reader *r, uint64_t spt, uint32_t off)
 {
 	const struct v8_layout *l = r->l;
 	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
-	uint64_t len;
+	uint64_t len = byte_array_read(r, spt, table, sizeof(table));
 	int64_t raw;
 	int32_t pos, inlined;
 
-	if (!is_byte_array(r, spt) ||
-	    !field(r, spt, (uint32_t)l->array_length, &len) ||
-	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
-	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
-		return -1;
-	len = (uint64_t)smi_value(l, len);
-	if (rd(r,
-	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
-		       l->tagged_size,
-	       table, len) ||
-	    !v8_position_at(table, len, l->spt_encoding, off, &raw))
+	if (!len || !v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
 	pos = v8_source_position_offset(raw, &inlined);
 	return inlined >= 0 ? -1 : pos;
@@ -893,18 +904,10 @@ static int32_t baseline_position(struct v8_reader *r, uint64_t code,
 	    smi_value(l, blen) > V8_BYTECODE_MAX ||
 	    /* its offset table: where optimized code's positions are */
 	    !field(r, code, (uint32_t)l->code_spt, &tbl) ||
-	    !is_byte_array(r, tbl) ||
-	    !field(r, tbl, (uint32_t)l->array_length, &len) ||
-	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
-	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
+	    !(len = byte_array_read(r, tbl, table, sizeof(table))))
 		return -1;
 	blen = (uint64_t)smi_value(l, blen);
-	len = (uint64_t)smi_value(l, len);
-	if (rd(r,
-	       (tbl & ~l->heap_tag_mask) + (uint32_t)l->array_length +
-		       l->tagged_size,
-	       table, len) ||
-	    rd(r, (bca & ~l->heap_tag_mask) + (uint32_t)l->bca_data, bytes,
+	if (rd(r, (bca & ~l->heap_tag_mask) + (uint32_t)l->bca_data, bytes,
 	       blen))
 		return -1;
 	bc = v8_baseline_bytecode_offset(l->bytecode_size, l->nbytecodes, table,
@@ -958,18 +961,8 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 						 (return_address ? 0 : 1));
 	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
 	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
-	    !is_byte_array(r, spt) ||
-	    !field(r, spt, (uint32_t)l->array_length, &len) ||
-	    !is_smi(l, len) || smi_value(l, len) <= 0 ||
-	    smi_value(l, len) > V8_POSITION_TABLE_MAX)
-		return -1;
-	len = (uint64_t)smi_value(l, len);
-	if (rd(r,
-	       (spt & ~l->heap_tag_mask) + (uint32_t)l->array_length +
-		       l->tagged_size,
-	       table, len))
-		return -1;
-	if (!v8_position_at(table, len, l->spt_encoding, off, &raw))
+	    !(len = byte_array_read(r, spt, table, sizeof(table))) ||
+	    !v8_position_at(table, len, l->spt_encoding, off, &raw))
 		return -1;
 	if (inl)
 		return v8_inlining_chain(r, code, raw, inl);
