@@ -130,6 +130,13 @@ func lineOf(t *testing.T, file, prefix string) int64 {
 func judgeHot(t *testing.T, p *Process, truthA float64, minNamed float64,
 	named func(Sample) bool, inA, inB func(Sample) bool) {
 	t.Helper()
+	judgeHotWithin(t, p, truthA, minNamed, 3, named, inA, inB)
+}
+
+// judgeHotWithin is judgeHot with hot_a's share within tol points.
+func judgeHotWithin(t *testing.T, p *Process, truthA float64, minNamed, tol float64,
+	named func(Sample) bool, inA, inB func(Sample) bool) {
+	t.Helper()
 	var nNamed, nA, nB int
 	var bad []string
 	for _, s := range p.Samples {
@@ -160,8 +167,8 @@ func judgeHot(t *testing.T, p *Process, truthA float64, minNamed float64,
 	}
 	got := 100 * float64(nA) / float64(nA+nB)
 	t.Logf("hot_a: %.1f%% of samples, %.1f%% of the workload's own CPU time", got, truthA)
-	if math.Abs(got-truthA) > 3 {
-		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- 3 (own CPU time)", got, truthA)
+	if math.Abs(got-truthA) > tol {
+		t.Errorf("hot_a: %.1f%% of samples, want %.1f%% +- %.0f (own CPU time)", got, truthA, tol)
 	}
 }
 
