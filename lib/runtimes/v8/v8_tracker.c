@@ -9,6 +9,7 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -497,8 +498,8 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 		t->counters.read_errors++;
 		return;
 	}
-	memcpy(e->name, fn.name[0] ? fn.name : "(anonymous)", sizeof(e->name));
-	e->name[sizeof(e->name) - 1] = 0;
+	snprintf(e->name, sizeof(e->name), "%s",
+		 fn.name[0] ? fn.name : "(anonymous)");
 	memcpy(e->file, fn.file, sizeof(e->file));
 	e->script = fn.script;
 	e->source = fn.source;
