@@ -135,7 +135,8 @@ func judgeLoopCallbacks(t *testing.T, p *Process, pid int64, truthA float64, nam
 		}
 		t.Logf("%s: %d of %d samples reach it through %v, uv_run and node::Start", name, ok, n, via[name])
 		if n < 100 {
-			t.Errorf("%s: only %d samples", name, n)
+			t.Errorf("%s: only %d samples; innermost JS frames of all the main thread's samples: %v; e.g.\n%s",
+				name, n, innermostJS(main.Samples), strings.Join(sampleStrings(main.Samples, isJS, 4), "\n"))
 			continue
 		}
 		if ok*100 < n*95 {
@@ -144,6 +145,28 @@ func judgeLoopCallbacks(t *testing.T, p *Process, pid int64, truthA float64, nam
 		}
 	}
 	t.Logf("innermost JS frames of those samples: %v", inners)
+}
+
+// innermostJS counts samples by the name of their innermost v8js frame.
+func innermostJS(samples []Sample) map[string]int {
+	m := map[string]int{}
+	for _, s := range samples {
+		if in := frameAt(s, func(f Frame) bool { return f.Type == "v8js" }); in >= 0 {
+			m[s.Frames[in].Function]++
+		}
+	}
+	return m
+}
+
+// sampleStrings is up to max samples that match, printed.
+func sampleStrings(samples []Sample, match func(Sample) bool, max int) []string {
+	var out []string
+	for _, s := range samples {
+		if len(out) < max && match(s) {
+			out = append(out, s.String())
+		}
+	}
+	return out
 }
 
 // recordMainThread is recordRuntime judged on the main thread's own CPU
