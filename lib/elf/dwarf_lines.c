@@ -18,6 +18,25 @@
 
 #define DWARF_LINES_MAX_RANGES (1u << 20)
 
+/* pcs remembered per file, and the inlined functions an entry holds (a
+ * deeper chain is looked up every time). A lookup walks the unit's DIE
+ * tree from its root (dwarf_getscopes): 100-300 us in libpython's
+ * ceval.c, where a busy interpreter's samples land over and over. */
+#define DWARF_LINES_CACHE	1024u
+#define DWARF_LINES_CACHE_DEPTH 4u
+
+struct where_entry {
+	uint64_t vaddr;
+	int32_t rc; /* what the lookup returned; 1: empty entry */
+	uint32_t line;
+	const char *file;
+	uint32_t ninlined;
+	struct {
+		const char *name, *linkage_name, *file;
+		uint32_t line;
+	} inl[DWARF_LINES_CACHE_DEPTH];
+};
+
 /* Address ranges of the compile units, for DWARF without .debug_aranges
  * (clang emits none): built on first use. */
 struct cu_range {
@@ -35,6 +54,8 @@ struct dwarf_lines {
 	bool indexed;
 	struct cu_range *ranges;
 	size_t nranges, ranges_cap;
+	struct where_entry *cache; /* NULL until first use, or if refused */
+	bool cache_tried;
 	struct mem_account *acct;
 };
 
@@ -237,6 +258,10 @@ void dwarf_lines_close(struct dwarf_lines *d)
 	elf_end(d->elf);
 	free(d->image);
 	free(d->ranges);
+	if (d->cache)
+		mem_account_uncharge(d->acct,
+				     DWARF_LINES_CACHE * sizeof(*d->cache));
+	free(d->cache);
 	mem_account_uncharge(d->acct,
 			     d->size + DWARF_LINES_GUARD +
 				     d->ranges_cap * sizeof(*d->ranges));
@@ -279,8 +304,8 @@ static const char *linkage_name(Dwarf_Die *die)
 	return NULL;
 }
 
-int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
-		       struct dwarf_where *out)
+static int lookup(struct dwarf_lines *d, uint64_t vaddr,
+		  struct dwarf_where *out)
 {
 	Dwarf_Die cu, *scopes = NULL;
 	Dwarf_Line *ln;
@@ -327,4 +352,68 @@ int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
 	out->file = file;
 	out->line = line;
 	return 0;
+}
+
+/* The cache entry for vaddr (allocated on first use, charged), or NULL. */
+static struct where_entry *cache_slot(struct dwarf_lines *d, uint64_t vaddr)
+{
+	uint64_t h = vaddr * 0x9e3779b97f4a7c15ull;
+
+	if (!d->cache && !d->cache_tried) {
+		d->cache_tried = true;
+		if (!mem_account_charge(d->acct,
+					DWARF_LINES_CACHE * sizeof(*d->cache)))
+			return NULL;
+		d->cache = malloc(DWARF_LINES_CACHE * sizeof(*d->cache));
+		if (!d->cache) {
+			mem_account_uncharge(
+				d->acct, DWARF_LINES_CACHE * sizeof(*d->cache));
+			return NULL;
+		}
+		for (uint32_t i = 0; i < DWARF_LINES_CACHE; i++)
+			d->cache[i].rc = 1;
+	}
+	return d->cache ? &d->cache[(h >> 32) % DWARF_LINES_CACHE] : NULL;
+}
+
+/* Called from one thread at a time per file (the symbolizer's), as libdw's
+ * lazy state here (d->dw) already assumes. */
+int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
+		       struct dwarf_where *out)
+{
+	struct where_entry *c = cache_slot(d, vaddr);
+	int rc;
+
+	if (c && c->rc != 1 && c->vaddr == vaddr) {
+		memset(out, 0, sizeof(*out));
+		if (c->rc)
+			return c->rc;
+		out->ninlined = c->ninlined;
+		for (uint32_t i = 0; i < c->ninlined; i++) {
+			out->inl[i].name = c->inl[i].name;
+			out->inl[i].linkage_name = c->inl[i].linkage_name;
+			out->inl[i].file = c->inl[i].file;
+			out->inl[i].line = c->inl[i].line;
+		}
+		out->file = c->file;
+		out->line = c->line;
+		return 0;
+	}
+	rc = lookup(d, vaddr, out);
+	/* -EIO: the DWARF is broken for good, d->broken says so at once */
+	if (!c || rc == -EIO ||
+	    (!rc && out->ninlined > DWARF_LINES_CACHE_DEPTH))
+		return rc;
+	c->vaddr = vaddr;
+	c->rc = rc;
+	c->ninlined = rc ? 0 : out->ninlined;
+	for (uint32_t i = 0; i < c->ninlined; i++) {
+		c->inl[i].name = out->inl[i].name;
+		c->inl[i].linkage_name = out->inl[i].linkage_name;
+		c->inl[i].file = out->inl[i].file;
+		c->inl[i].line = out->inl[i].line;
+	}
+	c->file = rc ? NULL : out->file;
+	c->line = rc ? 0 : out->line;
+	return rc;
 }
