@@ -42,6 +42,27 @@ int proc_stat_parse_starttime(const char *text, size_t len, uint64_t *out)
 	return 0;
 }
 
+int proc_stat_parse_comm(const char *text, size_t len, char out[16])
+{
+	const char *open = memchr(text, '(', len), *close = NULL;
+	size_t n;
+
+	for (size_t i = len; i > 0 && open; i--) {
+		if (text[i - 1] == ')') {
+			close = text + i - 1;
+			break;
+		}
+	}
+	if (!open || !close || close <= open)
+		return -EINVAL;
+	n = (size_t)(close - open - 1);
+	if (n > 15)
+		n = 15;
+	memcpy(out, open + 1, n);
+	out[n] = '\0';
+	return 0;
+}
+
 static bool is_hex(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||

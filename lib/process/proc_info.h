@@ -13,6 +13,11 @@
  * ')'. Returns 0 or -EINVAL. */
 int proc_stat_parse_starttime(const char *text, size_t len, uint64_t *out);
 
+/* Field 2 (comm) of a /proc/PID/stat text: between the first '(' and the
+ * last ')', cut at 15 bytes (the kernel's TASK_COMM_LEN - 1), into
+ * out[16]. Returns 0 or -EINVAL. */
+int proc_stat_parse_comm(const char *text, size_t len, char out[16]);
+
 /* Container id from the text of /proc/PID/cgroup (v1 or v2): the last
  * 64-hex-digit token of any cgroup path (docker-<id>.scope,
  * cri-containerd-<id>.scope, crio-<id>, /docker/<id>, kubepods/.../<id>).

@@ -336,16 +336,6 @@ static void scan_info(struct process_table *t, struct process *p)
 	ssize_t n;
 	long len;
 
-	snprintf(path, sizeof(path), "%s/%u/stat", t->proc_root, p->pid);
-	len = proc_read_file(path, &text, 64 * 1024);
-	if (len >= 0) {
-		p->info_ok = !proc_stat_parse_starttime(text, (size_t)len,
-							&p->start_time);
-		free(text);
-	}
-	if (!p->info_ok)
-		t->counters.scan_errors++;
-
 	snprintf(path, sizeof(path), "%s/%u/exe", t->proc_root, p->pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	free(p->exe_path);
@@ -369,23 +359,22 @@ static void scan_info(struct process_table *t, struct process *p)
 		p->exe_name = "";
 	}
 
-	/* comm after exe: an exec switches the executable first and the
-	 * name last, so a read racing with an exec sees the new name only if
-	 * it saw the new executable (which keeps the sample's comm check in
+	/* stat (its start time, and the name: one file fewer than comm)
+	 * after exe: an exec switches the executable first and the name
+	 * last, so a read racing with an exec sees the new name only if it
+	 * saw the new executable (which keeps the sample's comm check in
 	 * get() honest). */
-	snprintf(path, sizeof(path), "%s/%u/comm", t->proc_root, p->pid);
-	len = proc_read_file(path, &text, 4096);
-	if (len > 0) {
-		size_t k = (size_t)len;
-
-		while (k && (text[k - 1] == '\n'))
-			k--;
-		if (k >= sizeof(p->comm))
-			k = sizeof(p->comm) - 1;
-		memcpy(p->comm, text, k);
-		p->comm[k] = '\0';
+	snprintf(path, sizeof(path), "%s/%u/stat", t->proc_root, p->pid);
+	len = proc_read_file(path, &text, 64 * 1024);
+	if (len >= 0) {
+		p->info_ok = !proc_stat_parse_starttime(text, (size_t)len,
+							&p->start_time);
+		if (p->info_ok)
+			proc_stat_parse_comm(text, (size_t)len, p->comm);
 		free(text);
 	}
+	if (!p->info_ok)
+		t->counters.scan_errors++;
 
 	free(p->env);
 	snprintf(path, sizeof(path), "%s/%u/environ", t->proc_root, p->pid);

@@ -12,7 +12,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char id[CONTAINER_ID_LEN + 1];
+	char id[CONTAINER_ID_LEN + 1], comm[16];
 	struct proc_maps maps;
 	uint64_t st;
 	unsigned bad = 0;
@@ -36,6 +36,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 1:
 		proc_stat_parse_starttime((const char *)data + 1, size - 1,
 					  &st);
+		if (!proc_stat_parse_comm((const char *)data + 1, size - 1,
+					  comm) &&
+		    strlen(comm) > 15)
+			__builtin_trap();
 		break;
 	default:
 		if (!proc_cgroup_parse_container_id((const char *)data + 1,

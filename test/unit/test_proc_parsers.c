@@ -179,6 +179,28 @@ static void stat_starttime_with_hostile_comm(void **state)
 			 -EINVAL);
 }
 
+static void stat_comm_with_hostile_comm(void **state)
+{
+	static const char text[] =
+		"1234 (evil) 1 2 3 (x) S) R 1 1234 1234 0 -1 4194560 100 0 0 0 "
+		"5 6 0 0 20 0 1 0 987654 12345678 100\n";
+	char comm[16];
+
+	(void)state;
+	/* the kernel cuts comm at 15 bytes: a longer one is a lie, cut too */
+	assert_int_equal(proc_stat_parse_comm(text, sizeof(text) - 1, comm), 0);
+	assert_string_equal(comm, "evil) 1 2 3 (x)");
+	assert_int_equal(proc_stat_parse_comm("1 (sh) S 1", 10, comm), 0);
+	assert_string_equal(comm, "sh");
+	assert_int_equal(proc_stat_parse_comm("1 () S 1", 8, comm), 0);
+	assert_string_equal(comm, "");
+	assert_int_equal(proc_stat_parse_comm("1 (a b)) S", 10, comm), 0);
+	assert_string_equal(comm, "a b)");
+	assert_int_equal(proc_stat_parse_comm("1 )x( S", 7, comm), -EINVAL);
+	assert_int_equal(proc_stat_parse_comm("no paren", 8, comm), -EINVAL);
+	assert_int_equal(proc_stat_parse_comm("1 (open", 7, comm), -EINVAL);
+}
+
 static void cgroup_container_ids(void **state)
 {
 	char id[CONTAINER_ID_LEN + 1];
@@ -252,6 +274,7 @@ int main(void)
 		cmocka_unit_test(maps_empty_and_binary_input),
 		cmocka_unit_test(maps_find_otel_ctx_mapping),
 		cmocka_unit_test(stat_starttime_with_hostile_comm),
+		cmocka_unit_test(stat_comm_with_hostile_comm),
 		cmocka_unit_test(cgroup_container_ids),
 		cmocka_unit_test(read_file_is_bounded),
 	};
