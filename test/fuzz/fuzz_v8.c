@@ -168,7 +168,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	for (size_t off = 0; off + 8 <= size && off < 4096; off += 8) {
-		struct v8_reader r = {&l, image_read, &im, V8_READ_BUDGET, &d};
+		struct v8_reader r = {.l = &l,
+				      .read = image_read,
+				      .ctx = &im,
+				      .budget = V8_READ_BUDGET,
+				      .dispatch = &d},
+				 r1, r2;
+		static struct v8_code_memo memo;
+		int32_t p1;
 		static struct v8_function fn;
 		static struct v8_inlined inl;
 		uint64_t w, sfi;
@@ -204,6 +211,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    inl.n > V8_INLINE_MAX ||
 			    v8_code_position(&r, w, pc, off & 8, NULL) < -1 ||
 			    (sfi && v8_bytecode_position(&r, sfi, pc) < -1))
+				__builtin_trap();
+			/* a code memo answers as the reads it saves did */
+			memset(&memo, 0, sizeof(memo));
+			r1 = (struct v8_reader){.l = &l,
+						.read = image_read,
+						.ctx = &im,
+						.budget = V8_READ_BUDGET,
+						.dispatch = &d,
+						.memo = &memo,
+						.now_ns = 1};
+			r2 = r1;
+			p1 = v8_code_position(&r1, w, pc, off & 8, NULL);
+			if (v8_code_memo_find(&memo, pc, 1) >= 0 &&
+			    v8_code_position(&r2, w, pc, off & 8, NULL) != p1)
 				__builtin_trap();
 		}
 		if (v8_string_read(&r, w, s, sizeof(s)) &&

@@ -139,7 +139,8 @@ static int heap(void **state)
 
 static int32_t chain(int64_t raw, struct v8_inlined *inl)
 {
-	struct v8_reader r = {&layout, mem_read, NULL, V8_READ_BUDGET, NULL};
+	struct v8_reader r = {
+		.l = &layout, .read = mem_read, .budget = V8_READ_BUDGET};
 
 	memset(inl, 0xa5, sizeof(*inl));
 	return v8_inlining_chain(&r, CODE + 1, raw, inl);
@@ -212,11 +213,55 @@ static void refuses_a_lying_heap(void **state)
 	assert_int_equal(chain(position(20, 1), &inl), -1);
 }
 
+/* The code memo: found by a pc inside a span only, within its time,
+ * replacing the entry of the same code or the one read longest ago. */
+static void code_memo(void **state)
+{
+	static struct v8_code_memo m;
+	static uint8_t big[V8_CODE_MEMO_TABLE + 1];
+	const uint8_t table[3] = {1, 2, 3};
+	const uint64_t s = 1000000; /* 1 ms */
+	int k;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(v8_code_memo_find(&m, 0x1000, s), -1);
+	k = v8_code_memo_put(&m, 0x11, 0x1000, 0x100, false, table, 3, s);
+	assert_int_equal(v8_code_memo_find(&m, 0x1000, s), k);
+	assert_int_equal(v8_code_memo_find(&m, 0x10ff, s + V8_CODE_MEMO_NS - 1),
+			 k);
+	assert_int_equal(m.e[k].table_len, 3);
+	assert_memory_equal(m.e[k].table, table, 3);
+	/* the end is past the code; the time is the read's, not a use's */
+	assert_int_equal(v8_code_memo_find(&m, 0x1100, s), -1);
+	assert_int_equal(v8_code_memo_find(&m, 0xfff, s), -1);
+	assert_int_equal(v8_code_memo_find(&m, 0x1000, s + V8_CODE_MEMO_NS),
+			 -1);
+	/* the same code again: its entry, read anew; a table too large is
+	 * not kept */
+	assert_int_equal(v8_code_memo_put(&m, 0x11, 0x1000, 0x100, false, big,
+					  sizeof(big), 2 * s),
+			 k);
+	assert_int_equal(m.e[k].table_len, 0);
+	/* full: the entry read longest ago goes */
+	for (uint64_t i = 1; i < V8_CODE_MEMO; i++)
+		v8_code_memo_put(&m, 0x11 + 0x100 * i, 0x1000 + 0x1000 * i,
+				 0x100, false, table, 3, (2 + i) * s);
+	assert_int_equal(v8_code_memo_find(&m, 0x1000, 3 * s), k);
+	assert_int_equal(v8_code_memo_put(&m, 0x99, 0x90000, 0x100, true, NULL,
+					  0, 30 * s),
+			 k);
+	assert_int_equal(v8_code_memo_find(&m, 0x1000, 30 * s), -1);
+	k = v8_code_memo_find(&m, 0x90050, 30 * s);
+	assert_true(k >= 0 && m.e[k].baseline && m.e[k].code == 0x99);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(follows_the_chain, heap),
 		cmocka_unit_test_setup(refuses_a_lying_heap, heap),
+		cmocka_unit_test(code_memo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

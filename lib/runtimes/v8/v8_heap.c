@@ -917,37 +917,98 @@ static int32_t baseline_position(struct v8_reader *r, uint64_t code,
 	return table_position(r, spt, (uint32_t)bc);
 }
 
+int v8_code_memo_find(const struct v8_code_memo *m, uint64_t pc,
+		      uint64_t now_ns)
+{
+	for (int k = 0; k < V8_CODE_MEMO; k++)
+		if (m->e[k].size && pc >= m->e[k].start &&
+		    pc - m->e[k].start < m->e[k].size &&
+		    now_ns - m->e[k].checked_ns < V8_CODE_MEMO_NS)
+			return k;
+	return -1;
+}
+
+int v8_code_memo_put(struct v8_code_memo *m, uint64_t code, uint64_t start,
+		     uint32_t size, bool baseline, const uint8_t *table,
+		     uint64_t len, uint64_t now_ns)
+{
+	int k = 0;
+
+	for (int i = 0; i < V8_CODE_MEMO; i++) {
+		if (m->e[i].code == code) {
+			k = i;
+			break;
+		}
+		if (m->e[i].checked_ns < m->e[k].checked_ns)
+			k = i;
+	}
+	m->e[k].code = code;
+	m->e[k].start = start;
+	m->e[k].size = size;
+	m->e[k].baseline = baseline;
+	m->e[k].checked_ns = now_ns;
+	m->e[k].table_len =
+		table && len <= V8_CODE_MEMO_TABLE ? (uint32_t)len : 0;
+	if (m->e[k].table_len)
+		memcpy(m->e[k].table, table, len);
+	return k;
+}
+
+/* The Code whose instructions hold pc, its span and kind: fn's code now,
+ * or the code before pc that spans it; 0 if none. */
+static uint64_t frame_code(struct v8_reader *r, uint64_t fn, uint64_t pc,
+			   uint64_t *start, uint32_t *size, bool *baseline)
+{
+	const struct v8_layout *l = r->l;
+	uint64_t code = function_code(r, fn);
+
+	if (!code)
+		return 0;
+	/* the pc must be in the code: the function's code now may be
+	 * another than the one the frame runs (a builtin's, the
+	 * interpreter's, while its first call runs OSR code) */
+	if (!code_span(r, code, start, size, baseline)) {
+		*start = 0;
+		*size = 0;
+	} else if (r->dispatch && !r->dispatch->is_map &&
+		   l->code_start_field >= 0) {
+		learn_is_map(r, *start);
+	}
+	if (pc < *start || pc - *start >= *size) {
+		code = code_at_pc(r, code, *start, pc);
+		if (!code || !code_span(r, code, start, size, baseline))
+			return 0;
+	}
+	return code;
+}
+
 int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 			 bool return_address, struct v8_inlined *inl)
 {
 	const struct v8_layout *l = r->l;
 	static uint8_t table[V8_POSITION_TABLE_MAX]; /* not on the stack */
-	uint64_t code, start, spt, len;
+	const uint8_t *t = table;
+	uint64_t code, start, spt, len = 0;
 	uint32_t size, off;
 	int64_t raw;
 	int32_t pos, inlined;
 	bool baseline;
+	int k = r->memo ? v8_code_memo_find(r->memo, pc, r->now_ns) : -1;
 
 	if (l->code_size < 0 || l->code_spt < 0 || l->array_length < 0 ||
 	    l->type_code < 0 ||
 	    (l->code_start_inline < 0 && l->code_start_field < 0))
 		return -1;
-	code = function_code(r, fn);
-	if (!code)
-		return -1;
-	/* the pc must be in the code: the function's code now may be
-	 * another than the one the frame runs (a builtin's, the
-	 * interpreter's, while its first call runs OSR code) */
-	if (!code_span(r, code, &start, &size, &baseline)) {
-		start = 0;
-		size = 0;
-	} else if (r->dispatch && !r->dispatch->is_map &&
-		   l->code_start_field >= 0) {
-		learn_is_map(r, start);
-	}
-	if (pc < start || pc - start >= size) {
-		code = code_at_pc(r, code, start, pc);
-		if (!code || !code_span(r, code, &start, &size, &baseline))
+	if (k >= 0) {
+		code = r->memo->e[k].code;
+		start = r->memo->e[k].start;
+		size = r->memo->e[k].size;
+		baseline = r->memo->e[k].baseline;
+		t = r->memo->e[k].table;
+		len = r->memo->e[k].table_len;
+	} else {
+		code = frame_code(r, fn, pc, &start, &size, &baseline);
+		if (!code)
 			return -1;
 	}
 	if (return_address && pc == start)
@@ -955,14 +1016,27 @@ int32_t v8_code_position(struct v8_reader *r, uint64_t fn, uint64_t pc,
 	/* baseline code: V8's own rule takes a return address as the end
 	 * of its bytecode's code, the innermost pc (an instruction being
 	 * run) as its first byte */
-	if (baseline)
+	if (baseline) {
+		if (k < 0 && r->memo)
+			v8_code_memo_put(r->memo, code, start, size, true, NULL,
+					 0, r->now_ns);
 		return baseline_position(r, code,
 					 (uint32_t)(pc - start) +
 						 (return_address ? 0 : 1));
+	}
 	off = (uint32_t)(pc - start) - (return_address ? 1 : 0);
-	if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
-	    !(len = byte_array_read(r, spt, table, sizeof(table))) ||
-	    !v8_position_at(table, len, l->spt_encoding, off, &raw))
+	if (!len) {
+		t = table;
+		if (!field(r, code, (uint32_t)l->code_spt, &spt) ||
+		    !(len = byte_array_read(r, spt, table, sizeof(table))))
+			return -1;
+		/* (a memo entry's time is its last read of the code, not
+		 * its last use: it expires while hot) */
+		if (k < 0 && r->memo)
+			v8_code_memo_put(r->memo, code, start, size, false,
+					 table, len, r->now_ns);
+	}
+	if (!v8_position_at(t, len, l->spt_encoding, off, &raw))
 		return -1;
 	if (inl)
 		return v8_inlining_chain(r, code, raw, inl);

@@ -52,13 +52,46 @@ struct v8_dispatch {
 #define V8_DISPATCH_ENTRY  16 /* entry: entrypoint, code << 16 | argc */
 #define V8_DISPATCH_TABLES (1ull << 32) /* the table's reservation, most */
 
+/*
+ * Code objects a process's frames ran in lately, by the span of their
+ * instructions, with their position table: a frame whose pc is in one
+ * is placed without reading the function, the Code and the table again
+ * (10-15 reads of its memory). Trusted V8_CODE_MEMO_NS, as the frames'
+ * own positions are: a Code freed and another's instructions at the same
+ * place within it is as likely as between a sample and its naming.
+ */
+#define V8_CODE_MEMO	   16
+#define V8_CODE_MEMO_TABLE 2048 /* bytes of a table kept; larger: re-read */
+#define V8_CODE_MEMO_NS	   (1000ull * 1000 * 1000)
+struct v8_code_memo {
+	struct {
+		uint64_t code, start, checked_ns;
+		uint32_t size, table_len; /* 0: table not kept */
+		bool baseline;
+		uint8_t table[V8_CODE_MEMO_TABLE];
+	} e[V8_CODE_MEMO];
+};
+
 struct v8_reader {
 	const struct v8_layout *l;
 	mem_read_fn read;
 	void *ctx;
 	uint64_t budget;	      /* bytes still allowed */
 	struct v8_dispatch *dispatch; /* NULL: none known */
+	struct v8_code_memo *memo;    /* NULL: none kept */
+	uint64_t now_ns;	      /* for memo */
 };
+
+/* The index of the memo entry whose instructions hold pc, read within
+ * V8_CODE_MEMO_NS of now; -1 if none. */
+int v8_code_memo_find(const struct v8_code_memo *m, uint64_t pc,
+		      uint64_t now_ns);
+/* Keep code's span (and its table, if it fits; len 0: none), read at
+ * now, in place of the entry of the same code or else the one read
+ * longest ago; its index. */
+int v8_code_memo_put(struct v8_code_memo *m, uint64_t code, uint64_t start,
+		     uint32_t size, bool baseline, const uint8_t *table,
+		     uint64_t len, uint64_t now_ns);
 
 /* What a SharedFunctionInfo says about its function. */
 struct v8_function {

@@ -486,8 +486,10 @@ static void resolve(struct v8_tracker *t, struct v8_process *vp,
 		    uint64_t now)
 {
 	static struct v8_function fn; /* 0.5 KiB: not on the stack */
-	struct v8_reader r = {&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
-			      NULL};
+	struct v8_reader r = {.l = &vp->l,
+			      .read = t->read_mem,
+			      .ctx = &vp->pid,
+			      .budget = V8_READ_BUDGET};
 	struct v8_script_entry *s;
 
 	memset(e, 0, sizeof(*e));
@@ -599,8 +601,13 @@ static uint32_t frame_line(struct v8_tracker *t, struct v8_process *vp,
 		/* its inlined functions' entry went to another frame: read
 		 * again */
 	}
-	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, V8_READ_BUDGET,
-			       &vp->dispatch};
+	r = (struct v8_reader){.l = &vp->l,
+			       .read = t->read_mem,
+			       .ctx = &vp->pid,
+			       .budget = V8_READ_BUDGET,
+			       .dispatch = &vp->dispatch,
+			       .memo = &vp->memo,
+			       .now_ns = now};
 	*c = (struct v8_pos_entry){fn, key, now, 0, false};
 	inl.n = 0;
 	pos = (word0 & OTELPROF_V8_F_BUILTIN_PC)
@@ -666,7 +673,10 @@ bool v8_frame(struct v8_tracker *t, struct process *p, uint64_t word0,
 
 	if (!vp || !vp->ready || !fn)
 		return false;
-	r = (struct v8_reader){&vp->l, t->read_mem, &vp->pid, 4096, NULL};
+	r = (struct v8_reader){.l = &vp->l,
+			       .read = t->read_mem,
+			       .ctx = &vp->pid,
+			       .budget = 4096};
 	/* The function may have moved or died since the sample: its
 	 * SharedFunctionInfo now, checked below to be one. */
 	sfi = v8_function_shared(&r, fn);

@@ -79,6 +79,7 @@ struct v8_process {
 	struct v8_pos_entry pos[V8_POS_CACHE];
 	struct v8_inline_entry inl[V8_INLINE_CACHE];
 	struct v8_dispatch dispatch;
+	struct v8_code_memo memo; /* 33 KiB */
 };
 
 struct v8_counters {
