@@ -382,9 +382,11 @@ test-san: deps
 # test-san that is the ASan+UBSan library and CLI with real BPF.
 # (Timing-bound tests, such as 499 Hz beside busy workloads or 4 ms
 # processes, are left to the normal build: ASan slows the recorder.)
-SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM|TestDebuginfodNamesStrippedBinary|TestUnwindReplayMatchesGdb|TestUnwindReplayRefuses
-test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak $(TOOLS)
-	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+# V8's heap is read on every Node release (names only: the shares of the
+# Node tests are timing-bound) and from a process that forges one.
+SAN_INTEGRATION := TestRecordKnownCallGraph|TestNoFramePointerCallGraph|TestThreadContextDlopenTLSDESCDynamicTLS|TestThreadContextDlopenGeneralDynamic|TestProcessContextLateAndUpdate|TestElasticV1Correlation|TestStartWithoutBTF|TestJavaElasticAPM|TestDebuginfodNamesStrippedBinary|TestUnwindReplayMatchesGdb|TestUnwindReplayRefuses|TestNodeForgedV8|TestNodeV8FunctionNames
+test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak $(TOOLS) node-releases
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	  $(GO) test -count=1 -v -timeout 20m -run '^($(SAN_INTEGRATION))$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration-subset.log; exit $${PIPESTATUS[0]}
 
 # The benchmark programs are built (not run) by make test, so that make
