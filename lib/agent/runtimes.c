@@ -22,12 +22,9 @@ static const struct {
 	const struct runtime_ops *ops;
 	uint8_t frame_kind; /* enum frame_kind */
 } runtimes[] = {
-	{&cpython_runtime, FRAME_CPYTHON},
-	{&hotspot_runtime, FRAME_JVM},
-	{&perl_runtime, FRAME_PERL},
-	{&php_runtime, FRAME_PHP},
-	{&ruby_runtime, FRAME_RUBY},
-	{&v8_runtime, FRAME_V8JS},
+	{&cpython_runtime, FRAME_CPYTHON}, {&hotspot_runtime, FRAME_JVM},
+	{&perl_runtime, FRAME_PERL},	   {&php_runtime, FRAME_PHP},
+	{&ruby_runtime, FRAME_RUBY},	   {&v8_runtime, FRAME_V8JS},
 };
 
 #define NRUNTIMES (sizeof(runtimes) / sizeof(runtimes[0]))
