@@ -20,8 +20,9 @@
 
 /* pcs remembered per file, and the inlined functions an entry holds (a
  * deeper chain is looked up every time). A lookup walks the unit's DIE
- * tree from its root (dwarf_getscopes): 100-300 us in libpython's
- * ceval.c, where a busy interpreter's samples land over and over. */
+ * tree from its root (dwarf_getscopes): in libpython, whose ceval.c a
+ * busy interpreter's samples land in over and over, that walk was 66% of
+ * the recorder's CPU on the real-host bench (docs/performance.md). */
 #define DWARF_LINES_CACHE	1024u
 #define DWARF_LINES_CACHE_DEPTH 4u
 
