@@ -98,7 +98,7 @@ static bool v0_may_have_punycode(const char *raw, size_t n)
 	return false;
 }
 
-size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
+static size_t demangle_name(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 {
 	/* Parameters and cv-qualifiers, as perf and gdb print them. The
 	 * default recursion limit stays on (hostile names nest deeply). */
@@ -147,4 +147,28 @@ size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
 		return 0;
 	out[k.len] = '\0';
 	return k.len;
+}
+
+size_t symbol_demangle(const char *raw, char out[DEMANGLE_MAX_OUTPUT])
+{
+	/* "target@plt" (a PLT stub, named as binutils and perf name it) and
+	 * versioned names ("name@@GLIBCXX_3.4"): no mangled name holds an
+	 * '@', so the part before it is demangled and the rest kept as is,
+	 * as perf prints them. */
+	char name[DEMANGLE_MAX_INPUT + 1];
+	size_t n = strnlen(raw, DEMANGLE_MAX_INPUT + 1);
+	const char *at = memchr(raw, '@', n);
+	size_t len, tail;
+
+	if (!at || n > DEMANGLE_MAX_INPUT)
+		return demangle_name(raw, out);
+	memcpy(name, raw, (size_t)(at - raw));
+	name[at - raw] = '\0';
+	tail = n - (size_t)(at - raw);
+	len = demangle_name(name, out);
+	if (!len || tail >= DEMANGLE_MAX_OUTPUT - len)
+		return 0;
+	memcpy(out + len, at, tail);
+	out[len + tail] = '\0';
+	return len + tail;
 }

@@ -267,6 +267,16 @@ static void demangles_cxx_and_rust(void **state)
 	assert_true(symbol_demangle("_ZNKSt6vectorIiSaIiEE4sizeEv", out) > 0);
 	assert_string_equal(
 		out, "std::vector<int, std::allocator<int> >::size() const");
+	/* A PLT stub and a versioned name: the suffix is kept after the
+	 * demangled name, as perf prints them. */
+	assert_true(symbol_demangle("_ZNSt6chrono3_V212steady_clock3nowEv@plt",
+				    out) > 0);
+	assert_string_equal(out, "std::chrono::_V2::steady_clock::now()@plt");
+	assert_true(symbol_demangle("_ZNSt9exceptionD2Ev@@GLIBCXX_3.4", out) >
+		    0);
+	assert_string_equal(out, "std::exception::~exception()@@GLIBCXX_3.4");
+	assert_int_equal(symbol_demangle("main@plt", out), 0);
+	assert_int_equal(symbol_demangle("_ZN3foo@plt", out), 0);
 	/* Rust legacy: the hash suffix goes */
 	assert_true(
 		symbol_demangle(
