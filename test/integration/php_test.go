@@ -126,6 +126,7 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 	lib := filepath.Join(filepath.Dir(script), "hot_lib.php")
 	var withPHP, nA, nB, below, rootedN, n, bodyA, bodyB, inJIT int
 	linesA, linesB := map[int64]int{}, map[int64]int{}
+	innerOther := map[string]int{} // innermost PHP frame of samples in neither hot function
 	var unrooted []string
 	var bad []string
 	// A process already running when recording starts is found at its
@@ -166,6 +167,14 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 			bad = append(bad, s.String())
 		}
 		top := -1
+		if a == nil && b == nil {
+			for _, f := range s.Frames {
+				if f.Type == "php" {
+					innerOther[f.Function]++
+					break
+				}
+			}
+		}
 		switch {
 		case a != nil:
 			nA++
@@ -223,7 +232,7 @@ func judgePHP(t *testing.T, w *runtimeWorkload, p *Process, truth float64, scrip
 	got := 100 * float64(nA) / float64(nA+nB)
 	t.Logf("%d samples: %.1f%% with PHP frames down to {main}; Hot::hot_a %.1f%% (truth %.1f%%), hot_b %.1f%% (truth %.1f%%); over execute_ex %d of %d; rooted %.1f%%",
 		n, 100*float64(withPHP)/float64(n), got, truth, 100-got, 100-truth, below, nA+nB, 100*float64(rootedN)/float64(n))
-	t.Logf("Hot::hot_a's lines (start %d): %v; hot_b's (start %d): %v; hot samples in JIT code: %d", lineA, linesA, lineB, linesB, inJIT)
+	t.Logf("Hot::hot_a's lines (start %d): %v; hot_b's (start %d): %v; hot samples in JIT code: %d; the innermost PHP frame of the other samples: %v", lineA, linesA, lineB, linesB, inJIT, innerOther)
 	// With the JIT on, the hot loops run as JIT code: the walk must get
 	// through it (else this judges the interpreter again).
 	if jit && inJIT < (nA+nB)/2 {
