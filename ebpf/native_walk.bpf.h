@@ -127,6 +127,10 @@ static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp,
 	return words;
 }
 
+/* When an exec or a mapping change may next wake the reader
+ * (OTELPROF_TASK_WAKE_GAP_MS; racy across CPUs: at worst two wake). */
+static u64 task_wake_after_ns;
+
 static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 					   u64 start_ns, const char *filename,
 					   u64 addr, u64 len)
@@ -154,14 +158,23 @@ static __always_inline int emit_task_event(u32 type, u32 tgid, u32 tid,
 					  filename);
 	/* An exec or a mapping change must reach userspace while the
 	 * process lives (it reads /proc then: short-lived ones): wake the
-	 * reader now. A fork is a copy of a known parent and an exit needs
-	 * nothing of /proc: they wait for the next batch (a build's churn
-	 * woke the reader three times per process). */
-	bool now = type == OTELPROF_EVENT_EXEC ||
-		   type == OTELPROF_EVENT_MAPS_CHANGED;
+	 * reader now, unless one did within the gap (the reader polls again
+	 * within it: a build's exec storm paid a wake-up per exec). A fork
+	 * is a copy of a known parent and an exit needs nothing of /proc:
+	 * they wait for the next batch. */
+	u64 flag = ringbuf_wakeup_flag();
 
-	bpf_ringbuf_submit(e,
-			   now ? BPF_RB_FORCE_WAKEUP : ringbuf_wakeup_flag());
+	if (type == OTELPROF_EVENT_EXEC ||
+	    type == OTELPROF_EVENT_MAPS_CHANGED) {
+		u64 now = bpf_ktime_get_ns();
+
+		if (now >= task_wake_after_ns) {
+			task_wake_after_ns =
+				now + OTELPROF_TASK_WAKE_GAP_MS * 1000000ull;
+			flag = BPF_RB_FORCE_WAKEUP;
+		}
+	}
+	bpf_ringbuf_submit(e, flag);
 	return 0;
 }
 

@@ -51,6 +51,13 @@ typedef uint64_t u64;
 #define OTELPROF_MAX_PROC_MAPPINGS 128
 #define OTELPROF_BIG_MAPPINGS	   65536
 
+/* An exec or a mapping change wakes the reader at once, but at most once
+ * per this gap on the whole host: the wake-up (an IPI to the reader's CPU)
+ * is paid by the process that execs, ~21 us in a VM. The reader polls
+ * again within the gap after a pass that found such an event, so the
+ * events the gap held back wait no longer than it. */
+#define OTELPROF_TASK_WAKE_GAP_MS 4
+
 enum otelprof_event_type {
 	OTELPROF_EVENT_SAMPLE = 1,
 	OTELPROF_EVENT_EXEC = 2, /* a process replaced its image */

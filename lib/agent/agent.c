@@ -131,6 +131,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			p->counters.events_malformed++;
 			return 0;
 		}
+		atomic_store(&p->task_event_seen, true);
 		process_table_exec(&p->procs, h->pid);
 		/* Read /proc now, while the new image surely exists: a short
 		 * process may be gone by its first sample. */
@@ -151,6 +152,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			p->counters.events_malformed++;
 			return 0;
 		}
+		atomic_store(&p->task_event_seen, true);
 		/* A library was mapped or unmapped, or a context published:
 		 * look again, as the process's budget allows. */
 		proc = process_table_find(&p->procs, h->pid);
@@ -273,10 +275,15 @@ static void *drain_thread(void *arg)
 		 * every 20 ms). Work left by a spent slice goes on after 1 ms,
 		 * in which a poll can take the lock (and the records left
 		 * must not wait for a wake-up that may not come). */
-		int n = epoll_wait(p->epoll_fd, ev, 4,
-				   more		    ? 1
-				   : p->apm_waiting ? APM_RETRY_MS
-						    : 100);
+		int timeout = more ? 1 : p->apm_waiting ? APM_RETRY_MS : 100;
+		int n;
+
+		/* An exec or mapping change in the last pass: those the
+		 * kernel's wake-up gap holds back are read within it. */
+		if (atomic_exchange(&p->task_event_seen, false) &&
+		    timeout > OTELPROF_TASK_WAKE_GAP_MS)
+			timeout = OTELPROF_TASK_WAKE_GAP_MS;
+		n = epoll_wait(p->epoll_fd, ev, 4, timeout);
 
 		if (n < 0 && errno != EINTR)
 			break;

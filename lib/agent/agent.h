@@ -134,6 +134,9 @@ struct otelprof {
 	bool discarding; /* stop's deadline passed: count only */
 	uint64_t last_cpu_check_ns;
 	bool trim_due; /* a sweep freed state: malloc_trim outside the lock */
+	/* An exec or maps change was read since the drain thread last
+	 * waited (records are read by polls too). */
+	atomic_bool task_event_seen;
 	bool apm_waiting; /* APM messages still queued: drain again soon
 			     (drain thread only) */
 
