@@ -26,7 +26,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -DOTELPROF_BUILDING_LIBRARY
-LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lcrypto -liberty -lpthread
+LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lprotobuf-nanopb -lcrypto -liberty -lpthread
 SAN ?=
 ifneq ($(SAN),)
 # Sanitizer build in its own tree: make SAN=1 BUILD=build/san test-unit
@@ -39,7 +39,7 @@ endif
 RUNTIMES := cpython hotspot perl php ruby v8
 LIB_SRCS := $(shell find lib -name '*.c' | sort)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(BUILD)/obj/gen/otlp_profiles.pb-c.o \
-            $(BUILD)/obj/gen/process_context.pb-c.o
+            $(BUILD)/obj/gen/process_context.pb.o
 CLI_SRCS := $(shell find cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find test/unit -name 'test_*.c' | sort)
 UNIT_BINS := $(patsubst test/unit/%.c,$(BUILD)/test/unit/%,$(UNIT_SRCS))
@@ -55,7 +55,7 @@ all: deps lib cli tools
 
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
-            protobuf-c-compiler libcmocka-dev zlib1g-dev libssl-dev pkg-config \
+            protobuf-c-compiler nanopb libnanopb-dev libcmocka-dev zlib1g-dev libssl-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
             libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli php8.2-fpm \
@@ -117,20 +117,26 @@ $(GEN)/otlp_profiles.pb-c.c $(GEN)/otlp_profiles.pb-c.h &: lib/encode/otlp_profi
 	@mkdir -p $(GEN)
 	$(call step,PROTOC,$<)
 	$(Q)cd lib/encode && protoc-c --c_out=$(abspath $(GEN)) otlp_profiles.proto
-$(GEN)/process_context.pb-c.c $(GEN)/process_context.pb-c.h &: lib/context/process_context.proto | $(BUILD)/.deps-ok
+# The process context is decoded with nanopb (no heap: its payload comes
+# from other processes); its options file makes every field a callback.
+$(GEN)/process_context.pb.c $(GEN)/process_context.pb.h &: lib/context/process_context.proto lib/context/process_context.options | $(BUILD)/.deps-ok
 	@mkdir -p $(GEN)
-	$(call step,PROTOC,$<)
-	$(Q)cd lib/context && protoc-c --c_out=$(abspath $(GEN)) process_context.proto
+	$(call step,NANOPB,$<)
+	$(Q)cd lib/context && protoc --plugin=protoc-gen-nanopb=/usr/bin/protoc-gen-nanopb --nanopb_out=$(abspath $(GEN)) process_context.proto
 
 # ---- library ----
 $(BUILD)/obj/gen/%.pb-c.o: $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h
 	@mkdir -p $(dir $@)
 	$(call step,CC,$<)
 	$(Q)$(CC) $(filter-out $(WARN),$(LIB_CFLAGS)) -w -c $< -o $@
+$(BUILD)/obj/gen/%.pb.o: $(GEN)/%.pb.c $(GEN)/%.pb.h
+	@mkdir -p $(dir $@)
+	$(call step,CC,$<)
+	$(Q)$(CC) $(filter-out $(WARN),$(LIB_CFLAGS)) -w -c $< -o $@
 
 # Each object depends on the headers it includes (-MMD -MP writes them to
 # a .d file beside it); generated headers must exist before the first build.
-GEN_HDRS := $(GEN)/profiler.skel.h $(GEN)/offcpu.skel.h $(RUNTIME_SKELS) $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb-c.h
+GEN_HDRS := $(GEN)/profiler.skel.h $(GEN)/offcpu.skel.h $(RUNTIME_SKELS) $(GEN)/otlp_profiles.pb-c.h $(GEN)/process_context.pb.h
 $(BUILD)/obj/%.o: %.c | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call step,CC,$<)
@@ -391,7 +397,8 @@ test-integration-subset: all workloads $(BUILD)/test/abi/abi_soak $(TOOLS) node-
 
 # The benchmark programs are built (not run) by make test, so that make
 # bench cannot rot between runs.
-bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_cfi_oracle $(BUILD)/bench/bench_top
+bench-build: $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_cfi_oracle $(BUILD)/bench/bench_top \
+  $(BUILD)/bench/bench_pctx
 
 test: all bench-build
 	$(MAKE) test-unit
@@ -444,7 +451,7 @@ ARM64_KERNEL ?= 6.12
 ARM64_KERNELS ?= 5.10 6.1 6.12
 ARM64_KERNEL_CACHE := $(abspath $(ARM64_BUILD))/kernels
 ARM64_DEB_PKGS := gcc-aarch64-linux-gnu qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 \
-            zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libssl-dev:arm64 \
+            zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libnanopb-dev:arm64 libssl-dev:arm64 \
             libiberty-dev:arm64 libjansson-dev:arm64 libcurl4-openssl-dev:arm64
 # (libcurl: its header only; the library dlopens libcurl.so.4.)
 .PHONY: arm64 arm64-deps test-arm64 image-context-arm64 image-oci
@@ -691,6 +698,11 @@ $(BUILD)/bench/bench_encode: test/bench/bench_encode.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
 
+# (malloc, calloc and realloc wrapped: the bench counts a decode's allocations)
+$(BUILD)/bench/bench_pctx: test/bench/bench_pctx.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc
+
 $(BUILD)/bench/bench_unwind_table: test/bench/bench_unwind_table.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_COMMON) $(BIN_DEPFLAGS) $< $(LIB_OBJS) -o $@ $(LIB_LDLIBS)
@@ -704,7 +716,8 @@ $(BUILD)/bench/bench_top: test/bench/bench_top.c $(filter-out cli/main.c cli/rec
 	$(call scan_deps,$(CC) $(CFLAGS_COMMON) -Icli,$< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS))
 	$(CC) $(CFLAGS_COMMON) -Icli $< $(filter-out cli/main.c cli/record.c,$(CLI_SRCS)) $(CLI_EXTRA_SRCS) -o $@ $(CLI_LDLIBS)
 
-bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top
+bench: all workloads $(BUILD)/test/abi/abi_soak $(BUILD)/bench/bench_encode $(BUILD)/bench/bench_unwind_table $(BUILD)/bench/bench_top \
+  $(BUILD)/bench/bench_pctx
 	bash test/bench/run.sh $(BUILD)
 
 # ---- fuzzing: libFuzzer + ASan + UBSan over every parser of outside data ----
@@ -718,7 +731,7 @@ FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_file.c lib/util/str_arena.c
 FUZZ_SRCS_elf_symbols := lib/elf/elf_file.c lib/elf/elf_guard.c lib/elf/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
   lib/elf/go_pclntab.c lib/elf/plt_symbols.c
-FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb-c.c
+FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb.c
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
 FUZZ_SRCS_utf8 := lib/util/utf8.c
@@ -726,7 +739,7 @@ FUZZ_SRCS_environ := lib/process/proc_environ.c lib/process/proc_file.c lib/util
 FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 # The stack-copy unwinder needs the process and file model around it.
 FUZZ_SRCS_unwind_copy := $(filter-out lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
-  $(GEN)/process_context.pb-c.c lib/agent/file_stages.c test/unit/unwind_alone.c -Itest/unit -lbpf
+  $(GEN)/process_context.pb.c lib/agent/file_stages.c test/unit/unwind_alone.c -Itest/unit -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_arena.c
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/elf/go_pclntab.c lib/elf/elf_guard.c lib/util/mem_budget.c
 FUZZ_SRCS_go_pclntab := lib/elf/go_pclntab.c
@@ -748,10 +761,10 @@ FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 $(BUILD)/fuzz/fuzz_unwind_capture: test/tools/unwind_capture.c test/tools/unwind_capture.h
 $(BUILD)/fuzz/fuzz_unwind_copy: $(UNWIND_ALONE)
 
-$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb-c.c $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(CLI_SRCS) | $(GEN_HDRS)
+$(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb.c $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(CLI_SRCS) | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CLANG) $(filter -I% -D% -std=%,$(FUZZ_CFLAGS) $(FUZZ_SRCS_$*)),$< $(FUZZ_SRCS_$*))
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -liberty
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -lprotobuf-nanopb -liberty
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
 	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus
@@ -782,7 +795,7 @@ test-fuzz-smoke: deps $(GEN)/otlp_profiles.pb-c.h $(FUZZ_BINS) $(BUILD)/fuzz/cor
 # before they existed is dropped so it is rebuilt with one.
 missing_srcs = $(filter-out $(wildcard $(filter %.c,$(file < $(1)))),$(filter %.c,$(file < $(1))))
 DEP_BINS := $(BUILD)/otelprof $(TOOLS) $(UNIT_BINS) $(BUILD)/test/abi/test_abi $(BUILD)/test/abi/abi_soak \
-            $(patsubst %,$(BUILD)/bench/%,bench_encode bench_unwind_table bench_cfi_oracle bench_top) $(FUZZ_BINS)
+            $(patsubst %,$(BUILD)/bench/%,bench_encode bench_unwind_table bench_cfi_oracle bench_top bench_pctx) $(FUZZ_BINS)
 # A .d naming a source since moved or removed (it lists the sources it
 # was built from) is dropped before make reads it, with its program.
 $(foreach b,$(DEP_BINS),$(if $(wildcard $(b).d),$(if $(call missing_srcs,$(b).d),$(shell rm -f $(b) $(b).d))))

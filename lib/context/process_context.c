@@ -3,12 +3,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pb_decode.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context/apm_channel.h"
-#include "process_context.pb-c.h"
+#include "process_context.pb.h"
 #include "util/utf8.h"
 
 void process_context_free(struct process_context *c)
@@ -99,13 +100,230 @@ bool pctx_key_observer_owned(const char *key)
 	return false;
 }
 
-static int resource_attr(struct process_context *c,
-			 const Otelprof__Pctx__KeyValue *kv)
+/*
+ * Decoding with nanopb, every field a callback (process_context.options):
+ * no heap and no object tree whatever the payload holds (protobuf-c built
+ * one: a hostile 64 KiB payload of empty attributes was 32,781 allocations,
+ * 3.6 MB and 7 ms per decode), a string over PCTX_MAX_STRING skipped
+ * alone, and of a oneof's members the last on the wire wins (each
+ * member's callback overwrites the value), as protobuf says.
+ */
+enum value_kind {
+	VALUE_NONE,
+	VALUE_STRING,
+	VALUE_BOOL,
+	VALUE_INT,
+	VALUE_DOUBLE,
+	VALUE_ARRAY,
+	VALUE_OTHER
+};
+
+/* The payload being decoded, for wire_is_string. */
+struct payload {
+	const uint8_t *lo, *hi;
+};
+
+/* One AnyValue or ScalarValue. */
+struct value {
+	const struct payload *p;
+	bool present; /* the field was there (it may have held nothing) */
+	enum value_kind kind;
+	size_t n; /* string bytes in s */
+	int64_t i;
+	double d;
+	bool b;
+	/* VALUE_ARRAY: the ArrayValue's bytes, read once the key is known
+	 * (it may follow the value): a copy of a memory-buffer stream reads
+	 * the same bytes again. */
+	pb_istream_t array;
+	char s[PCTX_MAX_STRING + 1];
+};
+
+struct key_value {
+	const struct payload *p;
+	bool has_key; /* a key within PCTX_MAX_STRING */
+	size_t klen;
+	char key[PCTX_MAX_STRING + 1];
+	struct value v;
+};
+
+struct decode {
+	struct payload p;
+	struct process_context *out;
+	int err;	/* -ENOMEM: stop */
+	bool keys_over; /* the key map ran past PCTX_MAX_KEYS (counted) */
+};
+
+/*
+ * Was the field on the wire length-delimited (a string, bytes or a
+ * message)? A callback is not told, and a field whose wire type does not
+ * match its declaration is an unknown field to protobuf (and was to
+ * protobuf-c here), skipped. nanopb hands a callback a length-delimited
+ * field as a stream over the payload itself, and a varint or fixed-size
+ * one as a stream over a copy on its own stack (pb_decode.c,
+ * decode_callback_field): where the stream reads from tells them apart.
+ * (A nanopb that read scalars in place would drop every int and bool:
+ * test_context fails then, loudly.)
+ */
+static bool wire_is_string(const pb_istream_t *st, const struct payload *p)
 {
-	const Otelprof__Pctx__AnyValue *v = kv->value;
+	const uint8_t *at = st->state;
+
+	return at >= p->lo && at <= p->hi;
+}
+
+/* A string field of at most PCTX_MAX_STRING bytes into buf, NUL-ended;
+ * a longer one is left unread (nanopb skips the rest) and *n set past
+ * the limit. */
+static bool read_string(pb_istream_t *st, char *buf, size_t *n)
+{
+	*n = st->bytes_left;
+	if (*n > PCTX_MAX_STRING)
+		return true;
+	if (!pb_read(st, (pb_byte_t *)buf, *n))
+		return false;
+	buf[*n] = '\0';
+	return true;
+}
+
+static bool value_string(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+
+	(void)f;
+	if (!wire_is_string(st, v->p))
+		return true; /* another wire type: an unknown field */
+	if (!read_string(st, v->s, &v->n))
+		return false;
+	v->kind = v->n > PCTX_MAX_STRING ? VALUE_OTHER : VALUE_STRING;
+	return true;
+}
+
+static bool value_bool(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+	uint64_t x;
+
+	(void)f;
+	if (wire_is_string(st, v->p))
+		return true;
+	if (!pb_decode_varint(st, &x))
+		return false;
+	v->kind = VALUE_BOOL;
+	v->b = x != 0;
+	return true;
+}
+
+static bool value_int(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+	uint64_t x;
+
+	(void)f;
+	if (wire_is_string(st, v->p))
+		return true;
+	if (!pb_decode_varint(st, &x))
+		return false;
+	v->kind = VALUE_INT;
+	v->i = (int64_t)x;
+	return true;
+}
+
+static bool value_double(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+
+	(void)f;
+	if (wire_is_string(st, v->p) || st->bytes_left != 8)
+		return true;
+	if (!pb_decode_fixed64(st, &v->d))
+		return false;
+	v->kind = VALUE_DOUBLE;
+	return true;
+}
+
+static bool value_array(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+
+	(void)f;
+	if (!wire_is_string(st, v->p))
+		return true;
+	v->kind = VALUE_ARRAY;
+	v->array = *st; /* left unread here: skipped by nanopb */
+	return true;
+}
+
+static bool value_other(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+
+	(void)f;
+	if (!wire_is_string(st, v->p))
+		return true;
+	v->kind = VALUE_OTHER; /* bytes: not a value we carry */
+	return true;
+}
+
+#define VALUE_CB(fn, v)                                                        \
+	{                                                                      \
+		.funcs.decode = (fn), .arg = (v)                               \
+	}
+
+static bool decode_any_value(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct value *v = *arg;
+	otelprof_pctx_AnyValue m = {
+		.string_value = VALUE_CB(value_string, v),
+		.bool_value = VALUE_CB(value_bool, v),
+		.int_value = VALUE_CB(value_int, v),
+		.double_value = VALUE_CB(value_double, v),
+		.array_value = VALUE_CB(value_array, v),
+		.bytes_value = VALUE_CB(value_other, v),
+	};
+
+	(void)f;
+	if (!wire_is_string(st, v->p))
+		return true;
+	v->present = true;
+	v->kind = VALUE_NONE;
+	return pb_decode(st, otelprof_pctx_AnyValue_fields, &m);
+}
+
+static bool decode_key(pb_istream_t *st, const pb_field_t *f, void **arg)
+{
+	struct key_value *kv = *arg;
+
+	(void)f;
+	if (!wire_is_string(st, kv->p))
+		return true;
+	if (!read_string(st, kv->key, &kv->klen))
+		return false;
+	kv->has_key = kv->klen <= PCTX_MAX_STRING;
+	return true;
+}
+
+static bool decode_key_value(pb_istream_t *st, const struct payload *p,
+			     struct key_value *kv)
+{
+	otelprof_pctx_KeyValue m = {
+		.key = VALUE_CB(decode_key, kv),
+		.value = VALUE_CB(decode_any_value, &kv->v),
+	};
+
+	/* Not the whole struct: its buffers are written before use. */
+	kv->p = kv->v.p = p;
+	kv->has_key = kv->v.present = false;
+	kv->v.kind = VALUE_NONE;
+	return pb_decode(st, otelprof_pctx_KeyValue_fields, &m);
+}
+
+static int resource_attr(struct process_context *c, const struct key_value *kv)
+{
+	const struct value *v = &kv->v;
 	char buf[64];
 
-	if (!kv->key || !v) {
+	if (!kv->has_key || !v->present) {
 		c->skipped++;
 		return 0;
 	}
@@ -113,24 +331,17 @@ static int resource_attr(struct process_context *c,
 		c->denied++;
 		return 0;
 	}
-	switch (v->value_case) {
-	case OTELPROF__PCTX__ANY_VALUE__VALUE_STRING_VALUE:
-		if (!v->string_value)
-			break;
-		return put_attr(c, kv->key, strlen(kv->key), v->string_value,
-				strlen(v->string_value), 0);
-	case OTELPROF__PCTX__ANY_VALUE__VALUE_INT_VALUE:
-		return put_attr(c, kv->key, strlen(kv->key), NULL, 0,
-				v->int_value);
-	case OTELPROF__PCTX__ANY_VALUE__VALUE_BOOL_VALUE:
-		snprintf(buf, sizeof(buf), "%s",
-			 v->bool_value ? "true" : "false");
-		return put_attr(c, kv->key, strlen(kv->key), buf, strlen(buf),
-				0);
-	case OTELPROF__PCTX__ANY_VALUE__VALUE_DOUBLE_VALUE:
-		snprintf(buf, sizeof(buf), "%.17g", v->double_value);
-		return put_attr(c, kv->key, strlen(kv->key), buf, strlen(buf),
-				0);
+	switch (v->kind) {
+	case VALUE_STRING:
+		return put_attr(c, kv->key, kv->klen, v->s, v->n, 0);
+	case VALUE_INT:
+		return put_attr(c, kv->key, kv->klen, NULL, 0, v->i);
+	case VALUE_BOOL:
+		snprintf(buf, sizeof(buf), "%s", v->b ? "true" : "false");
+		return put_attr(c, kv->key, kv->klen, buf, strlen(buf), 0);
+	case VALUE_DOUBLE:
+		snprintf(buf, sizeof(buf), "%.17g", v->d);
+		return put_attr(c, kv->key, kv->klen, buf, strlen(buf), 0);
 	default:
 		break; /* arrays and bytes: not resource attributes we carry */
 	}
@@ -138,71 +349,120 @@ static int resource_attr(struct process_context *c,
 	return 0;
 }
 
-static int key_map(struct process_context *c, const Otelprof__Pctx__AnyValue *v)
+static bool decode_resource_attr(pb_istream_t *st, const pb_field_t *f,
+				 void **arg)
 {
-	const Otelprof__Pctx__ArrayValue *a;
-	size_t n;
+	struct decode *d = *arg;
+	struct key_value kv;
 
-	if (!v ||
-	    v->value_case != OTELPROF__PCTX__ANY_VALUE__VALUE_ARRAY_VALUE ||
-	    !v->array_value) {
+	(void)f;
+	if (!decode_key_value(st, &d->p, &kv))
+		return false;
+	d->err = resource_attr(d->out, &kv);
+	return !d->err;
+}
+
+/* One entry of the key map: its index is its place in the array. */
+static bool decode_key_map_entry(pb_istream_t *st, const pb_field_t *f,
+				 void **arg)
+{
+	struct decode *d = *arg;
+	struct process_context *c = d->out;
+	struct value v = {.p = &d->p, .kind = VALUE_NONE};
+	otelprof_pctx_ScalarValue m = {
+		.string_value = VALUE_CB(value_string, &v),
+		.bool_value = VALUE_CB(value_bool, &v),
+		.int_value = VALUE_CB(value_int, &v),
+		.double_value = VALUE_CB(value_double, &v),
+		.bytes_value = VALUE_CB(value_other, &v),
+	};
+	size_t i;
+
+	(void)f;
+	if (!pb_decode(st, otelprof_pctx_ScalarValue_fields, &m))
+		return false;
+	if (c->nkeys >= PCTX_MAX_KEYS) {
+		if (!d->keys_over)
+			c->skipped++;
+		d->keys_over = true;
+		return true;
+	}
+	i = c->nkeys++;
+	if (v.kind == VALUE_STRING)
+		c->keys[i] = checked_strdup(v.s, v.n);
+	if (!c->keys[i])
+		c->skipped++; /* that index decodes to nothing */
+	return true;
+}
+
+static int key_map(struct decode *d, const struct value *v)
+{
+	struct process_context *c = d->out;
+	pb_istream_t st = v->array;
+	otelprof_pctx_ArrayValue m = {
+		.values = VALUE_CB(decode_key_map_entry, d),
+	};
+
+	if (v->kind != VALUE_ARRAY) {
 		c->skipped++;
 		return 0;
 	}
-	a = v->array_value;
-	n = a->n_values < PCTX_MAX_KEYS ? a->n_values : PCTX_MAX_KEYS;
-	if (a->n_values > PCTX_MAX_KEYS)
-		c->skipped++;
-	c->keys = calloc(n ? n : 1, sizeof(*c->keys));
+	c->keys = calloc(PCTX_MAX_KEYS, sizeof(*c->keys));
 	if (!c->keys)
 		return -ENOMEM;
-	c->nkeys = n;
-	for (size_t i = 0; i < n; i++) {
-		const Otelprof__Pctx__ScalarValue *s = a->values[i];
+	if (!pb_decode(&st, otelprof_pctx_ArrayValue_fields, &m))
+		return -EINVAL;
+	/* Sized for the most keys while decoding; kept for those read. */
+	if (c->nkeys < PCTX_MAX_KEYS) {
+		char **k = realloc(c->keys, (c->nkeys ? c->nkeys : 1) *
+						    sizeof(*c->keys));
 
-		if (s &&
-		    s->value_case ==
-			    OTELPROF__PCTX__SCALAR_VALUE__VALUE_STRING_VALUE &&
-		    s->string_value)
-			c->keys[i] = checked_strdup(s->string_value,
-						    strlen(s->string_value));
-		if (!c->keys[i])
-			c->skipped++; /* that index decodes to nothing */
+		if (k)
+			c->keys = k;
 	}
 	return 0;
+}
+
+static bool decode_context_attr(pb_istream_t *st, const pb_field_t *f,
+				void **arg)
+{
+	static const char map_key[] = "threadlocal.attribute_key_map";
+	struct decode *d = *arg;
+	struct key_value kv;
+
+	(void)f;
+	if (!decode_key_value(st, &d->p, &kv))
+		return false;
+	/* The first key map counts; other attributes are not ours. */
+	if (kv.has_key && kv.klen == sizeof(map_key) - 1 &&
+	    !memcmp(kv.key, map_key, kv.klen) && !d->out->keys)
+		d->err = key_map(d, &kv.v);
+	return !d->err;
 }
 
 int process_context_decode(const uint8_t *buf, size_t len,
 			   struct process_context *out)
 {
-	Otelprof__Pctx__ProcessContext *pc;
-	int err = 0;
+	struct decode d = {.p = {buf, buf + len}, .out = out};
+	otelprof_pctx_ProcessContext m = {
+		.resource.attributes = VALUE_CB(decode_resource_attr, &d),
+		.attributes = VALUE_CB(decode_context_attr, &d),
+	};
+	pb_istream_t st;
 
 	memset(out, 0, sizeof(*out));
 	if (len > PCTX_MAX_PAYLOAD)
 		return -E2BIG;
-	/* protobuf-c checks every length against the buffer; our schema is
-	 * not recursive, so nesting is bounded too. */
-	pc = otelprof__pctx__process_context__unpack(NULL, len, buf);
-	if (!pc)
-		return -EINVAL;
-	if (pc->resource)
-		for (size_t i = 0; !err && i < pc->resource->n_attributes; i++)
-			if (pc->resource->attributes[i])
-				err = resource_attr(
-					out, pc->resource->attributes[i]);
-	for (size_t i = 0; !err && i < pc->n_attributes; i++) {
-		const Otelprof__Pctx__KeyValue *kv = pc->attributes[i];
+	/* nanopb checks every length against the buffer; the schema is not
+	 * recursive, so nesting is bounded too. */
+	st = pb_istream_from_buffer(buf, len);
+	if (!pb_decode(&st, otelprof_pctx_ProcessContext_fields, &m)) {
+		int err = d.err ? d.err : -EINVAL;
 
-		if (kv && kv->key &&
-		    !strcmp(kv->key, "threadlocal.attribute_key_map") &&
-		    !out->keys)
-			err = key_map(out, kv->value);
-	}
-	otelprof__pctx__process_context__free_unpacked(pc, NULL);
-	if (err)
 		process_context_free(out);
-	return err;
+		return err;
+	}
+	return 0;
 }
 
 static uint64_t le64(const uint8_t *p)

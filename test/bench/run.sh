@@ -228,6 +228,7 @@ done
 
 # ---- 5. OTLP encoding ----
 row "OTLP encoding (1M samples, 100 processes, 5000 stacks)" "$("$B/bench/bench_encode" 1000000 | sed 's/^samples [0-9]*: //')"
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <("$B/bench/bench_pctx" 200)
 
 # ---- 5b. otelprof top on many unnamed locations (linear: 4x input, ~4x time) ----
 row "otelprof top: unnamed locations (parse + rank)" "$("$B/bench/bench_top" 200000)"
@@ -287,6 +288,9 @@ while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(
 
 # ---- 8b. off-CPU: cost per context switch at thresholds 0, 0.01 and 1 ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/offcpu.sh" "$B" 3)
+
+# ---- 8b'. an exec storm: what the exec hook costs the process that execs ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/exec_wake.sh" "$B" 2000)
 
 # ---- 8c. a real host: Go daemons, busy runtimes, exec churn ----
 # (a 30 s recording from 3 s in: start-up included; then the steady state,

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -61,6 +63,148 @@ static void decodes_resource_and_key_map(void **state)
 			process_context_free(&c);
 		}
 	}
+}
+
+/* A protobuf writer for the payloads below: tag, varint, bytes. */
+struct pb_out {
+	uint8_t b[70000];
+	size_t n;
+};
+
+static void put_varint(struct pb_out *o, uint64_t v)
+{
+	do {
+		o->b[o->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+}
+
+static void put_ld(struct pb_out *o, unsigned field, const void *p, size_t n)
+{
+	put_varint(o, field << 3 | 2);
+	put_varint(o, n);
+	memcpy(o->b + o->n, p, n);
+	o->n += n;
+}
+
+static void put_sub(struct pb_out *o, unsigned field, const struct pb_out *sub)
+{
+	put_ld(o, field, sub->b, sub->n);
+}
+
+/* KeyValue{key, value: AnyValue of the given bytes}, value first if asked. */
+static void put_kv(struct pb_out *o, const char *key, size_t klen,
+		   const struct pb_out *any, bool value_first)
+{
+	static struct pb_out kv;
+
+	kv.n = 0;
+	if (value_first)
+		put_sub(&kv, 2, any);
+	put_ld(&kv, 1, key, klen);
+	if (!value_first)
+		put_sub(&kv, 2, any);
+	put_sub(o, 1, &kv);
+}
+
+static struct pb_out *any_string(const char *s, size_t n)
+{
+	static struct pb_out a;
+
+	a.n = 0;
+	put_ld(&a, 1, s, n);
+	return &a;
+}
+
+/* What the decoder makes of payloads a publisher may get wrong, or a
+ * process may forge: each value alone is skipped (counted), the rest
+ * kept; nothing on the heap grows with the payload. */
+static void decodes_hostile_payloads(void **state)
+{
+	static struct pb_out res, ctx, any, arr, sc;
+	static char big[PCTX_MAX_STRING + 2];
+	struct process_context c;
+
+	(void)state;
+	/* A value over PCTX_MAX_STRING, a key with a NUL in it, a string
+	 * then an int for one oneof (the last wins), a bool sent as bytes
+	 * (another wire type: an unknown field, so no value), and a good
+	 * one. */
+	memset(big, 'x', sizeof(big));
+	res.n = 0;
+	put_kv(&res, "service.name", 12, any_string(big, sizeof(big)), false);
+	put_kv(&res, "a\0b", 3, any_string("v", 1), false);
+	any.n = 0;
+	put_ld(&any, 1, "text", 4);
+	put_varint(&any, 3 << 3 | 0);
+	put_varint(&any, 42);
+	put_kv(&res, "n", 1, &any, false);
+	any.n = 0;
+	put_ld(&any, 2, "\x01", 1);
+	put_kv(&res, "b", 1, &any, false);
+	put_kv(&res, "service.version", 15, any_string("1.0", 3), true);
+	ctx.n = 0;
+	put_sub(&ctx, 1, &res);
+	assert_int_equal(process_context_decode(ctx.b, ctx.n, &c), 0);
+	assert_int_equal(c.nattrs, 2);
+	assert_null(attr(&c, "service.name"));
+	assert_null(attr(&c, "a"));
+	assert_null(attr(&c, "b"));
+	assert_string_equal(attr(&c, "service.version"), "1.0");
+	for (size_t i = 0; i < c.nattrs; i++)
+		if (!strcmp(c.attrs[i].key, "n"))
+			assert_true(!c.attrs[i].str && c.attrs[i].i == 42);
+	assert_int_equal(c.skipped, 3);
+	process_context_free(&c);
+
+	/* The key map with its value before its key, 300 entries: the first
+	 * PCTX_MAX_KEYS kept, the rest counted once. */
+	arr.n = 0;
+	for (int i = 0; i < 300; i++) {
+		char k[16];
+
+		snprintf(k, sizeof(k), "k%d", i);
+		sc.n = 0;
+		put_ld(&sc, 1, k, strlen(k));
+		put_sub(&arr, 1, &sc);
+	}
+	any.n = 0;
+	put_sub(&any, 5, &arr);
+	ctx.n = 0;
+	{
+		static struct pb_out attrs;
+
+		attrs.n = 0;
+		put_kv(&attrs, "threadlocal.attribute_key_map", 29, &any, true);
+		/* put_kv wrote field 1; context attributes are field 2 */
+		attrs.b[0] = 2 << 3 | 2;
+		memcpy(ctx.b, attrs.b, attrs.n);
+		ctx.n = attrs.n;
+	}
+	assert_int_equal(process_context_decode(ctx.b, ctx.n, &c), 0);
+	assert_int_equal(c.nkeys, PCTX_MAX_KEYS);
+	assert_string_equal(c.keys[0], "k0");
+	assert_string_equal(c.keys[PCTX_MAX_KEYS - 1], "k255");
+	assert_int_equal(c.skipped, 1);
+	process_context_free(&c);
+
+	/* 64 KiB of empty attributes: all skipped, none kept. */
+	res.n = 0;
+	while (res.n + 2 <= PCTX_MAX_PAYLOAD - 4) {
+		res.b[res.n++] = 1 << 3 | 2;
+		res.b[res.n++] = 0;
+	}
+	ctx.n = 0;
+	put_sub(&ctx, 1, &res);
+	assert_true(ctx.n <= PCTX_MAX_PAYLOAD);
+	assert_int_equal(process_context_decode(ctx.b, ctx.n, &c), 0);
+	assert_int_equal(c.nattrs, 0);
+	assert_int_equal(c.skipped, res.n / 2);
+	process_context_free(&c);
+	/* Over the payload limit: refused before decoding. */
+	assert_int_equal(
+		process_context_decode(ctx.b, PCTX_MAX_PAYLOAD + 1, &c),
+		-E2BIG);
 }
 
 /* A fake address space: header at 0x1000, payload at 0x2000. */
@@ -315,6 +459,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decodes_resource_and_key_map),
+		cmocka_unit_test(decodes_hostile_payloads),
 		cmocka_unit_test(reads_header_protocol),
 		cmocka_unit_test(decodes_elastic_storage),
 		cmocka_unit_test(validates_utf8),
