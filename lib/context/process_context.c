@@ -199,33 +199,24 @@ static bool value_string(pb_istream_t *st, const pb_field_t *f, void **arg)
 	return true;
 }
 
-static bool value_bool(pb_istream_t *st, const pb_field_t *f, void **arg)
+/* bool_value and int_value: both varints (the same tags in AnyValue and
+ * ScalarValue). */
+static bool value_varint(pb_istream_t *st, const pb_field_t *f, void **arg)
 {
 	struct value *v = *arg;
 	uint64_t x;
 
-	(void)f;
 	if (wire_is_string(st, v->p))
 		return true;
 	if (!pb_decode_varint(st, &x))
 		return false;
-	v->kind = VALUE_BOOL;
-	v->b = x != 0;
-	return true;
-}
-
-static bool value_int(pb_istream_t *st, const pb_field_t *f, void **arg)
-{
-	struct value *v = *arg;
-	uint64_t x;
-
-	(void)f;
-	if (wire_is_string(st, v->p))
-		return true;
-	if (!pb_decode_varint(st, &x))
-		return false;
-	v->kind = VALUE_INT;
-	v->i = (int64_t)x;
+	if (f->tag == otelprof_pctx_AnyValue_bool_value_tag) {
+		v->kind = VALUE_BOOL;
+		v->b = x != 0;
+	} else {
+		v->kind = VALUE_INT;
+		v->i = (int64_t)x;
+	}
 	return true;
 }
 
@@ -275,8 +266,8 @@ static bool decode_any_value(pb_istream_t *st, const pb_field_t *f, void **arg)
 	struct value *v = *arg;
 	otelprof_pctx_AnyValue m = {
 		.string_value = VALUE_CB(value_string, v),
-		.bool_value = VALUE_CB(value_bool, v),
-		.int_value = VALUE_CB(value_int, v),
+		.bool_value = VALUE_CB(value_varint, v),
+		.int_value = VALUE_CB(value_varint, v),
 		.double_value = VALUE_CB(value_double, v),
 		.array_value = VALUE_CB(value_array, v),
 		.bytes_value = VALUE_CB(value_other, v),
@@ -371,8 +362,8 @@ static bool decode_key_map_entry(pb_istream_t *st, const pb_field_t *f,
 	struct value v = {.p = &d->p, .kind = VALUE_NONE};
 	otelprof_pctx_ScalarValue m = {
 		.string_value = VALUE_CB(value_string, &v),
-		.bool_value = VALUE_CB(value_bool, &v),
-		.int_value = VALUE_CB(value_int, &v),
+		.bool_value = VALUE_CB(value_varint, &v),
+		.int_value = VALUE_CB(value_varint, &v),
 		.double_value = VALUE_CB(value_double, &v),
 		.bytes_value = VALUE_CB(value_other, &v),
 	};

@@ -23,14 +23,7 @@ SOAK=$B/test/abi/abi_soak
 TMP=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
-cpu_ns() { # CPU of every thread of pid $1 (schedstat) into CPU_NS
-	local f a b s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	CPU_NS=$s
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 
 run_case() { # label, churner command...
 	local label=$1 out=$TMP/$1 soak churner by t0 t1 rec_ns=0 by_ns=0

@@ -27,14 +27,7 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 
 exec 9<> <(:)
 nap() { read -r -t "$1" -u 9 || true; }
-cpu_ns() {
-	local f a b s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	CPU_NS=$s
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 bpf_ns() {
 	{ cat /proc/"$1"/fdinfo/* 2>/dev/null || true; } | awk '
 		/^prog_id:/ { id = $2; sel = !seen[id]++ }

@@ -16,14 +16,7 @@ TMP=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$TMP"' EXIT
 command -v bpftool >/dev/null || { echo "exec_wake: bpftool missing" >&2; exit 1; }
 
-cpu_ns() { # CPU of every thread of pid $1 (schedstat)
-	local f a b s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	echo "$s"
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 
 on_exec() { # "runs ns" of the loaded on_exec programs with the most runs
 	bpftool prog show -j | python3 -c '
@@ -42,11 +35,11 @@ trap 'sysctl -q kernel.bpf_stats_enabled='"$stats"'; kill $(jobs -p) 2>/dev/null
 rp=$!
 sleep 4
 read -r r0 t0 < <(on_exec)
-c0=$(cpu_ns "$rp")
+cpu_ns "$rp"; c0=$CPU_NS
 w0=$(date +%s%N)
 for ((i = 0; i < N; i++)); do /bin/true; done
 w1=$(date +%s%N)
-c1=$(cpu_ns "$rp")
+cpu_ns "$rp"; c1=$CPU_NS
 read -r r1 t1 < <(on_exec)
 wait "$rp" || { echo "exec_wake: the recorder failed:" >&2; cat "$TMP/rec.log" >&2; exit 1; }
 runs=$((r1 - r0))

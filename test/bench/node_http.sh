@@ -28,14 +28,7 @@ PORT=$((20000 + RANDOM % 20000))
 
 "$NODE" "$HERE/node_http_server.js" "$PORT" > "$TMP/server.out" &
 SERVER=$!
-cpu_ns() { # CPU time of every thread of the server (ns) into CPU_NS
-	local f a b s=0
-	for f in /proc/"$SERVER"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	CPU_NS=$s
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 for _ in $(seq 100); do grep -q listening "$TMP/server.out" && break; sleep 0.1; done
 grep -q listening "$TMP/server.out" || { echo "node_http: the server did not start" >&2; exit 1; }
 # Wait until recorder $1 has settled: WARM seconds, then until it used
@@ -56,9 +49,9 @@ settle() {
 # one run: "requests server-CPU-ns"
 client() {
 	local c0 n
-	cpu_ns; c0=$CPU_NS
+	cpu_ns "$SERVER"; c0=$CPU_NS
 	n=$("$NODE" "$HERE/node_http_client.js" "$PORT" "$S" 8)
-	cpu_ns
+	cpu_ns "$SERVER"
 	echo "$n $((CPU_NS - c0))"
 }
 client > /dev/null # warm-up: the server's hot code compiled

@@ -30,14 +30,7 @@ raw_tp_stats() {
 		/^run_cnt:/ && sel { c += $2 }
 		END { print t + 0, c + 0 }'
 }
-cpu_ns() { # CPU time of every thread of pid $1, ns (schedstat)
-	local f a b s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	echo "$s"
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 
 # One run of mode $1 (none, or a threshold): "round_trips_per_s bpf_ns
 # bpf_runs recorder_cpu_ms"
@@ -49,12 +42,12 @@ run() {
 		rp=$!
 		sleep 2
 		read -r t0 c0 < <(raw_tp_stats "$rp")
-		r0=$(cpu_ns "$rp")
+		cpu_ns "$rp"; r0=$CPU_NS
 	fi
 	out=$("$W/pingpong" "$S")
 	if [ -n "$rp" ]; then
 		read -r t1 c1 < <(raw_tp_stats "$rp")
-		r1=$(cpu_ns "$rp")
+		cpu_ns "$rp"; r1=$CPU_NS
 		wait "$rp"
 	fi
 	echo "$out" | awk -v t=$((t1 - t0)) -v c=$((c1 - c0)) -v r=$((r1 - r0)) \

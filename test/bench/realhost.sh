@@ -40,14 +40,7 @@ die() { echo "realhost: $*" >&2; exit 1; }
 
 exec 9<> <(:) # never readable: sleeps without a process
 nap() { read -r -t "$1" -u 9 || true; }
-cpu_ns() { # CPU of every thread of pid $1 (schedstat) into CPU_NS
-	local f a b s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	CPU_NS=$s
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 fd_stats() { # "bpf_run_time_ns map_memlock_bytes" of process $1's own fds
 	{ cat /proc/"$1"/fdinfo/* 2>/dev/null || true; } | awk '
 		/^pos:/ { prog = ""; map = "" }

@@ -20,17 +20,7 @@ die() { echo "bench: $*" >&2; exit 1; }
 command -v perf >/dev/null || die "perf (linux-perf) missing: run make deps"
 command -v bpftool >/dev/null || die "bpftool missing: run make deps"
 
-# CPU time of every thread of pid $1 (ns, from schedstat: exact, unlike
-# the tick-sampled utime/stime) into CPU_NS. Builtins only: a measuring
-# loop that forks and execs would itself be work for the profiler.
-cpu_ns() {
-	local f a b s=0
-	for f in /proc/"$1"/task/*/schedstat; do
-		read -r a b < "$f" 2>/dev/null || continue
-		s=$((s + a))
-	done
-	CPU_NS=$s
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 exec 9<> <(:) # never readable: `read -t X -u 9` sleeps without a process
 nap() { read -r -t "$1" -u 9 || true; }
 # BPF programs of process $1, from its fds' fdinfo (run_time_ns and

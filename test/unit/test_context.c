@@ -143,10 +143,21 @@ static void decodes_hostile_payloads(void **state)
 	put_ld(&any, 2, "\x01", 1);
 	put_kv(&res, "b", 1, &any, false);
 	put_kv(&res, "service.version", 15, any_string("1.0", 3), true);
+	any.n = 0;
+	put_varint(&any, 2 << 3 | 0);
+	put_varint(&any, 1);
+	put_kv(&res, "flag", 4, &any, false);
+	any.n = 0;
+	put_varint(&any, 4 << 3 | 1);
+	memcpy(any.b + any.n, "\0\0\0\0\0\0\xf8\x3f", 8); /* 1.5 */
+	any.n += 8;
+	put_kv(&res, "ratio", 5, &any, false);
 	ctx.n = 0;
 	put_sub(&ctx, 1, &res);
 	assert_int_equal(process_context_decode(ctx.b, ctx.n, &c), 0);
-	assert_int_equal(c.nattrs, 2);
+	assert_int_equal(c.nattrs, 4);
+	assert_string_equal(attr(&c, "flag"), "true");
+	assert_string_equal(attr(&c, "ratio"), "1.5");
 	assert_null(attr(&c, "service.name"));
 	assert_null(attr(&c, "a"));
 	assert_null(attr(&c, "b"));
