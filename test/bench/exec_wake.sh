@@ -5,7 +5,7 @@
 # A whole-host recording (otelprof record, 19 Hz) and, 4 s in, a shell loop
 # running /bin/true EXECS times (2000: ~1000 execs/s here). One line
 # "label<TAB>value": on_exec's BPF time per run (bpftool, with
-# kernel.bpf_stats_enabled), the loop's wall time per exec and the
+# kernel.bpf_stats_enabled; the recorder's own program, by its fds), the loop's wall time per exec and the
 # recorder's CPU over the loop (schedstat of its threads).
 # OTELPROF=path/to/otelprof measures another build (A/B).
 set -euo pipefail
@@ -18,14 +18,18 @@ command -v bpftool >/dev/null || { echo "exec_wake: bpftool missing" >&2; exit 1
 
 . "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
 
-on_exec() { # "runs ns" of the loaded on_exec programs with the most runs
-	bpftool prog show -j | python3 -c '
-import json, sys
-best = (0, 0)
+on_exec() { # "runs ns" of the on_exec program of recorder $1 (its fds)
+	local ids
+	ids=$(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '/^prog_id:/ { print $2 }' | sort -u | tr '\n' ' ')
+	bpftool prog show -j | IDS="$ids" python3 -c '
+import json, os, sys
+ids = set(int(i) for i in os.environ["IDS"].split())
+runs = ns = 0
 for p in json.load(sys.stdin):
-    if p.get("name") == "on_exec" and p.get("run_cnt", 0) > best[0]:
-        best = (p["run_cnt"], p.get("run_time_ns", 0))
-print(*best)'
+    if p.get("name") == "on_exec" and p.get("id") in ids:
+        runs += p.get("run_cnt", 0)
+        ns += p.get("run_time_ns", 0)
+print(runs, ns)'
 }
 
 stats=$(sysctl -n kernel.bpf_stats_enabled)
@@ -34,13 +38,13 @@ trap 'sysctl -q kernel.bpf_stats_enabled='"$stats"'; kill $(jobs -p) 2>/dev/null
 "$BIN" record --duration 12 --frequency 19 -o "$TMP/rec.otlp" > "$TMP/rec.log" 2>&1 &
 rp=$!
 sleep 4
-read -r r0 t0 < <(on_exec)
+read -r r0 t0 < <(on_exec "$rp")
 cpu_ns "$rp"; c0=$CPU_NS
 w0=$(date +%s%N)
 for ((i = 0; i < N; i++)); do /bin/true; done
 w1=$(date +%s%N)
 cpu_ns "$rp"; c1=$CPU_NS
-read -r r1 t1 < <(on_exec)
+read -r r1 t1 < <(on_exec "$rp")
 wait "$rp" || { echo "exec_wake: the recorder failed:" >&2; cat "$TMP/rec.log" >&2; exit 1; }
 runs=$((r1 - r0))
 [ "$runs" -ge "$N" ] || { echo "exec_wake: on_exec ran $runs times for $N execs" >&2; exit 1; }
