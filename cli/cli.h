@@ -19,6 +19,7 @@ struct record_args {
 	unsigned prob_threshold, prob_interval_s;
 	const char *env_vars; /* include_env_vars, NULL: none */
 	double off_cpu;	      /* off-CPU threshold in [0, 1], 0: off */
+	bool apm_agents;      /* answer Elastic APM agents (off by default) */
 	bool quiet;
 };
 

@@ -97,6 +97,10 @@ static int main_record(int argc, char **argv)
 			a.quiet = true;
 			continue;
 		}
+		if (!strcmp(o, "--apm-agents")) {
+			a.apm_agents = true;
+			continue;
+		}
 		if (opt_is(o, "-a", "--all-cpus"))
 			continue; /* the default: perf's spelling accepted */
 		/* Off unless asked: the servers given, or those of

@@ -46,6 +46,11 @@ int cmd_record(const struct record_args *a)
 	opts.probabilistic_interval_ms = a->prob_interval_s * 1000;
 	opts.include_env_vars = a->env_vars;
 	opts.off_cpu_threshold = a->off_cpu;
+	/* A recording by hand must not answer the agents the host's own
+	 * profiler answers: its ids would reach the agent's transactions
+	 * and never the backend. */
+	if (!a->apm_agents)
+		opts.flags |= OTELPROF_F_NO_APM_AGENTS;
 	/* The output first: a path we cannot write fails now, not after the
 	 * whole recording. */
 	e = output_open(&out, a->output, err, sizeof(err));

@@ -43,9 +43,16 @@ enum otelprof_flags {
 	/* Keep samples taken while a CPU was idle (pid 0). Dropped by default:
 	 * they carry no application cost and would dominate idle hosts. */
 	OTELPROF_F_INCLUDE_IDLE = 1u << 0,
+	/* Do not answer Elastic APM agents (no connection to the socket an
+	 * agent publishes; docs/context-publishing.md). The profiler whose
+	 * profiles reach the backend should answer: an agent keeps the
+	 * stack-trace ids of every profiler that does, and ids of a second
+	 * one (a recording made by hand beside the host's agent) match
+	 * nothing there. */
+	OTELPROF_F_NO_APM_AGENTS = 1u << 1,
 };
 /* Every flag this library knows; others are rejected (-EINVAL). */
-#define OTELPROF_F_ALL OTELPROF_F_INCLUDE_IDLE
+#define OTELPROF_F_ALL (OTELPROF_F_INCLUDE_IDLE | OTELPROF_F_NO_APM_AGENTS)
 
 /*
  * Start options. Extensible in the libbpf style: `sz` must be set to

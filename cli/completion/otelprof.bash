@@ -11,7 +11,7 @@ _otelprof() {
 		return
 	fi
 	case "$cmd" in
-	record) opts="-o --output -d --duration -F --frequency -p --pid -a --all-cpus --report --btf --ringbuf-kb --symbol-budget-mb --file-budget-mb --debuginfod --probabilistic-threshold --probabilistic-interval --env-vars --off-cpu-threshold --quiet -h --help" ;;
+	record) opts="-o --output -d --duration -F --frequency -p --pid -a --all-cpus --report --btf --ringbuf-kb --symbol-budget-mb --file-budget-mb --debuginfod --probabilistic-threshold --probabilistic-interval --env-vars --off-cpu-threshold --apm-agents --quiet -h --help" ;;
 	report) opts="-o --output --diff -p --pid -t --title --watts-per-core --pue --co2-kg-per-kwh --cost-per-core-hour --max-nodes --max-groups --quiet -h --help" ;;
 	top) opts="-n --limit -p --pid -h --help" ;;
 	convert) opts="-f --format -o --output -p --pid -h --help" ;;

@@ -441,6 +441,7 @@ static int start_stages(struct otelprof *p, const struct otelprof_opts *o,
 				  bpf_sampler_big_mappings_fd(p->sampler));
 	context_tracker_init(&p->context, &p->procs, &p->symfiles,
 			     bpf_sampler_ctx_fd(p->sampler));
+	p->context.apm_off = !!(o->flags & OTELPROF_F_NO_APM_AGENTS);
 	e = runtime_programs_init(&p->programs, p->sampler);
 	if (e)
 		return errmsg_set(err, e, "eventfd: %s", strerror(-e));

@@ -175,12 +175,14 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 			process_context_free(&st->pctx);
 			st->pctx = c;
 			ct->counters.pctx_read++;
-			if (c.socket_path && !st->apm &&
-			    ct->napm >= APM_MAX_CHANNELS)
-				ct->apm.refused++;
-			else if (c.socket_path && !st->apm &&
-				 (st->apm = apm_channel_new(c.socket_path)))
-				ct->napm++;
+			/* apm_off: the context is kept, no channel */
+			if (c.socket_path && !ct->apm_off && !st->apm) {
+				if (ct->napm >= APM_MAX_CHANNELS)
+					ct->apm.refused++;
+				else if ((st->apm = apm_channel_new(
+						  c.socket_path)))
+					ct->napm++;
+			}
 		} else if (err != -EAGAIN) {
 			ct->counters.pctx_errors++;
 			st->elastic_storage = 0;

@@ -69,6 +69,7 @@ struct context_tracker {
 	uint32_t rescans_wanted; /* processes with rescan_wanted set */
 	struct context_counters counters;
 	uint32_t napm; /* processes with an apm channel */
+	bool apm_off;  /* OTELPROF_F_NO_APM_AGENTS: never open one */
 	struct apm_counters apm;
 	char host_id[APM_HOST_ID_MAX + 1]; /* /etc/machine-id, or "" */
 };

@@ -198,8 +198,16 @@ func runElasticAPM(t *testing.T, java, classes, agent, api string, jvmArgs []str
 	tids := threadsNamed(t, pid, "fib", "hash")
 	time.Sleep(1500 * time.Millisecond) // agent start-up, the JIT
 	var cpu0, cpu1 map[int64]float64
-	rec := recordWith(t, func() { cpu0 = threadCPU(pid) }, seconds, hz, "--pid", itoa(pid))
+	// A second recorder, as one run by hand beside the host's profiler:
+	// without --apm-agents it must not answer the agent (its ids would
+	// show as extras in the agent's transactions, judged below).
+	by := startBystander(t, seconds+2, hz, itoa(pid))
+	rec := recordWith(t, func() { cpu0 = threadCPU(pid) }, seconds, hz, "--pid", itoa(pid), "--apm-agents")
 	cpu1 = threadCPU(pid)
+	byStderr := by.wait(t)
+	if strings.Contains(byStderr, "Elastic APM:") || !strings.Contains(byStderr, "trace context:") {
+		t.Errorf("a recorder without --apm-agents answered the agent (or read no context):\n%s", byStderr)
+	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
@@ -365,4 +373,39 @@ func samplesWithID(p *Process, id string) string {
 		out = append(out[:4], fmt.Sprintf("... %d in all", len(out)))
 	}
 	return strings.Join(out, "; ")
+}
+
+// bystander is a second `otelprof record` running beside a test's own.
+type bystander struct {
+	cmd    *exec.Cmd
+	stderr syncBuffer
+}
+
+func startBystander(t *testing.T, seconds, hz int, pid string) *bystander {
+	t.Helper()
+	b := &bystander{}
+	b.cmd = exec.Command(filepath.Join(buildDir(t), "otelprof"), "record", "--duration", itoa(seconds),
+		"--frequency", itoa(hz), "--pid", pid, "--output", filepath.Join(t.TempDir(), "bystander.otlp"))
+	b.cmd.Stderr = &b.stderr
+	if err := b.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.cmd.Process.Kill() }) // wait reaps it
+	return b
+}
+
+// wait is the bystander's stderr once it has finished.
+func (b *bystander) wait(t *testing.T) string {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- b.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("bystander recorder: %v\n%s", err, b.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("bystander recorder did not finish\n%s", b.stderr.String())
+	}
+	return b.stderr.String()
 }
