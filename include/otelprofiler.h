@@ -387,6 +387,10 @@ struct otelprof;
  * one-line message is written to errbuf (if errbuf_len > 0), e.g.
  * "needs CAP_BPF and CAP_PERFMON (run as root)" or the verifier log.
  * opts may be NULL for all defaults.
+ * Process-wide effect: glibc's malloc is limited to one arena
+ * (mallopt M_ARENA_MAX), unless MALLOC_ARENA_MAX or GLIBC_TUNABLES sets
+ * arena_max: per-thread arenas doubled the library's resident memory
+ * (docs/performance.md).
  */
 OTELPROF_API int otelprof_start(const struct otelprof_opts *opts,
 				struct otelprof **out, char *errbuf,

@@ -23,6 +23,7 @@
 
 #include "agent/options.h"
 #include "util/clock.h"
+#include "util/malloc_arenas.h"
 
 int64_t agent_boot_to_unix_offset(void)
 {
@@ -528,6 +529,8 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 	struct otelprof *p;
 	int e;
 
+	/* Before our threads exist: each would take an arena of its own. */
+	(void)malloc_arenas_limit();
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return errmsg_set(err, -ENOMEM, "out of memory");
