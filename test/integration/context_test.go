@@ -1326,7 +1326,9 @@ func recordSignalling(t *testing.T, w *ctxWorkload, seconds int, after time.Dura
 			cpu1 = c
 			mu.Unlock()
 		})
-	}, seconds, ctxHz, "--pid", itoa(w.pid))
+		// --apm-agents: this recorder stands for the host's profiler,
+		// which answers an Elastic agent (the CLI does only if asked)
+	}, seconds, ctxHz, "--pid", itoa(w.pid), "--apm-agents")
 	if started == 0 {
 		t.Fatalf("otelprof never said it was recording:\n%s", rec.Stderr)
 	}
