@@ -33,7 +33,7 @@ void agent_sweep_if_due(struct otelprof *p)
 	/* Files of processes still running count as used (their stacks may
 	 * all be in the stack cache). */
 	process_table_stamp_files(&p->procs);
-	file_cache_drop_idle_lines(&p->symfiles, now - LINES_IDLE_NS);
+	file_cache_drop_idle_lines(&p->symfiles, now, LINES_IDLE_NS);
 	p->trim_due = true;
 }
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf/dwarf_lines.h"
 #include "elf/dwarf_image.h"
+#include "elf/dwarf_unit.h"
+#include "util/clock.h"
 #include "util/bsearch_le.h"
 #include "util/grow.h"
 #include "util/mem_budget.h"
+#include "util/str_intern.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -17,47 +20,48 @@
 #include <unistd.h>
 
 #define DWARF_LINES_MAX_RANGES (1u << 20)
+#define DWARF_LINES_MAX_UNITS  (1u << 20)
 
-/* pcs remembered per file, and the inlined functions an entry holds (a
- * deeper chain is looked up every time). A lookup walks the unit's DIE
- * tree from its root (dwarf_getscopes): in libpython, whose ceval.c a
- * busy interpreter's samples land in over and over, that walk was 66% of
- * the recorder's CPU on the real-host bench (docs/performance.md). */
-#define DWARF_LINES_CACHE	1024u
-#define DWARF_LINES_CACHE_DEPTH 4u
-
-struct where_entry {
-	uint64_t vaddr;
-	int32_t rc; /* what the lookup returned; 1: empty entry */
-	uint32_t line;
-	const char *file;
-	uint32_t ninlined;
-	struct {
-		const char *name, *linkage_name, *file;
-		uint32_t line;
-	} inl[DWARF_LINES_CACHE_DEPTH];
-};
-
-/* Address ranges of the compile units, for DWARF without .debug_aranges
- * (clang emits none): built on first use. */
+/* Address ranges of the compile units (not .debug_aranges: clang emits
+ * none, and the index must outlive the image): built at open. */
 struct cu_range {
 	uint64_t lo, hi;
-	Dwarf_Off die;
+	uint32_t unit;
 };
 
+enum unit_state { UNIT_UNREAD, UNIT_READ, UNIT_FAILED };
+
+struct unit_slot {
+	Dwarf_Off die;
+	uint8_t state;
+	struct dwarf_unit u;
+};
+
+/*
+ * A unit a pc falls in is read once into compact rows (dwarf_unit.h) and
+ * looked up there from then on. The image (the DWARF sections, or the
+ * whole file) and libdw's state are only needed to read units: they go
+ * when no unit was read for a while (dwarf_lines_trim) and are read again
+ * from the kept fd when a pc lands in a unit not read yet.
+ */
 struct dwarf_lines {
+	int fd; /* the file, kept to read the image again */
+	struct stat st;
 	uint8_t *image; /* its DWARF (dwarf_image.h) or the whole file, then
-			   DWARF_LINES_GUARD zeros */
-	size_t size;
+			   DWARF_LINES_GUARD zeros; NULL while trimmed */
+	size_t size;	/* charged for the image */
 	Elf *elf;
-	Dwarf *dw; /* NULL until first use */
-	bool broken;
-	bool indexed;
+	Dwarf *dw;
+	bool broken; /* the file changed or its DWARF cannot be read */
 	struct cu_range *ranges;
 	size_t nranges, ranges_cap;
-	struct where_entry *cache; /* NULL until first use, or if refused */
-	bool cache_tried;
+	struct unit_slot *units;
+	size_t nunits, units_cap;
+	struct str_intern strs;
+	uint64_t last_read_ns; /* boot clock: the last unit read */
+	uint32_t image_reads;  /* after a trim */
 	struct mem_account *acct;
+	struct grow_charge charge;
 };
 
 static int range_cmp(const void *a, const void *b)
@@ -77,57 +81,99 @@ static void acct_uncharge(void *acct, size_t bytes)
 	mem_account_uncharge(acct, bytes);
 }
 
+static int add_range(struct dwarf_lines *d, uint64_t lo, uint64_t hi,
+		     uint32_t unit)
+{
+	int err;
+
+	if (hi <= lo)
+		return 0;
+	err = grow_array(&d->ranges, &d->ranges_cap, d->nranges + 1,
+			 sizeof(*d->ranges), 64, DWARF_LINES_MAX_RANGES,
+			 &d->charge);
+	if (!err)
+		d->ranges[d->nranges++] = (struct cu_range){lo, hi, unit};
+	return err;
+}
+
+static int add_unit(struct dwarf_lines *d, Dwarf_Off die, uint32_t *unit)
+{
+	int err = grow_array(&d->units, &d->units_cap, d->nunits + 1,
+			     sizeof(*d->units), 16, DWARF_LINES_MAX_UNITS,
+			     &d->charge);
+
+	if (err)
+		return err;
+	memset(&d->units[d->nunits], 0, sizeof(d->units[0]));
+	d->units[d->nunits].die = die;
+	*unit = (uint32_t)d->nunits++;
+	return 0;
+}
+
+/* Units with their ranges; from .debug_aranges only when no unit names
+ * its ranges. Past a bound, the units indexed so far are kept. */
 static void index_units(struct dwarf_lines *d)
 {
-	const struct grow_charge c = {acct_charge, acct_uncharge, d->acct};
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie;
 	uint8_t unit_type;
 	Dwarf_Half version;
+	Dwarf_Aranges *ar;
+	size_t nar;
 
-	d->indexed = true;
 	while (!dwarf_get_units(d->dw, cu, &cu, &version, &unit_type, &cudie,
 				NULL)) {
 		Dwarf_Addr base, lo, hi;
 		ptrdiff_t off = 0;
+		uint32_t unit = UINT32_MAX;
 
 		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
-			if (hi <= lo)
-				continue;
-			if (d->nranges >= DWARF_LINES_MAX_RANGES)
+			if (unit == UINT32_MAX &&
+			    add_unit(d, dwarf_dieoffset(&cudie), &unit))
 				goto done;
-			if (grow_array(&d->ranges, &d->ranges_cap,
-				       d->nranges + 1, sizeof(*d->ranges), 64,
-				       DWARF_LINES_MAX_RANGES, &c))
+			if (add_range(d, lo, hi, unit))
 				goto done;
-			d->ranges[d->nranges++] = (struct cu_range){
-				lo, hi, dwarf_dieoffset(&cudie)};
 		}
+	}
+	if (d->nranges || dwarf_getaranges(d->dw, &ar, &nar))
+		goto done;
+	for (size_t i = 0; i < nar; i++) {
+		Dwarf_Arange *a = dwarf_onearange(ar, i);
+		Dwarf_Addr start;
+		Dwarf_Word len;
+		Dwarf_Off die;
+		uint32_t unit = UINT32_MAX;
+
+		if (!a || dwarf_getarangeinfo(a, &start, &len, &die) ||
+		    start + len < start)
+			continue;
+		/* a unit's aranges are usually together */
+		if (d->nunits && d->units[d->nunits - 1].die == die)
+			unit = (uint32_t)d->nunits - 1;
+		else if (add_unit(d, die, &unit))
+			break;
+		if (add_range(d, start, start + len, unit))
+			break;
 	}
 done:
 	if (d->nranges)
 		qsort(d->ranges, d->nranges, sizeof(*d->ranges), range_cmp);
 }
 
-/* The compile unit holding vaddr: through .debug_aranges, else our index. */
-static bool unit_of(struct dwarf_lines *d, uint64_t vaddr, Dwarf_Die *cu)
+/* The unit holding vaddr, or NULL. */
+static struct unit_slot *unit_of(struct dwarf_lines *d, uint64_t vaddr)
 {
-	size_t lo;
+	size_t lo = bsearch_le_count(d->ranges, d->nranges, sizeof(*d->ranges),
+				     offsetof(struct cu_range, lo), vaddr);
 
-	if (dwarf_addrdie(d->dw, vaddr, cu))
-		return true;
-	if (!d->indexed)
-		index_units(d);
-	lo = bsearch_le_count(d->ranges, d->nranges, sizeof(*d->ranges),
-			      offsetof(struct cu_range, lo), vaddr);
 	/* Ranges may nest or overlap (hostile): look back a few. */
 	for (size_t i = lo, k = 0; i > 0 && k < 8; i--, k++) {
 		const struct cu_range *r = &d->ranges[i - 1];
 
 		if (vaddr >= r->lo && vaddr < r->hi)
-			return dwarf_offdie(d->dw, r->die, cu) != NULL;
+			return &d->units[r->unit];
 	}
-	return false;
+	return NULL;
 }
 
 static atomic_uint open_files;
@@ -183,19 +229,80 @@ static int read_whole(int fd, size_t file_size, uint8_t **image)
 	return 0;
 }
 
+/* The file as it was at open: same inode, size and modification time. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void image_drop(struct dwarf_lines *d)
+{
+	if (d->dw)
+		dwarf_end(d->dw);
+	if (d->elf)
+		elf_end(d->elf);
+	if (d->image)
+		mem_account_uncharge(d->acct, d->size + DWARF_LINES_GUARD);
+	free(d->image);
+	d->dw = NULL;
+	d->elf = NULL;
+	d->image = NULL;
+	d->size = 0;
+}
+
 /*
  * libdw (0.188) reads strings of .debug_line/.debug_str with strlen and
  * runs past the end of an unterminated section (found by fuzzing). So the
  * image (the DWARF sections libdw reads, or the whole file) is in memory,
  * followed by a zero guard: such a read ends inside our own buffer, at
- * worst with a garbage name, never beyond.
+ * worst with a garbage name, never beyond. 0, or -errno (nothing held).
  */
+static int image_load(struct dwarf_lines *d)
+{
+	size_t file_size = (size_t)d->st.st_size;
+	int err;
+
+	/* charged for the whole file first (an image is no larger but for
+	 * its alignment), then for what the image holds */
+	if (!mem_account_charge(d->acct, file_size + DWARF_LINES_GUARD))
+		return -EDQUOT;
+	d->size = file_size;
+	err = dwarf_image_read(d->fd, file_size, DWARF_LINES_MAX_BYTES,
+			       DWARF_LINES_GUARD, &d->image, &d->size);
+	if (err == -ENOTSUP) {
+		d->size = file_size;
+		err = read_whole(d->fd, file_size, &d->image);
+	}
+	if (err) {
+		mem_account_uncharge(d->acct, file_size + DWARF_LINES_GUARD);
+		d->image = NULL;
+		d->size = 0;
+		return err;
+	}
+	if (d->size < file_size) {
+		mem_account_uncharge(d->acct, file_size - d->size);
+	} else if (d->size > file_size &&
+		   !mem_account_charge(d->acct, d->size - file_size)) {
+		d->size = file_size;
+		image_drop(d);
+		return -EDQUOT;
+	}
+	d->elf = elf_memory((char *)d->image, d->size);
+	if (!d->elf || !dwarf_usable(d->elf) ||
+	    !(d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL))) {
+		image_drop(d);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 struct dwarf_lines *dwarf_lines_open(int fd, struct mem_account *acct)
 {
 	struct dwarf_lines *d;
 	struct stat st;
-	size_t file_size;
-	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
@@ -207,44 +314,19 @@ struct dwarf_lines *dwarf_lines_open(int fd, struct mem_account *acct)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
-	/* charged for the whole file first (an image is no larger but for
-	 * its alignment), then for what the image holds */
-	file_size = (size_t)st.st_size;
-	d->size = file_size;
-	if (!mem_account_charge(acct, d->size + DWARF_LINES_GUARD)) {
-		free(d);
-		goto fail;
-	}
+	d->st = st;
 	d->acct = acct;
-	err = dwarf_image_read(fd, file_size, DWARF_LINES_MAX_BYTES,
-			       DWARF_LINES_GUARD, &d->image, &d->size);
-	if (err == -ENOTSUP) {
-		d->size = file_size;
-		err = read_whole(fd, file_size, &d->image);
-	}
-	if (err) {
-		d->size = file_size;
-		goto fail_free;
-	}
-	if (d->size < file_size) {
-		mem_account_uncharge(acct, file_size - d->size);
-	} else if (d->size > file_size &&
-		   !mem_account_charge(acct, d->size - file_size)) {
-		mem_account_uncharge(acct, file_size + DWARF_LINES_GUARD);
-		free(d->image);
+	d->charge = (struct grow_charge){acct_charge, acct_uncharge, acct};
+	d->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (d->fd < 0 || image_load(d)) {
+		if (d->fd >= 0)
+			close(d->fd);
 		free(d);
 		goto fail;
 	}
-	d->elf = elf_memory((char *)d->image, d->size);
-	if (!d->elf || !dwarf_usable(d->elf))
-		goto fail_free;
+	index_units(d);
+	d->last_read_ns = boot_ns();
 	return d;
-fail_free:
-	if (d->elf)
-		elf_end(d->elf);
-	free(d->image);
-	mem_account_uncharge(acct, d->size + DWARF_LINES_GUARD);
-	free(d);
 fail:
 	atomic_fetch_sub(&open_files, 1);
 	return NULL;
@@ -254,167 +336,86 @@ void dwarf_lines_close(struct dwarf_lines *d)
 {
 	if (!d)
 		return;
-	if (d->dw)
-		dwarf_end(d->dw);
-	elf_end(d->elf);
-	free(d->image);
+	image_drop(d);
+	close(d->fd);
+	for (size_t i = 0; i < d->nunits; i++)
+		dwarf_unit_free(&d->units[i].u, &d->charge);
+	free(d->units);
 	free(d->ranges);
-	if (d->cache)
-		mem_account_uncharge(d->acct,
-				     DWARF_LINES_CACHE * sizeof(*d->cache));
-	free(d->cache);
+	str_intern_free(&d->strs, &d->charge);
 	mem_account_uncharge(d->acct,
-			     d->size + DWARF_LINES_GUARD +
+			     d->units_cap * sizeof(*d->units) +
 				     d->ranges_cap * sizeof(*d->ranges));
 	free(d);
 	atomic_fetch_sub(&open_files, 1);
 }
 
-static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+/* A file whose units keep being needed now and then (a service's rare
+ * paths) waits longer each time its image had to be read again. */
+static uint64_t image_idle_ns(const struct dwarf_lines *d)
 {
-	Dwarf_Attribute a;
-	Dwarf_Word idx;
-	Dwarf_Files *files;
-	size_t n;
-
-	if (!dwarf_attr(die, DW_AT_call_file, &a) ||
-	    dwarf_formudata(&a, &idx) || dwarf_getsrcfiles(cu, &files, &n) ||
-	    idx >= n)
-		return NULL;
-	return dwarf_filesrc(files, idx, NULL, NULL);
+	return DWARF_LINES_IMAGE_IDLE_NS
+	       << (d->image_reads < 5 ? d->image_reads : 5);
 }
 
-static uint32_t call_line(Dwarf_Die *die)
+void dwarf_lines_trim(struct dwarf_lines *d, uint64_t now_ns)
 {
-	Dwarf_Attribute a;
-	Dwarf_Word v;
-
-	if (!dwarf_attr(die, DW_AT_call_line, &a) || dwarf_formudata(&a, &v) ||
-	    v > UINT32_MAX)
-		return 0;
-	return (uint32_t)v;
+	if (d && d->image && now_ns > d->last_read_ns &&
+	    now_ns - d->last_read_ns >= image_idle_ns(d))
+		image_drop(d);
 }
 
-static const char *linkage_name(Dwarf_Die *die)
+bool dwarf_lines_trimmed(const struct dwarf_lines *d)
 {
-	Dwarf_Attribute a;
-
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-		return dwarf_formstring(&a);
-	return NULL;
+	return !d->image;
 }
 
-static int lookup(struct dwarf_lines *d, uint64_t vaddr,
-		  struct dwarf_where *out)
+/* Reads u's rows, with the image read again first if it was trimmed. */
+static void read_unit(struct dwarf_lines *d, struct unit_slot *u)
 {
-	Dwarf_Die cu, *scopes = NULL;
-	Dwarf_Line *ln;
-	const char *file;
-	uint32_t line;
-	int lineno = 0, n;
+	struct stat now;
+	Dwarf_Die cudie;
 
-	memset(out, 0, sizeof(*out));
-	if (d->broken)
-		return -EIO;
-	if (!d->dw) {
-		d->dw = dwarf_begin_elf(d->elf, DWARF_C_READ, NULL);
-		if (!d->dw) {
+	if (!d->image) {
+		int err;
+
+		if (d->broken || fstat(d->fd, &now) ||
+		    !same_file(&now, &d->st)) {
+			/* changed since: no unit is read from it again */
 			d->broken = true;
-			return -EIO;
+			return;
 		}
+		err = image_load(d);
+		if (err) {
+			/* over budget now: the unit is tried again later */
+			d->broken = err != -EDQUOT;
+			return;
+		}
+		d->image_reads++;
 	}
-	if (!unit_of(d, vaddr, &cu))
-		return -ENOENT;
-	ln = dwarf_getsrc_die(&cu, vaddr);
-	if (!ln)
-		return -ENOENT;
-	file = dwarf_linesrc(ln, NULL, NULL);
-	if (dwarf_lineno(ln, &lineno) || lineno < 0)
-		lineno = 0;
-	line = (uint32_t)lineno;
-	/* Innermost scope first: each inlined_subroutine is a function
-	 * inlined here; its call site is the line in the scope around it. */
-	n = dwarf_getscopes(&cu, vaddr, &scopes);
-	for (int i = 0; i < n && out->ninlined < DWARF_LINES_MAX_DEPTH; i++) {
-		Dwarf_Die *s = &scopes[i];
-
-		if (dwarf_tag(s) != DW_TAG_inlined_subroutine)
-			continue;
-		out->inl[out->ninlined].name = dwarf_diename(s);
-		out->inl[out->ninlined].linkage_name = linkage_name(s);
-		out->inl[out->ninlined].file = file;
-		out->inl[out->ninlined].line = line;
-		out->ninlined++;
-		file = call_file(&cu, s);
-		line = call_line(s);
+	d->last_read_ns = boot_ns();
+	u->state = UNIT_FAILED;
+	if (!dwarf_offdie(d->dw, u->die, &cudie))
+		return;
+	if (dwarf_unit_build(&u->u, &cudie, &d->strs, &d->charge)) {
+		dwarf_unit_free(&u->u, &d->charge);
+		return;
 	}
-	free(scopes);
-	out->file = file;
-	out->line = line;
-	return 0;
+	u->state = UNIT_READ;
 }
 
-/* The cache entry for vaddr (allocated on first use, charged), or NULL. */
-static struct where_entry *cache_slot(struct dwarf_lines *d, uint64_t vaddr)
-{
-	uint64_t h = vaddr * 0x9e3779b97f4a7c15ull;
-
-	if (!d->cache && !d->cache_tried) {
-		d->cache_tried = true;
-		if (!mem_account_charge(d->acct,
-					DWARF_LINES_CACHE * sizeof(*d->cache)))
-			return NULL;
-		d->cache = malloc(DWARF_LINES_CACHE * sizeof(*d->cache));
-		if (!d->cache) {
-			mem_account_uncharge(
-				d->acct, DWARF_LINES_CACHE * sizeof(*d->cache));
-			return NULL;
-		}
-		for (uint32_t i = 0; i < DWARF_LINES_CACHE; i++)
-			d->cache[i].rc = 1;
-	}
-	return d->cache ? &d->cache[(h >> 32) % DWARF_LINES_CACHE] : NULL;
-}
-
-/* Called from one thread at a time per file (the symbolizer's), as libdw's
- * lazy state here (d->dw) already assumes. */
+/* Called from one thread at a time per file (the symbolizer's). */
 int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
 		       struct dwarf_where *out)
 {
-	struct where_entry *c = cache_slot(d, vaddr);
-	int rc;
+	struct unit_slot *u = unit_of(d, vaddr);
 
-	if (c && c->rc != 1 && c->vaddr == vaddr) {
-		memset(out, 0, sizeof(*out));
-		if (c->rc)
-			return c->rc;
-		out->ninlined = c->ninlined;
-		for (uint32_t i = 0; i < c->ninlined; i++) {
-			out->inl[i].name = c->inl[i].name;
-			out->inl[i].linkage_name = c->inl[i].linkage_name;
-			out->inl[i].file = c->inl[i].file;
-			out->inl[i].line = c->inl[i].line;
-		}
-		out->file = c->file;
-		out->line = c->line;
-		return 0;
-	}
-	rc = lookup(d, vaddr, out);
-	/* -EIO: the DWARF is broken for good, d->broken says so at once */
-	if (!c || rc == -EIO ||
-	    (!rc && out->ninlined > DWARF_LINES_CACHE_DEPTH))
-		return rc;
-	c->vaddr = vaddr;
-	c->rc = rc;
-	c->ninlined = rc ? 0 : out->ninlined;
-	for (uint32_t i = 0; i < c->ninlined; i++) {
-		c->inl[i].name = out->inl[i].name;
-		c->inl[i].linkage_name = out->inl[i].linkage_name;
-		c->inl[i].file = out->inl[i].file;
-		c->inl[i].line = out->inl[i].line;
-	}
-	c->file = rc ? NULL : out->file;
-	c->line = rc ? 0 : out->line;
-	return rc;
+	memset(out, 0, sizeof(*out));
+	if (!u)
+		return -ENOENT;
+	if (u->state == UNIT_UNREAD)
+		read_unit(d, u);
+	if (u->state != UNIT_READ)
+		return u->state == UNIT_FAILED ? -ENOENT : -EIO;
+	return dwarf_unit_lookup(&u->u, &d->strs, vaddr, out);
 }

@@ -461,13 +461,21 @@ int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
 	return err;
 }
 
-void file_cache_drop_idle_lines(struct file_cache *c, uint64_t before_ns)
+void file_cache_drop_idle_lines(struct file_cache *c, uint64_t now_ns,
+				uint64_t idle_ns)
 {
+	uint64_t before_ns = now_ns - idle_ns;
+
 	for (uint32_t i = 0; i < c->nv; i++) {
 		struct elf_file *f = c->v[i];
 
-		if (!f || f->loading || f->file->last_used_ns >= before_ns)
+		if (!f || f->loading)
 			continue;
+		if (f->file->last_used_ns >= before_ns) {
+			/* In use: its units read stay, the image may go. */
+			dwarf_lines_trim(f->dwarf, now_ns);
+			continue;
+		}
 		if (f->dwarf && f->dbgd_state != FILE_DBGD_DONE) {
 			dwarf_lines_close(f->dwarf);
 			f->dwarf = NULL;

@@ -172,10 +172,12 @@ bool file_cache_go_lines_used(const struct elf_file *f, bool go);
 bool file_cache_lines_due(const struct elf_file *f, bool go);
 int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
 			  bool go);
-/* Source lines (DWARF images, Go line tables) of files no sample used
- * since before_ns (boot clock) are freed: a frame that needs them again
- * reads them again. What a debuginfod server sent stays. */
-void file_cache_drop_idle_lines(struct file_cache *c, uint64_t before_ns);
+/* Source lines (DWARF, Go line tables) of files no sample used for idle_ns
+ * by now_ns (boot clock) are freed: a frame that needs them again reads
+ * them again. What a debuginfod server sent stays. Of files in use, the
+ * DWARF image may go (dwarf_lines_trim). */
+void file_cache_drop_idle_lines(struct file_cache *c, uint64_t now_ns,
+				uint64_t idle_ns);
 /* The ELF vaddr that mapping m of f (its symbols: ef) starts at, and the
  * bias (load address - vaddr). false: not a mapping of its code. */
 bool file_mapping_vaddr(const struct proc_mapping *m, const struct elf_file *ef,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* DWARF of a hostile file through libdw as the symbolizer uses it: the
- * compile-unit index, line tables and inlined scopes at a few pcs. Input:
+ * compile-unit index, units read into rows at a few pcs, the image
+ * trimmed and read again for the rest. Input:
  * a whole ELF file (held in a memfd, as the cache holds an fd). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,11 +31,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 * checking is off while it runs, on for our own
 			 * open and close. */
 			__lsan_disable();
-			for (size_t i = 0; i < sizeof(pcs) / sizeof(pcs[0]);
-			     i++)
-				if (!dwarf_lines_lookup(d, pcs[i], &w) &&
+			for (size_t i = 0; i < 2 * sizeof(pcs) / sizeof(pcs[0]);
+			     i++) {
+				/* half way: the image goes, units read stay,
+				 * the rest read it again */
+				if (i == sizeof(pcs) / sizeof(pcs[0]) / 2)
+					dwarf_lines_trim(d, UINT64_MAX);
+				if (!dwarf_lines_lookup(
+					    d,
+					    pcs[i %
+						(sizeof(pcs) / sizeof(pcs[0]))],
+					    &w) &&
 				    w.ninlined > DWARF_LINES_MAX_DEPTH)
 					__builtin_trap();
+			}
 			__lsan_enable();
 			dwarf_lines_close(d);
 		}
