@@ -616,7 +616,9 @@ func markLine(t *testing.T, src, name string) int64 {
 // (>= 95%), and a loop inlined into two functions comes back as two
 // Lines, the inlined function first with a line of its body (the loop's
 // control or arithmetic: where the timer lands is the CPU's business),
-// then the caller with the line of the call.
+// then the caller with the line of the call. In leaf_nested, mix is
+// inlined into twice, itself inlined: three Lines, each caller at the line
+// of its call (not the innermost call's line).
 func TestDwarfLinesAndInlines(t *testing.T) {
 	requireRoot(t)
 	src, err := filepath.Abs("../workloads/inlined.c")
@@ -635,7 +637,8 @@ func TestDwarfLinesAndInlines(t *testing.T) {
 		t.Fatalf("no samples")
 	}
 	p = steadySamples(p, time.Second)
-	frames, withLine, leafs, inlinedRight := 0, 0, 0, 0
+	twiceCall, nestedCall := markLine(t, src, "twice_call"), markLine(t, src, "call_nested")
+	frames, withLine, leafs, inlinedRight, nested, nestedRight := 0, 0, 0, 0, 0, 0
 	var bad []string
 	for _, s := range p.Samples {
 		for _, f := range s.Frames {
@@ -655,6 +658,18 @@ func TestDwarfLinesAndInlines(t *testing.T) {
 			} else if len(bad) < 5 {
 				bad = append(bad, fmt.Sprintf("%s: %+v", f.Function, f.Lines))
 			}
+			if outer.Name == "leaf_nested" {
+				nested++
+				l := f.Lines
+				if len(l) == 3 && l[0].Name == "mix" && l[0].Filename == src &&
+					l[0].Line >= mixFirst && l[0].Line <= mixLast &&
+					l[1].Name == "twice" && l[1].Filename == src && l[1].Line == twiceCall &&
+					l[2].Line == nestedCall {
+					nestedRight++
+				} else if len(bad) < 10 {
+					bad = append(bad, fmt.Sprintf("nested: %+v", f.Lines))
+				}
+			}
 			if _, ok := calls[outer.Name]; ok {
 				leafs++
 				if mixIn.judge(f.Lines) {
@@ -665,7 +680,8 @@ func TestDwarfLinesAndInlines(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d frames of the binary, %d with file and line; %d leaf frames, %d as mix inlined at the call line", frames, withLine, leafs, inlinedRight)
+	t.Logf("%d frames of the binary, %d with file and line; %d leaf frames, %d as mix inlined at the call line; %d leaf_nested frames, %d as mix in twice in leaf_nested at both call lines",
+		frames, withLine, leafs, inlinedRight, nested, nestedRight)
 	for _, b := range bad {
 		t.Logf("%s", b)
 	}
@@ -674,5 +690,8 @@ func TestDwarfLinesAndInlines(t *testing.T) {
 	}
 	if leafs < 100 || float64(inlinedRight) < 0.95*float64(leafs) {
 		t.Errorf("%d of %d leaf frames show mix inlined (want >= 95%%)", inlinedRight, leafs)
+	}
+	if nested < 100 || float64(nestedRight) < 0.95*float64(nested) {
+		t.Errorf("%d of %d leaf_nested frames show the whole chain (want >= 95%%)", nestedRight, nested)
 	}
 }

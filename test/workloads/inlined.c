@@ -4,8 +4,10 @@
  * lines and inlined frames from DWARF (native_test.go): the leaf samples
  * must come back as mix (this file, a line of its body: the loop's
  * control or its arithmetic, whichever the timer lands on) inlined into
- * leaf_heavy / leaf_light (the line of the call). The test finds the
- * expected lines by the markers in the comments.
+ * leaf_heavy / leaf_light (the line of the call); in leaf_nested, mix
+ * inlined into twice (the line of its call there) inlined into
+ * leaf_nested. The test finds the expected lines by the markers in the
+ * comments.
  * Usage: inlined SECONDS
  */
 #include <stdint.h>
@@ -39,6 +41,18 @@ NOINLINE void leaf_light(void)
 	sink = mix(sink, 1 * 20000); /* MARK:call_light */
 }
 
+static inline __attribute__((always_inline)) uint64_t twice(uint64_t x,
+							    unsigned n)
+{
+	x = mix(x, n); /* MARK:twice_call */
+	return x ^ (x >> 7);
+}
+
+NOINLINE void leaf_nested(void)
+{
+	sink = twice(sink, 2 * 20000); /* MARK:call_nested */
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -55,6 +69,7 @@ int main(int argc, char **argv)
 	while (now() < end) {
 		leaf_heavy();
 		leaf_light();
+		leaf_nested();
 		rounds++;
 	}
 	printf("rounds %llu\n", rounds);
