@@ -744,7 +744,7 @@ FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_
 FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/elf/go_pclntab.c lib/elf/elf_guard.c lib/util/mem_budget.c
 FUZZ_SRCS_go_pclntab := lib/elf/go_pclntab.c
 FUZZ_SRCS_dwarf_lines := lib/elf/dwarf_lines.c lib/elf/dwarf_unit.c lib/elf/dwarf_image.c lib/util/mem_budget.c \
-  lib/util/str_intern.c lib/util/idxmap.c
+  lib/util/str_intern.c lib/util/idxmap.c lib/util/debug_log.c
 FUZZ_SRCS_xz := lib/elf/debug_info.c $(FUZZ_SRCS_elf_symbols)
 FUZZ_SRCS_demangle := lib/symbolize/demangle.c lib/symbolize/symbol_names.c lib/util/idxmap.c lib/util/mem_budget.c \
   lib/util/str_arena.c

@@ -52,7 +52,7 @@ int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
 		       struct dwarf_where *out);
 /* Free the image and libdw's state if no unit was read for a while by
  * now_ns (boot clock; UINT64_MAX: at once): 10 s, twice that after each
- * time the image had to be read again, up to 320 s. Units already read
+ * time the image had to be read again, up to 60 s. Units already read
  * still answer; the next unit read loads the image again, if the file is
  * unchanged. */
 void dwarf_lines_trim(struct dwarf_lines *d, uint64_t now_ns);

@@ -10,7 +10,8 @@
 # WARM=N starts the window N s in (default 3: start-up included; 20 of a
 # 45 s recording measures the steady state).
 # Per rate one "label<TAB>value" row: the recorder's anonymous RSS at the
-# end of the window (RssAnon), its peak RSS (VmHWM), the memory of its BPF
+# end of the window (RssAnon) and its mean over the window (read every
+# second), its peak RSS (VmHWM), the memory of its BPF
 # maps (memlock, from its own fds), its CPU over the window from WARM s in
 # to 1 s before the end (schedstat of every thread + run time of its BPF
 # programs, kernel.bpf_stats_enabled) as % of all CPU, and what the library
@@ -124,7 +125,16 @@ for hz in $RATES; do
 	nap "$WARM"
 	cpu_ns "$rp"; c0=$CPU_NS; read -r b0 _ < <(fd_stats "$rp")
 	win=$((S - WARM - 1))
-	nap "$win"
+	# RssAnon every second of the window (no fork: read by the shell),
+	# its mean beside the last: memory read for a while and freed again
+	# (a DWARF image) makes one reading a matter of timing.
+	asum=0 an=0
+	for _ in $(seq "$win"); do
+		nap 1
+		while read -r k v _; do
+			[ "$k" = RssAnon: ] && { asum=$((asum + v)); an=$((an + 1)); }
+		done < "/proc/$rp/status"
+	done
 	cpu_ns "$rp"; c1=$CPU_NS; read -r b1 maps < <(fd_stats "$rp")
 	anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$rp/status")
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$rp/status")
@@ -134,7 +144,8 @@ for hz in $RATES; do
 	symmem=$(grep -o '[0-9]* processes tracked.*' "$TMP/r.err" | tail -1)
 	printf 'real host %s Hz (%s; python, node, java, perl busy; exec churn 20/s)\t' "$hz" "$GO_NOTE"
 	awk -v u=$((c1 - c0)) -v b=$((b1 - b0)) -v w="$win" -v n="$NCPU" -v a="$anon" -v h="$hwm" -v m="$maps" \
-		'BEGIN { printf "CPU %.3f%% of all CPU (user+sys %.0f ms, BPF %.0f ms in %d s); RssAnon %.1f MiB, peak RSS %.1f MiB, BPF maps %.1f MiB", 100 * (u + b) / (w * 1e9 * n), u / 1e6, b / 1e6, w, a / 1024, h / 1024, m / 1048576 }'
+		-v am=$((an ? asum / an : 0)) \
+		'BEGIN { printf "CPU %.3f%% of all CPU (user+sys %.0f ms, BPF %.0f ms in %d s); RssAnon %.1f MiB (window mean %.1f), peak RSS %.1f MiB, BPF maps %.1f MiB", 100 * (u + b) / (w * 1e9 * n), u / 1e6, b / 1e6, w, a / 1024, am / 1024, h / 1024, m / 1048576 }'
 	printf '; at %s s: %s\n' "$(((S - 1) / 5 * 5))" "${symmem:-?}"
 done
 sysctl -qw kernel.bpf_stats_enabled=0
