@@ -132,6 +132,10 @@ func (r *profilingReceiver) start() error {
 		zap.Int("samples_per_second", r.cfg.SamplesPerSecond),
 		zap.Int("pid", r.cfg.PID),
 		zap.Duration("reporter_interval", r.cfg.ReporterInterval))
+	if mallocArenasUnlimitedHere() {
+		r.set.Logger.Warn("MALLOC_ARENA_MAX is not set: glibc keeps a malloc arena per thread that called the library, " +
+			"tens of MiB more (set MALLOC_ARENA_MAX=1 in the collector's environment, as the DaemonSet does; docs/configuration.md)")
+	}
 	// What this kernel lacks and what the library does instead
 	// (docs/kernels.md): visible at start-up, never a silent difference.
 	if st, err := prof.Stats(); err == nil && st.KernelFallbacks != 0 {
