@@ -96,7 +96,7 @@ struct file *file_stages_resolve(const struct file_stages *st,
 	if (err == -EAGAIN) {
 		/* The loader's queue is full: again in a later pass. */
 		m->file_tried = 0;
-		proc->loads_deferred = true;
+		process_table_defer_loads(st->procs, proc);
 	}
 	close(fd);
 	return m->file;
@@ -113,7 +113,7 @@ void file_stages_resolve_all(const struct file_stages *st, struct process *proc)
 		 * (process_table_resume_loads). */
 		if (m->kind == PROC_MAPPING_FILE &&
 		    process_table_slice_over(st->procs)) {
-			proc->loads_deferred = true;
+			process_table_defer_loads(st->procs, proc);
 			return;
 		}
 		file_stages_resolve(st, proc, m);

@@ -714,13 +714,13 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 	if (now < p->next_rescan_ns || !budget_left(t, now)) {
 		if (!p->rescan_held)
 			t->counters.rescans_held++;
-		p->rescan_held = true;
+		p->rescan_held = t->any_held = true;
 		return false;
 	}
 	if (t->unlock && p->scan_cost_ns > PROCESS_RESCAN_INLINE_MAX_NS) {
 		/* Too slow to read here, under the lock: the drain pass
 		 * reads it (process_table_run_held), this pass. */
-		p->rescan_held = true;
+		p->rescan_held = t->any_held = true;
 		return false;
 	}
 	rescan_priced(t, p, now, false);
@@ -729,16 +729,23 @@ bool process_table_rescan_asked(struct process_table *t, struct process *p,
 
 bool process_table_run_held(struct process_table *t)
 {
-	uint64_t now = boot_ns();
+	uint64_t now;
 	uint32_t n = t->nslots;
+	bool held = false;
 
+	if (!t->any_held)
+		return false;
+	now = boot_ns();
 	for (uint32_t k = 0; k < n; k++) {
 		uint32_t i = (t->held_cursor + k) % n;
 		/* The table may have changed while a read had the lock
 		 * released. */
 		struct process *p = i < t->nslots ? t->procs[i] : NULL;
 
-		if (!p || !p->rescan_held || now < p->next_rescan_ns)
+		if (!p || !p->rescan_held)
+			continue;
+		held = true;
+		if (now < p->next_rescan_ns)
 			continue;
 		if (p->ghost || p->exited) {
 			p->rescan_held = false;
@@ -752,6 +759,8 @@ bool process_table_run_held(struct process_table *t)
 		rescan_priced(t, p, now, true);
 		return true;
 	}
+	/* every slot seen: none held, none to look at until one is */
+	t->any_held = held;
 	return false;
 }
 
@@ -799,6 +808,10 @@ void process_table_files_changed(struct process_table *t)
 
 bool process_table_resume_loads(struct process_table *t)
 {
+	bool whole = t->resume_cursor == 0;
+
+	if (!t->any_deferred)
+		return false;
 	/* A cursor, not a scan from the start: a process the loader's full
 	 * queue defers again waits for the next pass, not this one. */
 	for (; t->resume_cursor < t->nslots; t->resume_cursor++) {
@@ -815,7 +828,15 @@ bool process_table_resume_loads(struct process_table *t)
 		return true;
 	}
 	t->resume_cursor = 0;
+	/* from slot 0 to the end without one: none left */
+	if (whole)
+		t->any_deferred = false;
 	return false;
+}
+
+void process_table_defer_loads(struct process_table *t, struct process *p)
+{
+	p->loads_deferred = t->any_deferred = true;
 }
 
 /* The vDSO's size comes from our own [vdso] line in /proc/self/maps. */

@@ -158,7 +158,10 @@ struct process_table {
 	uint64_t rescan_budget_at_ns;
 	uint32_t held_cursor;	/* round robin over held rescans */
 	uint32_t resume_cursor; /* over deferred loads, within a pass */
-	struct process *ghost;	/* the last pre-exec sample's entry */
+	/* Some process may have held rescans / deferred loads: without, a
+	 * pass does not look at every slot (twice per drain pass). */
+	bool any_held, any_deferred;
+	struct process *ghost; /* the last pre-exec sample's entry */
 	long clk_tck;
 	char proc_root[64]; /* "/proc", overridable for tests */
 	/* include_env_vars: read from each process's environ at first
@@ -269,6 +272,8 @@ bool process_table_slice_over(struct process_table *t);
  * loads more (true: one was noted; take it before the next, so the
  * slice counts the loads). */
 bool process_table_resume_loads(struct process_table *t);
+/* p's files are left for a later pass (process_table_resume_loads). */
+void process_table_defer_loads(struct process_table *t, struct process *p);
 /* Files were read since (marked changed in the file table: the loader
  * thread's): tell the consumers of every process that maps one, and
  * clear the marks. */
