@@ -371,6 +371,9 @@ int process_unwind_start_worker(struct process_unwind *pu)
  * one such entry is up to 16,384 mappings). */
 static void repush_marked(struct process_unwind *pu)
 {
+	/* run at every drain pass: no slot scan when none is marked */
+	if (!pu->any_repush)
+		return;
 	for (uint32_t i = 0; i < pu->procs->nslots; i++) {
 		struct process *p = pu->procs->procs[i];
 
@@ -381,6 +384,7 @@ static void repush_marked(struct process_unwind *pu)
 		p->unwind_repush = false;
 		process_unwind_sync(pu, p);
 	}
+	pu->any_repush = false;
 }
 
 void process_unwind_take_wakeup(struct process_unwind *pu)
@@ -435,7 +439,8 @@ int process_unwind_finish_builds(struct process_unwind *pu)
 				const struct file *f = p->maps.v[k].file;
 
 				if (f && file_of(pu, f)->fresh) {
-					p->unwind_repush = true;
+					p->unwind_repush = pu->any_repush =
+						true;
 					break;
 				}
 			}

@@ -64,6 +64,7 @@ struct process_unwind {
 	struct file_cache *files;   /* symbols: where a mapping's code is */
 	struct unwind_file *ufiles; /* by file slot */
 	uint32_t nufiles;
+	bool any_repush; /* some process has unwind_repush set */
 	/* Background builds, one worker, no bound (one job per big file);
 	 * closing: a build in progress stops at its next FDE (stopping). */
 	struct work_queue builds;
