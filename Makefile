@@ -691,7 +691,7 @@ run: all collector
 	@echo "  profile-derived metrics -> $(CURDIR)/out/metrics.jsonl, and below (debug exporter)"
 	@echo "  then a page of the profiles (flamegraph, top functions, cost; docs/report.md):"
 	@echo "    $(BUILD)/otelprof report $(CURDIR)/out/profiles.jsonl -o $(CURDIR)/out/report.html"
-	$(BUILD)/otelcol-profiler --feature-gates=+service.profilesSupport --config $(CURDIR)/collector-config/local.yaml
+	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-1} $(BUILD)/otelcol-profiler --feature-gates=+service.profilesSupport --config $(CURDIR)/collector-config/local.yaml
 
 # ---- benchmarks (not part of make test): one table, see docs/performance.md ----
 $(BUILD)/bench/bench_encode: test/bench/bench_encode.c $(LIB_OBJS)
