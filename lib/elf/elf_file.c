@@ -4,6 +4,7 @@
 #include "elf/go_pclntab.h"
 #include "elf/plt_symbols.h"
 #include "util/bsearch_le.h"
+#include "util/front_coding.h"
 #include "util/grow.h"
 
 #include <errno.h>
@@ -522,23 +523,33 @@ static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
 }
 
 /*
- * Keep only the names of the symbols kept. The string tables were read
- * whole up to their last function name: they also hold the names of data
- * objects, of .dynsym entries that repeat .symtab's and of anything the
- * merge by address dropped (about half of a big binary's string bytes).
- * The new buffer is charged before it is allocated; without room the
- * tables stay as they are (correct, only larger).
+ * Keep only the names of the symbols kept, front-coded in address order.
+ * The string tables were read whole up to their last function name: they
+ * also hold the names of data objects, of .dynsym entries that repeat
+ * .symtab's and of anything the merge by address dropped (about half of a
+ * big binary's string bytes). The new buffer is charged before it is
+ * allocated; without room, or if it would not be smaller, the tables stay
+ * as they are (correct, only larger).
  */
-static void compact_names(struct elf_symbols *s)
+static void pack_names(struct elf_symbols *s)
 {
-	size_t total = 0, at = 0, prev = SIZE_MAX;
+	size_t total = 0, at = 0;
+	const char *prev = NULL;
 	char *buf;
 
-	for (size_t i = 0; i < s->n; i++)
-		total += strlen(s->names.buf + s->syms[i].name) + 1;
-	if (!s->n || total >= s->names.len || total > UINT32_MAX)
+	if (!s->n || s->names_packed)
 		return;
-	if (!mem_account_charge(s->acct, total))
+	for (size_t i = 0; i < s->n; i++) {
+		const char *name = s->names.buf + s->syms[i].name;
+
+		if (strlen(name) >= ELF_SYM_NAME_BUF)
+			return;
+		total += front_coding_size(prev, name,
+					   i % FRONT_CODING_BLOCK == 0);
+		prev = name;
+	}
+	if (total >= s->names.len || total > UINT32_MAX ||
+	    !mem_account_charge(s->acct, total))
 		return;
 	buf = malloc(total);
 	if (!buf) {
@@ -546,25 +557,21 @@ static void compact_names(struct elf_symbols *s)
 		return;
 	}
 	s->charged += total;
+	prev = NULL;
 	for (size_t i = 0; i < s->n; i++) {
 		const char *name = s->names.buf + s->syms[i].name;
-		size_t n = strlen(name) + 1;
 
-		/* Neighbours naming the same string share it. */
-		if (s->syms[i].name == prev) {
-			s->syms[i].name = s->syms[i - 1].name;
-			continue;
-		}
-		prev = s->syms[i].name;
-		memcpy(buf + at, name, n);
 		s->syms[i].name = (uint32_t)at;
-		at += n;
+		at += front_coding_put(buf + at, prev, name,
+				       i % FRONT_CODING_BLOCK == 0);
+		prev = name;
 	}
 	elf_symbols_uncharge(s, s->names.cap);
 	free(s->names.buf);
 	s->names.buf = buf;
 	s->names.len = at;
 	s->names.cap = total;
+	s->names_packed = true;
 }
 
 static int load_sections(Elf *elf, const struct elf_source *src,
@@ -688,7 +695,7 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 			elf_symbols_uncharge(s, (cap - out) * sizeof(*nv));
 		}
 	}
-	compact_names(s);
+	pack_names(s);
 	return 0;
 }
 
@@ -794,6 +801,7 @@ void elf_symbols_drop(struct elf_symbols *s)
 	s->go_func = NULL;
 	s->n = s->go_tab_len = s->go_func_len = 0;
 	s->go_tab_size = s->go_func_size = 0;
+	s->names_packed = false;
 	elf_symbols_uncharge(s, s->charged);
 }
 
@@ -859,12 +867,66 @@ const struct elf_sym *elf_symbols_lookup(const struct elf_symbols *s,
 	return sym;
 }
 
+void elf_symbols_names_start(struct elf_symbols_names_iter *it)
+{
+	it->i = it->pos = it->len = 0;
+	it->buf[0] = '\0';
+}
+
+const char *elf_symbols_names_next(const struct elf_symbols *s,
+				   struct elf_symbols_names_iter *it)
+{
+	const char *name;
+	size_t len;
+
+	if (it->i >= s->n)
+		return NULL;
+	if (!s->names_packed) {
+		name = s->names.buf + s->syms[it->i++].name;
+		it->len = strlen(name);
+		return name;
+	}
+	if (it->i % FRONT_CODING_BLOCK == 0) {
+		it->pos = s->syms[it->i].name;
+		it->len = 0;
+	}
+	it->i++;
+	len = front_coding_next(s->names.buf, s->names.len, &it->pos, it->buf,
+				sizeof(it->buf), it->len);
+	/* Our own encoding: cannot fail; an empty name if it did. */
+	it->len = len == SIZE_MAX ? 0 : len;
+	return it->buf;
+}
+
+const char *elf_symbols_name(const struct elf_symbols *s,
+			     const struct elf_sym *sym,
+			     char buf[ELF_SYM_NAME_BUF])
+{
+	size_t i = (size_t)(sym - s->syms), pos, len = 0;
+
+	if (!s->names_packed)
+		return s->names.buf + sym->name;
+	pos = s->syms[i - i % FRONT_CODING_BLOCK].name;
+	buf[0] = '\0';
+	for (size_t k = 0; k <= i % FRONT_CODING_BLOCK; k++) {
+		len = front_coding_next(s->names.buf, s->names.len, &pos, buf,
+					ELF_SYM_NAME_BUF, len);
+		if (len == SIZE_MAX)
+			break;
+	}
+	return buf;
+}
+
 const struct elf_sym *elf_symbols_find(const struct elf_symbols *s,
 				       const char *name)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->names.buf + s->syms[i].name, name))
-			return &s->syms[i];
+	struct elf_symbols_names_iter it;
+	const char *n;
+
+	elf_symbols_names_start(&it);
+	while ((n = elf_symbols_names_next(s, &it)))
+		if (!strcmp(n, name))
+			return &s->syms[it.i - 1];
 	return NULL;
 }
 
@@ -931,37 +993,72 @@ int elf_htlhash_fd(int fd, char out[33])
 	return 0;
 }
 
+/* The bytes of s's names, plain, each with its NUL. */
+static size_t names_plain_bytes(const struct elf_symbols *s,
+				struct elf_symbols_names_iter *it)
+{
+	size_t total = 0;
+
+	elf_symbols_names_start(it);
+	while (elf_symbols_names_next(s, it))
+		total += it->len + 1;
+	return total;
+}
+
 int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 {
-	size_t n = dst->n, out = 0;
+	size_t n = dst->n, out = 0, total, at = 0;
+	struct elf_symbols_names_iter it;
 	struct elf_sym *syms;
+	const char *name;
 	char *names;
 
 	if (!src->n)
 		return 0;
-	if (src->n > ELF_FILE_MAX_SYMBOLS - dst->n ||
-	    dst->names.len + src->names.len > UINT32_MAX)
+	if (src->n > ELF_FILE_MAX_SYMBOLS - dst->n)
+		return -E2BIG;
+	/* Both tables' names, plain, in one new buffer: packed again once
+	 * the symbols are sorted together. */
+	total = names_plain_bytes(dst, &it) + names_plain_bytes(src, &it);
+	if (total > UINT32_MAX)
 		return -E2BIG;
 	/* What dst grows by is charged to dst's account first (src, read
 	 * with the same account, is released by its owner). */
-	if (!elf_symbols_charge(dst, src->n * sizeof(*syms) + src->names.len))
+	if (!elf_symbols_charge(dst, src->n * sizeof(*syms) + total))
 		return -E2BIG;
 	syms = realloc(dst->syms, (dst->n + src->n) * sizeof(*syms));
 	if (!syms)
 		return -ENOMEM;
 	dst->syms = syms;
-	names = realloc(dst->names.buf, dst->names.len + src->names.len);
+	names = malloc(total);
 	if (!names)
 		return -ENOMEM;
-	dst->names.buf = names;
-	dst->names.cap = dst->names.len + src->names.len;
-	memcpy(names + dst->names.len, src->names.buf, src->names.len);
-	for (size_t i = 0; i < src->n; i++) {
-		syms[n + i] = src->syms[i];
-		syms[n + i].name += (uint32_t)dst->names.len;
-		syms[n + i].seq = (uint32_t)(n + i); /* after dst's on ties */
+	/* Each name is read before its symbol's offset is rewritten. dst's
+	 * read order restarts at 0 (it was the order before its own merge
+	 * by address, up to 4x its count) so that src's comes after it. */
+	elf_symbols_names_start(&it);
+	while ((name = elf_symbols_names_next(dst, &it))) {
+		memcpy(names + at, name, it.len + 1);
+		syms[it.i - 1].name = (uint32_t)at;
+		syms[it.i - 1].seq = (uint32_t)(it.i - 1);
+		at += it.len + 1;
 	}
-	dst->names.len += src->names.len;
+	elf_symbols_names_start(&it);
+	while ((name = elf_symbols_names_next(src, &it))) {
+		size_t i = it.i - 1;
+
+		memcpy(names + at, name, it.len + 1);
+		syms[n + i] = src->syms[i];
+		syms[n + i].name = (uint32_t)at;
+		syms[n + i].seq = (uint32_t)(n + i); /* after dst's on ties */
+		at += it.len + 1;
+	}
+	elf_symbols_uncharge(dst, dst->names.cap);
+	free(dst->names.buf);
+	dst->names.buf = names;
+	dst->names.len = at;
+	dst->names.cap = total;
+	dst->names_packed = false;
 	n += src->n;
 	/* dst's symbols sort first on ties (lower seq): they win. */
 	qsort(syms, n, sizeof(*syms), cmp_sym);
@@ -975,6 +1072,6 @@ int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 		syms[out++] = syms[i];
 	}
 	dst->n = out;
-	compact_names(dst);
+	pack_names(dst);
 	return 0;
 }

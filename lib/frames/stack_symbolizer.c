@@ -236,7 +236,8 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 					go ? SYMBOLIZED_WANT_GO_LINES
 					   : SYMBOLIZED_WANT_LINES,
 					m, file);
-			f.function_system = elf_symbols_name(&file->sym, sym);
+			f.function_system =
+				elf_symbols_name(&file->sym, sym, s->name_buf);
 			f.function = symbol_names_get(
 				&file->names, (uint32_t)(sym - file->sym.syms),
 				f.function_system, s->demangle_buf);

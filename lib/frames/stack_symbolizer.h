@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "elf/dwarf_lines.h"
+#include "elf/elf_file.h"
 #include "frames/frame.h"
 #include "frames/symbolized_stack.h"
 #include "process/process_table.h"
@@ -47,6 +48,7 @@ struct stack_symbolizer {
 	} runtimes[OTELPROF_RT_MAX];
 	char jit_name[JIT_NAME_MAX + 1];	/* scratch for jit_name_split */
 	char demangle_buf[DEMANGLE_MAX_OUTPUT]; /* names past a file's cache */
+	char name_buf[ELF_SYM_NAME_BUF];	/* a symbol's name, decoded */
 	/* One frame's inlined functions (DWARF) and their demangled names */
 	struct dwarf_where where;
 	struct frame_inline inl[DWARF_LINES_MAX_DEPTH];

@@ -26,6 +26,7 @@
 #define MAX_APPARENT (1ull << 30)
 
 static int fd = -1;
+static char name_buf[ELF_SYM_NAME_BUF];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -65,8 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				elf_symbols_lookup(&s, s.syms[i].addr);
 
 			if (!sym || s.syms[i].name >= s.names.len ||
-			    !memchr(s.names.buf + s.syms[i].name, 0,
-				    s.names.len - s.syms[i].name))
+			    !*elf_symbols_name(&s, sym, name_buf))
 				__builtin_trap();
 		}
 		elf_symbols_free(&s);

@@ -490,6 +490,9 @@ static const struct unwind_packed_row *replay_row(void *rows, uint32_t idx)
 #define UNWIND_ROW(ctx, rows, idx)	((void)(ctx), replay_row((rows), (idx)))
 #include "unwind_walk.h"
 
+/* Decoded symbol names (elf_symbols_name). */
+static char name_buf[ELF_SYM_NAME_BUF];
+
 static uint8_t *read_file(const char *path, size_t *len)
 {
 	struct stat st;
@@ -651,7 +654,7 @@ static void symbolize(const struct replay *r, uint64_t pc, uint32_t i,
 			snprintf(out, len, "?? %s", r->c->maps[k].path);
 			return;
 		}
-		name = elf_symbols_name(&m->sym, s);
+		name = elf_symbols_name(&m->sym, s, name_buf);
 		if (symbol_demangle(name, dem))
 			name = dem;
 		snprintf(out, len, "%s+%#" PRIx64 " %s", name,

@@ -25,6 +25,9 @@
 #include "filestore/file_cache.h"
 #include "util/mem_budget.h"
 
+/* Decoded symbol names (elf_symbols_name). */
+static char name_buf[ELF_SYM_NAME_BUF];
+
 /* An xz stream of n zero bytes (a few KiB for any n here). */
 static uint8_t *xz_zeros(size_t n, size_t *len)
 {
@@ -148,7 +151,8 @@ static void evicted_file_reloaded(void **state)
 	assert_true(a->sym.n > 1000);
 	sym = NULL;
 	for (size_t i = 0; i < a->sym.n && !sym; i++)
-		if (!strcmp(elf_symbols_name(&a->sym, &a->sym.syms[i]),
+		if (!strcmp(elf_symbols_name(&a->sym, &a->sym.syms[i],
+					     name_buf),
 			    "malloc"))
 			sym = &a->sym.syms[i];
 	assert_non_null(sym);
@@ -170,7 +174,7 @@ static void evicted_file_reloaded(void **state)
 	assert_false(a->evicted);
 	sym = elf_symbols_lookup(&a->sym, malloc_addr);
 	assert_non_null(sym);
-	assert_string_equal(elf_symbols_name(&a->sym, sym), "malloc");
+	assert_string_equal(elf_symbols_name(&a->sym, sym, name_buf), "malloc");
 	assert_int_equal(c.counters.reloads, 1);
 	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
 	file_table_put(&table, a->file);

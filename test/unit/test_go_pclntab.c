@@ -22,6 +22,9 @@
 #include "elf/elf_file.h"
 #include "elf/go_pclntab.h"
 
+/* Decoded symbol names (elf_symbols_name). */
+static char name_buf[ELF_SYM_NAME_BUF];
+
 static void workload(char *out, size_t len, const char *name)
 {
 	char exe[PATH_MAX];
@@ -105,12 +108,14 @@ static void pair_matches(const char *stripped_name, const char *syms_name)
 			got = elf_symbols_lookup(&s, sym.st_value);
 			if (got && got->addr == sym.st_value &&
 			    (got->flags & ELF_SYM_GO) &&
-			    same_name(elf_symbols_name(&s, got), want))
+			    same_name(elf_symbols_name(&s, got, name_buf),
+				      want))
 				matched++;
 			else if (checked - matched <= 5)
 				printf("mismatch at %#llx: %s vs %s\n",
 				       (unsigned long long)sym.st_value, want,
-				       got ? elf_symbols_name(&s, got) : "-");
+				       got ? elf_symbols_name(&s, got, name_buf)
+					   : "-");
 		}
 	}
 	elf_end(elf);

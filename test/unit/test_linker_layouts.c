@@ -26,6 +26,9 @@
 #include "process/proc_maps.h"
 #include "process/process_table.h"
 
+/* Decoded symbol names (elf_symbols_name). */
+static char name_buf[ELF_SYM_NAME_BUF];
+
 static const char *const variants[] = {
 	"bfd", "bfd-nosep", "gold", "lld", "lld-sep", "mold", "mold-sep",
 };
@@ -62,11 +65,12 @@ static void check_function(const struct proc_maps *maps, uint64_t pc,
 	assert_int_equal(bias + vaddr, m->start);
 	vaddr += pc - m->start;
 	sym = elf_symbols_lookup(&f.sym, vaddr);
-	if (!sym || strcmp(elf_symbols_name(&f.sym, sym), want) ||
+	if (!sym || strcmp(elf_symbols_name(&f.sym, sym, name_buf), want) ||
 	    sym->addr != vaddr)
 		fail_msg("%s: %#llx -> %s at %#llx, want %s there", variant,
 			 (unsigned long long)pc,
-			 sym ? elf_symbols_name(&f.sym, sym) : "nothing",
+			 sym ? elf_symbols_name(&f.sym, sym, name_buf)
+			     : "nothing",
 			 (unsigned long long)vaddr, want);
 	elf_symbols_free(&f.sym);
 }

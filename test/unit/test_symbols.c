@@ -21,6 +21,9 @@
 #include "symbolize/symbol_names.h"
 #include "symbolize/kallsyms.h"
 
+/* Decoded symbol names (elf_symbols_name). */
+static char name_buf[ELF_SYM_NAME_BUF];
+
 static void kallsyms_synthetic(void **state)
 {
 	static const char text[] = "ffffffff81000000 T _stext\n"
@@ -118,7 +121,8 @@ static void elf_symbols_of_self(void **state)
 	assert_true(elf_symbols_vaddr(&s, pc - m->start + m->offset, &vaddr));
 	sym = elf_symbols_lookup(&s, vaddr);
 	assert_non_null(sym);
-	assert_string_equal(elf_symbols_name(&s, sym), "symbol_probe_function");
+	assert_string_equal(elf_symbols_name(&s, sym, name_buf),
+			    "symbol_probe_function");
 	assert_true(s.build_id[0] != '\0');
 	elf_symbols_free(&s);
 	proc_maps_free(&maps);
@@ -137,7 +141,8 @@ static void elf_symbols_of_libc(void **state)
 	close(fd);
 	assert_true(s.n > 1000);
 	for (size_t i = 0; i < s.n; i++)
-		if (!strcmp(elf_symbols_name(&s, &s.syms[i]), "malloc"))
+		if (!strcmp(elf_symbols_name(&s, &s.syms[i], name_buf),
+			    "malloc"))
 			sym = &s.syms[i];
 	assert_non_null(sym);
 	assert_true(sym->size > 0);
@@ -148,6 +153,214 @@ static void elf_symbols_of_libc(void **state)
 	for (size_t i = 1; i < s.n; i++)
 		assert_true(s.syms[i - 1].addr < s.syms[i].addr);
 	elf_symbols_free(&s);
+}
+
+/* Every function symbol libelf reads from fd's .symtab and .dynsym, as
+ * (address, name) pairs: the truth the front-coded names are held to. */
+struct named_addr {
+	uint64_t addr;
+	char *name;
+};
+
+static int cmp_named_addr(const void *a, const void *b)
+{
+	const struct named_addr *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static struct named_addr *libelf_functions(int fd, size_t *n)
+{
+	struct named_addr *v = NULL;
+	size_t cap = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+
+	*n = 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sizeof(Elf64_Sym); i++) {
+			GElf_Sym sym;
+			const char *name;
+			unsigned type;
+
+			assert_non_null(gelf_getsym(d, (int)i, &sym));
+			type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+			    !(name = elf_strptr(elf, sh.sh_link,
+						sym.st_name)) ||
+			    !*name)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 4096;
+				v = realloc(v, cap * sizeof(*v));
+				assert_non_null(v);
+			}
+			v[*n].addr = sym.st_value;
+			v[(*n)++].name = strdup(name);
+		}
+	}
+	elf_end(elf);
+	qsort(v, *n, sizeof(*v), cmp_named_addr);
+	return v;
+}
+
+/* Is (addr, name) one of truth's pairs? */
+static bool truth_has(const struct named_addr *t, size_t n, uint64_t addr,
+		      const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && t[lo].addr == addr; lo++)
+		if (!strcmp(t[lo].name, name))
+			return true;
+	return false;
+}
+
+/*
+ * The names kept are front-coded (elf_file.h): each symbol's name, asked
+ * for alone and read in order, is the name libelf gives for that address,
+ * every function address libelf lists has its symbol, and a C++ binary's
+ * names take well under their plain bytes.
+ */
+static void packed_names_match_libelf(void **state)
+{
+	static const char *const files[] = {
+		"/usr/bin/node",
+		"/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+		"/lib/x86_64-linux-gnu/libc.so.6",
+	};
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct elf_symbols_names_iter it;
+		struct named_addr *truth;
+		struct elf_symbols s;
+		size_t n, plain = 0, ours = 0;
+		int fd = open(files[f], O_RDONLY);
+
+		if (fd < 0)
+			fail_msg("%s: %s (make test installs it)", files[f],
+				 strerror(errno));
+		truth = libelf_functions(fd, &n);
+		assert_int_equal(elf_symbols_load_fd(fd, &s, NULL), 0);
+		close(fd);
+		assert_true(s.n > 1000);
+		assert_true(s.names_packed);
+		elf_symbols_names_start(&it);
+		for (size_t i = 0; i < s.n; i++) {
+			const char *seq = elf_symbols_names_next(&s, &it);
+			const char *one =
+				elf_symbols_name(&s, &s.syms[i], name_buf);
+
+			assert_non_null(seq);
+			assert_string_equal(seq, one);
+			plain += strlen(one) + 1;
+			/* PLT stubs are named by us, not by a table. */
+			if (strstr(one, "@plt"))
+				continue;
+			if (!truth_has(truth, n, s.syms[i].addr, one))
+				fail_msg("%s: %#llx named %s, not in its "
+					 "tables",
+					 files[f],
+					 (unsigned long long)s.syms[i].addr,
+					 one);
+			ours++;
+		}
+		assert_null(elf_symbols_names_next(&s, &it));
+		for (size_t i = 0; i < n; i++) {
+			const struct elf_sym *sym =
+				elf_symbols_lookup(&s, truth[i].addr);
+
+			assert_non_null(sym);
+			assert_int_equal(sym->addr, truth[i].addr);
+		}
+		/* find() reads the names in order. */
+		assert_ptr_equal(
+			elf_symbols_find(&s,
+					 elf_symbols_name(&s, &s.syms[s.n - 1],
+							  name_buf)),
+			&s.syms[s.n - 1]);
+		printf("%s: %zu names, %zu B plain, %zu B kept (%.0f%%)\n",
+		       files[f], s.n, plain, s.names.len,
+		       100.0 * (double)s.names.len / (double)plain);
+		if (f == 0)
+			assert_true(s.names.len * 10 < plain * 8);
+		assert_true(ours > 1000);
+		for (size_t i = 0; i < n; i++)
+			free(truth[i].name);
+		free(truth);
+		elf_symbols_free(&s);
+	}
+}
+
+/*
+ * Merging a second table (a debug file's, MiniDebugInfo's) into a packed
+ * one: one symbol per address, the first table's name where both have
+ * one, every name still right and packed again.
+ */
+static void merge_keeps_names(void **state)
+{
+	static char other_buf[ELF_SYM_NAME_BUF];
+	struct elf_symbols a, b, want_a, want_b;
+	int fa = open("/lib/x86_64-linux-gnu/libc.so.6", O_RDONLY);
+	int fb = open("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", O_RDONLY);
+	size_t from_b = 0;
+
+	(void)state;
+	assert_true(fa >= 0 && fb >= 0);
+	assert_int_equal(elf_symbols_load_fd(fa, &a, NULL), 0);
+	assert_int_equal(elf_symbols_load_fd(fa, &want_a, NULL), 0);
+	assert_int_equal(elf_symbols_load_fd(fb, &b, NULL), 0);
+	assert_int_equal(elf_symbols_load_fd(fb, &want_b, NULL), 0);
+	close(fa);
+	close(fb);
+	assert_true(a.names_packed && b.names_packed);
+	assert_int_equal(elf_symbols_merge(&a, &b), 0);
+	assert_true(a.names_packed);
+	for (size_t i = 1; i < a.n; i++)
+		assert_true(a.syms[i - 1].addr < a.syms[i].addr);
+	for (size_t i = 0; i < a.n; i++) {
+		const struct elf_sym *w =
+			elf_symbols_lookup(&want_a, a.syms[i].addr);
+		const char *got = elf_symbols_name(&a, &a.syms[i], name_buf);
+
+		if (!w || w->addr != a.syms[i].addr) {
+			w = elf_symbols_lookup(&want_b, a.syms[i].addr);
+			assert_non_null(w);
+			assert_int_equal(w->addr, a.syms[i].addr);
+			assert_string_equal(
+				got, elf_symbols_name(&want_b, w, other_buf));
+			from_b++;
+			continue;
+		}
+		assert_string_equal(got,
+				    elf_symbols_name(&want_a, w, other_buf));
+	}
+	assert_true(from_b > 1000);
+	assert_int_equal(a.n, want_a.n + from_b);
+	elf_symbols_free(&a);
+	elf_symbols_free(&b);
+	elf_symbols_free(&want_a);
+	elf_symbols_free(&want_b);
 }
 
 static int tmpfile_with(const void *data, size_t len, char *path)
@@ -443,7 +656,7 @@ static void plt_stubs_named(void **state)
 		size_t k = 0;
 
 		assert_non_null(sym);
-		name = elf_symbols_name(&s, sym);
+		name = elf_symbols_name(&s, sym, name_buf);
 		assert_int_equal(sym->addr, a);
 		assert_true(strlen(name) > 4 &&
 			    !strcmp(name + strlen(name) - 4, "@plt"));
@@ -486,6 +699,8 @@ int main(void)
 		cmocka_unit_test(elf_symbols_of_libc),
 		cmocka_unit_test(elf_hostile_inputs),
 		cmocka_unit_test(htlhash_matches_definition),
+		cmocka_unit_test(packed_names_match_libelf),
+		cmocka_unit_test(merge_keeps_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

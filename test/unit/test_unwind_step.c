@@ -24,6 +24,9 @@
 #include "unwind/process_unwind.h"
 #include "unwind_alone.h"
 
+/* Decoded symbol names (elf_symbols_name). */
+static char name_buf[ELF_SYM_NAME_BUF];
+
 static struct otelprof_sample_event snap;
 static int snap_whole; /* the copy reached the top of the stack */
 
@@ -116,7 +119,7 @@ static const char *name_of(struct process_table *t, struct process *p,
 	    !elf_symbols_vaddr(&f->sym, pc - m->start + m->offset, &vaddr))
 		return "?";
 	sym = elf_symbols_lookup(&f->sym, vaddr - (uint64_t)return_address);
-	return sym ? elf_symbols_name(&f->sym, sym) : "?";
+	return sym ? elf_symbols_name(&f->sym, sym, name_buf) : "?";
 }
 
 static void unwinds_own_stack_snapshot(void **state)

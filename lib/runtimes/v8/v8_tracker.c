@@ -52,10 +52,13 @@ static bool is_v8_candidate(const char *path)
 static bool find_blob(const struct elf_symbols *s, uint64_t *vaddr,
 		      uint64_t *size)
 {
+	struct elf_symbols_names_iter it;
 	uint64_t lo = UINT64_MAX, hi = 0;
+	const char *n;
 
-	for (size_t i = 0; i < s->n; i++) {
-		const char *n = elf_symbols_name(s, &s->syms[i]);
+	elf_symbols_names_start(&it);
+	while ((n = elf_symbols_names_next(s, &it))) {
+		size_t i = it.i - 1;
 
 		if (strncmp(n, "Builtins_", 9))
 			continue;
