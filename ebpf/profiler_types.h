@@ -47,9 +47,12 @@ typedef uint64_t u64;
 #define OTELPROF_MAX_UNWIND_FILES 16384
 /* Executable mappings per process held in its unwind_procs entry; a
  * process with more has all of them in the shared big_mappings array
- * (OTELPROF_BIG_MAPPINGS entries for all such processes, 2.5 MiB). */
+ * (OTELPROF_BIG_MAPPINGS entries for all such processes, 1.25 MiB, all
+ * of it allocated at start: room for 60 processes of 500 executable
+ * mappings, where a JVM or a Chromium renderer has 100-300; a process
+ * refused is counted, unwind_big_refused, and keeps its first 128). */
 #define OTELPROF_MAX_PROC_MAPPINGS 128
-#define OTELPROF_BIG_MAPPINGS	   65536
+#define OTELPROF_BIG_MAPPINGS	   32768
 
 /* An exec or a mapping change wakes the reader at once, but at most once
  * per this gap on the whole host: the wake-up (an IPI to the reader's CPU)
