@@ -376,6 +376,9 @@ struct otelprof_stats {
 					    could not be read again */
 	uint64_t processes_gone_young;	 /* from a fork or exec, exited
 					    unsampled before their set-up */
+	uint64_t lines_image_reads;	 /* DWARF read again after it was
+					    freed as idle, for a unit not
+					    read yet */
 };
 
 /* Opaque profiler handle. */

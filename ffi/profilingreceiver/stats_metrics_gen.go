@@ -83,4 +83,5 @@ var statsMetrics = []statsMetric{
 	{"files_shared", "File identities (a copy, another container's layer) found to hold a known file's bytes and kept as that file", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesShared }},
 	{"files_share_mismatch", "Files whose content key matched a known file's but whose bytes differed (kept apart)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesShareMismatch }},
 	{"files_share_unverified", "Files whose content key matched a known file's that could not be read again to compare (kept apart)", "{file}", false, func(s *otelprof.Stats) uint64 { return s.FilesShareUnverified }},
+	{"lines_image_reads", "DWARF of files read again, after it was freed as idle, because a sample landed in a compile unit not read yet", "{file}", false, func(s *otelprof.Stats) uint64 { return s.LinesImageReads }},
 }

@@ -61,6 +61,7 @@ struct dwarf_lines {
 	struct str_intern strs;
 	uint64_t last_read_ns; /* boot clock: the last unit read */
 	uint32_t image_reads;  /* after a trim */
+	uint64_t *reads_total; /* the owner's count of those, or NULL */
 	struct mem_account *acct;
 	struct grow_charge charge;
 };
@@ -386,6 +387,12 @@ bool dwarf_lines_trimmed(const struct dwarf_lines *d)
 	return !d->image;
 }
 
+void dwarf_lines_count_image_reads(struct dwarf_lines *d, uint64_t *total)
+{
+	if (d)
+		d->reads_total = total;
+}
+
 /* Reads u's rows, with the image read again first if it was trimmed. */
 static void read_unit(struct dwarf_lines *d, struct unit_slot *u)
 {
@@ -408,6 +415,8 @@ static void read_unit(struct dwarf_lines *d, struct unit_slot *u)
 			return;
 		}
 		d->image_reads++;
+		if (d->reads_total)
+			(*d->reads_total)++;
 		debug_log("DWARF image of %zu bytes read again (%u times)",
 			  d->size, d->image_reads);
 	}

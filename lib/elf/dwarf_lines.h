@@ -57,5 +57,8 @@ int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr,
  * unchanged. */
 void dwarf_lines_trim(struct dwarf_lines *d, uint64_t now_ns);
 bool dwarf_lines_trimmed(const struct dwarf_lines *d);
+/* Add 1 to *total each time the image is read again after a trim (the
+ * owner's counter; d may be NULL). */
+void dwarf_lines_count_image_reads(struct dwarf_lines *d, uint64_t *total);
 
 #endif

@@ -91,6 +91,7 @@ static void take_result(struct file_cache *c, struct elf_file *f,
 	f->debug_source = r->debug_source;
 	f->sym = r->sym;
 	f->dwarf = r->dwarf;
+	dwarf_lines_count_image_reads(f->dwarf, &c->counters.lines_image_reads);
 	memcpy(f->htlhash, r->htlhash, sizeof(f->htlhash));
 	if (f->load_err || f->sym.skipped_symbols)
 		c->counters.malformed++;
@@ -303,6 +304,8 @@ static void take_debuginfod(struct file_cache *c, struct debuginfod_job *j)
 	if (f->dbgd_state == FILE_DBGD_DONE && !f->dwarf) {
 		f->dwarf = j->dwarf;
 		j->dwarf = NULL;
+		dwarf_lines_count_image_reads(f->dwarf,
+					      &c->counters.lines_image_reads);
 	}
 }
 
@@ -453,6 +456,8 @@ int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
 	if (!file_cache_go_lines_used(f, go)) {
 		f->dwarf_tried = true;
 		f->dwarf = dwarf_lines_open(fd, &f->acct);
+		dwarf_lines_count_image_reads(f->dwarf,
+					      &c->counters.lines_image_reads);
 		return f->dwarf ? 0 : -ENOEXEC;
 	}
 	c->counters.memory -= elf_symbols_memory(&f->sym);

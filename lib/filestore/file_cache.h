@@ -51,13 +51,15 @@ enum file_dbgd_state {
 /* What the file cache counts (for otelprof_stats). */
 struct file_cache_counters {
 	uint64_t loaded, malformed;
-	uint64_t memory;	/* bytes of symbols held */
-	uint64_t evictions;	/* files whose symbols were dropped (or idle
-				   files freed) to make room */
-	uint64_t over_budget;	/* files whose own data exceeded the
-				   per-file budget: symbols dropped */
-	uint64_t reloads;	/* evicted files read again for a sample */
-	uint64_t loads_retried; /* its queue was full: tried again later */
+	uint64_t memory;	    /* bytes of symbols held */
+	uint64_t evictions;	    /* files whose symbols were dropped (or idle
+				       files freed) to make room */
+	uint64_t over_budget;	    /* files whose own data exceeded the
+				       per-file budget: symbols dropped */
+	uint64_t reloads;	    /* evicted files read again for a sample */
+	uint64_t lines_image_reads; /* DWARF images read again after a
+				       trim, for a unit not read yet */
+	uint64_t loads_retried;	    /* its queue was full: tried again later */
 };
 
 struct file_cache {

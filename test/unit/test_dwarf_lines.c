@@ -312,12 +312,13 @@ static void trimmed_reads_again(void **state)
 	struct mem_budget b;
 	struct mem_account acct;
 	struct dwarf_lines *d;
-	uint64_t half = self_truth->n / 2, with_image, rows;
+	uint64_t half = self_truth->n / 2, with_image, rows, reads = 0;
 
 	(void)state;
 	mem_budget_init(&b, 1ull << 40, 1ull << 40);
 	mem_account_init(&acct, &b);
 	d = open_lines(self_truth->path, &acct);
+	dwarf_lines_count_image_reads(d, &reads);
 	check_range(d, self_truth, 0, half);
 	with_image = atomic_load(&acct.bytes);
 	/* units were read just now: kept */
@@ -330,10 +331,12 @@ static void trimmed_reads_again(void **state)
 	check_range(d, self_truth, 0, half);
 	assert_true(dwarf_lines_trimmed(d));
 	assert_int_equal(atomic_load(&acct.bytes), rows);
+	assert_int_equal(reads, 0);
 	check_range(d, self_truth, half, self_truth->n);
 	/* this test's units span .text (a file by hand may have one) */
 	if (!getenv("DWARF_LINES_TEST_FILE")) {
 		assert_false(dwarf_lines_trimmed(d));
+		assert_int_equal(reads, 1); /* counted once, for the owner */
 		/* read again once: it waits twice as long to go */
 		dwarf_lines_trim(d,
 				 boot_ns() + DWARF_LINES_IMAGE_IDLE_NS * 3 / 2);

@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 832
+const expectedStatsSize = 840
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -216,6 +216,8 @@ type Stats struct {
 	FilesShareUnverified uint64
 	// Processes from a fork or exec that exited unsampled before their set-up (files, unwind tables, runtimes) was due (processes_gone_young, {process}).
 	ProcessesGoneYoung uint64
+	// DWARF of files read again, after it was freed as idle, because a sample landed in a compile unit not read yet (lines_image_reads, {file}).
+	LinesImageReads uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -323,4 +325,5 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareMismatch)-808]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareUnverified)-816]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProcessesGoneYoung)-824]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.LinesImageReads)-832]
 )
