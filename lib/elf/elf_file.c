@@ -522,6 +522,19 @@ static bool sections_broken(Elf *elf, const GElf_Ehdr *eh)
 	return !scn || !gelf_getshdr(scn, &sh) || sh.sh_type != SHT_STRTAB;
 }
 
+/* s's names become buf (len bytes used, cap charged already), the old
+ * buffer given back. */
+static void replace_names(struct elf_symbols *s, char *buf, size_t len,
+			  size_t cap, bool packed)
+{
+	elf_symbols_uncharge(s, s->names.cap);
+	free(s->names.buf);
+	s->names.buf = buf;
+	s->names.len = len;
+	s->names.cap = cap;
+	s->names_packed = packed;
+}
+
 /*
  * Keep only the names of the symbols kept, front-coded in address order.
  * The string tables were read whole up to their last function name: they
@@ -566,12 +579,7 @@ static void pack_names(struct elf_symbols *s)
 				       i % FRONT_CODING_BLOCK == 0);
 		prev = name;
 	}
-	elf_symbols_uncharge(s, s->names.cap);
-	free(s->names.buf);
-	s->names.buf = buf;
-	s->names.len = at;
-	s->names.cap = total;
-	s->names_packed = true;
+	replace_names(s, buf, at, total, true);
 }
 
 static int load_sections(Elf *elf, const struct elf_source *src,
@@ -1053,12 +1061,7 @@ int elf_symbols_merge(struct elf_symbols *dst, const struct elf_symbols *src)
 		syms[n + i].seq = (uint32_t)(n + i); /* after dst's on ties */
 		at += it.len + 1;
 	}
-	elf_symbols_uncharge(dst, dst->names.cap);
-	free(dst->names.buf);
-	dst->names.buf = names;
-	dst->names.len = at;
-	dst->names.cap = total;
-	dst->names_packed = false;
+	replace_names(dst, names, at, total, false);
 	n += src->n;
 	/* dst's symbols sort first on ties (lower seq): they win. */
 	qsort(syms, n, sizeof(*syms), cmp_sym);
