@@ -10,7 +10,12 @@
 // on other lines. Prints, once a second, {"a": seconds in spin, "b": 0}
 // (its main thread's CPU, or the process's before Node 22) as JSON lines.
 'use strict';
-const cpu = () => { const u = process.threadCpuUsage ? process.threadCpuUsage() : process.cpuUsage(); return (u.user + u.system) / 1e6; };
+// Its main thread's CPU time (the process's before Node 22). The
+// process's is read first: getrusage(RUSAGE_THREAD) reports the runtime
+// the scheduler last accounted, at its tick (4 ms at HZ=250), which would
+// make each short round's reading 0 or a whole tick; RUSAGE_SELF brings
+// the calling thread's runtime up to date.
+const cpu = () => { const p = process.cpuUsage(); const u = process.threadCpuUsage ? process.threadCpuUsage() : p; return (u.user + u.system) / 1e6; };
 function spin(seconds) {
 	const t0 = cpu();
 	let s = 0, next = Date.now() + 1000;
