@@ -99,7 +99,7 @@ const char *symbol_names_get(struct symbol_names *c, uint32_t id,
 			     const char *raw, char scratch[DEMANGLE_MAX_OUTPUT])
 {
 	struct find_ctx k = {c, id};
-	uint64_t h = hash_u64((uint64_t)id + 1) | 1;
+	uint64_t h = hash_u64(id); /* idxmap keeps 0 apart itself */
 	uint32_t idx;
 	size_t len;
 
