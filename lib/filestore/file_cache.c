@@ -106,9 +106,17 @@ static void take_result(struct file_cache *c, struct elf_file *f,
 #define RELOAD_FIRST_NS (1000000000ull)
 #define RELOAD_MAX_NS	(64000000000ull)
 
+static uint64_t reload_wait(uint32_t reloads)
+{
+	uint64_t wait = RELOAD_FIRST_NS << (reloads < 6 ? reloads : 6);
+
+	return wait < RELOAD_MAX_NS ? wait : RELOAD_MAX_NS;
+}
+
 /*
- * Before a load: free the least recently sampled files until one more
- * file could take its whole per-file budget. An idle file (no process
+ * Before a load: free the least recently sampled files until the load
+ * fits (a first read: a whole file's budget; a reload: what the file
+ * held before, reload_need). An idle file (no process
  * maps it) goes whole (the file table drops it: every stage's entry
  * goes); a mapped one keeps its entry, loads and build id and loses its
  * symbols (its frames keep their addresses). O(files) per victim: only
@@ -120,9 +128,34 @@ bool file_cache_full(struct file_cache *c)
 	       c->budget.limit;
 }
 
-static void make_room(struct file_cache *c)
+/*
+ * What reading f's symbols again may need: the most its account held
+ * before (the read that fitted then fits again), with an eighth over for
+ * what the process's copy adds; a whole file's budget if it never held
+ * anything. Making room for a whole file's budget before every reload
+ * evicted a big file for each small one read again, which evicted it in
+ * turn when due: neither stayed named.
+ */
+static uint64_t reload_need(const struct file_cache *c,
+			    const struct elf_file *f)
 {
-	while (file_cache_full(c)) {
+	uint64_t peak = atomic_load(&f->acct.peak);
+	uint64_t need = peak + peak / 8 + (64u << 10);
+
+	return peak && need < c->budget.file_limit ? need
+						   : c->budget.file_limit;
+}
+
+static uint64_t lines_need(const struct file_cache *c, uint64_t file_size)
+{
+	uint64_t need = file_size + file_size / 8 + (1u << 20);
+
+	return need < c->budget.file_limit ? need : c->budget.file_limit;
+}
+
+static void make_room(struct file_cache *c, uint64_t need)
+{
+	while (mem_budget_used(&c->budget) + need > c->budget.limit) {
 		struct elf_file *victim = NULL;
 
 		for (uint32_t i = 0; i < c->nv; i++) {
@@ -161,15 +194,8 @@ static void make_room(struct file_cache *c)
 		victim->dwarf = NULL;
 		c->counters.memory += elf_symbols_memory(&victim->sym);
 		victim->evicted = true;
-		{
-			uint64_t wait =
-				RELOAD_FIRST_NS
-				<< (victim->reloads < 6 ? victim->reloads : 6);
-
-			victim->reload_after_ns =
-				mono_ns() +
-				(wait < RELOAD_MAX_NS ? wait : RELOAD_MAX_NS);
-		}
+		victim->reload_after_ns =
+			mono_ns() + reload_wait(victim->reloads);
 	}
 }
 
@@ -193,7 +219,7 @@ int file_cache_file_added(struct file_cache *c, struct file *file,
 		return -ENOMEM;
 	if (a->fd < 0)
 		return add_mem(c, f, a);
-	make_room(c);
+	make_room(c, c->budget.file_limit);
 	if (c->loader.queue.started && file->id.size >= FILE_LOADER_MIN_BYTES) {
 		int e = file_loader_submit(&c->loader, f, &f->acct, a->fd,
 					   file->path, a->root_fd);
@@ -452,7 +478,13 @@ int file_cache_load_lines(struct file_cache *c, struct elf_file *f, int fd,
 		f->dwarf_tried = f->sym.go_lines_tried = true;
 		return -ESTALE;
 	}
-	make_room(c);
+	/* DWARF's image is charged as the file's size, its rows as units
+	 * are read (dwarf_lines.c): room for that, not for a whole file's
+	 * budget, which evicted a big file's symbols for a small file's
+	 * lines. Go's lines, decoded from the pclntab, can outgrow the
+	 * file: a whole file's budget. */
+	make_room(c, file_cache_go_lines_used(f, go) ? c->budget.file_limit
+						     : lines_need(c, id.size));
 	if (!file_cache_go_lines_used(f, go)) {
 		f->dwarf_tried = true;
 		f->dwarf = dwarf_lines_open(fd, &f->acct);
@@ -510,15 +542,19 @@ int file_cache_reload(struct file_cache *c, struct elf_file *f, int fd,
 		return -ESTALE;
 	/* Not again before the next due time, whatever happens now. */
 	f->reload_after_ns = UINT64_MAX;
-	make_room(c);
+	make_room(c, reload_need(c, f));
 	err = elf_symbols_load_fd(fd, &sym, &f->acct);
 	if (err) {
 		elf_symbols_free(&sym);
 		return err;
 	}
 	if (sym.over_budget) {
+		/* It fitted its own budget before: the total was short (other
+		 * files grew meanwhile). Tried again later, waiting longer
+		 * each time. */
 		elf_symbols_free(&sym);
 		c->counters.over_budget++;
+		f->reload_after_ns = mono_ns() + reload_wait(f->reloads++);
 		return -EDQUOT;
 	}
 	debug_info_attach(&sym, fd, path, root_fd);

@@ -16,6 +16,7 @@ void mem_account_init(struct mem_account *a, struct mem_budget *b)
 {
 	a->budget = b;
 	atomic_store(&a->bytes, 0);
+	atomic_store(&a->peak, 0);
 }
 
 bool mem_account_charge(struct mem_account *a, uint64_t n)
@@ -42,6 +43,11 @@ bool mem_account_charge(struct mem_account *a, uint64_t n)
 			return false;
 		}
 	} while (!atomic_compare_exchange_weak(&b->used, &cur, cur + n));
+	cur = atomic_load(&a->peak);
+	while (atomic_load(&a->bytes) > cur &&
+	       !atomic_compare_exchange_weak(&a->peak, &cur,
+					     atomic_load(&a->bytes)))
+		;
 	return true;
 }
 

@@ -29,6 +29,8 @@ struct mem_budget {
 struct mem_account {
 	struct mem_budget *budget; /* NULL: unlimited (tests, tools) */
 	_Atomic uint64_t bytes;	   /* charged to this file now */
+	_Atomic uint64_t peak;	   /* the most it held: what reading the
+				      file again needs */
 };
 
 void mem_budget_init(struct mem_budget *b, uint64_t limit, uint64_t file_limit);

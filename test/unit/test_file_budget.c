@@ -114,8 +114,8 @@ static struct elf_file *load(struct file_cache *c, const char *path, int *fd)
 	return file_cache_of(c, file);
 }
 
-/* What libc's symbols (with its debug file's) cost on their own. */
-static uint64_t libc_cost(void)
+/* What a file's symbols (with its debug file's) cost on their own. */
+static uint64_t cost_of(const char *path)
 {
 	struct file_cache c;
 	struct elf_file *f;
@@ -123,12 +123,17 @@ static uint64_t libc_cost(void)
 	int fd;
 
 	cache_init(&c);
-	f = load(&c, LIBC, &fd);
+	f = load(&c, path, &fd);
 	used = mem_budget_used(&c.budget);
 	file_table_put(&table, f->file);
 	cache_free(&c);
 	close(fd);
 	return used;
+}
+
+static uint64_t libc_cost(void)
+{
+	return cost_of(LIBC);
 }
 
 /* libc loses its symbols to make room for libm (the total budget holds
@@ -175,6 +180,46 @@ static void evicted_file_reloaded(void **state)
 	sym = elf_symbols_lookup(&a->sym, malloc_addr);
 	assert_non_null(sym);
 	assert_string_equal(elf_symbols_name(&a->sym, sym, name_buf), "malloc");
+	assert_int_equal(c.counters.reloads, 1);
+	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
+	file_table_put(&table, a->file);
+	file_table_put(&table, b->file);
+	cache_free(&c);
+	close(fa);
+	close(fb);
+}
+
+/* A small file read again makes room for what it held before, not for a
+ * whole file's budget: libm, evicted for libc's first read, comes back
+ * beside libc instead of evicting it (which, when the big file was read
+ * again in turn, left neither named for long). */
+static void small_reload_keeps_big_file(void **state)
+{
+	uint64_t big = libc_cost(), small = cost_of(LIBM),
+		 per_file = 2 * big + (1u << 20);
+	struct file_cache c;
+	struct elf_file *a, *b;
+	int fa, fb;
+
+	(void)state;
+	assert_true(small < big / 4);
+	cache_init(&c);
+	/* libc's first read needs a whole file's budget: libm goes */
+	file_cache_set_budget(&c, small + per_file - 1, per_file);
+	b = load(&c, LIBM, &fb);
+	assert_false(b->evicted);
+	a = load(&c, LIBC, &fa);
+	assert_true(b->evicted);
+	assert_false(a->evicted);
+	assert_int_equal(c.counters.evictions, 1);
+	assert_true(atomic_load(&b->acct.peak) >= small);
+
+	b->reload_after_ns = 0;
+	assert_int_equal(file_cache_reload(&c, b, fb, LIBM, -1), 0);
+	assert_false(b->evicted);
+	assert_false(a->evicted);
+	assert_true(a->sym.n > 1000);
+	assert_int_equal(c.counters.evictions, 1);
 	assert_int_equal(c.counters.reloads, 1);
 	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
 	file_table_put(&table, a->file);
@@ -296,6 +341,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(xz_bomb_refused_at_budget),
 		cmocka_unit_test(evicted_file_reloaded),
+		cmocka_unit_test(small_reload_keeps_big_file),
 		cmocka_unit_test(idle_file_evicted_whole),
 		cmocka_unit_test(full_loader_queue_puts_a_read_off),
 	};
