@@ -211,6 +211,11 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 	file_cache_touch(file->file, now_ns);
 	if (file_cache_reload_due(file))
 		symbolized_stack_want(out, SYMBOLIZED_WANT_RELOAD, m, file);
+	/* Its symbols are gone until a reload, or still being read: the
+	 * stack is named again next time (cached, it stayed unnamed for the
+	 * rest of the window after they came). */
+	if (file->evicted || file->loading)
+		*jit_unnamed = true;
 	if (file_cache_debuginfod_due(s->files, file))
 		symbolized_stack_want(out, SYMBOLIZED_WANT_DEBUGINFOD, m, file);
 	/* Its names may still come from a server: do not cache the stack. */
