@@ -136,6 +136,17 @@ static uint64_t libc_cost(void)
 	return cost_of(LIBC);
 }
 
+/* Puts back two files loaded into c and frees the cache. */
+static void two_files_done(struct file_cache *c, struct elf_file *a,
+			   struct elf_file *b, int fa, int fb)
+{
+	file_table_put(&table, a->file);
+	file_table_put(&table, b->file);
+	cache_free(c);
+	close(fa);
+	close(fb);
+}
+
 /* libc loses its symbols to make room for libm (the total budget holds
  * one of them and a file's budget), is read again when due, named again,
  * and counted; a different file is never taken for it. */
@@ -182,11 +193,7 @@ static void evicted_file_reloaded(void **state)
 	assert_string_equal(elf_symbols_name(&a->sym, sym, name_buf), "malloc");
 	assert_int_equal(c.counters.reloads, 1);
 	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
-	file_table_put(&table, a->file);
-	file_table_put(&table, b->file);
-	cache_free(&c);
-	close(fa);
-	close(fb);
+	two_files_done(&c, a, b, fa, fb);
 }
 
 /* A small file read again makes room for what it held before, not for a
@@ -222,11 +229,7 @@ static void small_reload_keeps_big_file(void **state)
 	assert_int_equal(c.counters.evictions, 1);
 	assert_int_equal(c.counters.reloads, 1);
 	assert_true(mem_budget_used(&c.budget) <= c.budget.limit);
-	file_table_put(&table, a->file);
-	file_table_put(&table, b->file);
-	cache_free(&c);
-	close(fa);
-	close(fb);
+	two_files_done(&c, a, b, fa, fb);
 }
 
 /* An idle file (no mapping refers to it) evicted for the budget goes
