@@ -108,7 +108,8 @@ struct otelprof {
 	struct process_table procs;
 	struct stack_symbolizer symbolizer;
 	struct symbolized_stack symbolized; /* the sample's frames (stage 4) */
-	struct stack_cache stack_cache;	    /* raw stacks of this window */
+	int32_t frame_locs[SYMBOLIZED_MAX_FRAMES]; /* their Locations */
+	struct stack_cache stack_cache; /* raw stacks of this window */
 	struct process_unwind unwinder;
 	struct context_tracker context;
 	/* The runtimes walked in the kernel (runtimes.c's table) and the

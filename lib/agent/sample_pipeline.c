@@ -176,7 +176,8 @@ static bool sample_wants(struct otelprof *p, struct process *proc,
 
 /* Stage 4: the stack's index in b. A raw stack seen before in this window
  * is found in the stack cache; otherwise the symbolizer makes its frames
- * and the builder interns them. */
+ * (those named before in this window, from its frame memo: only their
+ * Location) and the builder interns them. */
 static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 			    struct process *proc,
 			    const struct otelprof_sample_event *e,
@@ -218,8 +219,13 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 		return err;
 	if (frames->strings_dropped)
 		p->counters.add_errors++;
-	stack = pb_frames_stack(b, frames->frames, frames->n);
-	if (stack >= 0 && frames->cacheable)
+	stack = pb_frames_stack(b, frames->frames, frames->n, p->frame_locs);
+	if (stack < 0)
+		return stack;
+	/* What each frame became, for the next stacks that share it. */
+	stack_symbolizer_encoded(&p->symbolizer, frames->frames, frames->n,
+				 p->frame_locs);
+	if (frames->cacheable)
 		stack_cache_put(&p->stack_cache, &raw, stack);
 	return stack;
 }

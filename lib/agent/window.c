@@ -33,6 +33,7 @@ int deliver_window(struct otelprof *p, uint8_t **data, size_t *size)
 	p->cur ^= 1;
 	e = pb_reset(&p->windows[p->cur]);
 	stack_cache_clear(&p->stack_cache);
+	stack_symbolizer_new_window(&p->symbolizer);
 	now = clock_ns(CLOCK_REALTIME);
 	agent_sweep_if_due(p);
 	p->boot_to_unix_ns = agent_boot_to_unix_offset();

@@ -398,6 +398,8 @@ int32_t pb_location(struct profile_builder *b, const struct frame *f)
 	struct pb_location l;
 	int32_t r;
 
+	if (f->memo_value > 0 && (uint32_t)f->memo_value < b->locations.n)
+		return f->memo_value;
 	memset(&l, 0, sizeof(l));
 	l.address = f->address;
 	l.frame_type_attr =
@@ -516,12 +518,14 @@ int32_t pb_stack(struct profile_builder *b, const int32_t *locs, size_t n)
 }
 
 int32_t pb_frames_stack(struct profile_builder *b, const struct frame *frames,
-			size_t n)
+			size_t n, int32_t *locs)
 {
-	int32_t locs[PB_MAX_FRAMES];
+	int32_t own[PB_MAX_FRAMES];
 
 	if (n > PB_MAX_FRAMES)
 		return -E2BIG;
+	if (!locs)
+		locs = own;
 	for (size_t i = 0; i < n; i++) {
 		locs[i] = pb_location(b, &frames[i]);
 		if (locs[i] < 0)

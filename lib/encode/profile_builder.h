@@ -177,14 +177,18 @@ void pb_free(struct profile_builder *b);
 int pb_reset(struct profile_builder *b);
 
 int32_t pb_string(struct profile_builder *b, const char *s);
+/* The Location of frame f; f->memo_value, if set, is one already
+ * interned in this window (checked against the table's size only). */
 int32_t pb_location(struct profile_builder *b, const struct frame *f);
 /* Stack of location indices, leaf first. */
 int32_t pb_stack(struct profile_builder *b, const int32_t *locs, size_t n);
 /* Frames per stack at most for pb_frames_stack. */
 #define PB_MAX_FRAMES 1024
-/* The stack of n frames, leaf first (each interned as a Location). */
+/* The stack of n frames, leaf first (each interned as a Location, or
+ * the Location a frame's memo_value names); locs, if not NULL, gets each
+ * frame's Location index. */
 int32_t pb_frames_stack(struct profile_builder *b, const struct frame *frames,
-			size_t n);
+			size_t n, int32_t *locs);
 int32_t pb_link(struct profile_builder *b, const uint8_t trace_id[16],
 		const uint8_t span_id[8]);
 /* Resource index for a process (created from info on first use). */

@@ -47,6 +47,13 @@ struct frame {
 	 * inlined[0..n-1] then the own line. */
 	const struct frame_inline *inlined;
 	uint32_t ninlined;
+	/* Set from the frame memo (frames/frame_memo.h): what the caller
+	 * encoded this frame as before in the window (its Location's
+	 * index), used in place of every field above but kind; 0: none. */
+	int32_t memo_value;
+	/* A memo entry waiting for this frame's encoding (frame_memo_set),
+	 * 0: none. */
+	uint32_t memo_id;
 };
 
 struct frame_inline {

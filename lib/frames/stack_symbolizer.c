@@ -24,6 +24,21 @@ void stack_symbolizer_init(struct stack_symbolizer *s,
 	s->ksyms = ksyms;
 	s->procs = procs;
 	s->files = files;
+	frame_memo_init(&s->memo);
+}
+
+void stack_symbolizer_new_window(struct stack_symbolizer *s)
+{
+	frame_memo_clear(&s->memo);
+}
+
+void stack_symbolizer_encoded(struct stack_symbolizer *s,
+			      const struct frame *frames, uint32_t n,
+			      const int32_t *values)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (frames[i].memo_id)
+			frame_memo_set(&s->memo, frames[i].memo_id, values[i]);
 }
 
 void stack_symbolizer_forget(struct stack_symbolizer *s, struct process *p)
@@ -40,18 +55,54 @@ void stack_symbolizer_free(struct stack_symbolizer *s)
 	for (uint32_t i = 0; t && i < t->nslots; i++)
 		if (t->procs[i])
 			stack_symbolizer_forget(s, t->procs[i]);
+	frame_memo_free(&s->memo);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Adds a frame the memo holds for key k (only its value: the caller
+ * encoded it before); false if it holds none. */
+static bool memo_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
+		       const struct frame_memo_key *k, uint8_t kind,
+		       uint32_t *loop_mask)
+{
+	const struct frame_memo_entry *e = frame_memo_find(&s->memo, k);
+	struct frame f;
+
+	if (!e)
+		return false;
+	memset(&f, 0, sizeof(f));
+	f.kind = kind;
+	f.address = k->pc;
+	f.memo_value = e->value;
+	if (loop_mask)
+		*loop_mask = e->loop_mask;
+	symbolized_stack_add(out, &f);
+	return true;
+}
+
+/* The frame just added is named for good (nothing it needs may still
+ * come): the memo waits for its encoding. */
+static void memo_added(struct stack_symbolizer *s, struct symbolized_stack *out,
+		       const struct frame_memo_key *k, uint32_t loop_mask)
+{
+	if (!out->n || out->strings_dropped)
+		return;
+	out->frames[out->n - 1].memo_id =
+		frame_memo_reserve(&s->memo, k, loop_mask);
 }
 
 static void kernel_frame(struct stack_symbolizer *s,
 			 struct symbolized_stack *out, uint64_t pc,
 			 bool return_address)
 {
-	const struct ksym *k =
-		s->ksyms ? kallsyms_lookup(s->ksyms, pc - return_address)
-			 : NULL;
+	struct frame_memo_key key = {.pc = pc,
+				     .return_address = return_address};
+	const struct ksym *k;
 	struct frame f;
 
+	if (memo_frame(s, out, &key, FRAME_KERNEL, NULL))
+		return;
+	k = s->ksyms ? kallsyms_lookup(s->ksyms, pc - return_address) : NULL;
 	memset(&f, 0, sizeof(f));
 	f.kind = FRAME_KERNEL;
 	f.address = pc;
@@ -62,6 +113,7 @@ static void kernel_frame(struct stack_symbolizer *s,
 			f.function_file = kallsyms_name(s->ksyms, k->module);
 	}
 	symbolized_stack_add(out, &f);
+	memo_added(s, out, &key, 0);
 }
 
 /* A frame in code without a file (JIT): named from the process's own JIT
@@ -149,18 +201,55 @@ static void add_source_lines(struct stack_symbolizer *s,
 	f->line = w->line;
 }
 
+/* The runtimes whose evaluation loop is the function named fn. */
+static uint32_t loop_mask_of(const struct stack_symbolizer *s, const char *fn)
+{
+	uint32_t mask = 0;
+
+	for (uint32_t r = 1; fn && r < OTELPROF_RT_MAX; r++) {
+		const struct runtime_ops *ops = s->runtimes[r].ops;
+
+		if (ops && ops->loop_function &&
+		    !strcmp(fn, ops->loop_function))
+			mask |= 1u << r;
+	}
+	return mask;
+}
+
+/* Where a frame at pc in mapping m of process p was, for the memo. */
+static void memo_key_of(struct frame_memo_key *k, const struct process *p,
+			uint64_t raw_pc, const struct proc_mapping *m,
+			bool return_address)
+{
+	memset(k, 0, sizeof(*k));
+	k->serial = p->serial;
+	k->pc = raw_pc;
+	k->map_start = m->start;
+	k->map_end = m->end;
+	k->map_offset = m->offset;
+	k->inode = m->inode;
+	k->dev = m->dev_major << 20 | m->dev_minor;
+	k->return_address = return_address;
+}
+
+/* One native frame. *loop_mask: the runtimes whose evaluation loop it
+ * is (loop_mask_of). */
 static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		       struct process *p, uint64_t raw_pc, bool return_address,
-		       bool *jit_unnamed, const char **function,
-		       uint64_t now_ns)
+		       bool *jit_unnamed, uint32_t *loop_mask, uint64_t now_ns)
 {
 	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
 	struct proc_mapping *m = proc_maps_find_mut(&p->maps, pc);
+	/* This frame's name may still change (a want of its file, symbols
+	 * gone or not read yet): not for the memo. Per frame: a stack notes
+	 * a want once per file. */
+	bool unnamed = false, wanting = false;
+	struct frame_memo_key key;
 	struct elf_file *file;
 	struct frame f;
 	uint64_t vaddr;
 
-	*function = NULL;
+	*loop_mask = 0;
 	/* Maybe new code since the last scan (dlopen, JIT): the caller may
 	 * have the process rescanned and symbolize the stack again. */
 	if (!m)
@@ -209,18 +298,26 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 	}
 	/* Eviction order: the one thing naming writes. */
 	file_cache_touch(file->file, now_ns);
-	if (file_cache_reload_due(file))
+	/* Named before in this window: what it was encoded as. */
+	memo_key_of(&key, p, raw_pc, m, return_address);
+	if (memo_frame(s, out, &key, FRAME_NATIVE, loop_mask))
+		return;
+	if (file_cache_reload_due(file)) {
 		symbolized_stack_want(out, SYMBOLIZED_WANT_RELOAD, m, file);
+		wanting = true;
+	}
 	/* Its symbols are gone until a reload, or still being read: the
 	 * stack is named again next time (cached, it stayed unnamed for the
 	 * rest of the window after they came). */
 	if (file->evicted || file->loading)
-		*jit_unnamed = true;
-	if (file_cache_debuginfod_due(s->files, file))
+		unnamed = true;
+	if (file_cache_debuginfod_due(s->files, file)) {
 		symbolized_stack_want(out, SYMBOLIZED_WANT_DEBUGINFOD, m, file);
+		wanting = true;
+	}
 	/* Its names may still come from a server: do not cache the stack. */
 	if (file->dbgd_state == FILE_DBGD_PENDING)
-		*jit_unnamed = true;
+		unnamed = true;
 	f.build_id = file->sym.build_id;
 	f.htlhash = file->htlhash;
 	f.build_id_go = file->sym.go_build_id;
@@ -235,12 +332,14 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 
 			if (go)
 				f.kind = FRAME_GO;
-			if (file_cache_lines_due(file, go))
+			if (file_cache_lines_due(file, go)) {
 				symbolized_stack_want(
 					out,
 					go ? SYMBOLIZED_WANT_GO_LINES
 					   : SYMBOLIZED_WANT_LINES,
 					m, file);
+				wanting = true;
+			}
 			f.function_system =
 				elf_symbols_name(&file->sym, sym, s->name_buf);
 			f.function = symbol_names_get(
@@ -256,8 +355,12 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 			}
 		}
 	}
-	*function = f.function;
+	*loop_mask = loop_mask_of(s, f.function);
 	symbolized_stack_add(out, &f);
+	if (unnamed)
+		*jit_unnamed = true;
+	else if (!wanting)
+		memo_added(s, out, &key, *loop_mask);
 }
 
 void stack_symbolizer_add_runtime(struct stack_symbolizer *s,
@@ -394,9 +497,9 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 	uint32_t rt =
 		stack_symbolizer_has_runtime(s, interp_kind) ? interp_kind : 0;
 	uint8_t mode = rt ? s->runtimes[rt].ops->mode : 0;
-	const char *loop = rt ? s->runtimes[rt].ops->loop_function : NULL;
 
 	symbolized_stack_clear(out);
+	frame_memo_begin(&s->memo);
 	if (nk > OTELPROF_MAX_KERNEL_FRAMES ||
 	    n_interp > OTELPROF_MAX_INTERP_FRAMES || nu < 2 * n_interp ||
 	    nu - 2 * n_interp > OTELPROF_MAX_USER_FRAMES)
@@ -408,7 +511,7 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 	for (uint32_t i = 0; i < nk; i++)
 		kernel_frame(s, out, kstack[i], i > 0);
 	for (uint32_t i = 0; i < native; i++) {
-		const char *fn;
+		uint32_t loop_mask;
 
 		/* A frame the runtime's walk stepped over names the native
 		 * frame it is (a stack with one is not cached: its code
@@ -422,8 +525,8 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		/* The runtime's loop ran the frames above it: they go
 		 * before it (leaf first). Its name is known only once it is
 		 * symbolized, so it is added after them. */
-		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed, &fn,
-			   now_ns);
+		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed,
+			   &loop_mask, now_ns);
 		if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp &&
 		    out->n) {
 			const struct runtime_ops *ops = s->runtimes[rt].ops;
@@ -435,7 +538,7 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 				ops->is_call(state, p, pc);
 			bool at_loop =
 				!at_call &&
-				((fn && loop && !strcmp(fn, loop)) ||
+				((loop_mask >> rt & 1) ||
 				 (ops->is_loop && ops->is_loop(state, p, pc)));
 			struct frame eval;
 

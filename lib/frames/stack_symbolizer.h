@@ -17,6 +17,7 @@
 #include "elf/dwarf_lines.h"
 #include "elf/elf_file.h"
 #include "frames/frame.h"
+#include "frames/frame_memo.h"
 #include "frames/symbolized_stack.h"
 #include "process/process_table.h"
 #include "profiler_types.h"
@@ -39,6 +40,8 @@ struct stack_symbolizer {
 	struct process_table *procs;
 	struct file_cache *files; /* the mapped files' symbols */
 	struct symbolizer_counters counters;
+	/* Frames named before in this window, by address (frame_memo.h) */
+	struct frame_memo memo;
 	/* The runtimes that name frames, by the id samples carry as their
 	 * interp_kind (ops NULL: none; its frames are dropped). */
 	struct {
@@ -67,6 +70,14 @@ void stack_symbolizer_add_runtime(struct stack_symbolizer *s,
 /* Does a runtime name the frames of samples of this interp_kind? */
 bool stack_symbolizer_has_runtime(const struct stack_symbolizer *s,
 				  uint32_t interp_kind);
+/* The values the caller gave the memo (encoded frames) mean nothing
+ * from now on: a new window. */
+void stack_symbolizer_new_window(struct stack_symbolizer *s);
+/* The n frames of a stack were encoded as values[0..n-1]: the memo
+ * keeps the values of those it waits for (frame.memo_id). */
+void stack_symbolizer_encoded(struct stack_symbolizer *s,
+			      const struct frame *frames, uint32_t n,
+			      const int32_t *values);
 /* p is about to be freed: drop its JIT symbols (p->jit). */
 void stack_symbolizer_forget(struct stack_symbolizer *s, struct process *p);
 /* Also drops those of the processes still in the table. */
