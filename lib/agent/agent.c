@@ -288,6 +288,11 @@ static void *drain_thread(void *arg)
 
 		if (n < 0 && errno != EINTR)
 			break;
+		/* Uevents are read only when some came: a recv per pass was
+		 * a syscall per wake-up, most of them finding nothing. */
+		for (int i = 0; i < n; i++)
+			if (ev[i].data.fd == bpf_sampler_uevent_fd(p->sampler))
+				p->uevents_ready = true;
 		more = drain(p);
 	}
 	return NULL;

@@ -138,8 +138,9 @@ struct otelprof {
 	/* An exec or maps change was read since the drain thread last
 	 * waited (records are read by polls too). */
 	atomic_bool task_event_seen;
-	bool apm_waiting; /* APM messages still queued: drain again soon
-			     (drain thread only) */
+	bool uevents_ready; /* the drain thread's: epoll saw uevents */
+	bool apm_waiting;   /* APM messages still queued: drain again soon
+			       (drain thread only) */
 
 	struct agent_counters counters; /* state_lock */
 	/* At agent_start: the monotonic clock and the process's CPU time

@@ -44,7 +44,10 @@ void agent_watch_cpus(struct otelprof *p)
 {
 	uint64_t now = mono_ns();
 
-	bpf_sampler_handle_uevents(p->sampler);
+	if (p->uevents_ready) {
+		p->uevents_ready = false;
+		bpf_sampler_handle_uevents(p->sampler);
+	}
 	if (now - p->last_cpu_check_ns < CPU_CHECK_NS)
 		return;
 	p->last_cpu_check_ns = now;
