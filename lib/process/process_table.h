@@ -90,6 +90,9 @@ struct process {
 				    mappings, no rescans (process_table_get_sample) */
 	struct jit_process *jit; /* JIT symbol files; NULL until a frame
 				    in anonymous code asked */
+	/* Its unwind_procs entry was written (process_unwind.c): only
+	 * then is there one to delete when it goes. */
+	bool unwind_in_kernel;
 	/* Rescans the process asks for (process_table_rescan_asked). */
 	uint64_t next_rescan_ns;   /* boot clock: none before */
 	uint64_t rescan_gap_ns;	   /* backoff, see PROCESS_RESCAN_* */

@@ -304,8 +304,10 @@ void process_unwind_sync(struct process_unwind *pu, struct process *p)
 	proc.map_count = p->kernel_map_count;
 	proc.notify_after_ns = p->next_rescan_ns;
 	proc.notify_gap_ns = p->rescan_gap_ns;
-	if (pu->maps.procs_fd >= 0)
+	if (pu->maps.procs_fd >= 0) {
 		unwind_maps_set_process(&pu->maps, p->pid, &proc);
+		p->unwind_in_kernel = true; /* even if refused: delete */
+	}
 	/* The old range only once the entry no longer names it. */
 	unwind_maps_big_free(&pu->maps, p->big_base, p->big_n);
 	p->big_base = big ? base : 0;
@@ -314,8 +316,11 @@ void process_unwind_sync(struct process_unwind *pu, struct process *p)
 
 void process_unwind_forget(struct process_unwind *pu, struct process *p)
 {
-	if (pu->maps.procs_fd >= 0)
+	/* Most short processes go before they are synced (held while
+	 * young): no entry, no syscall. */
+	if (pu->maps.procs_fd >= 0 && p->unwind_in_kernel)
 		unwind_maps_remove_process(&pu->maps, p->pid);
+	p->unwind_in_kernel = false;
 	unwind_maps_big_free(&pu->maps, p->big_base, p->big_n);
 	p->big_n = 0;
 }
