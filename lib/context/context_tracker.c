@@ -22,6 +22,13 @@ static struct process_ctx_state *state(struct process *p)
 	return p->ctx;
 }
 
+/* Something of one process is due at t: the tick walks then. */
+static void due_at(struct context_tracker *ct, uint64_t t)
+{
+	if (t < ct->next_scan_ns)
+		ct->next_scan_ns = t;
+}
+
 static bool has_location(const struct otelprof_bpf_ctx_proc *b)
 {
 	for (int i = 0; i < OTELPROF_CTX_LOCS; i++)
@@ -158,6 +165,7 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 		}
 		st->next_pctx_ns =
 			now + (err == -EAGAIN ? TICK_NS : CTX_PCTX_CHECK_NS);
+		due_at(ct, st->next_pctx_ns);
 		return;
 	}
 	if (st && st->pctx_start) {
@@ -188,6 +196,7 @@ static void refresh_pctx(struct context_tracker *ct, struct process *p,
 			st->elastic_storage = 0;
 		}
 		st->next_pctx_ns = now + CTX_PCTX_CHECK_NS;
+		due_at(ct, st->next_pctx_ns);
 	}
 }
 
@@ -249,6 +258,7 @@ static void probe_candidates(struct context_tracker *ct, struct process *p,
 			st->probe_end = c->end;
 			st->probes_left = CTX_PROBE_RETRIES;
 			st->next_probe_ns = now + TICK_NS;
+			due_at(ct, st->next_probe_ns);
 		}
 	}
 }
@@ -264,6 +274,7 @@ static void retry_probe(struct context_tracker *ct, struct process *p,
 	st->probes_left--;
 	st->next_probe_ns =
 		now + (TICK_NS << (CTX_PROBE_RETRIES - st->probes_left));
+	due_at(ct, st->next_probe_ns);
 	r = probe_header(ct, p, st->probe_start);
 	if (r > 0) {
 		found_by_probe(ct, p, st->probe_start, st->probe_end);
@@ -413,6 +424,11 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 	if (now - ct->last_tick_ns < TICK_NS)
 		return;
 	ct->last_tick_ns = now;
+	/* Walking every process each tick was 8% of the recorder's CPU
+	 * under an exec churn (hundreds of slots, mostly nothing due). */
+	if (now < ct->next_scan_ns)
+		return;
+	ct->next_scan_ns = now + CTX_SCAN_MAX_NS;
 	for (uint32_t i = 0; i < t->nslots; i++) {
 		struct process *p = t->procs[i];
 		struct process_ctx_state *st;
@@ -424,6 +440,13 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 		if (st && (st->pctx_start || st->elastic_storage) &&
 		    now >= st->next_pctx_ns)
 			refresh_pctx(ct, p, now);
+		/* What is still to come (a static context read once has
+		 * nothing). */
+		if (st && st->probes_left && st->next_probe_ns > now)
+			due_at(ct, st->next_probe_ns);
+		if (st && (st->pctx_start || st->elastic_storage) &&
+		    st->next_pctx_ns > now)
+			due_at(ct, st->next_pctx_ns);
 		if (!p->maps.otel_ctx_start && !(st && st->pctx_start) &&
 		    now - p->last_seen_ns < ACTIVE_WINDOW_NS) {
 			st = state(p);
@@ -432,12 +455,11 @@ void context_tracker_tick(struct context_tracker *ct, uint64_t now)
 			/* Its first maps scan, just done, looked already. */
 			if (!st->next_discover_ns) {
 				schedule_discovery(st, now);
-				continue;
-			}
-			if (now >= st->next_discover_ns) {
+			} else if (now >= st->next_discover_ns) {
 				schedule_discovery(st, now);
 				discover(ct, p);
 			}
+			due_at(ct, st->next_discover_ns);
 		}
 	}
 }

@@ -31,7 +31,10 @@ struct file_cache;
  * mappings) are read at most this many per scan, and one not yet signed
  * again this many times, 100 ms apart and doubling. */
 #define CTX_PROBES_PER_SCAN 8
-#define CTX_PROBE_RETRIES   5
+/* A tick walks every process at least this often (new processes are
+ * scheduled for discovery then); sooner when something is due. */
+#define CTX_SCAN_MAX_NS	  (1000ull * 1000 * 1000)
+#define CTX_PROBE_RETRIES 5
 
 struct process_ctx_state {
 	struct otelprof_bpf_ctx_proc bpf; /* what the kernel has */
@@ -66,6 +69,9 @@ struct context_tracker {
 	int ctx_procs_fd;	  /* BPF map; -1: userspace only (tests) */
 	mem_read_fn read_mem;
 	uint64_t last_tick_ns;
+	/* The next tick that walks the processes: the earliest probe,
+	 * refresh or discovery due, CTX_SCAN_MAX_NS at most (boot clock) */
+	uint64_t next_scan_ns;
 	uint32_t rescans_wanted; /* processes with rescan_wanted set */
 	struct context_counters counters;
 	uint32_t napm; /* processes with an apm channel */
