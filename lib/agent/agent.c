@@ -267,6 +267,7 @@ static void *drain_thread(void *arg)
 {
 	struct otelprof *p = arg;
 	struct epoll_event ev[4];
+	int uevent_fd = bpf_sampler_uevent_fd(p->sampler);
 	bool more = false;
 
 	while (!atomic_load(&p->stopping)) {
@@ -291,7 +292,7 @@ static void *drain_thread(void *arg)
 		/* Uevents are read only when some came: a recv per pass was
 		 * a syscall per wake-up, most of them finding nothing. */
 		for (int i = 0; i < n; i++)
-			if (ev[i].data.fd == bpf_sampler_uevent_fd(p->sampler))
+			if (ev[i].data.fd == uevent_fd)
 				p->uevents_ready = true;
 		more = drain(p);
 	}

@@ -73,6 +73,9 @@ static void *loader(void *arg)
 		if (write(rp->notify_fd, &one, sizeof(one)) < 0) {
 			/* only on counter overflow: already readable */
 		}
+		/* After the write: a drain pass that took the flag reads
+		 * the eventfd empty. */
+		atomic_store(&rp->finished, true);
 	}
 	rp->thread_running = false;
 	pthread_mutex_unlock(&rp->lock);
@@ -108,6 +111,7 @@ runtime_programs_want(struct runtime_programs *rp, uint32_t id,
 						   rp)) {
 					rp->rt[id].state = st =
 						RUNTIME_PROGRAM_FAILED;
+					atomic_store(&rp->finished, true);
 					snprintf(rp->rt[id].error,
 						 sizeof(rp->rt[id].error),
 						 "cannot start the loader "
@@ -173,7 +177,7 @@ uint32_t runtime_programs_take_finished(struct runtime_programs *rp)
 	uint32_t done = 0;
 	uint64_t v;
 
-	if (!rp)
+	if (!rp || !atomic_exchange(&rp->finished, false))
 		return 0;
 	if (rp->notify_fd >= 0 && read(rp->notify_fd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing new since the last read */

@@ -12,6 +12,7 @@
 #define OTELPROF_SAMPLE_RUNTIME_PROGRAMS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,6 +41,10 @@ struct runtime_programs {
 	pthread_t thread;
 	bool thread_running, thread_joinable, stopping;
 	int notify_fd; /* eventfd, -1 if none */
+	/* A load finished (or failed) since the drain thread last took
+	 * them: it looks only then (no lock, no read of notify_fd per
+	 * pass). */
+	atomic_bool finished;
 	struct {
 		const struct runtime_program_def *def;
 		enum runtime_program_state state;
