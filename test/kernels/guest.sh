@@ -63,6 +63,20 @@ log "recording ${SECONDS_REC} s at ${HZ} Hz on $(uname -r)"
 OTELPROF_LOAD_RUNTIMES=all OTELPROF_DEBUG_BPF_LOG=stats \
 $BUILD/otelprof record --duration $SECONDS_REC --frequency $HZ --off-cpu-threshold 0.01 --output $out/host.otlp 2>$out/record.err &
 rec=$!
+# A recorder still running long after its duration: say on the console
+# where it is (its log so far, each thread's state and kernel stack),
+# before the host's timeout ends the guest with nothing to show.
+(
+	sleep $((SECONDS_REC + WARMUP + 120))
+	kill -0 $rec 2>/dev/null || exit 0
+	log "otelprof still running $((SECONDS_REC + WARMUP + 120)) s after its start; its log:"
+	cat $out/record.err
+	for t in /proc/$rec/task/*; do
+		log "thread ${t##*/}: $(cut -d' ' -f2-3 $t/stat) wchan $(cat $t/wchan 2>/dev/null)"
+		cat $t/stack 2>/dev/null
+	done
+) &
+watchdog=$!
 while kill -0 $rec 2>/dev/null && ! grep -q recording $out/record.err; do sleep 0.1; done
 cut -d' ' -f1 /proc/uptime >$out/started_at
 # The workloads start WARMUP s into the recording: an emulated CPU is
@@ -91,6 +105,7 @@ stat_all before
 date +%s >$out/judged_from
 wait $rec
 echo $? >$out/record.rc
+kill $watchdog 2>/dev/null
 stat_all after
 cut -d' ' -f1 /proc/uptime >$out/stopped_at
 echo $t0 >$out/launched_at
