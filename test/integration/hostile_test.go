@@ -230,6 +230,30 @@ func TestCorruptedLibraries(t *testing.T) {
 		lost, _ = strconv.ParseFloat(m[2], 64)
 	}
 	kept := wrote / math.Max(1, wrote+lost)
+	// At 499 Hz a thread's samples can come closer together than the
+	// kernel's one stack copy per thread per 2 ms allows while the
+	// tables of sixteen new processes are built (at the default 19 Hz
+	// they never do): such a sample keeps its leaf frame only, and the
+	// recorder counts it ("N cut at a table still loading"). Leaf-only
+	// samples are excused up to that count, over all processes; every
+	// other sample must be rooted.
+	cutLeft := 0
+	if m := regexp.MustCompile(`(\d+) cut at a table still loading`).FindStringSubmatch(rec.Stderr); m != nil {
+		cutLeft, _ = strconv.Atoi(m[1])
+	}
+	excused := func(s Sample) bool {
+		native := 0
+		for _, f := range s.Frames {
+			if f.Type == "native" {
+				native++
+			}
+		}
+		if native != 1 || cutLeft == 0 {
+			return false
+		}
+		cutLeft--
+		return true
+	}
 
 	for _, r := range procs {
 		pid := r.cmd.Process.Pid
@@ -242,7 +266,7 @@ func TestCorruptedLibraries(t *testing.T) {
 		if name := p.Attrs["process.executable.name"]; name != "dlrun" {
 			t.Errorf("%s: process.executable.name = %v", r.v.mode, name)
 		}
-		inLib, named, rootedN, ids := 0, 0, 0, map[string]int{}
+		inLib, named, rootedN, cut, ids := 0, 0, 0, 0, map[string]int{}
 		for _, s := range p.Samples {
 			var leaf *Frame
 			for i := range s.Frames {
@@ -260,11 +284,13 @@ func TestCorruptedLibraries(t *testing.T) {
 			}
 			if rooted(s, pid) {
 				rootedN++
+			} else if r.v.cfi && excused(s) {
+				cut++
 			}
 		}
 		n := len(p.Samples)
-		t.Logf("%-18s %4d samples (CPU %.2f s), leaf in library %d, hot_leaf named %d, rooted %d, leaf build ids %v",
-			r.v.mode, n, cpu, inLib, named, rootedN, ids)
+		t.Logf("%-18s %4d samples (CPU %.2f s), leaf in library %d, hot_leaf named %d, rooted %d (%d cut), leaf build ids %v",
+			r.v.mode, n, cpu, inLib, named, rootedN, cut, ids)
 		if float64(n) < 0.5*kept*cpu*hz || n < 20 {
 			t.Errorf("%s: %d samples for %.2f s of CPU at %d Hz (%.0f%% of all samples kept)", r.v.mode, n, cpu, hz, 100*kept)
 		}
@@ -274,8 +300,8 @@ func TestCorruptedLibraries(t *testing.T) {
 		if r.v.symbols && float64(named) < 0.9*float64(n) {
 			t.Errorf("%s: symbols intact but only %d of %d samples name hot_leaf", r.v.mode, named, n)
 		}
-		if r.v.cfi && float64(rootedN) < 0.95*float64(n) {
-			t.Errorf("%s: CFI intact but only %d of %d samples rooted at _start", r.v.mode, rootedN, n)
+		if r.v.cfi && float64(rootedN) < 0.95*float64(n-cut) {
+			t.Errorf("%s: CFI intact but only %d of %d samples rooted at _start (%d more leaf-only, counted as cut)", r.v.mode, rootedN, n, cut)
 		}
 		wantID := ""
 		if r.v.buildID {
@@ -306,8 +332,21 @@ func TestCorruptedLibraries(t *testing.T) {
 		t.Fatalf("healthy workload: %d samples for %.2f s of CPU at %d Hz (%.0f%% of all samples kept)", n, hcpu, hz, 100*kept)
 	}
 	t.Logf("healthy workload: %d samples for %.2f s of CPU at %d Hz", len(p.Samples), hcpu, hz)
-	if share := rootedShare(t, p, healthy.Process.Pid); share < 0.99 {
-		t.Errorf("healthy workload: only %.2f%% rooted at _start, want >= 99%%", 100*share)
+	rootedShare(t, p, healthy.Process.Pid)
+	unrooted, leafOnly := 0, 0
+	for _, s := range p.Samples {
+		if rooted(s, healthy.Process.Pid) {
+			continue
+		}
+		if excused(s) {
+			leafOnly++
+			continue
+		}
+		unrooted++
+	}
+	if unrooted*100 > len(p.Samples)-leafOnly {
+		t.Errorf("healthy workload: %d of %d samples not rooted at _start besides %d leaf-only ones counted as cut, want <= 1%%",
+			unrooted, len(p.Samples), leafOnly)
 	}
 
 	// The corruption is reported.
