@@ -335,7 +335,8 @@ test-report: all workloads $(BUILD)/.chromium-ok
 # ---- integration tests (root, real BPF), written in Go so that the
 # collector's own pdata decoder checks every file we write ----
 test-integration: all workloads test-abi $(BUILD)/test/abi/abi_soak $(TOOLS) $(BUILD)/.chromium-ok trixie-root node-releases perl-nothreads ruby-yjit
-	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) $(GO) test -count=1 -v -timeout 40m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; exit $${PIPESTATUS[0]}
+	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_TRIXIE_ROOT=$(TRIXIE_ROOT) OTELPROF_RUNTIME_CACHE=$(RUNTIME_CACHE) $(GO) test -count=1 -v -timeout 40m -skip '^TestKernelMatrix$$' ./... 2>&1 | tee $(abspath $(BUILD))/integration.log; \
+	  s=$${PIPESTATUS[0]}; [ $$s = 0 ] || sh failed-tests.sh $(abspath $(BUILD))/integration.log; exit $$s
 
 # The kernel matrix (docs/kernels.md): the build, in a busybox initramfs,
 # boots under qemu (TCG) on Debian's cloud kernels, fetched through apt
