@@ -41,17 +41,7 @@ die() { echo "realhost: $*" >&2; exit 1; }
 
 exec 9<> <(:) # never readable: sleeps without a process
 nap() { read -r -t "$1" -u 9 || true; }
-. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS
-fd_stats() { # "bpf_run_time_ns map_memlock_bytes" of process $1's own fds
-	{ cat /proc/"$1"/fdinfo/* 2>/dev/null || true; } | awk '
-		/^pos:/ { prog = ""; map = "" }
-		/^prog_id:/ { prog = $2; if (seenp[prog]++) prog = "" }
-		/^map_id:/ { map = $2; if (seenm[map]++) map = "" }
-		/^run_time_ns:/ && prog != "" { t += $2 }
-		/^memlock:/ { last = $2 }
-		/^map_id:/ && map != "" { m += last }
-		END { print t + 0, m + 0 }'
-}
+. "$(dirname "$0")/proc_cpu.sh" # cpu_ns PID: into CPU_NS; fd_stats PID
 
 # ---- the host: daemons, services, churn ----
 GO_NOTE=""

@@ -254,6 +254,10 @@ wait "$p2" || true
 # ---- 2b. memory against the CPU count (a 6.12 guest per count) ----
 while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(CPU_SCALE_ROWS=1 bash "$(dirname "$0")/cpu_scale.sh" "$B" "$B/kernels" ${BENCH_CPU_COUNTS:-2 16 64 192})
 
+# ---- 2c. cost and memory against 10, 100, 1000 processes and 1, 20, 80
+# mapped libraries ----
+while IFS=$'\t' read -r label value; do row "$label" "$value"; done < <(bash "$(dirname "$0")/scale.sh" "$B" 12 99)
+
 # ---- 7. delivered versus expected samples ----
 for hz in 19 99 999; do
 	busy "$((T + 2))"; sleep 0.5

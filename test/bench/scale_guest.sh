@@ -33,7 +33,8 @@ done
 rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 anon=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
-echo "SCALE ncpu=$ncpu hz=$HZ rss_kb=$rss anon_kb=$anon hwm_kb=$hwm maps_bytes=$maps"
+possible=$(cat /sys/devices/system/cpu/possible)
+echo "SCALE ncpu=$ncpu possible=$possible hz=$HZ rss_kb=$rss anon_kb=$anon hwm_kb=$hwm maps_bytes=$maps"
 wait $rec
 echo "SCALE-RC $?"
 cat /tmp/record.err
