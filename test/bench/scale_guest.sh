@@ -26,15 +26,19 @@ $BUILD/otelprof record --quiet --duration $((SECS + 5)) --frequency $HZ --output
 rec=$!
 sleep $SECS
 maps=0
+ring=0
 for f in /proc/$rec/fdinfo/*; do
 	m=$(sed -n 's/^memlock:[[:space:]]*//p' $f 2>/dev/null)
 	[ -n "$m" ] && maps=$((maps + m))
+	# the ring buffer (BPF_MAP_TYPE_RINGBUF, 27): sized by online CPUs
+	t=$(sed -n 's/^map_type:[[:space:]]*//p' $f 2>/dev/null)
+	[ "$t" = 27 ] && [ -n "$m" ] && ring=$((ring + m))
 done
 rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 anon=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 possible=$(cat /sys/devices/system/cpu/possible)
-echo "SCALE ncpu=$ncpu possible=$possible hz=$HZ rss_kb=$rss anon_kb=$anon hwm_kb=$hwm maps_bytes=$maps"
+echo "SCALE ncpu=$ncpu possible=$possible hz=$HZ rss_kb=$rss anon_kb=$anon hwm_kb=$hwm maps_bytes=$maps ring_bytes=$ring"
 wait $rec
 echo "SCALE-RC $?"
 cat /tmp/record.err
