@@ -62,6 +62,7 @@ int main(int argc, char **argv)
 	char secs[32], busy[32];
 	double seconds, cpus;
 	long count, busy_us;
+	pid_t *pids;
 	int devnull;
 
 	if (argc == 4 && !strcmp(argv[1], "--child"))
@@ -78,15 +79,22 @@ int main(int argc, char **argv)
 		busy_us = 1;
 	snprintf(secs, sizeof(secs), "%g", seconds);
 	snprintf(busy, sizeof(busy), "%ld", busy_us);
+	pids = calloc((size_t)count, sizeof(*pids));
+	if (!pids)
+		return 1;
 	devnull = open("/dev/null", O_WRONLY);
 	for (long i = 0; i < count; i++) {
 		pid_t pid = fork();
 
 		if (pid < 0) {
+			/* Its own children only: the caller's process group
+			 * (a bench script) is not ours to signal. */
 			perror("crowd: fork");
-			kill(0, SIGTERM);
+			for (long k = 0; k < i; k++)
+				kill(pids[k], SIGTERM);
 			return 1;
 		}
+		pids[i] = pid;
 		if (pid == 0) {
 			if (devnull >= 0)
 				dup2(devnull, 1);
@@ -99,5 +107,6 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (wait(NULL) > 0)
 		;
+	free(pids);
 	return 0;
 }
