@@ -377,7 +377,8 @@ test-kernels: all workloads
 	bash test/kernels/initramfs.sh $(BUILD) $(KERNEL_CACHE)/root.cpio.gz
 	cd test/integration && OTELPROF_BUILD=$(abspath $(BUILD)) OTELPROF_KERNELS="$(KERNELS)" \
 	  OTELPROF_KERNEL_CACHE=$(KERNEL_CACHE) $(GO) test -count=1 -v -timeout 40m -run '^TestKernelMatrix$$' ./... \
-	  2>&1 | tee $(abspath $(BUILD))/kernels.log; exit $${PIPESTATUS[0]}
+	  2>&1 | tee $(abspath $(BUILD))/kernels.log; \
+	  s=$${PIPESTATUS[0]}; [ $$s = 0 ] || sh failed-tests.sh $(abspath $(BUILD))/kernels.log 60; exit $$s
 
 # Unit and ABI tests again under ASan + UBSan, in a separate build tree.
 test-san: deps

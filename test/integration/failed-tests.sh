@@ -1,9 +1,10 @@
 #!/bin/sh
 # The end of each failed test's own output in a `go test -v` log,
 # printed after the run: a CI log that keeps only its tail still shows
-# why each test failed, not only which. Usage: failed-tests.sh LOG
-log=${1:?usage: failed-tests.sh LOG}
-awk '
+# why each test failed, not only which. Usage: failed-tests.sh LOG [LINES]
+# (LINES of each, 15 by default).
+log=${1:?usage: failed-tests.sh LOG [LINES]}
+awk -v n="${2:-15}" '
 { line[NR] = $0 }
 /^=== RUN / { start[$3] = NR }
 /^ *--- FAIL: / { failed[++nf] = $3 }
@@ -17,7 +18,7 @@ END {
 			to++
 		if (to == from) continue
 		print "==== " failed[k] " failed; the end of its output:"
-		for (i = (to - 15 > from ? to - 15 : from + 1); i <= to; i++)
+		for (i = (to - n > from ? to - n : from + 1); i <= to; i++)
 			print substr(line[i], 1, 400)
 	}
 }' "$log"

@@ -113,8 +113,9 @@ func bootGuestAttempt(t *testing.T, cache, kernel string, attempt int) (guestRes
 	cmd := exec.Command("qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", "2", "-m", "1024",
 		"-nographic", "-no-reboot", "-nodefaults", "-display", "none",
 		"-kernel", vmlinuz, "-initrd", initrd, "-append", appendArgs,
+		"-monitor", "unix:"+filepath.Join(dir, "monitor")+",server,nowait",
 		"-serial", "stdio", "-serial", "file:"+data)
-	var console bytes.Buffer
+	var console lockedBuffer
 	cmd.Stdout = &console
 	cmd.Stderr = &console
 	start := time.Now()
@@ -129,9 +130,11 @@ func bootGuestAttempt(t *testing.T, cache, kernel string, attempt int) (guestRes
 			t.Fatalf("qemu failed: %v\n%s", err, console.String())
 		}
 	case <-time.After(matrixTimeout):
+		cpus := guestCPUs(filepath.Join(dir, "monitor"), console.String())
 		_ = cmd.Process.Kill()
 		<-done
-		t.Fatalf("guest on %s did not finish in %v; console:\n%s", kernel, matrixTimeout, console.String())
+		t.Fatalf("guest on %s did not finish in %v; console:\n%s\nwhere its CPUs were:\n%s",
+			kernel, matrixTimeout, console.String(), cpus)
 	}
 	t.Logf("%s: guest ran %.0f s", kernel, time.Since(start).Seconds())
 	raw, err := os.ReadFile(data)

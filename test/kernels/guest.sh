@@ -19,6 +19,9 @@ hostname guest
 out=/tmp/out
 mkdir -p $out
 log() { echo "guest: $*"; }
+# Where KASLR put the kernel: the host names a hung guest's instruction
+# pointers from it (kernels_test.go).
+log "kernel text at $(grep -m1 ' _text$' /proc/kallsyms | cut -d' ' -f1)"
 
 # Options from the kernel command line: otelprof.KEY=VALUE.
 for a in $(cat /proc/cmdline); do
@@ -75,6 +78,13 @@ rec=$!
 		log "thread ${t##*/}: $(cut -d' ' -f2-3 $t/stat) wchan $(cat $t/wchan 2>/dev/null)"
 		cat $t/stack 2>/dev/null
 	done
+	# What every CPU runs and every blocked task waits on, from the
+	# kernel's log (the console shows only errors).
+	echo 1 >/proc/sys/kernel/sysrq
+	echo l >/proc/sysrq-trigger
+	echo w >/proc/sysrq-trigger
+	log "kernel log:"
+	dmesg | tail -n 300
 ) &
 watchdog=$!
 while kill -0 $rec 2>/dev/null && ! grep -q recording $out/record.err; do sleep 0.1; done
@@ -96,6 +106,7 @@ echo $! >$out/deep.pid
 $W/ctx_linked_tlsdesc --threads 1 --seconds 600 >$out/ctx.out 2>$out/ctx.err &
 echo $! >$out/ctx.pid
 renice -n 0 -p $$ >/dev/null
+log "workloads started"
 # Judged from 2 s later on a second boundary (busybox date has no %N):
 # samples from then on against the CPU time from then on.
 sleep 2
@@ -105,6 +116,7 @@ stat_all before
 date +%s >$out/judged_from
 wait $rec
 echo $? >$out/record.rc
+log "recorder exited ($(cat $out/record.rc))"
 kill $watchdog 2>/dev/null
 stat_all after
 cut -d' ' -f1 /proc/uptime >$out/stopped_at
