@@ -379,6 +379,8 @@ struct otelprof_stats {
 	uint64_t lines_image_reads;	 /* DWARF read again after it was
 					    freed as idle, for a unit not
 					    read yet */
+	uint64_t exec_reads_skipped;	 /* execs exited unsampled within
+					    their hold: /proc not read */
 };
 
 /* Opaque profiler handle. */

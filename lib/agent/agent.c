@@ -134,8 +134,13 @@ static int on_event(void *ctx, const void *data, size_t size)
 		}
 		atomic_store(&p->task_event_seen, true);
 		process_table_exec(&p->procs, h->pid);
-		/* Read /proc now, while the new image surely exists: a short
-		 * process may be gone by its first sample. */
+		/* Read /proc EXEC_HOLD_NS later (read_held_execs) unless the
+		 * process exits unsampled first; at once if the hold is
+		 * full. */
+		if (exec_hold_add(&p->held_execs, h->pid, h->proc_start_ns,
+				  h->ktime_boot_ns, t->filename,
+				  sizeof(t->filename)))
+			break;
 		proc = process_table_get(&p->procs, h->pid, NULL,
 					 h->proc_start_ns, h->ktime_boot_ns);
 		if (proc) {
@@ -155,8 +160,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 		}
 		atomic_store(&p->task_event_seen, true);
 		/* A library was mapped or unmapped, or a context published:
-		 * look again, as the process's budget allows. */
+		 * look again, as the process's budget allows (a held exec
+		 * is read whole when due). */
 		proc = process_table_find(&p->procs, h->pid);
+		if (!proc && exec_hold_has(&p->held_execs, h->pid))
+			break;
 		if (proc)
 			process_table_rescan_asked(&p->procs, proc,
 						   (uint32_t)t->addr);
@@ -177,6 +185,9 @@ static int on_event(void *ctx, const void *data, size_t size)
 		break;
 	}
 	case OTELPROF_EVENT_EXIT:
+		if (exec_hold_drop(&p->held_execs, h->pid, h->proc_start_ns) &&
+		    !process_table_find(&p->procs, h->pid))
+			p->counters.exec_reads_skipped++;
 		process_table_exit(&p->procs, h->pid, h->proc_start_ns,
 				   h->ktime_boot_ns);
 		break;
@@ -217,6 +228,27 @@ static void state_relock(void *ctx)
 	p->hold_since_ns = mono_ns();
 }
 
+/* Held execs now due are read as an exec was before (a sample may have
+ * read the process meanwhile: then only its exec path is set). */
+static void read_held_execs(struct otelprof *p)
+{
+	struct held_exec x;
+	uint64_t now = boot_ns();
+
+	while (!process_table_slice_over(&p->procs) &&
+	       exec_hold_take_due(&p->held_execs, now, &x)) {
+		struct process *proc = process_table_get(&p->procs, x.pid, NULL,
+							 x.start_ns, now);
+
+		if (proc) {
+			process_set_exec_path(proc, x.filename,
+					      sizeof(x.filename));
+			process_table_young(&p->procs, proc, now);
+		}
+		agent_sync_processes(p);
+	}
+}
+
 /* One pass of the drain thread. True: its slice ran out with work left
  * (records, file loads, builds, re-pushes) for the next pass. */
 static bool drain(struct otelprof *p)
@@ -237,6 +269,7 @@ static bool drain(struct otelprof *p)
 	process_table_begin_pass(&p->procs);
 	agent_runtimes_loaded(p);
 	bpf_sampler_consume(p->sampler);
+	read_held_execs(p);
 	/* One process at a time, each synced before the next: the loads
 	 * and reads count against the pass's slice. */
 	while (process_table_resume_loads(&p->procs))
@@ -256,6 +289,7 @@ static bool drain(struct otelprof *p)
 	p->trim_due = false;
 	note_hold(p);
 	more = p->procs.slice_spent;
+	p->held_next_ms = exec_hold_next_ms(&p->held_execs, boot_ns());
 	pthread_mutex_unlock(&p->state_lock);
 	/* Freed process and file state goes back to the kernel. */
 	if (trim)
@@ -285,6 +319,8 @@ static void *drain_thread(void *arg)
 		if (atomic_exchange(&p->task_event_seen, false) &&
 		    timeout > OTELPROF_TASK_WAKE_GAP_MS)
 			timeout = OTELPROF_TASK_WAKE_GAP_MS;
+		if (p->held_next_ms >= 0 && timeout > p->held_next_ms)
+			timeout = p->held_next_ms;
 		n = epoll_wait(p->epoll_fd, ev, 4, timeout);
 
 		if (n < 0 && errno != EINTR)
@@ -551,6 +587,7 @@ int agent_start(const struct otelprof_opts *o, struct otelprof **out,
 		}
 	}
 	p->wake_fd = p->epoll_fd = -1;
+	p->held_next_ms = -1;
 	p->prob.timer_fd = -1;
 	pthread_mutex_init(&p->state_lock, NULL);
 	pthread_mutex_init(&p->poll_lock, NULL);

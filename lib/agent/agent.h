@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "otelprofiler.h"
+#include "agent/exec_hold.h"
 #include "context/context_tracker.h"
 #include "encode/profile_builder.h"
 #include "encode/stack_cache.h"
@@ -45,12 +46,14 @@ struct parked_sample;
 struct agent_counters {
 	uint64_t samples_received; /* well-formed sample events */
 	uint64_t samples_encoded, polls, bytes_encoded; /* handed out */
-	uint64_t add_errors;	    /* samples, links, context attributes the
-				       window could not take */
-	uint64_t ctx_attrs_dropped; /* thread-context attributes dropped */
-	uint64_t dropped_at_stop;   /* still buffered at stop's deadline */
-	uint64_t events_malformed;  /* records skipped: sizes do not agree */
-	uint64_t drain_max_hold_ns; /* longest state_lock hold by drain() */
+	uint64_t add_errors;	     /* samples, links, context attributes the
+					window could not take */
+	uint64_t ctx_attrs_dropped;  /* thread-context attributes dropped */
+	uint64_t dropped_at_stop;    /* still buffered at stop's deadline */
+	uint64_t events_malformed;   /* records skipped: sizes do not agree */
+	uint64_t drain_max_hold_ns;  /* longest state_lock hold by drain() */
+	uint64_t exec_reads_skipped; /* held execs whose process exited
+					unsampled: /proc never read */
 	/* off-CPU (offcpu_pending.c) */
 	uint64_t offcpu_events;		 /* joined and put in the window */
 	uint64_t offcpu_unmatched;	 /* a half without the other */
@@ -138,6 +141,8 @@ struct otelprof {
 	/* An exec or maps change was read since the drain thread last
 	 * waited (records are read by polls too). */
 	atomic_bool task_event_seen;
+	struct exec_hold held_execs; /* state_lock */
+	int held_next_ms; /* the drain thread's: ms to the next held exec due */
 	bool uevents_ready; /* the drain thread's: epoll saw uevents */
 	bool apm_waiting;   /* APM messages still queued: drain again soon
 			       (drain thread only) */

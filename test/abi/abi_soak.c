@@ -315,7 +315,8 @@ static long long bpf_counter(int id, uint32_t which)
 	X(files_shared)                                                        \
 	X(files_share_mismatch)                                                \
 	X(files_share_unverified)                                              \
-	X(processes_gone_young)
+	X(processes_gone_young)                                                \
+	X(exec_reads_skipped)
 
 static void print_stats(struct otelprof *p)
 {

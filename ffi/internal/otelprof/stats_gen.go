@@ -6,7 +6,7 @@ package otelprof
 import "unsafe"
 
 // expectedStatsSize is sizeof(struct otelprof_stats) on LP64.
-const expectedStatsSize = 840
+const expectedStatsSize = 848
 
 // Stats mirrors struct otelprof_stats after its sz field (include/otelprofiler.h).
 type Stats struct {
@@ -218,6 +218,8 @@ type Stats struct {
 	ProcessesGoneYoung uint64
 	// DWARF of files read again, after it was freed as idle, because a sample landed in a compile unit not read yet (lines_image_reads, {file}).
 	LinesImageReads uint64
+	// Execs whose /proc reads were never made: the process exited unsampled within the few milliseconds an exec is held (exec_reads_skipped, {process}).
+	ExecReadsSkipped uint64
 }
 
 // Each field at the offset the C compiler gives it (LP64).
@@ -326,4 +328,5 @@ var (
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.FilesShareUnverified)-816]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ProcessesGoneYoung)-824]
 	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.LinesImageReads)-832]
+	_ = [1]struct{}{}[unsafe.Offsetof(cStats{}.ExecReadsSkipped)-840]
 )
