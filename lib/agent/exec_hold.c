@@ -35,10 +35,12 @@ bool exec_hold_add(struct exec_hold *h, uint32_t pid, uint64_t start_ns,
 	x->pid = pid;
 	x->start_ns = start_ns;
 	x->due_ns = exec_ns + EXEC_HOLD_NS;
-	if (len > sizeof(x->filename))
-		len = sizeof(x->filename);
+	/* A name of len bytes, ended within them or not, replaces all of
+	 * an earlier one's. */
+	if (len > sizeof(x->filename) - 1)
+		len = sizeof(x->filename) - 1;
 	memcpy(x->filename, filename, len);
-	x->filename[sizeof(x->filename) - 1] = '\0';
+	x->filename[len] = '\0';
 	return true;
 }
 

@@ -41,8 +41,8 @@ static void later_exec_replaces(void **state)
 	struct held_exec x;
 
 	(void)state;
-	assert_true(exec_hold_add(&h, 10, 1, 1000, "/bin/sh", 8));
-	assert_true(exec_hold_add(&h, 10, 1, 2000000, "/bin/ls", 8));
+	assert_true(exec_hold_add(&h, 10, 1, 1000, "/usr/bin/python3", 17));
+	assert_true(exec_hold_add(&h, 10, 1, 2000000, "/bin/ls", 7));
 	assert_int_equal(h.n, 1);
 	assert_false(exec_hold_take_due(&h, 1000 + EXEC_HOLD_NS, &x));
 	assert_true(exec_hold_take_due(&h, 2000000 + EXEC_HOLD_NS, &x));
