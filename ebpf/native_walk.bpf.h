@@ -93,7 +93,7 @@ static __always_inline long unwind_frame(u32 iter, void *data)
 
 	if (!walk_scratch(&e, &st))
 		return 1;
-	return unwind_walk_frame(e, &st->w, e->ustack, st->max_user_frames);
+	return unwind_walk_frame(e, &st->w, e->words, st->max_user_frames);
 }
 
 OTELPROF_BOUNDED_LOOP(unwind_walk, unwind_frame)
@@ -119,7 +119,7 @@ static __always_inline u32 copy_stack(struct otelprof_sample_event *e, u64 sp,
 		if ((u32)k >= max_kb)
 			break;
 		if (bpf_probe_read_user(
-			    &e->ustack[(k * 128) & (OTELPROF_USTACK_WORDS - 1)],
+			    &e->words[(k * 128) & (OTELPROF_USTACK_WORDS - 1)],
 			    1024, (const void *)(sp + k * 1024)))
 			break;
 		words += 128;
@@ -313,7 +313,7 @@ static __always_inline void unwind_finish(struct otelprof_sample_event *e,
 		if (last && now - *last < OTELPROF_COPY_INTERVAL_NS) {
 			/* Runtime frames noted: keep the walk (see above). */
 			e->n_user = st && runtime_noted(e) ? st->w.n : 1;
-			e->ustack[0] = e->user_ip;
+			e->words[0] = e->user_ip;
 			e->flags |= OTELPROF_SAMPLE_F_PENDING;
 			count(OTELPROF_CNT_UNWIND_PENDING);
 			return;

@@ -104,17 +104,16 @@ static __always_inline void offcpu_switch_in(struct task_struct *next, u64 now)
 }
 
 /* prev is switched out (and is current): is this switch-out recorded?
- * Then the sample's header, kernel stack and user registers, and the
- * pending entry. NULL: not recorded. */
+ * Then the sample's header and user registers (its kernel stack is taken
+ * last, offcpu_end), and the pending entry. NULL: not recorded. */
 static __always_inline struct otelprof_sample_event *
-offcpu_begin(void *ctx, struct task_struct *prev, u64 now, u32 *map_count)
+offcpu_begin(struct task_struct *prev, u64 now, u32 *map_count)
 {
 	u64 id = bpf_get_current_pid_tgid();
 	u32 tgid = id >> 32, tid = (u32)id, zero = 0;
 	struct otelprof_sample_event *e;
 	struct mm_struct *mm;
 	struct pt_regs *uregs;
-	long n;
 
 	if (!tgid || (target_tgid && tgid != target_tgid))
 		return NULL;
@@ -150,16 +149,7 @@ offcpu_begin(void *ctx, struct task_struct *prev, u64 now, u32 *map_count)
 	e->ctx.format = OTELPROF_CTX_NONE;
 	e->ctx.attrs_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	/* From the tracepoint down: skip this program's frame and the
-	 * tracepoint's call into it (bpf_trace_run*), so the stack starts
-	 * in the scheduler, as the thread left. */
-	n = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack),
-			  OFFCPU_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
-	if (n < 0) {
-		count(OTELPROF_CNT_KSTACK_ERR);
-		n = 0;
-	}
-	e->n_kernel = n / sizeof(u64);
+	e->n_kernel = 0; /* taken last (offcpu_end) */
 	*map_count = (u32)KREAD_INT(mm, map_count);
 	/* In the kernel (it is scheduling): the registers saved at entry. */
 	uregs = task_user_regs();
@@ -179,18 +169,20 @@ offcpu_begin(void *ctx, struct task_struct *prev, u64 now, u32 *map_count)
 /* After the walk: the frames (or a stack copy), the thread's context,
  * out to the ring buffer; a switch-out userspace never got is not left
  * pending. */
-static __always_inline int offcpu_end(struct otelprof_sample_event *e,
+static __always_inline int offcpu_end(void *ctx,
+				      struct otelprof_sample_event *e,
 				      struct unwinder_state *st)
 {
 	u32 tid = e->hdr.tid;
-	u64 size;
 
 	unwind_finish(e, st);
 	read_thread_ctx(e, e->hdr.pid);
-	size = otelprof_sample_size(e->n_user, e->ctx.attrs_size);
-	if (size > sizeof(*e))
-		size = sizeof(*e);
-	if (bpf_ringbuf_output(&events, e, size,
+	/* From the tracepoint down: skip this program's frame and the
+	 * tracepoint's call into it (bpf_trace_run*), so the stack starts
+	 * in the scheduler, as the thread left. A tail call runs in the
+	 * frame of the program it replaced: the same frames to skip. */
+	sample_kernel_stack(ctx, e, OFFCPU_KSTACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+	if (bpf_ringbuf_output(&events, e, sample_bytes(e),
 			       (e->flags & OTELPROF_SAMPLE_F_STACK_COPY)
 				       ? BPF_RB_FORCE_WAKEUP
 				       : ringbuf_wakeup_flag())) {
@@ -215,13 +207,13 @@ int BPF_PROG(off_cpu_switch, bool preempt, struct task_struct *prev,
 	u32 map_count = 0;
 
 	offcpu_switch_in(next, now);
-	e = offcpu_begin(ctx, prev, now, &map_count);
+	e = offcpu_begin(prev, now, &map_count);
 	if (!e)
 		return 0;
 	st = unwind_prepare(e, map_count);
 	if (st && !unwind_walk_ended(&st->w))
 		unwind_walk_loop(OTELPROF_MAX_USER_FRAMES + 1, NULL);
-	return offcpu_end(e, st);
+	return offcpu_end(ctx, e, st);
 }
 
 /* Kernels without bpf_loop: the walk goes on in off_cpu_walk, chained
@@ -232,7 +224,7 @@ static __always_inline int offcpu_continue(void *ctx,
 {
 	walk_goto(ctx, OTELPROF_PROG_WALK);
 	st->w.flags |= OTELPROF_SAMPLE_F_TRUNCATED;
-	return offcpu_end(e, st);
+	return offcpu_end(ctx, e, st);
 }
 
 SEC("raw_tp/sched_switch")
@@ -245,12 +237,12 @@ int BPF_PROG(off_cpu_switch_chained, bool preempt, struct task_struct *prev,
 	u32 map_count = 0;
 
 	offcpu_switch_in(next, now);
-	e = offcpu_begin(ctx, prev, now, &map_count);
+	e = offcpu_begin(prev, now, &map_count);
 	if (!e)
 		return 0;
 	st = unwind_prepare(e, map_count);
 	if (!st)
-		return offcpu_end(e, NULL);
+		return offcpu_end(ctx, e, NULL);
 	return offcpu_continue(ctx, e, st);
 }
 
@@ -267,5 +259,5 @@ int off_cpu_walk(void *ctx)
 	    OTELPROF_BOUNDED(unwind_frame, OTELPROF_WALK_CHUNK, NULL) ==
 		    OTELPROF_WALK_CHUNK)
 		return offcpu_continue(ctx, e, st);
-	return offcpu_end(e, st);
+	return offcpu_end(ctx, e, st);
 }

@@ -85,9 +85,9 @@ static __always_inline int runtime_pending_fp(void *ctx)
 	runtime_handoff((ctx), &(w)->runtime, &(w)->declined, true)
 #include "native_walk.bpf.h"
 
-/* The part of a sample before the user stack walk: header, comm, kernel
- * stack, user registers. Returns the event (NULL: drop the sample) and the
- * process's mapping count in *map_count. */
+/* The part of a sample before the user stack walk: header, comm, user
+ * registers (the kernel stack is taken last, sample_emit). Returns the event
+ * (NULL: drop the sample) and the process's mapping count in *map_count. */
 static __always_inline struct otelprof_sample_event *
 sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 {
@@ -97,7 +97,6 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct pt_regs *uregs;
-	long n;
 
 	if (tgid == 0 && !include_idle) {
 		count(OTELPROF_CNT_IDLE);
@@ -128,12 +127,7 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	e->ctx.attrs_size = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 
-	n = bpf_get_stack(ctx, e->kstack, sizeof(e->kstack), 0);
-	if (n < 0) {
-		count(OTELPROF_CNT_KSTACK_ERR);
-		n = 0;
-	}
-	e->n_kernel = n / sizeof(u64);
+	e->n_kernel = 0; /* taken last (sample_emit) */
 
 	task = (struct task_struct *)bpf_get_current_task();
 	mm = BPF_CORE_READ(task, mm);
@@ -171,13 +165,17 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	return e;
 }
 
-/* The last stage of every sample: the thread's context, runtime frames
- * noted, and out to the ring buffer. */
-static __always_inline int sample_output(struct otelprof_sample_event *e)
+/* The last stage of every sample: the runtime frames noted, the thread's
+ * context, the kernel stack, out to the ring buffer. */
+static __always_inline int sample_output(void *ctx,
+					 struct otelprof_sample_event *e)
 {
-	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD))
+	/* The runtime frames first: the attributes go after all user words. */
+	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD)) {
+		runtime_frames_append(e);
 		read_thread_ctx(e, e->hdr.pid);
-	sample_emit(e);
+	}
+	sample_emit(ctx, e);
 	return 0;
 }
 
@@ -198,7 +196,7 @@ static __always_inline int sample_end(void *ctx,
 		    rp->runtime < OTELPROF_RT_MAX && e->user_ip)
 			walk_goto(ctx, OTELPROF_PROG_RUNTIME + rp->runtime);
 	}
-	return sample_output(e);
+	return sample_output(ctx, e);
 }
 
 /* Hand the walk to the runtime that asked for the frame it stopped at.
@@ -263,7 +261,7 @@ int on_cpu_sample_finish(struct bpf_perf_event_data *ctx)
 
 	if (!e)
 		return 0;
-	return sample_output(e);
+	return sample_output(ctx, e);
 }
 
 /*

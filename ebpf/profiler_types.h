@@ -139,7 +139,7 @@ struct otelprof_event_header {
 /*
  * Thread context (trace correlation), read from the sampled thread's TLS.
  * OTEP 4947 records are at most 640 bytes: 28 of header, the rest
- * attributes, which travel after the used part of ustack.
+ * attributes, which travel after the sample's user words.
  */
 #define OTELPROF_CTX_RECORD_MAX	 640
 #define OTELPROF_CTX_HEADER_SIZE 28
@@ -161,7 +161,8 @@ struct otelprof_thread_ctx {
 	u8 span_id[8];
 	u8 format;	/* enum otelprof_ctx_format; NONE: no context */
 	u8 pad0;	/* no trace flags: an OTLP Link has no field for them */
-	u16 attrs_size; /* OTEP 4947 attrs_data bytes after ustack */
+	u16 attrs_size; /* OTEP 4947 attrs_data bytes after the
+			user words */
 	u32 pad;
 	/* Elastic v1: the transaction (local root span) id, which the
 	 * agent's return channel is keyed by; zero otherwise. */
@@ -201,16 +202,21 @@ struct otelprof_bpf_ctx_proc {
 };
 
 /*
- * A sample as emitted to the ring buffer. Only the used prefix of ustack is
- * sent: the record size is offsetof(ustack) + n_user * 8, plus
- * ctx.attrs_size rounded up to 8 (the context attributes follow;
- * otelprof_sample_size below).
+ * A sample as emitted to the ring buffer: the fixed header, then in words
+ * its n_user user words (frames, or a stack copy), its context attributes
+ * (ctx.attrs_size bytes rounded up to 8) and its n_kernel kernel frames.
+ * Only that used prefix is sent (otelprof_sample_size below): most
+ * samples are taken in user mode and have no kernel frames, so a fixed
+ * kernel array in the header would be ~1 KiB of zeros in every record.
+ * The kernel frames are taken last, when the record's other sizes are
+ * known (the same stack: it is read from the sampled registers).
  */
 struct otelprof_sample_event {
 	struct otelprof_event_header hdr;
 	char comm[OTELPROF_COMM_LEN];
-	u32 n_kernel; /* valid entries in kstack */
-	u32 n_user;   /* valid words in ustack (frames, or stack copy) */
+	u32 n_kernel; /* kernel frames, after the attributes in words */
+	u32 n_user;   /* user words at the start of words (frames, or stack
+			 copy) */
 	u32 flags;    /* OTELPROF_SAMPLE_F_* */
 	/* Interpreter frames (see otelprof_interp_proc): the last
 	 * 2 * n_interp of the n_user words are {code, instruction} pairs,
@@ -226,11 +232,11 @@ struct otelprof_sample_event {
 	u64 user_lr;
 #endif
 	struct otelprof_thread_ctx ctx;
-	u64 kstack[OTELPROF_MAX_KERNEL_FRAMES];
-	u64 ustack[OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS];
+	u64 words[OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS +
+		  OTELPROF_MAX_KERNEL_FRAMES];
 };
 
-/* Where a sample's context attributes start, in bytes from ustack: after
+/* Where a sample's context attributes start, in bytes from words: after
  * its n_user words. Shared by the BPF program that writes them and
  * userspace that reads them (inlined: the verifier sees plain bounded
  * arithmetic). */
@@ -240,22 +246,43 @@ otelprof_sample_attrs_off(u64 n_user)
 	return n_user * sizeof(u64);
 }
 
-/* The bytes of a sample event as sent: the header, n_user ustack words,
- * then attrs_size bytes of attributes rounded up to 8. */
+/* Where its kernel frames start, in bytes from words: after the
+ * attributes, rounded up to 8. At most OTELPROF_KSTACK_OFF_MAX. */
 static inline __attribute__((always_inline)) u64
-otelprof_sample_size(u64 n_user, u64 attrs_size)
+otelprof_sample_kstack_off(u64 n_user, u64 attrs_size)
 {
-	return __builtin_offsetof(struct otelprof_sample_event, ustack) +
-	       otelprof_sample_attrs_off(n_user) + ((attrs_size + 7) & ~7ull);
+	return otelprof_sample_attrs_off(n_user) + ((attrs_size + 7) & ~7ull);
+}
+
+#define OTELPROF_KSTACK_OFF_MAX                                                \
+	((OTELPROF_USTACK_WORDS + OTELPROF_CTX_ATTRS_WORDS) * sizeof(u64))
+
+/* The bytes of a sample event as sent: the header, n_user words,
+ * attrs_size bytes of attributes rounded up to 8, n_kernel frames. */
+static inline __attribute__((always_inline)) u64
+otelprof_sample_size(u64 n_user, u64 attrs_size, u64 n_kernel)
+{
+	return __builtin_offsetof(struct otelprof_sample_event, words) +
+	       otelprof_sample_kstack_off(n_user, attrs_size) +
+	       n_kernel * sizeof(u64);
+}
+
+/* Its kernel frames (userspace: of a record whose sizes were checked). */
+static inline __attribute__((always_inline)) const u64 *
+otelprof_sample_kstack(const struct otelprof_sample_event *e)
+{
+	return (const u64 *)((const char *)e->words +
+			     otelprof_sample_kstack_off(e->n_user,
+							e->ctx.attrs_size));
 }
 
 #define OTELPROF_SAMPLE_F_KTHREAD (1u << 0) /* no user address space */
 #define OTELPROF_SAMPLE_F_STACK_COPY                                           \
-	(1u << 1) /* ustack = stack words at user_sp */
+	(1u << 1) /* user words = stack words at user_sp */
 #define OTELPROF_SAMPLE_F_COMPLETE  (1u << 2) /* unwound to the root */
 #define OTELPROF_SAMPLE_F_TRUNCATED (1u << 3) /* cut at the frame limit */
 #define OTELPROF_SAMPLE_F_PENDING   (1u << 4) /* leaf only: tables loading */
-/* In an unwound ustack: this frame was found by the frame-pointer step
+/* In unwound user words: this frame was found by the frame-pointer step
  * (code without CFI), not from CFI. User addresses never use bit 63. */
 #define OTELPROF_USTACK_FP_FRAME (1ull << 63)
 /* At most one stack copy per thread per this interval. */

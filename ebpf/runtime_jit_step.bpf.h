@@ -37,7 +37,7 @@ static __always_inline u64 jit_step_pc(const struct unwinder_state *st)
 static __always_inline bool jit_step_put(struct otelprof_sample_event *e,
 					 struct unwinder_state *st)
 {
-	return !unwind_walk_put(&st->w, e->ustack, st->max_user_frames);
+	return !unwind_walk_put(&st->w, e->words, st->max_user_frames);
 }
 
 /* Back to the native walk; returns only when the chain of tail calls is

@@ -21,7 +21,8 @@ static __always_inline int step_give_back(void *ctx)
 	e->n_user = st->w.n;
 	e->flags |= st->w.flags | OTELPROF_SAMPLE_F_TRUNCATED;
 	count(OTELPROF_CNT_UNWIND_TRUNCATED);
-	sample_emit(e);
+	runtime_frames_append(e);
+	sample_emit(ctx, e);
 	return 0;
 }
 

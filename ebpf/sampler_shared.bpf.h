@@ -17,7 +17,8 @@
  *     -> a process whose runtime keeps its own chain (OTELPROF_RT_MODE_AFTER):
  *        tail call its program, which appends its frames, then
  *        walk_progs[OTELPROF_PROG_FINISH]
- *     -> thread context, ring buffer (sample_output)
+ *     -> runtime frames noted, thread context, kernel frames, ring buffer
+ *        (sample_output)
  *
  * The walk's own state is in walk_state.bpf.h. A runtime's program reads
  * none of the native walk's tables.
@@ -162,7 +163,7 @@ runtime_frames_append(struct otelprof_sample_event *e)
 	if (n > OTELPROF_MAX_INTERP_FRAMES ||
 	    at > OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
 		return;
-	if (bpf_probe_read_kernel(&e->ustack[at], (u64)n * 16, rf->pairs))
+	if (bpf_probe_read_kernel(&e->words[at], (u64)n * 16, rf->pairs))
 		return;
 	e->n_user = at + 2 * n;
 	e->n_interp = n;
@@ -170,18 +171,46 @@ runtime_frames_append(struct otelprof_sample_event *e)
 	count(OTELPROF_CNT_INTERP_SAMPLES);
 }
 
-/* Out to the ring buffer, with the runtime frames the walk noted. */
-static __always_inline void sample_emit(struct otelprof_sample_event *e)
+/*
+ * The kernel frames, last: after the user words and the attributes, so
+ * that the record carries only the ones there are. Read from the sampled
+ * registers (perf_event) or the tracepoint's own frame (flags: frames to
+ * skip), which do not change during the sample's programs.
+ */
+static __always_inline void
+sample_kernel_stack(void *ctx, struct otelprof_sample_event *e, u64 flags)
 {
-	u64 size;
+	u64 off = otelprof_sample_kstack_off(e->n_user, e->ctx.attrs_size);
+	long n;
 
-	if (!(e->flags & OTELPROF_SAMPLE_F_KTHREAD))
-		runtime_frames_append(e);
-	size = otelprof_sample_size(e->n_user, e->ctx.attrs_size);
-	if (size > sizeof(*e))
-		size = sizeof(*e);
+	if (off > OTELPROF_KSTACK_OFF_MAX)
+		off = OTELPROF_KSTACK_OFF_MAX;
+	n = bpf_get_stack(ctx, (u8 *)e->words + off,
+			  OTELPROF_MAX_KERNEL_FRAMES * sizeof(u64), flags);
+	if (n < 0) {
+		count(OTELPROF_CNT_KSTACK_ERR);
+		n = 0;
+	}
+	e->n_kernel = n / sizeof(u64);
+}
+
+/* The record's bytes as sent: its used prefix. */
+static __always_inline u64 sample_bytes(const struct otelprof_sample_event *e)
+{
+	u64 size =
+		otelprof_sample_size(e->n_user, e->ctx.attrs_size, e->n_kernel);
+
+	return size > sizeof(*e) ? sizeof(*e) : size;
+}
+
+/* Out to the ring buffer, with its kernel frames. The runtime frames the
+ * walk noted and the thread context are already in it. */
+static __always_inline void sample_emit(void *ctx,
+					struct otelprof_sample_event *e)
+{
+	sample_kernel_stack(ctx, e, 0);
 	/* A stack copy means a process userspace must load now: wake it. */
-	if (bpf_ringbuf_output(&events, e, size,
+	if (bpf_ringbuf_output(&events, e, sample_bytes(e),
 			       (e->flags & OTELPROF_SAMPLE_F_STACK_COPY)
 				       ? BPF_RB_FORCE_WAKEUP
 				       : ringbuf_wakeup_flag()))

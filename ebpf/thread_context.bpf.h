@@ -27,7 +27,7 @@ struct otel_ctx_header {
 	u16 attrs_data_size;
 };
 
-/* Fills e->ctx; attributes go to ustack right after the n_user words. */
+/* Fills e->ctx; attributes go to words right after the n_user words. */
 static __always_inline void read_thread_ctx(struct otelprof_sample_event *e,
 					    u32 tgid)
 {
@@ -77,7 +77,7 @@ static __always_inline void read_thread_ctx(struct otelprof_sample_event *e,
 				off = OTELPROF_STACK_COPY_BYTES;
 			if (n &&
 			    !bpf_probe_read_user(
-				    (u8 *)e->ustack + off, n,
+				    (u8 *)e->words + off, n,
 				    (void *)(ptr + OTELPROF_CTX_HEADER_SIZE)))
 				e->ctx.attrs_size = n;
 		} else if (loc->format == OTELPROF_CTX_ELASTIC_V1) {

@@ -35,7 +35,7 @@ int64_t agent_boot_to_unix_offset(void)
 /* A sample event whose counts and sizes hold together. */
 static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
 {
-	size_t need = offsetof(struct otelprof_sample_event, ustack);
+	size_t need = offsetof(struct otelprof_sample_event, words);
 
 	return size >= need && e->n_kernel <= OTELPROF_MAX_KERNEL_FRAMES &&
 	       e->n_user <= OTELPROF_USTACK_WORDS &&
@@ -44,7 +44,8 @@ static bool sample_event_ok(const struct otelprof_sample_event *e, size_t size)
 	       ((e->flags & OTELPROF_SAMPLE_F_STACK_COPY) ||
 		e->n_user - 2 * e->n_interp <= OTELPROF_MAX_USER_FRAMES) &&
 	       e->ctx.attrs_size <= OTELPROF_CTX_ATTRS_MAX &&
-	       size >= otelprof_sample_size(e->n_user, e->ctx.attrs_size);
+	       size >= otelprof_sample_size(e->n_user, e->ctx.attrs_size,
+					    e->n_kernel);
 }
 
 /* Ring buffer callback; runs with state_lock held. */

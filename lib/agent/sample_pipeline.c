@@ -89,7 +89,7 @@ static void sample_context(struct otelprof *p, struct profile_builder *b,
 			p->counters.add_errors++;
 		}
 	}
-	n = thread_attrs_decode((const uint8_t *)e->ustack +
+	n = thread_attrs_decode((const uint8_t *)e->words +
 					otelprof_sample_attrs_off(e->n_user),
 				e->ctx.attrs_size, pc ? pc->keys : NULL,
 				pc ? pc->nkeys : 0, attrs, PB_MAX_CTX_ATTRS,
@@ -117,7 +117,7 @@ static void sample_apm(struct otelprof *p, struct profile_builder *b,
 	char text[23];
 	int32_t r;
 
-	apm_stack_id(e->kstack, e->n_kernel, user, nuser, id);
+	apm_stack_id(otelprof_sample_kstack(e), e->n_kernel, user, nuser, id);
 	apm_stack_id_string(id, text);
 	r = pb_attr_string(b, APM_STACK_ID_ATTR, text);
 	if (r <= 0)
@@ -185,34 +185,34 @@ static int32_t sample_stack(struct otelprof *p, struct profile_builder *b,
 			    uint32_t ninterp)
 {
 	struct symbolized_stack *frames = &p->symbolized;
-	struct raw_stack raw = {proc->serial, e->kstack, user, e->n_kernel,
-				nuser};
+	struct raw_stack raw = {proc->serial, otelprof_sample_kstack(e), user,
+				e->n_kernel, nuser};
 	int32_t stack;
 	int err;
 
 	if (stack_cache_find(&p->stack_cache, &raw, &stack))
 		return stack;
-	err = stack_symbolize(&p->symbolizer, proc, e->kstack, e->n_kernel,
-			      user, nuser, ninterp, e->interp_kind,
+	err = stack_symbolize(&p->symbolizer, proc, otelprof_sample_kstack(e),
+			      e->n_kernel, user, nuser, ninterp, e->interp_kind,
 			      e->hdr.ktime_boot_ns, frames);
 	/* A pc in no known mapping: new code since the last scan (dlopen,
 	 * JIT)? Look again, as the process's gap and the shared budget
 	 * allow, and symbolize with what the scan found. */
 	if (!err && frames->unmapped && agent_rescan_asked(p, proc))
-		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
-				      e->n_kernel, user, nuser, ninterp,
-				      e->interp_kind, e->hdr.ktime_boot_ns,
-				      frames);
+		err = stack_symbolize(&p->symbolizer, proc,
+				      otelprof_sample_kstack(e), e->n_kernel,
+				      user, nuser, ninterp, e->interp_kind,
+				      e->hdr.ktime_boot_ns, frames);
 	/* Files the frames need that the process's sync left for a later
 	 * slice (or evicted symbols): done here and named at once. Once:
 	 * what the second naming still wants (a debuginfod lookup for a
 	 * file just read) is asked for; its names come with a later
 	 * sample. */
 	if (!err && frames->nwant && sample_wants(p, proc, frames))
-		err = stack_symbolize(&p->symbolizer, proc, e->kstack,
-				      e->n_kernel, user, nuser, ninterp,
-				      e->interp_kind, e->hdr.ktime_boot_ns,
-				      frames);
+		err = stack_symbolize(&p->symbolizer, proc,
+				      otelprof_sample_kstack(e), e->n_kernel,
+				      user, nuser, ninterp, e->interp_kind,
+				      e->hdr.ktime_boot_ns, frames);
 	if (!err && frames->nwant)
 		sample_wants(p, proc, frames);
 	if (err)
@@ -245,7 +245,7 @@ static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
 		stack_symbolizer_has_runtime(&p->symbolizer, e->interp_kind)
 			? e->n_interp
 			: 0;
-	const uint64_t *user = e->ustack;
+	const uint64_t *user = e->words;
 	uint32_t nuser = e->n_user, res;
 	int32_t stack, link = 0, extra[PB_MAX_CTX_ATTRS];
 	uint32_t nextra = 0;
@@ -303,7 +303,7 @@ static void handle(struct otelprof *p, const struct otelprof_sample_event *e,
 
 	/* 4. frames -> one interned stack. */
 	if (copy) {
-		memcpy(p->frames + nuser, e->ustack + e->n_user - 2 * ninterp,
+		memcpy(p->frames + nuser, e->words + e->n_user - 2 * ninterp,
 		       2 * ninterp * sizeof(uint64_t));
 		user = p->frames;
 		nuser += 2 * ninterp;

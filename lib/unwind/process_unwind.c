@@ -627,7 +627,7 @@ void process_unwind_copy(struct process_unwind *pu, struct process *p,
 			 struct unwind_copy *out)
 {
 	/* interpreter frames, if any, follow the copy */
-	struct copy_walk c = {.words = e->ustack,
+	struct copy_walk c = {.words = e->words,
 			      .sp0 = e->user_sp,
 			      .nwords = e->n_user - 2 * e->n_interp,
 			      .pu = pu,

@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	nwords = (size - off) / 8;
 	if (nwords > OTELPROF_USTACK_WORDS)
 		nwords = OTELPROF_USTACK_WORDS;
-	memcpy(ev.ustack, data + off, nwords * 8);
+	memcpy(ev.words, data + off, nwords * 8);
 	ev.n_user = (uint32_t)nwords;
 	ev.flags = OTELPROF_SAMPLE_F_STACK_COPY;
 

@@ -6,6 +6,7 @@
 package integration
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -264,5 +265,90 @@ func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
 		t.Errorf("only %d samples from the first with the native thread start below run()", nativeSteady)
 	} else if float64(native) < 0.95*float64(nativeSteady) {
 		t.Errorf("only %d of %d samples (from the first that had it) have the JVM's native thread start below run()", native, nativeSteady)
+	}
+}
+
+// TestJavaThreadContextAttributes: Java threads that publish OTEP 4947
+// context with attributes (a JNI library, test/workloads/context/
+// jni_publisher.c) and run Java code. A sample with HotSpot frames must
+// carry its own thread's Link and attributes: the runtime's frames are
+// appended to the sample after the walk, and the attributes must follow
+// them, not be overwritten by them (before, such samples carried whatever
+// an earlier sample had left in the per-CPU scratch as attributes).
+func TestJavaThreadContextAttributes(t *testing.T) {
+	requireRoot(t)
+	j := jdks[0]
+	requireExe(t, j.java)
+	classes := filepath.Join(buildDir(t), "workloads", "java")
+	lib := filepath.Join(buildDir(t), "workloads", "libotelctx_jni.so")
+	cmd := exec.Command(j.java, "-cp", classes, "CtxJava", lib, "60")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	pid := cmd.Process.Pid
+	tids := threadsNamed(t, pid, "ctx-0", "ctx-1")
+	time.Sleep(1500 * time.Millisecond) // the JIT compiles fib first
+	var cpu0 map[int64]float64
+	const hz, maxSeconds = 499, 40
+	var from time.Time
+	rec := recordUntil(t, func() { from = time.Now(); cpu0 = threadCPU(pid) }, func() {
+		for time.Since(from) < (maxSeconds-2)*time.Second {
+			c := threadCPU(pid)
+			if c[tids["ctx-0"]]+c[tids["ctx-1"]]-cpu0[tids["ctx-0"]]-cpu0[tids["ctx-1"]] > 3 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}, maxSeconds, hz)
+	d := decodeFile(t, rec.Path)
+	p := d.ByPID(pid)
+	if p == nil {
+		t.Fatalf("no samples of pid %d\n%s", pid, rec.Stderr)
+	}
+	judged, right, noCtx := 0, 0, 0
+	var bad []string
+	for _, s := range p.Samples {
+		i := -1
+		switch s.ThreadID {
+		case tids["ctx-0"]:
+			i = 0
+		case tids["ctx-1"]:
+			i = 1
+		}
+		if i < 0 {
+			continue
+		}
+		if f, _ := javaFrame(s, "CtxJava.fib"); f < 0 {
+			continue
+		}
+		if s.TraceID == "" {
+			// Before the process context and the thread's TLS are
+			// found: counted, judged below.
+			noCtx++
+			continue
+		}
+		judged++
+		wantTrace := strings.Repeat(fmt.Sprintf("%02x", i+1), 16)
+		wantSpan := strings.Repeat(fmt.Sprintf("%02x", 0x80+i), 8)
+		route, _ := s.Attrs["http.route"].(string)
+		tenant, _ := s.Attrs["tenant.id"].(string)
+		if s.TraceID == wantTrace && s.SpanID == wantSpan &&
+			route == fmt.Sprintf("/route-%d", i) && tenant == fmt.Sprintf("tenant-%d", i) {
+			right++
+		} else if len(bad) < 5 {
+			bad = append(bad, fmt.Sprintf("ctx-%d: trace %s span %s http.route %q tenant.id %q",
+				i, s.TraceID, s.SpanID, route, tenant))
+		}
+	}
+	t.Logf("%d samples with Java frames and a Link, %d right; %d without a Link (discovery)", judged, right, noCtx)
+	if judged < 300 || noCtx > judged/4 {
+		t.Fatalf("%d samples of the ctx threads with Java frames and a Link, %d without: too few to judge\n%s",
+			judged, noCtx, rec.Stderr)
+	}
+	if right != judged {
+		t.Errorf("%d of %d samples with Java frames carry their thread's Link and attributes; e.g. %v",
+			right, judged, bad)
 	}
 }

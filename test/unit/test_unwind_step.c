@@ -69,7 +69,7 @@ take_snapshot(void)
 		len = OTELPROF_STACK_COPY_BYTES; /* what the kernel would copy
 						  */
 	for (uint64_t i = 0; i < len / 8; i++)
-		snap.ustack[i] = ((const volatile uint64_t *)(uintptr_t)sp)[i];
+		snap.words[i] = ((const volatile uint64_t *)(uintptr_t)sp)[i];
 	snap.user_ip = ip;
 	snap.user_sp = sp;
 	snap.user_bp = bp;

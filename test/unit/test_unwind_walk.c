@@ -65,7 +65,7 @@ static int replay_read(uint64_t addr, uint64_t *out)
 
 	if (addr < ev.user_sp || off >= len || len - off < 8)
 		return -1;
-	memcpy(out, (const unsigned char *)ev.ustack + off, 8);
+	memcpy(out, (const unsigned char *)ev.words + off, 8);
 	return 0;
 }
 
@@ -208,7 +208,7 @@ static void record(uint64_t ip, uint64_t sp, uint64_t bp, uint32_t nwords)
 
 static void set_word(uint64_t addr, uint64_t v)
 {
-	memcpy((unsigned char *)ev.ustack + (addr - ev.user_sp), &v, 8);
+	memcpy((unsigned char *)ev.words + (addr - ev.user_sp), &v, 8);
 }
 
 /* The frames of ev, by every path, must be want[0..n) with flags. */

@@ -71,6 +71,15 @@ $(OUT)/elastic-jvmti-linux-x64.so: $(CTXD)/elastic_publisher.c $(CTX_DEPS)
 	  -Wl,-soname,elastic-jvmti-linux-x64.so -o $@ $<
 	$(call ctx_check_reloc,$@,elastic_apm_profiling_correlation_tls_v1,R_X86_64_TLSDESC,R_X86_64_DTPMOD64 R_X86_64_DTPOFF64 R_X86_64_TPOFF64)
 
+# CtxJava's natives (System.load: a dlopen, so TLSDESC as the OTEP
+# recommends) with both publishers.
+EXTRA_WORKLOADS += $(OUT)/libotelctx_jni.so
+$(OUT)/libotelctx_jni.so: $(CTXD)/jni_publisher.c $(CTXD)/publisher.c $(CTXD)/proc_ctx.c $(CTX_DEPS)
+	$(CTX_TLSCC) $(CTX_CFLAGS) $(CTX_SO) -ftls-model=global-dynamic $(CTX_DESC) \
+	  -DOTELCTX_VARIANT='"jni"' -Wl,-soname,libotelctx_jni.so -o $@ \
+	  $(CTXD)/jni_publisher.c $(CTXD)/publisher.c $(CTXD)/proc_ctx.c
+	$(call ctx_check_reloc,$@,otel_thread_ctx_v1,R_X86_64_TLSDESC,R_X86_64_DTPMOD64 R_X86_64_DTPOFF64 R_X86_64_TPOFF64)
+
 # dlopen()s the library named on its command line (--lib / --elastic).
 $(OUT)/ctx_dlopen: $(CTX_WL_SRCS) $(CTX_DEPS)
 	$(WCC) $(CTX_CFLAGS) -pthread -o $@ $(CTX_WL_SRCS) -ldl

@@ -2,7 +2,8 @@
 # bench), included by Makefile.inc. Compiled for 17 so every JDK tested
 # runs them.
 JAVAC ?= $(shell command -v javac 2>/dev/null || echo /usr/lib/jvm/java-17-openjdk-amd64/bin/javac)
-JAVA_OUT := $(OUT)/java/FibHash.class $(OUT)/java/Deep.class $(OUT)/java/Inline.class
+JAVA_OUT := $(OUT)/java/FibHash.class $(OUT)/java/Deep.class $(OUT)/java/Inline.class \
+	$(OUT)/java/CtxJava.class
 EXTRA_WORKLOADS += $(JAVA_OUT)
 
 $(OUT)/java/%.class: $(W)/java/%.java $(W)/java.mk

@@ -124,7 +124,7 @@ static __always_inline long interp_frame_step(u32 k, void *data)
 		/* The evaluation loop's own shim frame: the frame before
 		 * it was the first that call ran. */
 		if (s->got)
-			e->ustack[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] |=
+			e->words[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] |=
 				OTELPROF_INTERP_F_LAST;
 		return 0;
 	}
@@ -133,9 +133,9 @@ static __always_inline long interp_frame_step(u32 k, void *data)
 		last = OTELPROF_INTERP_F_LAST;
 	if (s->ip.frames == OTELPROF_CPY_FRAME_OBJECTS)
 		instr &= 0xffffffff; /* f_lasti is an int */
-	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+	e->words[n & (OTELPROF_USTACK_WORDS - 1)] =
 		(code & ~OTELPROF_INTERP_F_LAST) | last;
-	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = instr;
+	e->words[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = instr;
 	s->n = n + 2;
 	s->got++;
 	return 0;

@@ -359,7 +359,7 @@ static __always_inline long jvm_frame_(u32 k, void *data, const bool scan_stubs)
 			st->w.declined = 1;
 		return 1;
 	}
-	if (unwind_walk_put(&st->w, e->ustack, st->max_user_frames))
+	if (unwind_walk_put(&st->w, e->words, st->max_user_frames))
 		return 1;
 	res = hotspot_step(e, &st->w.r, i, lookup_pc, scan_stubs);
 	if (res == JVM_NOT_JAVA) {

@@ -99,8 +99,8 @@ static __always_inline bool put_pair(struct otelprof_sample_event *e,
 
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return false;
-	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] = w0;
-	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = w1;
+	e->words[n & (OTELPROF_USTACK_WORDS - 1)] = w0;
+	e->words[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = w1;
 	s->n = n + 2;
 	s->got++;
 	s->si_got++;
@@ -122,12 +122,12 @@ static __always_inline void entering_or_leaving(struct otelprof_sample_event *e,
 
 	if (s->got < 2 || n0 > OTELPROF_USTACK_WORDS - 4)
 		return;
-	cv0 = e->ustack[n0 & (OTELPROF_USTACK_WORDS - 1)];
-	cop0 = e->ustack[(n0 + 1) & (OTELPROF_USTACK_WORDS - 1)];
-	cv1 = e->ustack[(n0 + 2) & (OTELPROF_USTACK_WORDS - 1)];
-	cop1 = e->ustack[(n0 + 3) & (OTELPROF_USTACK_WORDS - 1)];
+	cv0 = e->words[n0 & (OTELPROF_USTACK_WORDS - 1)];
+	cop0 = e->words[(n0 + 1) & (OTELPROF_USTACK_WORDS - 1)];
+	cv1 = e->words[(n0 + 2) & (OTELPROF_USTACK_WORDS - 1)];
+	cop1 = e->words[(n0 + 3) & (OTELPROF_USTACK_WORDS - 1)];
 	if (cop0 == cop1 && ((cv0 ^ cv1) & ~OTELPROF_INTERP_F_LAST))
-		e->ustack[(n0 + 1) & (OTELPROF_USTACK_WORDS - 1)] = 0;
+		e->words[(n0 + 1) & (OTELPROF_USTACK_WORDS - 1)] = 0;
 }
 
 /* One context per call, innermost first: a sub call adds its pair. */
@@ -157,7 +157,7 @@ static __always_inline long perl_cx_step(u32 k, void *data)
 			return 1;
 		}
 		if (s->si_got && n >= 2 && n <= OTELPROF_USTACK_WORDS)
-			e->ustack[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] |=
+			e->words[(n - 2) & (OTELPROF_USTACK_WORDS - 1)] |=
 				OTELPROF_INTERP_F_LAST;
 		s->si = prev;
 		if (!enter_si(s)) {

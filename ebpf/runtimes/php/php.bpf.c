@@ -161,9 +161,9 @@ static __always_inline long php_frame_step(u32 k, void *data)
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return 1;
 	last = info & OTELPROF_PHP_CALL_TOP ? OTELPROF_INTERP_F_LAST : 0;
-	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+	e->words[n & (OTELPROF_USTACK_WORDS - 1)] =
 		(func & ~OTELPROF_INTERP_F_LAST) | last;
-	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = info << 32 | line;
+	e->words[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = info << 32 | line;
 	s->n = n + 2;
 	s->got++;
 	return 0;

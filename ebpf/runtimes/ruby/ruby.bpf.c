@@ -140,7 +140,7 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 		 * else): it ends a run of its own, which goes above that
 		 * native call */
 		if (prev)
-			e->ustack[(prev - 1) & (OTELPROF_USTACK_WORDS - 1)] |=
+			e->words[(prev - 1) & (OTELPROF_USTACK_WORDS - 1)] |=
 				OTELPROF_INTERP_F_LAST;
 		s->prev_cfunc = n + 1;
 		s->w0 = (me &
@@ -181,12 +181,12 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 					    * in a class body has no method */
 			me = s->w0;
 			if (me) {
-				e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] =
+				e->words[n & (OTELPROF_USTACK_WORDS - 1)] =
 					(me & ~(OTELPROF_INTERP_F_LAST |
 						OTELPROF_RUBY_ME_TAG)) |
 					OTELPROF_RUBY_ME_TAG;
-				e->ustack[(n + 1) &
-					  (OTELPROF_USTACK_WORDS - 1)] = iseq;
+				e->words[(n + 1) &
+					 (OTELPROF_USTACK_WORDS - 1)] = iseq;
 				s->n = n + 2;
 				s->got++;
 			}
@@ -204,8 +204,8 @@ static __always_inline long ruby_frame_step(u32 k, void *data)
 	n = s->n;
 	if (n > OTELPROF_USTACK_WORDS - 2)
 		return 1;
-	e->ustack[n & (OTELPROF_USTACK_WORDS - 1)] = s->w0;
-	e->ustack[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = s->w1;
+	e->words[n & (OTELPROF_USTACK_WORDS - 1)] = s->w0;
+	e->words[(n + 1) & (OTELPROF_USTACK_WORDS - 1)] = s->w1;
 	s->n = n + 2;
 	s->got++;
 	return 0;

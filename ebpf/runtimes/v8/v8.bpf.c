@@ -204,7 +204,7 @@ static __always_inline long v8_frame(u32 n, void *data)
 			st->w.declined = 1;
 		return 1;
 	}
-	if (unwind_walk_put(&st->w, e->ustack, st->max_user_frames))
+	if (unwind_walk_put(&st->w, e->words, st->max_user_frames))
 		return 1;
 	return unwind_walk_result(&st->w, v8_step(e, vp, &st->w.r, i, k));
 }
