@@ -164,9 +164,11 @@ int agent_parse_opts(const struct otelprof_opts *in, struct otelprof_opts *o,
 	return 0;
 }
 
-/* Bytes of one sample as the ring buffer is sized: most are smaller, stack
- * copies of new processes (8 KiB) come in bursts. */
-#define RINGBUF_SAMPLE_BYTES 2048u
+/* Bytes of one sample as the ring buffer is sized: a record carries only
+ * the frames it has, 383 bytes on average on a host running Perl, PHP,
+ * Ruby, Java and Node tests (docs/performance.md); stack copies of new
+ * processes (8 KiB) come in bursts. */
+#define RINGBUF_SAMPLE_BYTES 1024u
 
 uint32_t agent_ringbuf_bytes(uint32_t kb, uint32_t hz, int ncpu)
 {

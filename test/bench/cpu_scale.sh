@@ -54,17 +54,21 @@ for n in "${cpus[@]}"; do
 done
 # 192 CPUs, the issue's target, when not booted: the maps other than the
 # ring grow by the per-CPU bytes of the two largest counts measured; the
-# ring is sized by online CPUs up to 4 MiB (AGENT_RINGBUF_MAX_BYTES,
-# lib/agent/options.h), which 64 CPUs at 99 Hz already reach; RSS the
+# ring is sized by online CPUs up to AGENT_RINGBUF_MAX_BYTES
+# (lib/agent/options.h), which 64 CPUs at 99 Hz already reach; RSS the
 # same way. Labelled as an estimate.
 k=${#done_n[@]}
+# The ring's cap, from the source it is built from.
+ring_cap=$(sed -n 's/^#define AGENT_RINGBUF_MAX_BYTES (\([0-9]*\)u << 20)$/\1/p' "$here/../../lib/agent/options.h")
+[ -n "$ring_cap" ] || { echo "cpu_scale: AGENT_RINGBUF_MAX_BYTES not found in lib/agent/options.h" >&2; exit 1; }
+ring_cap=$((ring_cap << 20))
 if [ "$k" -ge 2 ] && [ "${done_n[$((k - 1))]}" -lt 192 ]; then
 	awk -v n1="${done_n[$((k - 2))]}" -v n2="${done_n[$((k - 1))]}" \
 		-v r1="${done_rss[$((k - 2))]}" -v r2="${done_rss[$((k - 1))]}" \
 		-v m1="${done_maps[$((k - 2))]}" -v m2="${done_maps[$((k - 1))]}" \
-		-v g1="${done_ring[$((k - 2))]}" -v g2="${done_ring[$((k - 1))]}" -v rows="$rows" 'BEGIN {
+		-v g1="${done_ring[$((k - 2))]}" -v g2="${done_ring[$((k - 1))]}" -v rows="$rows" -v cap="$ring_cap" 'BEGIN {
 		per = ((m2 - g2) - (m1 - g1)) / (n2 - n1)
-		ring = g2 * 192 / n2; if (ring > 4194304) ring = 4194304; if (ring < g2) ring = g2
+		ring = g2 * 192 / n2; if (ring > cap) ring = cap; if (ring < g2) ring = g2
 		m = (m2 - g2) + per * (192 - n2) + ring
 		# RSS holds the ring pages it has read: its growth besides them
 		r = r2 + ((r2 - r1) - (g2 - g1) / 1024) * (192 - n2) / (n2 - n1) + (ring - g2) / 1024

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /* The ring buffer's size and the live rate's default ceiling: flat in the
- * CPU count beyond a few CPUs (issue 27), unchanged on small hosts. */
+ * CPU count beyond a few CPUs (issue 27), the ceiling unchanged on small
+ * hosts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,28 +14,32 @@
 static void small_hosts_get_the_minimum(void **state)
 {
 	(void)state;
-	assert_int_equal(agent_ringbuf_bytes(0, 19, 2), 2u << 20);
-	assert_int_equal(agent_ringbuf_bytes(0, 99, 2), 2u << 20);
-	assert_int_equal(agent_ringbuf_bytes(0, 99, 1), 2u << 20);
-	assert_int_equal(agent_ringbuf_bytes(0, 99, 0), 2u << 20);
-	/* 2 CPUs, 2 MiB: the ceiling stays the 256 Hz it was. */
-	assert_int_equal(agent_ringbuf_hz(2u << 20, 2), 256);
+	assert_int_equal(agent_ringbuf_bytes(0, 19, 2), 1u << 20);
+	assert_int_equal(agent_ringbuf_bytes(0, 99, 2), 1u << 20);
+	assert_int_equal(agent_ringbuf_bytes(0, 99, 1), 1u << 20);
+	assert_int_equal(agent_ringbuf_bytes(0, 99, 0), 1u << 20);
+	/* 16 CPUs at 99 Hz: 406 KB of 250 ms, the minimum. */
+	assert_int_equal(agent_ringbuf_bytes(0, 99, 16), 1u << 20);
+	/* 2 CPUs, 1 MiB: the ceiling stays the 256 Hz it was. */
+	assert_int_equal(agent_ringbuf_hz(1u << 20, 2), 256);
+	assert_int_equal(agent_ringbuf_hz(1u << 20, 16), 256);
 }
 
 static void many_cpus_stay_within_the_cap(void **state)
 {
 	(void)state;
-	/* 192 CPUs at 99 Hz: 9.7 MB of 250 ms, held to 4 MiB (it was
-	 * 64 MiB, the cap of 2 s). */
-	assert_int_equal(agent_ringbuf_bytes(0, 99, 192), 4u << 20);
-	assert_int_equal(agent_ringbuf_bytes(0, 10000, 4096), 4u << 20);
-	/* 16 CPUs at 99 Hz: 811 KB of 250 ms, the minimum. */
-	assert_int_equal(agent_ringbuf_bytes(0, 99, 16), 2u << 20);
-	/* 48 CPUs at 99 Hz: 2.4 MB, the next power of two. */
-	assert_int_equal(agent_ringbuf_bytes(0, 99, 48), 4u << 20);
-	/* The ceiling follows: 250 ms from 192 CPUs fill 4 MiB at 42 Hz. */
-	assert_int_equal(agent_ringbuf_hz(4u << 20, 192), 42);
-	assert_int_equal(agent_ringbuf_hz(4u << 20, 48), 170);
+	/* 192 CPUs at 99 Hz: 4.9 MB of 250 ms, held to 2 MiB (it was
+	 * 64 MiB, the cap of 2 s, then 4 MiB). */
+	assert_int_equal(agent_ringbuf_bytes(0, 99, 192), 2u << 20);
+	assert_int_equal(agent_ringbuf_bytes(0, 10000, 4096), 2u << 20);
+	/* 48 CPUs at 99 Hz: 1.2 MB, the next power of two. */
+	assert_int_equal(agent_ringbuf_bytes(0, 99, 48), 2u << 20);
+	/* 192 CPUs at 19 Hz: 934 KB, the minimum. */
+	assert_int_equal(agent_ringbuf_bytes(0, 19, 192), 1u << 20);
+	/* The ceiling follows: 250 ms from 192 CPUs fill 2 MiB at 42 Hz,
+	 * as they filled 4 MiB of 2 KiB samples. */
+	assert_int_equal(agent_ringbuf_hz(2u << 20, 192), 42);
+	assert_int_equal(agent_ringbuf_hz(2u << 20, 48), 170);
 }
 
 static void an_explicit_size_wins(void **state)
