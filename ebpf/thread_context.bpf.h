@@ -8,11 +8,14 @@
 #ifndef OTELPROF_THREAD_CONTEXT_BPF_H
 #define OTELPROF_THREAD_CONTEXT_BPF_H
 
-/* Per process: its context TLS locations. Allocated on use. */
+/* Per process: its context TLS locations. Allocated on use; what stays
+ * is a 16-byte bucket per entry (kernels before 6.1 preallocate every
+ * entry: 1 MiB). Only processes that publish context have an entry; a
+ * full map is counted (otelprof_stats.ctx_process_errors). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 32768);
+	__uint(max_entries, 8192);
 	__type(key, u32);
 	__type(value, struct otelprof_bpf_ctx_proc);
 } ctx_procs SEC(".maps");

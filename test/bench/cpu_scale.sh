@@ -43,6 +43,8 @@ for n in "${cpus[@]}"; do
 		continue
 	fi
 	eval "$(echo "$line" | sed 's/^SCALE //')"
+	# Each map's memory, on stderr: which ones grow with CPUs.
+	echo "$out" | grep -a '^SCALEMAP' | tr -d '\r' | sed "s/^SCALEMAP/cpu_scale: $n CPUs: map/" >&2 || true
 	done_n+=("$ncpu"); done_rss+=("$rss_kb"); done_maps+=("$maps_bytes"); done_ring+=("$ring_bytes")
 	if [ -n "$rows" ]; then
 		awk -v c="$ncpu" -v h="$hz" -v r="$rss_kb" -v a="$anon_kb" -v m="$maps_bytes" \

@@ -33,6 +33,8 @@ for f in /proc/$rec/fdinfo/*; do
 	# the ring buffer (BPF_MAP_TYPE_RINGBUF, 27): sized by online CPUs
 	t=$(sed -n 's/^map_type:[[:space:]]*//p' $f 2>/dev/null)
 	[ "$t" = 27 ] && [ -n "$m" ] && ring=$((ring + m))
+	# each map on its own line, to tell which ones grow with CPUs
+	[ -n "$m" ] && echo "SCALEMAP $(sed -nE 's/^(map_type|value_size|max_entries):[[:space:]]*/\1=/p' $f | tr '\n' ' ')memlock=$m"
 done
 rss=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 anon=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)

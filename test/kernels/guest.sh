@@ -18,7 +18,8 @@ ulimit -l unlimited
 hostname guest
 out=/tmp/out
 mkdir -p $out
-log() { echo "guest: $*"; }
+# Each step with the guest's uptime: a slow guest then shows where.
+log() { echo "guest: $* (uptime $(cut -d' ' -f1 /proc/uptime) s)"; }
 # Where KASLR put the kernel: the host names a hung guest's instruction
 # pointers from it (kernels_test.go).
 log "kernel text at $(grep -m1 ' _text$' /proc/kallsyms | cut -d' ' -f1)"
@@ -69,9 +70,16 @@ rec=$!
 # A recorder still running long after its duration: say on the console
 # where it is (its log so far, each thread's state and kernel stack),
 # before the host's timeout ends the guest with nothing to show.
+# It polls, and ends by itself once the recorder has: a `kill` of this
+# subshell did not always end it (busybox runs `sleep` inside the shell),
+# and the script's `wait` below then waited out the whole sleep, 129 s.
 (
-	sleep $((SECONDS_REC + WARMUP + 120))
-	kill -0 $rec 2>/dev/null || exit 0
+	i=0
+	while [ $i -lt $((SECONDS_REC + WARMUP + 120)) ]; do
+		sleep 1
+		kill -0 $rec 2>/dev/null || exit 0
+		i=$((i + 1))
+	done
 	log "otelprof still running $((SECONDS_REC + WARMUP + 120)) s after its start; its log:"
 	cat $out/record.err
 	for t in /proc/$rec/task/*; do
@@ -128,6 +136,7 @@ kill -TERM $(cat $out/ctx.pid)
 for i in $(seq 100); do kill -0 $(cat $out/ctx.pid) 2>/dev/null || break; sleep 0.2; done
 for w in callgraph syscalls deep ctx; do kill -9 $(cat $out/$w.pid) 2>/dev/null; done
 wait 2>/dev/null
+log "workloads stopped"
 ls /sys/fs/bpf >$out/bpffs 2>&1
 
 log "sending results"
