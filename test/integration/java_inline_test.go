@@ -51,18 +51,8 @@ func TestJavaInlined(t *testing.T) {
 			// C1 then C2 compile work (with step and mix inlined)
 			// within its first second of CPU
 			time.Sleep(1500 * time.Millisecond)
-			var cpu0 map[int64]float64
-			const hz, maxSeconds = 499, 30
-			var from time.Time
-			rec := recordUntil(t, func() { from = time.Now(); cpu0 = threadCPU(pid) }, func() {
-				// ~3 s of its CPU: ~1500 samples
-				for time.Since(from) < (maxSeconds-2)*time.Second {
-					if threadCPU(pid)[tid]-cpu0[tid] > 3 {
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			}, maxSeconds, hz)
+			// ~3 s of its CPU: ~1500 samples
+			rec, _, _ := recordJavaThreads(t, pid, []int64{tid}, 3, 30, 499)
 			d := decodeFile(t, rec.Path)
 			p := d.ByPID(pid)
 			if p == nil {

@@ -92,20 +92,8 @@ func TestJavaFrames(t *testing.T) {
 			pid := cmd.Process.Pid
 			tids := threadsNamed(t, pid, "fib", "hash")
 			time.Sleep(1500 * time.Millisecond) // the JIT compiles them first
-			var cpu0, cpu1 map[int64]float64
-			const hz, maxSeconds = 499, 40
-			var from time.Time
-			rec := recordUntil(t, func() { from = time.Now(); cpu0 = threadCPU(pid) }, func() {
-				// ~4 s of their CPU: ~2000 samples
-				for time.Since(from) < (maxSeconds-2)*time.Second {
-					c := threadCPU(pid)
-					if c[tids["fib"]]+c[tids["hash"]]-cpu0[tids["fib"]]-cpu0[tids["hash"]] > 4 {
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				cpu1 = threadCPU(pid)
-			}, maxSeconds, hz)
+			// ~4 s of their CPU: ~2000 samples
+			rec, cpu0, cpu1 := recordJavaThreads(t, pid, []int64{tids["fib"], tids["hash"]}, 4, 40, 499)
 			d := decodeFile(t, rec.Path)
 			p := d.ByPID(pid)
 			if p == nil {
@@ -117,6 +105,34 @@ func TestJavaFrames(t *testing.T) {
 				src, fibLine, digestLine)
 		})
 	}
+}
+
+// recordJavaThreads records the whole host at hz until the threads tids
+// of pid have used cpuSeconds of CPU between them (at most maxSeconds):
+// judged by their own CPU time, not the wall clock. Returns the recording
+// and the threads' CPU seconds at its start and end.
+func recordJavaThreads(t *testing.T, pid int, tids []int64, cpuSeconds float64,
+	maxSeconds, hz int) (recording, map[int64]float64, map[int64]float64) {
+	t.Helper()
+	var cpu0, cpu1 map[int64]float64
+	var from time.Time
+	used := func(c map[int64]float64) float64 {
+		u := 0.0
+		for _, tid := range tids {
+			u += c[tid] - cpu0[tid]
+		}
+		return u
+	}
+	rec := recordUntil(t, func() { from = time.Now(); cpu0 = threadCPU(pid) }, func() {
+		for time.Since(from) < time.Duration(maxSeconds-2)*time.Second {
+			if used(threadCPU(pid)) > cpuSeconds {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		cpu1 = threadCPU(pid)
+	}, maxSeconds, hz)
+	return rec, cpu0, cpu1
 }
 
 func judgeJava(t *testing.T, p *Process, fibTid, hashTid int64, truth float64,
@@ -290,18 +306,7 @@ func TestJavaThreadContextAttributes(t *testing.T) {
 	pid := cmd.Process.Pid
 	tids := threadsNamed(t, pid, "ctx-0", "ctx-1")
 	time.Sleep(1500 * time.Millisecond) // the JIT compiles fib first
-	var cpu0 map[int64]float64
-	const hz, maxSeconds = 499, 40
-	var from time.Time
-	rec := recordUntil(t, func() { from = time.Now(); cpu0 = threadCPU(pid) }, func() {
-		for time.Since(from) < (maxSeconds-2)*time.Second {
-			c := threadCPU(pid)
-			if c[tids["ctx-0"]]+c[tids["ctx-1"]]-cpu0[tids["ctx-0"]]-cpu0[tids["ctx-1"]] > 3 {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}, maxSeconds, hz)
+	rec, _, _ := recordJavaThreads(t, pid, []int64{tids["ctx-0"], tids["ctx-1"]}, 3, 40, 499)
 	d := decodeFile(t, rec.Path)
 	p := d.ByPID(pid)
 	if p == nil {
