@@ -49,10 +49,20 @@ typedef uint64_t u64;
  * process with more has all of them in the shared big_mappings array
  * (OTELPROF_BIG_MAPPINGS entries for all such processes, 1.25 MiB, all
  * of it allocated at start: room for 60 processes of 500 executable
- * mappings, where a JVM or a Chromium renderer has 100-300; a process
- * refused is counted, unwind_big_refused, and keeps its first 128). */
-#define OTELPROF_MAX_PROC_MAPPINGS 128
-#define OTELPROF_BIG_MAPPINGS	   32768
+ * mappings; a process refused is counted, unwind_big_refused, and keeps
+ * its first 64). 64 holds the common processes (measured: a C service
+ * 5-15, node 14, a small JVM 19, CPython with a dozen extension modules
+ * 44); the entry and each CPU's copy of it in the walk take 40 bytes a
+ * mapping, so the bound is paid per process and per CPU. The mapping
+ * search (unwind_walk.h) halves OTELPROF_PROC_MAPPINGS_LOG2 times. */
+#define OTELPROF_MAX_PROC_MAPPINGS  64
+#define OTELPROF_PROC_MAPPINGS_LOG2 6
+_Static_assert((1 << OTELPROF_PROC_MAPPINGS_LOG2) >= OTELPROF_MAX_PROC_MAPPINGS,
+	       "the mapping search halves too few times");
+_Static_assert((OTELPROF_MAX_PROC_MAPPINGS &
+		(OTELPROF_MAX_PROC_MAPPINGS - 1)) == 0,
+	       "the mapping search masks indexes: a power of two");
+#define OTELPROF_BIG_MAPPINGS 32768
 
 /* An exec or a mapping change wakes the reader at once, but at most once
  * per this gap on the whole host: the wake-up (an IPI to the reader's CPU)

@@ -183,8 +183,7 @@ unwind_find_mapping(void *ctx, const struct otelprof_bpf_proc *proc,
 	if (!n)
 		return NULL;
 	len = n;
-	/* 2^8 > OTELPROF_MAX_PROC_MAPPINGS */
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < OTELPROF_PROC_MAPPINGS_LOG2; k++) {
 		half = len >> 1;
 		idx = (base + half) & (OTELPROF_MAX_PROC_MAPPINGS - 1);
 		base += half * (uint32_t)unwind_ge_u64(pc, proc->m[idx].start);
