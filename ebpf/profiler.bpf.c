@@ -119,6 +119,8 @@ sample_begin(struct bpf_perf_event_data *ctx, u32 *map_count)
 	e->n_user = 0;
 	e->n_interp = 0;
 	e->interp_kind = OTELPROF_INTERP_NONE;
+	e->n_noted = 0;
+	e->noted_kind = 0;
 	e->user_ip = e->user_sp = e->user_bp = 0;
 #ifdef __TARGET_ARCH_arm64
 	e->user_lr = 0;

@@ -233,7 +233,11 @@ struct otelprof_sample_event {
 	 * innermost first, after the native frames. */
 	u32 n_interp;
 	u32 interp_kind; /* enum otelprof_interp_kind */
-	u32 pad;
+	/* BPF's, during the walk: the runtime frames a step noted so far
+	 * (pairs at OTELPROF_NOTED_WORDS in words, moved after the native
+	 * frames when the walk ends) and their kind. Not for userspace. */
+	u16 n_noted;
+	u16 noted_kind;
 	u64 user_ip, user_sp, user_bp; /* user registers at the sample */
 #if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
 	/* x30: a leaf's return address is there, not on the stack. The BPF
@@ -338,6 +342,14 @@ struct otelprof_bpf_proc {
  * native stack where the interpreter's evaluation loop ran.
  */
 #define OTELPROF_MAX_INTERP_FRAMES 128
+/* Where a step-mode runtime's noted pairs wait during the walk: the last
+ * 2 * OTELPROF_MAX_INTERP_FRAMES of the user words, which the native
+ * frames never reach (the sample's own words, not a per-CPU map of
+ * 2 KiB a CPU). */
+#define OTELPROF_NOTED_WORDS                                                   \
+	(OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
+_Static_assert(OTELPROF_MAX_USER_FRAMES <= OTELPROF_NOTED_WORDS,
+	       "native frames would overwrite the noted runtime frames");
 
 /*
  * Runtimes whose frames are walked in the kernel, each by its own BPF

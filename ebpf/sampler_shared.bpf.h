@@ -75,55 +75,31 @@ static __always_inline void count(u32 which)
 }
 
 /*
- * Frames a runtime's step noted during the walk ({pointer, pc or bci}
- * pairs, innermost first), for userspace to name: after the walk they
- * follow the native frames in the sample (sample_output).
+ * Frames a runtime's step notes during the walk ({pointer, pc or bci}
+ * pairs, innermost first), for userspace to name. They wait in the
+ * sample's last user words (OTELPROF_NOTED_WORDS, counted in n_noted,
+ * which each sample's start zeroes) and follow the native frames once the
+ * walk has ended (runtime_frames_append).
  */
-struct runtime_frames {
-	u64 stamp; /* the sample's ktime: pairs of an older sample are
-		      stale */
-	u32 n;
-	u32 kind; /* enum otelprof_interp_kind of the pairs */
-	u64 pairs[2 * OTELPROF_MAX_INTERP_FRAMES];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, u32);
-	__type(value, struct runtime_frames);
-} runtime_frames SEC(".maps");
-
-/* Note one runtime frame of sample e: word0 carries the frame's index in
- * the walk (OTELPROF_JVM_INDEX_SHIFT) and the runtime's pointer. */
-static __always_inline void runtime_note(const struct otelprof_sample_event *e,
+static __always_inline void runtime_note(struct otelprof_sample_event *e,
 					 u32 kind, u64 word0, u64 word1)
 {
-	u32 zero = 0, n;
-	struct runtime_frames *rf = bpf_map_lookup_elem(&runtime_frames, &zero);
+	u32 n = e->n_noted, at;
 
-	if (!rf)
-		return;
-	if (rf->stamp != e->hdr.ktime_boot_ns) {
-		rf->stamp = e->hdr.ktime_boot_ns;
-		rf->n = 0;
-	}
-	n = rf->n;
 	if (n >= OTELPROF_MAX_INTERP_FRAMES)
 		return;
-	rf->kind = kind;
-	rf->pairs[(2 * n) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1)] = word0;
-	rf->pairs[(2 * n + 1) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1)] = word1;
-	rf->n = n + 1;
+	at = OTELPROF_NOTED_WORDS +
+	     ((2 * n) & (2 * OTELPROF_MAX_INTERP_FRAMES - 1));
+	e->noted_kind = kind;
+	e->words[at] = word0;
+	e->words[at + 1] = word1;
+	e->n_noted = n + 1;
 }
 
 /* Did the walk of sample e note runtime frames? */
 static __always_inline bool runtime_noted(const struct otelprof_sample_event *e)
 {
-	u32 zero = 0;
-	struct runtime_frames *rf = bpf_map_lookup_elem(&runtime_frames, &zero);
-
-	return rf && rf->stamp == e->hdr.ktime_boot_ns && rf->n;
+	return e->n_noted;
 }
 
 /* Go on in the program at slot; returns only if the tail call failed
@@ -148,26 +124,24 @@ static __always_inline u64 ringbuf_wakeup_flag(void)
 		       : BPF_RB_NO_WAKEUP;
 }
 
-/* After the walk: the runtime frames it noted go after the native ones. */
+/* After the walk: the runtime frames it noted go after the native ones
+ * (no overlap: the native frames end before OTELPROF_NOTED_WORDS). */
 static __always_inline void
 runtime_frames_append(struct otelprof_sample_event *e)
 {
-	u32 zero = 0, n, at;
-	struct runtime_frames *rf = bpf_map_lookup_elem(&runtime_frames, &zero);
+	u32 n = e->n_noted, at = e->n_user;
 
-	if (!rf || rf->stamp != e->hdr.ktime_boot_ns || !rf->n ||
-	    (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) || e->n_interp)
+	e->n_noted = 0;
+	if (!n || (e->flags & OTELPROF_SAMPLE_F_STACK_COPY) || e->n_interp)
 		return;
-	n = rf->n;
-	at = e->n_user;
-	if (n > OTELPROF_MAX_INTERP_FRAMES ||
-	    at > OTELPROF_USTACK_WORDS - 2 * OTELPROF_MAX_INTERP_FRAMES)
+	if (n > OTELPROF_MAX_INTERP_FRAMES || at > OTELPROF_MAX_USER_FRAMES)
 		return;
-	if (bpf_probe_read_kernel(&e->words[at], (u64)n * 16, rf->pairs))
+	if (bpf_probe_read_kernel(&e->words[at], (u64)n * 16,
+				  &e->words[OTELPROF_NOTED_WORDS]))
 		return;
 	e->n_user = at + 2 * n;
 	e->n_interp = n;
-	e->interp_kind = rf->kind;
+	e->interp_kind = e->noted_kind;
 	count(OTELPROF_CNT_INTERP_SAMPLES);
 }
 
