@@ -296,6 +296,24 @@ int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
 	return 0;
 }
 
+/* The size of the next shared chunk: twice the biggest shared one held,
+ * from UNWIND_SHARED_FIRST_ROWS up to UNWIND_SHARED_CHUNK_ROWS (see
+ * unwind_maps.h). */
+static uint32_t next_shared_rows(const struct unwind_maps *um)
+{
+	uint32_t rows = UNWIND_SHARED_FIRST_ROWS / 2;
+
+	for (uint32_t id = 1; um->chunks && id < um->next_id; id++) {
+		const struct unwind_chunk *c = um->chunks[id];
+
+		if (c && c->shared && c->nrows > rows)
+			rows = c->nrows;
+	}
+	rows *= 2;
+	return rows < UNWIND_SHARED_CHUNK_ROWS ? rows
+					       : UNWIND_SHARED_CHUNK_ROWS;
+}
+
 int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 struct unwind_slot *slot)
 {
@@ -343,14 +361,14 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			break;
 	}
 	if (!um->chunks || id >= um->next_id) {
-		fd = um->files_fd >= 0
-			     ? create_rows_array(UNWIND_SHARED_CHUNK_ROWS)
-			     : -1;
+		uint32_t rows = next_shared_rows(um);
+
+		fd = um->files_fd >= 0 ? create_rows_array(rows) : -1;
 		if (fd < 0 && um->files_fd >= 0) {
 			um->counters.load_errors++;
 			return fd;
 		}
-		err = add_chunk(um, fd, UNWIND_SHARED_CHUNK_ROWS, true, &id);
+		err = add_chunk(um, fd, rows, true, &id);
 		if (err) {
 			um->counters.load_errors++;
 			return err;

@@ -21,8 +21,13 @@
 #include "profiler_types.h"
 #include "unwind/unwind_table.h"
 
-/* Shared chunks hold this many rows (2 MiB); tables of at least
- * UNWIND_OWN_CHUNK_ROWS rows get a chunk of their own. */
+/* Shared chunks grow with need: the first holds UNWIND_SHARED_FIRST_ROWS
+ * rows (512 KiB: a small host's whole set of small files), each next one
+ * twice the last, up to UNWIND_SHARED_CHUNK_ROWS (2 MiB), so a small host
+ * does not hold 2 MiB of empty rows and a big one adds few chunks (each
+ * costs an RCU grace period). Tables of at least UNWIND_OWN_CHUNK_ROWS
+ * rows get a chunk of their own. */
+#define UNWIND_SHARED_FIRST_ROWS (64u << 10)
 #define UNWIND_SHARED_CHUNK_ROWS (256u << 10)
 #define UNWIND_OWN_CHUNK_ROWS	 (32u << 10)
 
