@@ -43,6 +43,18 @@ for n in "${cpus[@]}"; do
 		continue
 	fi
 	eval "$(echo "$line" | sed 's/^SCALE //')"
+	if [ -z "$rss_kb" ] || [ "$ring_bytes" = 0 ]; then
+		# The recorder was gone, or not yet sampling, when read: no row.
+		echo "cpu_scale: the $n-CPU guest read no running recorder; console:" >&2
+		echo "$out" | grep -av '^SCALEMAP' | tail -n 30 >&2
+		if [ -n "$rows" ]; then
+			printf 'memory at %d CPUs (6.12 guest, TCG)\tnot measured: the recorder was not running when read\n' "$n"
+		else
+			printf '%-6s not measured: the recorder was not running when read\n' "$n"
+		fi
+		failed=1
+		continue
+	fi
 	# Each map's memory, on stderr: which ones grow with CPUs.
 	echo "$out" | grep -a '^SCALEMAP' | tr -d '\r' | sed "s/^SCALEMAP/cpu_scale: $n CPUs: map/" >&2 || true
 	done_n+=("$ncpu"); done_rss+=("$rss_kb"); done_maps+=("$maps_bytes"); done_ring+=("$ring_bytes")

@@ -22,7 +22,9 @@ SECS=${SECS:-10}
 HZ=${HZ:-99}
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 $BUILD/workloads/callgraph_nofp 600 >/dev/null 2>&1 &
-$BUILD/otelprof record --quiet --duration $((SECS + 5)) --frequency $HZ --output /tmp/x.otlp 2>/tmp/record.err &
+# Stopped by us once read: under TCG with many vCPUs the shell's sleep can
+# wake many seconds late, past a duration the recorder would keep.
+$BUILD/otelprof record --quiet --duration 3600 --frequency $HZ --output /tmp/x.otlp 2>/tmp/record.err &
 rec=$!
 sleep $SECS
 maps=0
@@ -41,6 +43,7 @@ anon=$(sed -n 's/^RssAnon:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 hwm=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\).*/\1/p' /proc/$rec/status)
 possible=$(cat /sys/devices/system/cpu/possible)
 echo "SCALE ncpu=$ncpu possible=$possible hz=$HZ rss_kb=$rss anon_kb=$anon hwm_kb=$hwm maps_bytes=$maps ring_bytes=$ring"
+kill -INT $rec
 wait $rec
 echo "SCALE-RC $?"
 cat /tmp/record.err
