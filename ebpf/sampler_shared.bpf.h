@@ -79,7 +79,8 @@ static __always_inline void count(u32 which)
  * pairs, innermost first), for userspace to name. They wait in the
  * sample's last user words (OTELPROF_NOTED_WORDS, counted in n_noted,
  * which each sample's start zeroes) and follow the native frames once the
- * walk has ended (runtime_frames_append).
+ * walk has ended (runtime_frames_append). word0 carries the frame's index
+ * in the walk (OTELPROF_JVM_INDEX_SHIFT) and the runtime's pointer.
  */
 static __always_inline void runtime_note(struct otelprof_sample_event *e,
 					 u32 kind, u64 word0, u64 word1)
