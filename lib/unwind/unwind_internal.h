@@ -45,6 +45,9 @@ struct unwind_spans {
 	struct unwind_mem *mem; /* v is charged here */
 };
 
+/* Sort s->v by lo, stably (unwind_table.c says how). */
+void unwind_spans_sort(struct unwind_spans *s);
+
 /* Executable address window; FDEs outside it are skipped. */
 struct unwind_window {
 	uint64_t lo, hi;
