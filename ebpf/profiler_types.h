@@ -311,7 +311,10 @@ struct otelprof_bpf_mapping {
 			OTELPROF_FILE_ID_PENDING: table still being built */
 	u32 nrows;
 	u32 row_base; /* the file's first row in its chunk */
-	u32 pad;
+	/* Rows of the file's page index just before row_base (struct
+	 * unwind_packed_row as unwind_walk.h reads it); 0: none, the
+	 * search halves the whole table. */
+	u32 index_rows;
 };
 
 #define OTELPROF_FILE_ID_PENDING 0xffffffffu

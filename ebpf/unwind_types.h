@@ -108,6 +108,20 @@ struct unwind_packed_row {
 
 #define UNWIND_PACKED_MAX_PC 0xffffffffull
 
+/*
+ * A file's page index, in the rows of its chunk just before its table
+ * (index_rows of them; lib/unwind/row_index.c builds it): a header row,
+ * whose pc is the vaddr of page 0 and whose rules byte the page shift,
+ * then for each page p = 0 .. npages (npages = index_rows - 2) a row
+ * whose pc is E[p], the index of the last table row at or before page
+ * p's start (0 if none). A pc in page p is covered by a row in
+ * [E[p], E[p + 1]]: a search of a page's rows, a cache line or two,
+ * instead of halving the whole table from its middle, each step a line
+ * of its own.
+ */
+#define UNWIND_INDEX_MIN_ROWS  64 /* smaller tables: no index */
+#define UNWIND_INDEX_MIN_SHIFT 12
+
 #define UNWIND_ROW_CFA_BASE(r) ((r)->rules & 15)
 #if UNWIND_AARCH64
 #define UNWIND_ROW_FP_RULE(r) (((r)->rules >> 4) & 3)

@@ -7,7 +7,8 @@
  * (test/unit/test_unwind_walk.c) and the replay tool over stacks captured
  * from live threads (test/tools/unwind_replay.c). Per frame: the mapping
  * holding the pc (branchless binary search over the process's mappings),
- * the row of its file (branchless binary search in the file's row chunk),
+ * the row of its file (branchless binary search in the file's row chunk,
+ * over the rows of the pc's page where the file has a page index),
  * then the step (unwind_step.h): from CFI, by frame pointer where the
  * mapping has no table (JIT code, files without CFI), or by the validated
  * frame-pointer fallback where the file has no row for the pc (a gap
@@ -223,6 +224,40 @@ unwind_find_row(void *ctx, void *rows, uint32_t first, uint32_t nrows,
 	return row;
 }
 
+/* The row covering vaddr in mapping m's file: in the rows of vaddr's page
+ * when the file has a page index (unwind_types.h), else in all of them. */
+UNWIND_INLINE const struct unwind_packed_row *
+unwind_find_row_paged(void *ctx, void *rows,
+		      const struct otelprof_bpf_mapping *m, uint32_t vaddr)
+{
+	const struct unwind_packed_row *h, *r;
+	uint32_t ix = m->index_rows, at, p, npages, lo, hi;
+
+	if (ix < 3 || ix > m->row_base)
+		return unwind_find_row(ctx, rows, m->row_base, m->nrows, vaddr);
+	at = m->row_base - ix;
+	h = UNWIND_ROW(ctx, rows, at);
+	if (!h)
+		return NULL;
+	if (vaddr < h->pc)
+		return NULL; /* before the first page: before every row */
+	npages = ix - 2;
+	p = (vaddr - h->pc) >> (h->rules & 31);
+	if (p >= npages)
+		p = npages - 1;
+	r = UNWIND_ROW(ctx, rows, at + 1 + p);
+	if (!r)
+		return NULL;
+	lo = r->pc;
+	r = UNWIND_ROW(ctx, rows, at + 2 + p);
+	if (!r)
+		return NULL;
+	hi = r->pc;
+	if (lo > hi || hi >= m->nrows)
+		return NULL; /* not an index userspace wrote */
+	return unwind_find_row(ctx, rows, m->row_base + lo, hi - lo + 1, vaddr);
+}
+
 /* Start a walk at the sampled registers (w->proc is the caller's). */
 UNWIND_INLINE void unwind_walk_begin(struct unwind_walk *w, uint64_t pc,
 				     uint64_t sp, uint64_t fp)
@@ -369,8 +404,8 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 
 		vaddr = lookup_pc - m->bias;
 		row = rows && vaddr <= UNWIND_PACKED_MAX_PC
-			      ? unwind_find_row(ctx, rows, m->row_base,
-						m->nrows, (uint32_t)vaddr)
+			      ? unwind_find_row_paged(ctx, rows, m,
+						      (uint32_t)vaddr)
 			      : NULL;
 		if (!row || UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_INVALID) {
 			/* A file's code its tables leave out (V8's

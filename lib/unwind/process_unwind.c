@@ -15,9 +15,10 @@
 
 /* The kernel array a worker made for a file's table. */
 struct prebuilt_array {
-	int err; /* 0: fd and nrows are set */
+	int err; /* 0: fd, nrows and index_rows are set */
 	int fd;
 	uint32_t nrows;
+	uint32_t index_rows;
 	uint64_t unrepresentable;
 };
 
@@ -210,7 +211,9 @@ static void install_table(struct process_unwind *pu, struct file *f,
 		  (unsigned long long)st.fdes_skipped, st.flags);
 	if (pu->maps.files_fd >= 0 &&
 	    !within_budget(pu, owner,
-			   pre && pre->fd >= 0 ? pre->nrows : t->nrows)) {
+			   pre && pre->fd >= 0
+				   ? (uint64_t)pre->index_rows + pre->nrows
+				   : t->nrows + t->nrows / 8 + 2)) {
 		if (pre && pre->fd >= 0)
 			close(pre->fd);
 		if (pre)
@@ -229,7 +232,8 @@ static void install_table(struct process_unwind *pu, struct file *f,
 		} else {
 			/* Takes the fd, also on failure. */
 			err = unwind_maps_register(&pu->maps, pre->fd,
-						   pre->nrows, &u->slot);
+						   pre->nrows, pre->index_rows,
+						   &u->slot);
 		}
 		pre->fd = -1;
 	} else {
@@ -270,6 +274,7 @@ static void fill_mapping(struct process_unwind *pu,
 		b->file_id = u->slot.id;
 		b->nrows = u->slot.nrows;
 		b->row_base = u->slot.base;
+		b->index_rows = u->slot.index_rows;
 	}
 }
 
@@ -345,7 +350,7 @@ static void run_build(void *ctx, unsigned worker, struct work_item *it)
 	    j->table.nrows >= UNWIND_OWN_CHUNK_ROWS) {
 		j->array.err = unwind_maps_create_array(
 			&j->table, &j->array.fd, &j->array.nrows,
-			&j->array.unrepresentable);
+			&j->array.index_rows, &j->array.unrepresentable);
 		/* The kernel has the rows: no second copy. */
 		if (!j->array.err)
 			unwind_table_free(&j->table);

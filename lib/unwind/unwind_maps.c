@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "unwind/unwind_maps.h"
+#include "unwind/row_index.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -243,16 +244,29 @@ static void fill_rows(const struct unwind_table *t, uint32_t n,
 			(*unrepresentable)++;
 }
 
+/* The page index, then the rows: ix + n rows from out. */
+static void fill_table(const struct unwind_table *t, uint32_t n, uint32_t ix,
+		       uint8_t shift, struct unwind_packed_row *out,
+		       uint64_t *unrepresentable)
+{
+	if (ix)
+		unwind_row_index_fill(t, n, shift, out, ix);
+	fill_rows(t, n, out + ix, unrepresentable);
+}
+
 int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
-			     uint32_t *nrows, uint64_t *unrepresentable)
+			     uint32_t *nrows, uint32_t *index_rows,
+			     uint64_t *unrepresentable)
 {
 	struct unwind_packed_row *rows;
 	size_t len;
-	uint32_t n;
+	uint32_t n, ix;
+	uint8_t shift;
 	int fd, err;
 
 	*map_fd = -1;
 	*nrows = 0;
+	*index_rows = 0;
 	if (!t->nrows)
 		return -ENOENT;
 	n = representable_rows(t);
@@ -260,39 +274,42 @@ int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
 		*unrepresentable += t->nrows;
 		return -ERANGE;
 	}
-	fd = create_rows_array(n);
+	ix = unwind_row_index_rows(t, n, &shift);
+	fd = create_rows_array(ix + n);
 	if (fd < 0)
 		return fd;
 	/* Written through a shared mapping: a batch update copies and
 	 * checks every 8-byte row on its own (half the cost of a build). */
-	len = rows_bytes(n);
+	len = rows_bytes(ix + n);
 	rows = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (rows == MAP_FAILED) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	fill_rows(t, n, rows, unrepresentable);
+	fill_table(t, n, ix, shift, rows, unrepresentable);
 	munmap(rows, len);
 	*map_fd = fd;
 	*nrows = n;
+	*index_rows = ix;
 	return 0;
 }
 
 int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
-			 struct unwind_slot *slot)
+			 uint32_t index_rows, struct unwind_slot *slot)
 {
-	int err = add_chunk(um, map_fd, nrows, false, &slot->id);
+	int err = add_chunk(um, map_fd, index_rows + nrows, false, &slot->id);
 
 	if (err) {
 		memset(slot, 0, sizeof(*slot));
 		um->counters.load_errors++;
 		return err;
 	}
-	slot->base = 0;
+	slot->base = index_rows;
 	slot->nrows = nrows;
+	slot->index_rows = index_rows;
 	um->counters.files++;
-	um->counters.rows += nrows;
+	um->counters.rows += index_rows + nrows;
 	return 0;
 }
 
@@ -318,7 +335,8 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			 struct unwind_slot *slot)
 {
 	uint64_t unrep = 0;
-	uint32_t n, id, off = 0;
+	uint32_t n, id, off = 0, ix;
+	uint8_t shift;
 	int err, fd;
 
 	memset(slot, 0, sizeof(*slot));
@@ -330,34 +348,37 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 		um->counters.load_errors++;
 		return -ERANGE;
 	}
+	ix = unwind_row_index_rows(t, n, &shift);
 	if (n >= UNWIND_OWN_CHUNK_ROWS && um->files_fd < 0) {
-		err = add_chunk(um, -1, n, false, &id);
+		err = add_chunk(um, -1, ix + n, false, &id);
 		if (err) {
 			um->counters.load_errors++;
 			return err;
 		}
-		fill_rows(t, n, um->chunks[id]->rows, &unrep);
+		fill_table(t, n, ix, shift, um->chunks[id]->rows, &unrep);
 		um->counters.rows_unrepresentable += unrep;
-		*slot = (struct unwind_slot){.id = id, .base = 0, .nrows = n};
+		*slot = (struct unwind_slot){
+			.id = id, .base = ix, .nrows = n, .index_rows = ix};
 		um->counters.files++;
-		um->counters.rows += n;
+		um->counters.rows += ix + n;
 		return 0;
 	}
 	if (n >= UNWIND_OWN_CHUNK_ROWS) {
-		uint32_t nrows;
+		uint32_t nrows, index_rows;
 
-		err = unwind_maps_create_array(t, &fd, &nrows, &unrep);
+		err = unwind_maps_create_array(t, &fd, &nrows, &index_rows,
+					       &unrep);
 		um->counters.rows_unrepresentable += unrep;
 		if (err) {
 			um->counters.load_errors++;
 			return err;
 		}
-		return unwind_maps_register(um, fd, nrows, slot);
+		return unwind_maps_register(um, fd, nrows, index_rows, slot);
 	}
 	for (id = 1; um->chunks && id < um->next_id; id++) {
 		struct unwind_chunk *c = um->chunks[id];
 
-		if (c && c->shared && extent_alloc(c, n, &off))
+		if (c && c->shared && extent_alloc(c, ix + n, &off))
 			break;
 	}
 	if (!um->chunks || id >= um->next_id) {
@@ -373,15 +394,16 @@ int unwind_maps_add_file(struct unwind_maps *um, const struct unwind_table *t,
 			um->counters.load_errors++;
 			return err;
 		}
-		extent_alloc(um->chunks[id], n, &off);
+		extent_alloc(um->chunks[id], ix + n, &off);
 	}
-	fill_rows(t, n, um->chunks[id]->rows + off, &unrep);
+	fill_table(t, n, ix, shift, um->chunks[id]->rows + off, &unrep);
 	um->counters.rows_unrepresentable += unrep;
 	slot->id = id;
-	slot->base = off;
+	slot->base = off + ix;
 	slot->nrows = n;
+	slot->index_rows = ix;
 	um->counters.files++;
-	um->counters.rows += n;
+	um->counters.rows += ix + n;
 	return 0;
 }
 
@@ -392,11 +414,12 @@ void unwind_maps_remove_file(struct unwind_maps *um, struct unwind_slot *slot)
 	if (!slot->id || !um->chunks || !(c = um->chunks[slot->id]))
 		return;
 	um->counters.files--;
-	um->counters.rows -= slot->nrows;
+	um->counters.rows -= slot->index_rows + slot->nrows;
 	if (!c->shared) {
 		drop_chunk(um, slot->id);
 	} else {
-		extent_free(c, slot->base, slot->nrows);
+		extent_free(c, slot->base - slot->index_rows,
+			    slot->index_rows + slot->nrows);
 		/* An empty shared chunk goes unless it is the only one. */
 		if (!c->used) {
 			bool other = false;

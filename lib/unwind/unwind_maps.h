@@ -76,22 +76,25 @@ struct unwind_slot {
 	uint32_t id;   /* chunk id, 0: none */
 	uint32_t base; /* first row in the chunk */
 	uint32_t nrows;
+	uint32_t index_rows; /* the page index, just before base */
 };
 
 void unwind_maps_init(struct unwind_maps *um, int files_fd, int procs_fd);
 /* Unmap and close every chunk (the kernel frees them with the outer map
  * or on close). */
 void unwind_maps_free(struct unwind_maps *um);
-/* Make t's own chunk (for big tables): *map_fd, *nrows; rows that do not
+/* Make t's own chunk (for big tables): *map_fd, *nrows and the page index
+ * before them, *index_rows; rows that do not
  * fit are stored INVALID, rows of code above 4 GiB of vaddr left out, and
  * both added to *unrepresentable (all rows if none fits: -ERANGE).
  * Touches no shared state (the build worker calls it). 0 or -errno. */
 int unwind_maps_create_array(const struct unwind_table *t, int *map_fd,
-			     uint32_t *nrows, uint64_t *unrepresentable);
+			     uint32_t *nrows, uint32_t *index_rows,
+			     uint64_t *unrepresentable);
 /* Publish a chunk from unwind_maps_create_array as the table of one file.
  * Takes map_fd (closed on failure). 0 or -errno. */
 int unwind_maps_register(struct unwind_maps *um, int map_fd, uint32_t nrows,
-			 struct unwind_slot *slot);
+			 uint32_t index_rows, struct unwind_slot *slot);
 /* Copy t into the kernel: packed into a shared chunk, or its own chunk
  * when big; rows it cannot hold are counted in rows_unrepresentable, as
  * above. 0 or -errno. */
