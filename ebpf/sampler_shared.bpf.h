@@ -183,7 +183,15 @@ static __always_inline u64 sample_bytes(const struct otelprof_sample_event *e)
 static __always_inline void sample_emit(void *ctx,
 					struct otelprof_sample_event *e)
 {
-	sample_kernel_stack(ctx, e, 0);
+	/* Taken in user mode: no kernel frames. The kernel's callchain code
+	 * would find none either (user_mode(regs)), after setting up its
+	 * per-CPU buffer for nothing: 2.5 of a 20 us sample on a slow host
+	 * (docs/performance.md, "Rows searched by page"). Only perf_event
+	 * programs come here (the off-CPU one takes its stack itself). */
+	if (PERF_CTX_USER_MODE(ctx))
+		e->n_kernel = 0;
+	else
+		sample_kernel_stack(ctx, e, 0);
 	/* A stack copy means a process userspace must load now: wake it. */
 	if (bpf_ringbuf_output(&events, e, sample_bytes(e),
 			       (e->flags & OTELPROF_SAMPLE_F_STACK_COPY)
