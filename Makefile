@@ -241,7 +241,7 @@ $(BUILD)/test/unit/layouts/libprobe-%.so: test/unit/layouts/probe.c Makefile | $
 	$(CLANG) -O2 -shared -fPIC $(LAYOUT_LDFLAGS_$*) -o $@ $<
 $(BUILD)/test/unit/test_linker_layouts: $(LAYOUT_LIBS)
 # Reads the Go workloads (stripped and not).
-$(BUILD)/test/unit/test_go_pclntab: $(BUILD)/workloads/.built
+$(BUILD)/test/unit/test_go_pclntab $(BUILD)/test/unit/test_unwind_table_go: $(BUILD)/workloads/.built
 # Judges the CFA interpreter against libdw on every workload, and on
 # aarch64 files: Debian's arm64 libraries and callgraph.c cross-compiled
 # without frame pointers (both from `make arm64-deps`).

@@ -299,6 +299,11 @@ otelprof_sample_kstack(const struct otelprof_sample_event *e)
 /* In unwound user words: this frame was found by the frame-pointer step
  * (code without CFI), not from CFI. User addresses never use bit 63. */
 #define OTELPROF_USTACK_FP_FRAME (1ull << 63)
+/* This frame's pc is where a signal interrupted the code (read from the
+ * signal frame), not a return address: symbolized at pc, not pc - 1. */
+#define OTELPROF_USTACK_EXACT_PC (1ull << 62)
+#define OTELPROF_USTACK_FLAGS                                                  \
+	(OTELPROF_USTACK_FP_FRAME | OTELPROF_USTACK_EXACT_PC)
 /* At most one stack copy per thread per this interval. */
 #define OTELPROF_COPY_INTERVAL_NS (2ull * 1000 * 1000)
 

@@ -90,6 +90,10 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 		cfa = r->sp + (int64_t)cfa_offset;
 		break;
 	case UNWIND_CFA_FP:
+		/* A zero frame pointer marks the outermost frame (Go's
+		 * mcall clears it on g0; the ABI's thread entries do). */
+		if (!r->fp)
+			return UNWIND_STEP_DONE;
 		cfa = r->fp + (int64_t)cfa_offset;
 		break;
 	case UNWIND_CFA_PLT:

@@ -111,6 +111,10 @@ struct unwind_walk {
 	 * UNWIND_FP_FALLBACK_FRAME: the fallback's, kept only if its pc is
 	 * in a known mapping. */
 	uint32_t fp_frame;
+	/* The current frame's pc came from a signal frame: exact, not a
+	 * return address (looked up at pc, flagged
+	 * OTELPROF_USTACK_EXACT_PC). */
+	uint32_t exact_pc;
 	/* BPF only: the runtime (enum otelprof_runtime) whose program is to
 	 * take the frame at r.pc, 0: none; declined: that program found the
 	 * frame not its own, so the walk steps it itself. */
@@ -272,6 +276,7 @@ UNWIND_INLINE void unwind_walk_begin(struct unwind_walk *w, uint64_t pc,
 	w->error = 0;
 	w->flags = 0;
 	w->fp_frame = 0;
+	w->exact_pc = 0;
 	w->runtime = 0;
 	w->declined = 0;
 }
@@ -307,9 +312,11 @@ UNWIND_INLINE int unwind_walk_put(struct unwind_walk *w, uint64_t *frames,
 		return 1;
 	}
 	frames[i & (OTELPROF_USTACK_WORDS - 1)] =
-		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0);
+		w->r.pc | (w->fp_frame ? OTELPROF_USTACK_FP_FRAME : 0) |
+		(w->exact_pc ? OTELPROF_USTACK_EXACT_PC : 0);
 	w->n = i + 1;
 	w->fp_frame = 0;
+	w->exact_pc = 0;
 	return 0;
 }
 
@@ -355,7 +362,7 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 	/* A return address points after the call, maybe past the end of
 	 * the calling function: look up the call instruction instead. (The
 	 * frame's index, w->n: the walk may span several BPF programs.) */
-	lookup_pc = w->n ? w->r.pc - 1 : w->r.pc;
+	lookup_pc = w->n && !w->exact_pc ? w->r.pc - 1 : w->r.pc;
 	m = unwind_find_mapping(ctx, &w->proc, lookup_pc);
 	if (w->fp_frame == UNWIND_FP_FALLBACK_FRAME && !m) {
 		/* The frame-pointer fallback returned into no code we know:
@@ -421,6 +428,18 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 			res = unwind_step_fp_fallback(ctx, &w->r);
 			w->fp_frame = UNWIND_FP_FALLBACK_FRAME;
 		} else {
+			/* The kernel enters a signal trampoline; nothing
+			 * calls it. Its pc is exact, but every frame after
+			 * the first is symbolized as a return address (at
+			 * pc - 1, in the function before): one past it
+			 * names the trampoline. */
+			if (UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_SIGNAL) {
+				if (w->n > 1)
+					frames[(w->n - 1) &
+					       (OTELPROF_USTACK_WORDS - 1)] +=
+						1;
+				w->exact_pc = 1; /* the interrupted pc */
+			}
 			res = unwind_step(ctx, UNWIND_ROW_CFA_BASE(row),
 					  UNWIND_ROW_CFA_OFFSET(row),
 					  UNWIND_ROW_FP_RULE(row),

@@ -42,9 +42,11 @@ bool go_pclntab_func(const struct go_pclntab *t, uint64_t i, uint64_t *entry,
 		     uint64_t *end, const char **name, size_t *name_len,
 		     size_t max_name);
 
-/* Go's FuncFlag bit (internal/abi) of a function that writes sp itself
- * (a stack switch: its SP delta table does not hold past the write). */
-#define GO_FUNC_FLAG_SPWRITE 0x2
+/* Go's FuncFlag bits (internal/abi): a function at the bottom of its
+ * stack, where Go's traceback ends; one that writes sp itself (a stack
+ * switch: its SP delta table does not hold past the write). */
+#define GO_FUNC_FLAG_TOPFRAME 0x1
+#define GO_FUNC_FLAG_SPWRITE  0x2
 /* Function i's FuncFlag byte; false for the Go 1.16-1.17 table format,
  * whose _func has no fixed place for it. */
 bool go_pclntab_flag(const struct go_pclntab *t, uint64_t i, uint8_t *flag);

@@ -238,7 +238,7 @@ static void user_frame(struct stack_symbolizer *s, struct symbolized_stack *out,
 		       struct process *p, uint64_t raw_pc, bool return_address,
 		       bool *jit_unnamed, uint32_t *loop_mask, uint64_t now_ns)
 {
-	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FP_FRAME;
+	uint64_t pc = raw_pc & ~OTELPROF_USTACK_FLAGS;
 	struct proc_mapping *m = proc_maps_find_mut(&p->maps, pc);
 	/* This frame's name may still change (a want of its file, symbols
 	 * gone or not read yet): not for the memo. Per frame: a stack notes
@@ -524,14 +524,19 @@ int stack_symbolize(struct stack_symbolizer *s, struct process *p,
 		}
 		/* The runtime's loop ran the frames above it: they go
 		 * before it (leaf first). Its name is known only once it is
-		 * symbolized, so it is added after them. */
-		user_frame(s, out, p, ustack[i], out->n > 0, &jit_unnamed,
-			   &loop_mask, now_ns);
+		 * symbolized, so it is added after them. The sampled user pc
+		 * (i = 0, below the kernel's frames of a syscall or an
+		 * interrupt, e.g. a sigreturn that has just loaded the
+		 * interrupted pc) and a pc read from a signal frame are
+		 * exact; every other is a return address. */
+		user_frame(s, out, p, ustack[i],
+			   i > 0 && !(ustack[i] & OTELPROF_USTACK_EXACT_PC),
+			   &jit_unnamed, &loop_mask, now_ns);
 		if (mode == OTELPROF_RT_MODE_AFTER && next < n_interp &&
 		    out->n) {
 			const struct runtime_ops *ops = s->runtimes[rt].ops;
 			void *state = s->runtimes[rt].state;
-			uint64_t pc = ustack[i] & ~OTELPROF_USTACK_FP_FRAME;
+			uint64_t pc = ustack[i] & ~OTELPROF_USTACK_FLAGS;
 			bool at_call =
 				ops->is_call &&
 				next_is_call_run(ops, pairs, n_interp, next) &&

@@ -362,10 +362,11 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
  * return address is saved at 0(sp) and the caller's x29 at -8(sp)
  * (UNWIND_CFA_GO_FRAME); without (a frameless leaf, or before the
  * prologue's store) it is still in x30. In a function that writes sp
- * itself (fp_based: FuncFlagSPWrite, e.g. nanotime1 and walltime move sp
- * to g0's stack around the vDSO call) the frame is found from its frame
- * record instead, at x29 = the frame's sp - 8, which the prologue sets
- * and the sp write leaves alone.
+ * itself (fp_based: FuncFlagSPWrite, e.g. nanotime1 moves sp to g0's
+ * stack around the vDSO call, systemstack and asmcgocall run a function
+ * there) the frame is found from its frame pointer instead, which the
+ * prologue sets and the sp write leaves alone: arm64's frame record at
+ * x29 = the frame's sp - 8, amd64's rbp = CFA - 16.
  */
 static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
 {
@@ -381,6 +382,11 @@ static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
 	if (aarch64)
 		return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
 					    .ra_rule = UNWIND_RA_LR};
+	if (v > 0 && fp_based)
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP,
+					    .cfa_offset = 16,
+					    .fp_rule = UNWIND_FP_CFA_OFFSET,
+					    .fp_offset = -16};
 	return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
 				    .cfa_offset = (int32_t)v + 8,
 				    .fp_rule = v > 0 ? UNWIND_FP_CFA_OFFSET
@@ -389,11 +395,85 @@ static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
 }
 
 /*
+ * Where a function that writes sp (FuncFlagSPWrite) has its frame pointer
+ * set: bytes after the start of its first SP delta above 0, or 0 if it
+ * has none it can be found by. arm64: 8 (x30's and x29's stores, or
+ * x29's store and x29 = sp - 8). amd64 (Go 1.21 on): `push rbp` (1 byte)
+ * at the entry, then `mov rbp, rsp` (3); an older prologue (sub, then
+ * rbp's store) keeps the SP rules, right until the sp write.
+ */
+static uint64_t go_fp_delay(bool aarch64, uint64_t entry, uint64_t lo,
+			    int64_t v)
+{
+	if (aarch64)
+		return 8;
+	return lo == entry + 1 && v == 8 ? 3 : 0;
+}
+/* Go's signal restorer on x86_64 (the sa_restorer the runtime installs;
+ * "runtime.sigreturn" before Go 1.16). arm64 Go installs none: the vDSO's
+ * trampoline is the restorer there (add_sigreturn). */
+static bool go_sigreturn_name(const char *name, size_t nlen)
+{
+	return (nlen == 28 &&
+		!memcmp(name, "runtime.sigreturn__sigaction", 28)) ||
+	       (nlen == 17 && !memcmp(name, "runtime.sigreturn", 17));
+}
+
+/*
+ * Go's restorer as a SIGNAL row, so that a sample in a signal handler
+ * (the runtime's preemption and profiling signals) is followed into the
+ * code the signal interrupted. The row starts one byte early: the
+ * handler's return address is the restorer's first byte and a return
+ * address is looked up at pc - 1, which lies in the padding (int3) after
+ * the function before: no row there, or, if that function's rows reach
+ * the restorer, they give the byte up.
+ */
+static int push_go_sigreturn(struct unwind_spans *sp, uint64_t entry,
+			     uint64_t end)
+{
+	struct unwind_span ps = {
+		.lo = entry - 1, .hi = end, .rule.cfa_base = UNWIND_CFA_SIGNAL};
+
+	if (sp->n && sp->v[sp->n - 1].hi == entry &&
+	    sp->v[sp->n - 1].lo < entry - 1)
+		sp->v[sp->n - 1].hi = entry - 1;
+	return unwind_spans_push(sp, &ps);
+}
+
+static int push_go_stop(struct unwind_spans *sp, uint64_t entry, uint64_t end)
+{
+	struct unwind_span ps = {
+		.lo = entry, .hi = end, .rule.cfa_base = UNWIND_CFA_STOP};
+
+	return unwind_spans_push(sp, &ps);
+}
+
+/*
+ * A function at the bottom of its stack (FuncFlagTopFrame, where Go's own
+ * traceback ends: runtime.goexit under every goroutine, runtime.mstart
+ * and runtime.rt0_go under each thread; by name in Go 1.16-1.17, whose
+ * table has no flags). Not runtime.sigtramp, which Go marks so too: the
+ * walk goes on through the signal frame (push_go_sigreturn) into the code
+ * the signal interrupted.
+ */
+static bool go_top_frame(const struct go_pclntab *t, uint64_t i,
+			 const char *name, size_t nlen)
+{
+	uint8_t flag;
+
+	if ((nlen == 14 && !memcmp(name, "runtime.goexit", 14)) ||
+	    (nlen == 14 && !memcmp(name, "runtime.mstart", 14)))
+		return true;
+	if (nlen == 16 && !memcmp(name, "runtime.sigtramp", 16))
+		return false;
+	return go_pclntab_flag(t, i, &flag) && (flag & GO_FUNC_FLAG_TOPFRAME);
+}
+
+/*
  * Rows for Go functions that CFI does not cover (Go emits none; with
  * external linking only the C parts have it), from each function's SP
- * delta table in .gopclntab (go_rule). runtime.goexit (the return
- * address at the bottom of every goroutine) and runtime.mstart (thread
- * entry) end the walk.
+ * delta table in .gopclntab (go_rule). The bottoms of Go's stacks
+ * (go_top_frame) and the entry point's function end the walk.
  */
 static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 			    struct unwind_spans *sp, bool *added,
@@ -420,6 +500,7 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		int64_t v;
 		struct go_pcvalue it;
 		struct unwind_span ps = {0};
+		uint64_t fp_delay;
 		uint8_t flag;
 		bool spwrite, framed = false;
 
@@ -431,28 +512,25 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		if (!cover_next_gap(cov, &pos, end, &lo, &hi) || lo != entry ||
 		    hi != end)
 			continue;
-		/* arm64: the entry point's function (_rt0_arm64_linux) is
-		 * outermost too, and its STOP row is this function's, not
-		 * the 4 KiB the builder gives an entry point without rows,
-		 * which would cover the Go functions after it (the runtime's
-		 * syscall wrappers: futex, usleep, nanotime1). x86_64 keeps
-		 * the 4 KiB: there it also ends the walk at Go's signal
-		 * restorer (runtime.sigreturn__sigaction), which has no
-		 * SIGNAL row, where the step would read a return address
-		 * from the ucontext; on arm64 Go sets no restorer (the
-		 * vDSO's __kernel_rt_sigreturn is a SIGNAL row). */
-		bool entry_fn =
-			ei->aarch64 && ei->entry >= entry && ei->entry < end;
+		/* The entry point's function (_rt0_amd64_linux) is outermost
+		 * too. Its STOP row is its own, not the 4 KiB build() gives
+		 * an entry point without rows: that would cover the Go
+		 * functions after it, the runtime's syscall wrappers (futex,
+		 * usleep, tgkill, nanotime1) and its signal handler, and end
+		 * every sample taken in them after one frame. */
+		bool entry_fn = ei->entry >= entry && ei->entry < end;
 
-		if ((nlen == 14 && !memcmp(name, "runtime.goexit", 14)) ||
-		    (nlen == 14 && !memcmp(name, "runtime.mstart", 14)) ||
-		    entry_fn) {
+		if (go_top_frame(&t, i, name, nlen) || entry_fn) {
 			*entry_stopped |= entry_fn;
-			ps = (struct unwind_span){.lo = entry,
-						  .hi = end,
-						  .rule.cfa_base =
-							  UNWIND_CFA_STOP};
-			err = unwind_spans_push(sp, &ps);
+			err = push_go_stop(sp, entry, end);
+			if (err)
+				return err;
+			*added = true;
+			continue;
+		}
+		if (!ei->aarch64 && entry > ei->win.lo &&
+		    go_sigreturn_name(name, nlen)) {
+			err = push_go_sigreturn(sp, entry, end);
 			if (err)
 				return err;
 			*added = true;
@@ -460,15 +538,42 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		}
 		if (!go_pclntab_pcsp(&t, i, &off) || !off)
 			continue;
-		spwrite = ei->aarch64 && go_pclntab_flag(&t, i, &flag) &&
+		spwrite = go_pclntab_flag(&t, i, &flag) &&
 			  (flag & GO_FUNC_FLAG_SPWRITE);
+		fp_delay = 0;
+		if (spwrite) {
+			/* Its first frame, if any (a second pass: the
+			 * table is a few bytes). */
+			bool any = false;
+
+			go_pcvalue_start(&it, &t, off, entry, end);
+			while (go_pcvalue_next(&it, &lo, &hi, &v))
+				if (v > 0) {
+					any = true;
+					fp_delay = go_fp_delay(ei->aarch64,
+							       entry, lo, v);
+					break;
+				}
+			if (!any) {
+				/* A stack switch without a frame (morestack,
+				 * gogo, clone): past the sp write nothing
+				 * says where the caller is. Go's own
+				 * traceback stops at such a function too. */
+				err = push_go_stop(sp, entry, end);
+				if (err)
+					return err;
+				*added = true;
+				continue;
+			}
+		}
 		go_pcvalue_start(&it, &t, off, entry, end);
 		while (go_pcvalue_next(&it, &lo, &hi, &v)) {
-			/* The prologue's first 8 bytes with the frame (x30's
-			 * and x29's stores, or x29's store and x29 = sp - 8)
-			 * have sp right and x29 not yet set. */
-			uint64_t fp_from =
-				v > 0 && spwrite && !framed ? lo + 8 : lo;
+			/* The prologue's first bytes with the frame have sp
+			 * right and the frame pointer not yet set. */
+			bool fp_based = spwrite && fp_delay;
+			uint64_t fp_from = v > 0 && fp_based && !framed
+						   ? lo + fp_delay
+						   : lo;
 
 			if (v < 0 || v > (1 << 24))
 				break;
@@ -482,7 +587,7 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 			}
 			ps.lo = fp_from < hi ? fp_from : lo;
 			ps.hi = hi;
-			ps.rule = go_rule(ei->aarch64, spwrite && fp_from < hi,
+			ps.rule = go_rule(ei->aarch64, fp_based && fp_from < hi,
 					  v);
 			framed |= v > 0;
 			err = unwind_spans_push(sp, &ps);

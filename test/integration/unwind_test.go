@@ -213,6 +213,7 @@ func TestSignalHandlerStacks(t *testing.T) {
 		t.Fatalf("no samples")
 	}
 	inHandler, through := 0, 0
+	restorer := map[string]int{}
 	for _, s := range p.Samples {
 		names := s.FunctionNames()
 		h := indexOf(names, "on_sigprof")
@@ -220,6 +221,12 @@ func TestSignalHandlerStacks(t *testing.T) {
 			continue
 		}
 		inHandler++
+		// The frame the handler returns to is the restorer the kernel
+		// entered it from, named as itself (its pc is exact, not a
+		// return address: pc - 1 is in the function before it).
+		if h+1 < len(names) && names[h+1] != "__restore_rt" {
+			restorer[names[h+1]]++
+		}
 		if indexOf(names, "main") > h && rooted(s, wl.Process.Pid) {
 			through++
 		} else if inHandler-through <= 3 {
@@ -227,6 +234,9 @@ func TestSignalHandlerStacks(t *testing.T) {
 		}
 	}
 	t.Logf("%d handler samples, %d reach main through the signal frame", inHandler, through)
+	if len(restorer) > 0 {
+		t.Errorf("the handler's caller is not __restore_rt: %v", restorer)
+	}
 	if inHandler < 10 || float64(through) < 0.99*float64(inHandler) {
 		t.Errorf("%d of %d handler samples reach main", through, inHandler)
 	}

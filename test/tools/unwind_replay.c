@@ -768,7 +768,7 @@ static int cmd_replay(int argc, char **argv)
 	printf("pid %u tid %u: %u frames, %s\n", c.pid, c.tid, w.n,
 	       stop_reason(&w));
 	for (uint32_t i = 0; i < w.n; i++) {
-		uint64_t pc = frames[i] & ~OTELPROF_USTACK_FP_FRAME;
+		uint64_t pc = frames[i] & ~OTELPROF_USTACK_FLAGS;
 
 		symbolize(&r, pc, i, name, sizeof(name));
 		printf("#%-3u %#018" PRIx64 " %s%s\n", i, pc, name,
@@ -789,7 +789,7 @@ static int cmd_replay(int argc, char **argv)
 			bad++;
 		}
 		for (uint32_t i = 0; i < c.nexpect && i < n; i++) {
-			uint64_t pc = frames[i] & ~OTELPROF_USTACK_FP_FRAME;
+			uint64_t pc = frames[i] & ~OTELPROF_USTACK_FLAGS;
 
 			if (pc == c.expect[i].pc)
 				continue;
