@@ -127,7 +127,8 @@ func TestRubyFrames(t *testing.T) {
 		v := v
 		t.Run(v.name+"/main", func(t *testing.T) {
 			w, path := startRuby(t, v.where, v.flags, "60")
-			p, truth := recordRuntime(t, w, 5)
+			p, _ := recordRuntime(t, w, 5)
+			truth := w.steadyShareA(t, p, rubySteady)
 			judgeRuby(t, w, p, truth, path, lineA, lineB, lineW, rubyNames{v.hotA, v.hotB, v.work, v.spliced, v.jitGaps})
 		})
 		// Threads, and Ractors (each on its own native thread with
@@ -154,7 +155,7 @@ func judgeRuby(t *testing.T, w *runtimeWorkload, p *Process, truth float64, path
 	pid := w.cmd.Process.Pid
 	var withRuby, nA, nB, spliced, rootedN, nHot, noLine int
 	var bad, unrooted []string
-	samples := steadySamples(p, 2*time.Second).Samples
+	samples := steadySamples(p, rubySteady).Samples
 	for _, s := range samples {
 		i, a := rubyFrame(s, names.hotA)
 		_, b := rubyFrame(s, names.hotB)
@@ -297,17 +298,22 @@ func TestRubyCFunctionFrames(t *testing.T) {
 		v := v
 		t.Run(v.name, func(t *testing.T) {
 			w, _ := startRuby(t, v.where, v.flags, "60", "cfunc")
-			p, truth := recordRuntime(t, w, 5)
+			p, _ := recordRuntime(t, w, 5)
+			truth := w.steadyShareA(t, p, rubySteady)
 			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
 		})
 	}
 }
 
+// rubySteady: the judges' samples start this long after the first; their
+// truth is the CPU time of the same window (steadyShareA).
+const rubySteady = 2 * time.Second
+
 func judgeRubyCFunction(t *testing.T, p *Process, truth float64, caller, cfunc, hotB string, spliced bool) {
 	t.Helper()
 	var inImpl, between, nC, nB int
 	var bad []string
-	samples := steadySamples(p, 2*time.Second).Samples
+	samples := steadySamples(p, rubySteady).Samples
 	if len(samples) < 500 {
 		t.Fatalf("only %d samples of the workload", len(samples))
 	}
@@ -368,7 +374,8 @@ func TestRubyBlockFrames(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			labels := rubyLabels(t, v.where, v.flags)
 			w, path := startRuby(t, v.where, v.flags, "60", "block")
-			p, truth := recordRuntime(t, w, 5)
+			p, _ := recordRuntime(t, w, 5)
+			truth := w.steadyShareA(t, p, rubySteady)
 			judgeRubyBlocks(t, p, truth, path, lineA, lineB, labels)
 		})
 	}
@@ -401,7 +408,7 @@ func judgeRubyBlocks(t *testing.T, p *Process, truth float64, path string, lineA
 	t.Helper()
 	var nA, nB, bare int
 	var bad []string
-	samples := steadySamples(p, 2*time.Second).Samples
+	samples := steadySamples(p, rubySteady).Samples
 	if len(samples) < 500 {
 		t.Fatalf("only %d samples of the workload", len(samples))
 	}
@@ -459,7 +466,8 @@ func TestRubyCFunctionFromC(t *testing.T) {
 		v := v
 		t.Run(v.name, func(t *testing.T) {
 			w, _ := startRuby(t, v.where, v.flags, "60", "cmp")
-			p, truth := recordRuntime(t, w, 5)
+			p, _ := recordRuntime(t, w, 5)
+			truth := w.steadyShareA(t, p, rubySteady)
 			judgeRubyCFunction(t, p, truth, v.sortC, v.sort, v.hotB, v.spliced)
 			judgeRubyCalledFromC(t, p, "Rational#<=>", "rb_funcallv", v.sort, v.spliced)
 		})

@@ -45,6 +45,8 @@ type runtimeWorkload struct {
 	reports []cpuReport
 	other   []string // its other lines of output (the first 10000)
 	done    chan struct{}
+	// when recordRuntime's recording ended (steadyShareA's end)
+	recordedTo time.Time
 }
 
 func startRuntime(t *testing.T, env []string, bin string, args ...string) *runtimeWorkload {
@@ -106,6 +108,28 @@ func (w *runtimeWorkload) shareA(t *testing.T, from, to time.Time) float64 {
 		t.Fatalf("workload reported no CPU time in hot_a/hot_b")
 	}
 	return 100 * a / (a + b)
+}
+
+// steadyShareA is shareA over the window steadySamples(p, skip) judges:
+// from skip after p's first sample to the recording's end. A JIT that
+// compiles one half of a round seconds in (YJIT: hot_b went from 11-15% of
+// the CPU time to 1.6-1.9% at 3-4 s) makes the whole recording's share
+// another one than the steady samples'.
+func (w *runtimeWorkload) steadyShareA(t *testing.T, p *Process, skip time.Duration) float64 {
+	t.Helper()
+	var t0 uint64
+	for i, s := range p.Samples {
+		if i == 0 || s.TimeNs < t0 {
+			t0 = s.TimeNs
+		}
+	}
+	w.mu.Lock()
+	to := w.recordedTo
+	w.mu.Unlock()
+	if t0 == 0 || to.IsZero() {
+		t.Fatalf("no samples or no recording to judge a steady window of")
+	}
+	return w.shareA(t, time.Unix(0, int64(t0)).Add(skip), to)
 }
 
 // lineOf is the 1-based line of the first line of file starting with prefix.
@@ -212,6 +236,9 @@ func recordRuntime(t *testing.T, w *runtimeWorkload, cpuSeconds float64) (*Proce
 		to = time.Now()
 	}, maxSeconds, hz)
 	t.Logf("recorded %.1f s, workload CPU %.2f s", to.Sub(from).Seconds(), cpuSecondsOf(t, pid)-cpu0)
+	w.mu.Lock()
+	w.recordedTo = to
+	w.mu.Unlock()
 	d := decodeFile(t, rec.Path)
 	p := d.ByPID(pid)
 	if p == nil {
