@@ -11,8 +11,8 @@ the process's first sample); before that its stacks are its leaf only.
 Asserted:
 - at least GO_MIN_SAMPLES judged samples, at least GO_ROOTED_MIN of them
   rooted: at runtime.goexit, the bottom of every goroutine, at
-  runtime.mstart, the bottom of a thread's own stack (g0: sysmon, the
-  scheduler), or at runtime.mcall or runtime.morestack, which move a
+  runtime.mstart or runtime.rt0_go, the bottom of a thread's own stack
+  (g0: sysmon, the scheduler), or at runtime.mcall or runtime.morestack, which move a
   goroutine onto g0's stack by writing sp (Go's own traceback ends there
   too: SPWrite);
 - at least GO_ROOTED_MIN of those in its leaf functions reach
@@ -27,7 +27,7 @@ import re
 
 from judge_node import pid_samples
 
-GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.mcall", "runtime.morestack")
+GO_ROOTS = ("runtime.goexit", "runtime.mstart", "runtime.rt0_go", "runtime.mcall", "runtime.morestack")
 GO_ROOTED_MIN = 0.95
 GO_MIN_SAMPLES = 80
 GO_MIN_LEAVES = 60
