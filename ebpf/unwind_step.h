@@ -82,6 +82,7 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 	/* Where the caller's rbp is, from the CFA (64-bit: a Go frame's may
 	 * be further away than fp_offset holds). */
 	int64_t fp_off = fp_offset;
+	int switched = 0;
 
 	switch (cfa_base) {
 	case UNWIND_CFA_STOP:
@@ -90,11 +91,15 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 		cfa = r->sp + (int64_t)cfa_offset;
 		break;
 	case UNWIND_CFA_FP:
-		/* A zero frame pointer marks the outermost frame (Go's
-		 * mcall clears it on g0; the ABI's thread entries do). */
-		if (!r->fp)
-			return UNWIND_STEP_DONE;
 		cfa = r->fp + (int64_t)cfa_offset;
+		break;
+	case UNWIND_CFA_FP_SWITCH:
+		/* The caller's stack is another one: sp may go down, once
+		 * (the walk's frame limit bounds a table that lies). */
+		if (!r->fp)
+			return UNWIND_STEP_ERR_READ;
+		cfa = r->fp + (int64_t)cfa_offset;
+		switched = 1;
 		break;
 	case UNWIND_CFA_PLT:
 		/* Lazy-binding PLT entries push once at offset 11. */
@@ -163,11 +168,12 @@ UNWIND_INLINE int unwind_step(void *ctx, uint8_t cfa_base, int32_t cfa_offset,
 #if UNWIND_AARCH64
 	/* A frame whose return address is still in x30 may have no stack
 	 * (a leaf: CFA = sp); x30 is taken once, so this cannot loop. */
-	if (cfa < r->sp || (cfa == r->sp && ra_rule != UNWIND_RA_LR))
+	if (!switched &&
+	    (cfa < r->sp || (cfa == r->sp && ra_rule != UNWIND_RA_LR)))
 		return UNWIND_STEP_ERR_LOOP;
 	r->lr = 0;
 #else
-	if (cfa <= r->sp)
+	if (!switched && cfa <= r->sp)
 		return UNWIND_STEP_ERR_LOOP;
 #endif
 	if (!ra)

@@ -44,6 +44,12 @@ enum unwind_cfa_base {
 	 * layout). Its own base because both lie cfa_offset below the CFA,
 	 * more than fp_offset can say for large frames. */
 	UNWIND_CFA_GO_FRAME = 6,
+	/* A function that moved sp to another stack and calls from there
+	 * (Go's stack switches with a frame: asmcgocall, systemstack,
+	 * nanotime1): CFA = rbp (x29) + cfa_offset as UNWIND_CFA_FP, and
+	 * the caller's frame may lie below this one, on the stack it came
+	 * from. */
+	UNWIND_CFA_FP_SWITCH = 7,
 };
 
 /* How to restore the caller's rbp. */
@@ -143,7 +149,8 @@ static inline bool unwind_row_pack(const struct unwind_row *in,
 	uint8_t base = in->rule.cfa_base, fp = in->rule.fp_rule;
 	uint8_t ra = in->rule.ra_rule;
 	bool uses_off = base == UNWIND_CFA_SP || base == UNWIND_CFA_FP ||
-			base == UNWIND_CFA_GO_FRAME;
+			base == UNWIND_CFA_GO_FRAME ||
+			base == UNWIND_CFA_FP_SWITCH;
 	bool uses_fp_off =
 		fp == UNWIND_FP_CFA_OFFSET || ra == UNWIND_RA_CFA_OFFSET;
 

@@ -279,18 +279,17 @@ static int read_symtab(Elf *elf, const struct elf_source *src,
  */
 /* The bytes of go:func.* from moduledata.gofunc to the end of its
  * section, where Go 1.18 on keeps the inline trees. */
-static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
-			uint64_t tab_addr, struct elf_symbols *s)
+/* The section moduledata is in: .go.module (Go 1.26 gives it one of its
+ * own), else .noptrdata. */
+static Elf_Data *module_section(Elf *elf, size_t shstrndx)
 {
 	Elf_Scn *scn = NULL;
 	Elf_Data *d = NULL;
-	uint64_t gofunc = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *n;
 
-		/* Go 1.26 gives moduledata a section of its own. */
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
 		    (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
 		    (!strcmp(n, ".go.module") ||
@@ -298,7 +297,17 @@ static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
 		    sh.sh_size <= (64u << 20))
 			d = elf_getdata(scn, NULL);
 	}
-	if (!d || !d->d_buf ||
+	return d && d->d_buf ? d : NULL;
+}
+
+static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
+			uint64_t tab_addr, struct elf_symbols *s)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *d = module_section(elf, shstrndx);
+	uint64_t gofunc = 0;
+
+	if (!d ||
 	    !go_moduledata_gofunc(t, tab_addr, d->d_buf, d->d_size, &gofunc))
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -333,6 +342,15 @@ static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
 	if (!data || !data->d_buf ||
 	    go_pclntab_open(&t, data->d_buf, data->d_size, text_start))
 		return -ENOEXEC;
+	if (!t.text_in_header) {
+		/* Go 1.26 leaves it out; a cgo binary's Go text starts
+		 * after C code, not at .text's start. */
+		Elf_Data *m = module_section(elf, shstrndx);
+
+		if (m && go_moduledata_text(&t, sh->sh_addr, m->d_buf,
+					    m->d_size, text_start, UINT64_MAX))
+			text_start = t.text_start;
+	}
 	for (uint64_t i = 0; i < t.nfunc; i++) {
 		uint64_t entry, end;
 		const char *name;

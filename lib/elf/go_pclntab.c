@@ -73,6 +73,7 @@ int go_pclntab_open(struct go_pclntab *t, const uint8_t *data, size_t len,
 		t->pcln = w[6];
 	} else {
 		t->text_start = w[2] ? w[2] : text_start;
+		t->text_in_header = w[2] != 0;
 		t->funcname = w[3];
 		t->cutab = w[4];
 		t->filetab = w[5];
@@ -309,24 +310,47 @@ bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
 	return true;
 }
 
-bool go_moduledata_gofunc(const struct go_pclntab *t, uint64_t tab_addr,
-			  const uint8_t *noptrdata, size_t len,
-			  uint64_t *gofunc)
+/* The word at `at` of moduledata (Go 1.18 on): the one whose first word
+ * is the table's own address and second its function-name table's. */
+static bool moduledata_word(const struct go_pclntab *t, uint64_t tab_addr,
+			    const uint8_t *noptrdata, size_t len, size_t at,
+			    uint64_t *out)
 {
-	/* moduledata: pcHeader, funcnametab (slice) ... gofunc at 320
-	 * (Go 1.20 on, with covctrs) or 304 (1.18, 1.19). */
-	size_t at = t->version >= 120 ? 320 : 304;
-
 	if (t->version < 118 || len < at + 8)
 		return false;
 	for (size_t off = 0; off + at + 8 <= len; off += 8) {
 		if (rd(noptrdata + off, 8) != tab_addr ||
 		    rd(noptrdata + off + 8, 8) != tab_addr + t->funcname)
 			continue;
-		*gofunc = rd(noptrdata + off + at, 8);
-		return *gofunc != 0;
+		*out = rd(noptrdata + off + at, 8);
+		return *out != 0;
 	}
 	return false;
+}
+
+bool go_moduledata_gofunc(const struct go_pclntab *t, uint64_t tab_addr,
+			  const uint8_t *noptrdata, size_t len,
+			  uint64_t *gofunc)
+{
+	/* moduledata: pcHeader, funcnametab (slice) ... gofunc at 320
+	 * (Go 1.20 on, with covctrs) or 304 (1.18, 1.19). */
+	return moduledata_word(t, tab_addr, noptrdata, len,
+			       t->version >= 120 ? 320 : 304, gofunc);
+}
+
+bool go_moduledata_text(struct go_pclntab *t, uint64_t tab_addr,
+			const uint8_t *noptrdata, size_t len, uint64_t lo,
+			uint64_t hi)
+{
+	/* pcHeader, six slices (funcnametab ... ftab), findfunctab, minpc,
+	 * maxpc, then text at 176 (Go 1.18 on). */
+	uint64_t text;
+
+	if (!moduledata_word(t, tab_addr, noptrdata, len, 176, &text) ||
+	    text < lo || text >= hi)
+		return false;
+	t->text_start = text;
+	return true;
 }
 
 /* The pc-value table at pctab offset `off` of function i, at pc. */

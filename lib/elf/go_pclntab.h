@@ -20,7 +20,8 @@
 struct go_pclntab {
 	const uint8_t *data; /* the section, not owned */
 	size_t len;
-	unsigned version; /* 116, 118 or 120 */
+	unsigned version;    /* 116, 118 or 120 */
+	bool text_in_header; /* text_start came from the header */
 	uint8_t quantum, ptrsize;
 	uint64_t nfunc, text_start;
 	/* offsets into data, each checked to lie inside it */
@@ -80,6 +81,16 @@ int go_pclntab_inlined(const struct go_pclntab *t, uint64_t i, uint64_t pc,
 bool go_moduledata_gofunc(const struct go_pclntab *t, uint64_t tab_addr,
 			  const uint8_t *noptrdata, size_t len,
 			  uint64_t *gofunc);
+/*
+ * Where function offsets count from when the table's header leaves it 0
+ * (Go 1.26 always does): moduledata.text, found as for gofunc. An
+ * externally linked binary (cgo) has C code before the Go text, so
+ * .text's start is not it. Sets t->text_start; false if not found or
+ * not inside [lo, hi) (the file's executable window).
+ */
+bool go_moduledata_text(struct go_pclntab *t, uint64_t tab_addr,
+			const uint8_t *noptrdata, size_t len, uint64_t lo,
+			uint64_t hi);
 
 /* Function i's SP-delta table (pcsp): offset into the table, 0 if none. */
 bool go_pclntab_pcsp(const struct go_pclntab *t, uint64_t i, uint64_t *off);

@@ -249,7 +249,8 @@ struct sec {
 struct elf_info {
 	struct sec eh_frame, eh_frame_hdr, debug_frame;
 	struct sec gopclntab, text;
-	struct sec plt[3]; /* .plt, .plt.sec, .plt.got */
+	struct sec go_module, noptrdata; /* where Go's moduledata is */
+	struct sec plt[3];		 /* .plt, .plt.sec, .plt.got */
 	struct sec dynsym; /* aarch64 only: the vDSO's sigreturn symbol */
 	struct unwind_window win;
 	uint64_t entry;
@@ -340,6 +341,10 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 				ei->debug_frame.gnu_zlib = true;
 		} else if (!strcmp(name, ".gopclntab")) {
 			note_sec(&ei->gopclntab, scn, &sh);
+		} else if (!strcmp(name, ".go.module")) {
+			note_sec(&ei->go_module, scn, &sh);
+		} else if (!strcmp(name, ".noptrdata")) {
+			note_sec(&ei->noptrdata, scn, &sh);
 		} else if (!strcmp(name, ".text")) {
 			note_sec(&ei->text, scn, &sh);
 		} else if (ei->aarch64 && sh.sh_type == SHT_DYNSYM) {
@@ -371,7 +376,7 @@ static int scan_elf(Elf *elf, struct elf_info *ei)
 static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
 {
 	if (aarch64 && v > 0 && fp_based)
-		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP,
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP_SWITCH,
 					    .cfa_offset = (int32_t)v + 8,
 					    .fp_rule = UNWIND_FP_CFA_OFFSET,
 					    .fp_offset = (int16_t)(-v - 8),
@@ -383,7 +388,7 @@ static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
 		return (struct unwind_rule){.cfa_base = UNWIND_CFA_SP,
 					    .ra_rule = UNWIND_RA_LR};
 	if (v > 0 && fp_based)
-		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP,
+		return (struct unwind_rule){.cfa_base = UNWIND_CFA_FP_SWITCH,
 					    .cfa_offset = 16,
 					    .fp_rule = UNWIND_FP_CFA_OFFSET,
 					    .fp_offset = -16};
@@ -409,6 +414,7 @@ static uint64_t go_fp_delay(bool aarch64, uint64_t entry, uint64_t lo,
 		return 8;
 	return lo == entry + 1 && v == 8 ? 3 : 0;
 }
+
 /* Go's signal restorer on x86_64 (the sa_restorer the runtime installs;
  * "runtime.sigreturn" before Go 1.16). arm64 Go installs none: the vDSO's
  * trampoline is the restorer there (add_sigreturn). */
@@ -452,9 +458,11 @@ static int push_go_stop(struct unwind_spans *sp, uint64_t entry, uint64_t end)
  * A function at the bottom of its stack (FuncFlagTopFrame, where Go's own
  * traceback ends: runtime.goexit under every goroutine, runtime.mstart
  * and runtime.rt0_go under each thread; by name in Go 1.16-1.17, whose
- * table has no flags). Not runtime.sigtramp, which Go marks so too: the
- * walk goes on through the signal frame (push_go_sigreturn) into the code
- * the signal interrupted.
+ * table has no flags), and runtime.mcall, the switch to g0's stack that
+ * clears rbp there (a frame pointer of 0 cannot be told from one the walk
+ * lost). Not runtime.sigtramp, which Go marks so too: the walk goes on
+ * through the signal frame (push_go_sigreturn) into the code the signal
+ * interrupted.
  */
 static bool go_top_frame(const struct go_pclntab *t, uint64_t i,
 			 const char *name, size_t nlen)
@@ -462,11 +470,34 @@ static bool go_top_frame(const struct go_pclntab *t, uint64_t i,
 	uint8_t flag;
 
 	if ((nlen == 14 && !memcmp(name, "runtime.goexit", 14)) ||
-	    (nlen == 14 && !memcmp(name, "runtime.mstart", 14)))
+	    (nlen == 14 && !memcmp(name, "runtime.mstart", 14)) ||
+	    (nlen == 13 && !memcmp(name, "runtime.mcall", 13)))
 		return true;
 	if (nlen == 16 && !memcmp(name, "runtime.sigtramp", 16))
 		return false;
 	return go_pclntab_flag(t, i, &flag) && (flag & GO_FUNC_FLAG_TOPFRAME);
+}
+
+/* moduledata.text where the table's header leaves it out (Go 1.26): in
+ * a cgo binary the Go text starts after C code, not at .text's start.
+ * Not found: .text's start, right for an internally linked binary. */
+static int go_text_from_module(const struct elf_info *ei, struct go_pclntab *t,
+			       struct unwind_mem *mem)
+{
+	const struct sec *m =
+		ei->go_module.count == 1 ? &ei->go_module : &ei->noptrdata;
+	Elf_Data *d;
+
+	if (m->count != 1 || m->nobits || m->compressed ||
+	    m->size > (64u << 20))
+		return 0;
+	if (!unwind_mem_charge(mem, m->size)) /* libelf's copy */
+		return -EDQUOT;
+	d = elf_getdata(m->scn, NULL);
+	if (d && d->d_buf)
+		(void)go_moduledata_text(t, ei->gopclntab.addr, d->d_buf,
+					 d->d_size, ei->win.lo, ei->win.hi);
+	return 0;
 }
 
 /*
@@ -493,6 +524,11 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 	if (!d || !d->d_buf ||
 	    go_pclntab_open(&t, d->d_buf, d->d_size, ei->text.addr))
 		return 0;
+	if (!t.text_in_header) {
+		err = go_text_from_module(ei, &t, sp->mem);
+		if (err)
+			return err;
+	}
 	for (uint64_t i = 0; i < t.nfunc && !sp->full; i++) {
 		uint64_t entry, end, off, lo, hi, pos;
 		const char *name;

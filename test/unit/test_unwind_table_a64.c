@@ -332,7 +332,7 @@ static void test_go_functions(void **state)
 		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_GO_FRAME);
 		r = unwind_table_lookup(&t, lo + 12);
 		assert_non_null(r);
-		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_FP);
+		assert_int_equal(r->rule.cfa_base, UNWIND_CFA_FP_SWITCH);
 		assert_int_equal(r->rule.cfa_offset, frame + 8);
 		assert_int_equal(r->rule.fp_rule, UNWIND_FP_CFA_OFFSET);
 		assert_int_equal(r->rule.fp_offset, -(int64_t)frame - 8);

@@ -111,20 +111,25 @@ static bool named(const char *name, const char *const *set)
 /*
  * The walk ends at the bottoms of Go's stacks: the goroutine's
  * (runtime.goexit), each thread's (runtime.mstart, runtime.rt0_go), the
- * entry point's own function (_rt0_amd64_linux); and at the stack
- * switches without a frame (morestack, gogo, clone), past whose sp write
- * nothing says where the caller is. Nothing else stops it: not the
+ * entry point's own function (_rt0_amd64_linux); at the stack switches
+ * without a frame (morestack, gogo, clone), past whose sp write nothing
+ * says where the caller is; and at mcall, which clears rbp on g0's stack.
+ * Nothing else stops it: not the
  * functions right after the entry point (the runtime's syscall wrappers,
  * its signal handler, time.now), where a sample in futex or usleep must
  * reach the thread's bottom.
  */
 static void test_only_roots_stop(void **state)
 {
-	static const char *const stops[] = {
-		"runtime.goexit.abi0",	  "runtime.mstart.abi0",
-		"runtime.rt0_go.abi0",	  "_rt0_amd64_linux",
-		"runtime.morestack.abi0", "gogo",
-		"runtime.clone.abi0",	  NULL};
+	static const char *const stops[] = {"runtime.goexit.abi0",
+					    "runtime.mstart.abi0",
+					    "runtime.rt0_go.abi0",
+					    "_rt0_amd64_linux",
+					    "runtime.morestack.abi0",
+					    "gogo",
+					    "runtime.clone.abi0",
+					    "runtime.mcall",
+					    NULL};
 	int fd = open_built("workloads/native/go_callgraph");
 	int syms = open_built("workloads/native/go_callgraph_syms");
 	size_t n = read_funcs(syms, funcs, sizeof(funcs) / sizeof(funcs[0]));
@@ -203,12 +208,9 @@ static uint8_t byte_at(int fd, uint64_t vaddr)
 
 static void test_stack_switch_by_rbp(void **state)
 {
-	static const char *const framed[] = {"runtime.nanotime1.abi0",
-					     "time.now",
-					     "runtime.systemstack.abi0",
-					     "runtime.asmcgocall.abi0",
-					     "runtime.mcall",
-					     NULL};
+	static const char *const framed[] = {
+		"runtime.nanotime1.abi0", "time.now",
+		"runtime.systemstack.abi0", "runtime.asmcgocall.abi0", NULL};
 	int fd = open_built("workloads/native/go_callgraph");
 	int syms = open_built("workloads/native/go_callgraph_syms");
 	size_t n = read_funcs(syms, funcs, sizeof(funcs) / sizeof(funcs[0]));
@@ -230,7 +232,7 @@ static void test_stack_switch_by_rbp(void **state)
 			assert_int_equal(cfa_base_at(&t, pc), UNWIND_CFA_SP);
 		for (uint64_t pc = f->lo + 4; pc < f->hi; pc++) {
 			r = unwind_table_lookup(&t, pc);
-			if (!r || r->rule.cfa_base != UNWIND_CFA_FP)
+			if (!r || r->rule.cfa_base != UNWIND_CFA_FP_SWITCH)
 				continue;
 			assert_int_equal(r->rule.cfa_offset, 16);
 			assert_int_equal(r->rule.fp_rule, UNWIND_FP_CFA_OFFSET);

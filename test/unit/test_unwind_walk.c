@@ -359,6 +359,39 @@ static void walks_jit_code_by_frame_pointer(void **state)
 	       0);
 }
 
+/* A stack switch (Go's asmcgocall, systemstack): the caller's frame,
+ * found by rbp, lies below this frame's sp, on the stack the function
+ * came from. UNWIND_CFA_FP_SWITCH takes it; the same rule as plain
+ * UNWIND_CFA_FP is a loop, and a zero rbp no frame. */
+static void crosses_a_stack_switch_by_rbp(void **state)
+{
+	struct unwind_regs r;
+
+	(void)state;
+	memset(&ev, 0, sizeof(ev));
+	ev.user_sp = S(0);
+	ev.n_user = 16;
+	ev.words[2] = S(12);	/* the caller's rbp, at CFA - 16 */
+	ev.words[3] = 0x402345; /* the return address, at CFA - 8 */
+	r = (struct unwind_regs){.pc = 0x401000, .sp = S(10), .fp = S(2)};
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_FP, 16,
+				     UNWIND_FP_CFA_OFFSET, -16,
+				     UNWIND_RA_CFA_MINUS8, &r),
+			 UNWIND_STEP_ERR_LOOP);
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_FP_SWITCH, 16,
+				     UNWIND_FP_CFA_OFFSET, -16,
+				     UNWIND_RA_CFA_MINUS8, &r),
+			 UNWIND_STEP_OK);
+	assert_int_equal(r.pc, 0x402345);
+	assert_int_equal(r.sp, S(4));
+	assert_int_equal(r.fp, S(12));
+	r = (struct unwind_regs){.pc = 0x401000, .sp = S(10), .fp = 0};
+	assert_int_equal(unwind_step(NULL, UNWIND_CFA_FP_SWITCH, 16,
+				     UNWIND_FP_CFA_OFFSET, -16,
+				     UNWIND_RA_CFA_MINUS8, &r),
+			 UNWIND_STEP_ERR_READ);
+}
+
 static void stops_at_code_no_mapping_holds(void **state)
 {
 	const uint64_t want[] = {0x900000};
@@ -381,6 +414,7 @@ int main(void)
 		cmocka_unit_test(takes_the_frame_pointer_above_4_gib),
 		cmocka_unit_test(walks_jit_code_by_frame_pointer),
 		cmocka_unit_test(stops_at_code_no_mapping_holds),
+		cmocka_unit_test(crosses_a_stack_switch_by_rbp),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

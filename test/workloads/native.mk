@@ -11,6 +11,7 @@ RUST_CG := $(W)/rust_callgraph
 NATIVE_OUT := $(N)/callgraph_lld $(N)/callgraph_mold $(N)/rust_callgraph $(N)/rust_callgraph_v0 \
   $(N)/cxx_templates $(N)/go_callgraph $(N)/go_callgraph_syms \
   $(N)/go_callgraph_go122 $(N)/go_callgraph_go122_syms \
+  $(N)/go_cgo $(N)/go_cgo_syms \
   $(N)/callgraph_minidebug $(N)/debuglink/callgraph_debuglink $(N)/inlined \
   $(N)/debuginfod/callgraph_dbgd
 EXTRA_WORKLOADS += $(NATIVE_OUT)
@@ -45,6 +46,14 @@ $(N)/go_callgraph: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
 	$(GO_ENV) $(GO) build -C $(GO_CG) -ldflags="-s -w" -o $(abspath $@) .
 $(N)/go_callgraph_syms: $(GO_CG)/main.go $(GO_CG)/go.mod $(W)/native.mk | $(N)
 	$(GO_ENV) $(GO) build -C $(GO_CG) -o $(abspath $@) .
+# Go calling C through cgo, externally linked (gcc), stripped, and the
+# same build unstripped as the truth for names.
+GO_CGO := $(W)/go_cgo
+GO_CGO_ENV := GOTOOLCHAIN=local GOFLAGS=-mod=mod CGO_ENABLED=1
+$(N)/go_cgo: $(GO_CGO)/main.go $(GO_CGO)/go.mod $(W)/native.mk | $(N)
+	$(GO_CGO_ENV) $(GO) build -C $(GO_CGO) -ldflags="-s -w" -o $(abspath $@) .
+$(N)/go_cgo_syms: $(GO_CGO)/main.go $(GO_CGO)/go.mod $(W)/native.mk | $(N)
+	$(GO_CGO_ENV) $(GO) build -C $(GO_CGO) -o $(abspath $@) .
 # The same with Go 1.22 (the 1.20-1.26 table format, an older linker): the
 # go command fetches that toolchain from the Go module proxy once.
 GO122_ENV := GOTOOLCHAIN=go1.22.12 GOFLAGS=-mod=mod CGO_ENABLED=0
