@@ -403,9 +403,9 @@ static struct unwind_rule go_rule(bool aarch64, bool fp_based, int64_t v)
  * Where a function that writes sp (FuncFlagSPWrite) has its frame pointer
  * set: bytes after the start of its first SP delta above 0, or 0 if it
  * has none it can be found by. arm64: 8 (x30's and x29's stores, or
- * x29's store and x29 = sp - 8). amd64 (Go 1.21 on): `push rbp` (1 byte)
- * at the entry, then `mov rbp, rsp` (3); an older prologue (sub, then
- * rbp's store) keeps the SP rules, right until the sp write.
+ * x29's store and x29 = sp - 8). amd64: `push rbp` (1 byte) at the entry,
+ * then `mov rbp, rsp` (3), as Go 1.22 and 1.26 build it; another prologue
+ * (sub, then rbp's store) keeps the SP rules, right until the sp write.
  */
 static uint64_t go_fp_delay(bool aarch64, uint64_t entry, uint64_t lo,
 			    int64_t v)
