@@ -429,16 +429,15 @@ UNWIND_INLINE int unwind_walk_frame(void *ctx, struct unwind_walk *w,
 			w->fp_frame = UNWIND_FP_FALLBACK_FRAME;
 		} else {
 			/* The kernel enters a signal trampoline; nothing
-			 * calls it. Its pc is exact, but every frame after
-			 * the first is symbolized as a return address (at
-			 * pc - 1, in the function before): one past it
-			 * names the trampoline. */
+			 * calls it: its own pc is exact (named at pc, not as
+			 * a return address at pc - 1, in the function
+			 * before), and so is the pc its signal frame holds,
+			 * where the signal interrupted the code. */
 			if (UNWIND_ROW_CFA_BASE(row) == UNWIND_CFA_SIGNAL) {
-				if (w->n > 1)
-					frames[(w->n - 1) &
-					       (OTELPROF_USTACK_WORDS - 1)] +=
-						1;
-				w->exact_pc = 1; /* the interrupted pc */
+				frames[(w->n - 1) &
+				       (OTELPROF_USTACK_WORDS - 1)] |=
+					OTELPROF_USTACK_EXACT_PC;
+				w->exact_pc = 1;
 			}
 			res = unwind_step(ctx, UNWIND_ROW_CFA_BASE(row),
 					  UNWIND_ROW_CFA_OFFSET(row),

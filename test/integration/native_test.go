@@ -423,13 +423,15 @@ func TestStrippedGo(t *testing.T) {
 			if f.Type == "kernel" {
 				continue
 			}
+			// The restorer (the kernel enters it, nothing calls it) and
+			// the code a signal interrupted (its pc, from the signal
+			// frame the restorer's row reads) are at exact pcs.
+			restorer := f.Function == "runtime.sigreturn__sigaction"
 			addr := f.Address
-			if user > 0 && !afterSignal {
+			if user > 0 && !afterSignal && !restorer {
 				addr-- // a return address: the call is before it
 			}
-			// The code a signal interrupted: its pc, from the signal
-			// frame the restorer's row reads, is exact.
-			afterSignal = f.Function == "runtime.sigreturn__sigaction"
+			afterSignal = restorer
 			user++
 			if f.Mapping != bin {
 				continue
