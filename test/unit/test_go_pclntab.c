@@ -154,6 +154,42 @@ static void names_match_symtab_cgo(void **state)
 	pair_matches("go_cgo", "go_cgo_syms", true);
 }
 
+/*
+ * moduledata.text comes from a file a process maps: a text start outside
+ * the file's executable window, a buffer that ends before the word, or no
+ * moduledata at all is refused and leaves the start as it was.
+ */
+static void moduledata_text_bounded(void **state)
+{
+	uint64_t words[40] = {0};
+	struct go_pclntab t = {
+		.version = 120, .funcname = 0x40, .text_start = 0x401000};
+	const uint64_t tab = 0x600000;
+
+	(void)state;
+	words[2] = tab; /* moduledata at byte 16 */
+	words[3] = tab + 0x40;
+	words[2 + 176 / 8] = 0x402400;
+	assert_true(go_moduledata_text(&t, tab, (const uint8_t *)words,
+				       sizeof(words), 0x401000, 0x500000));
+	assert_int_equal(t.text_start, 0x402400);
+	t.text_start = 0x401000;
+	words[2 + 176 / 8] = 0x7fff0000; /* outside the window */
+	assert_false(go_moduledata_text(&t, tab, (const uint8_t *)words,
+					sizeof(words), 0x401000, 0x500000));
+	words[2 + 176 / 8] = 0x402400;
+	assert_false(go_moduledata_text(&t, tab, (const uint8_t *)words,
+					16 + 176, 0x401000, 0x500000));
+	words[3] = tab + 0x48; /* not the table's moduledata */
+	assert_false(go_moduledata_text(&t, tab, (const uint8_t *)words,
+					sizeof(words), 0x401000, 0x500000));
+	t.version = 116; /* no moduledata layout known */
+	words[3] = tab + 0x40;
+	assert_false(go_moduledata_text(&t, tab, (const uint8_t *)words,
+					sizeof(words), 0x401000, 0x500000));
+	assert_int_equal(t.text_start, 0x401000);
+}
+
 static void header_formats(void **state)
 {
 	uint8_t tab[256];
@@ -186,6 +222,7 @@ int main(void)
 		cmocka_unit_test(names_match_symtab),
 		cmocka_unit_test(names_match_symtab_go122),
 		cmocka_unit_test(names_match_symtab_cgo),
+		cmocka_unit_test(moduledata_text_bounded),
 		cmocka_unit_test(header_formats),
 	};
 
