@@ -108,6 +108,7 @@ func fpmWorkersJudged(t *testing.T, v string) {
 		}
 	}
 	sock := filepath.Join(dir, "fpm.sock")
+	_ = os.Remove(sock) // a run killed before its cleanup
 	conf := filepath.Join(dir, "fpm.conf")
 	if err := os.WriteFile(conf, []byte(`[global]
 error_log = `+in+`/fpm.log
@@ -133,13 +134,16 @@ request_terminate_timeout = 60
 		_ = fpm.Process.Kill()
 		_, _ = fpm.Process.Wait()
 	})
-	for i := 0; i < 100; i++ {
-		if _, err := os.Stat(sock); err == nil {
+	// The master listens before it forks its workers: wait for both
+	// the socket and the pool's two children.
+	for i := 0; i < 200; i++ {
+		_, err := os.Stat(sock)
+		workers = fpmWorkers(t, fpm.Process.Pid)
+		if err == nil && len(workers) == 2 {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	workers = fpmWorkers(t, fpm.Process.Pid)
 	if len(workers) != 2 {
 		t.Fatalf("want 2 workers, have %v", workers)
 	}
