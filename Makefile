@@ -26,7 +26,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 WARN := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=c11 -D_GNU_SOURCE -O2 -g $(WARN) -Iinclude -Iebpf -Ilib -I$(GEN)
 LIB_CFLAGS := $(CFLAGS_COMMON) -fPIC -fvisibility=hidden -DOTELPROF_BUILDING_LIBRARY
-LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lprotobuf-nanopb -lcrypto -liberty -lpthread
+LIB_LDLIBS := -lbpf -lelf -ldw -lz -llzma -lprotobuf-c -lprotobuf-nanopb -lnettle -liberty -lpthread
 SAN ?=
 ifneq ($(SAN),)
 # Sanitizer build in its own tree: make SAN=1 BUILD=build/san test-unit
@@ -55,7 +55,7 @@ all: deps lib cli tools
 
 # ---- set-up: install what a fresh Debian machine lacks ----
 DEB_PKGS := clang llvm libbpf-dev libelf-dev libdw-dev bpftool libprotobuf-c-dev \
-            protobuf-c-compiler nanopb libnanopb-dev libcmocka-dev zlib1g-dev libssl-dev pkg-config \
+            protobuf-c-compiler nanopb libnanopb-dev libcmocka-dev zlib1g-dev nettle-dev pkg-config \
             clang-format libclang-rt-14-dev linux-perf lld mold libiberty-dev liblzma-dev libc6-dbg xz-utils \
             libjansson-dev qemu-system-x86 busybox-static openjdk-17-jdk-headless \
             libcurl4-openssl-dev debuginfod gdb xxd debootstrap ruby php-cli php8.2-fpm \
@@ -453,7 +453,7 @@ ARM64_KERNEL ?= 6.12
 ARM64_KERNELS ?= 5.10 6.1 6.12
 ARM64_KERNEL_CACHE := $(abspath $(ARM64_BUILD))/kernels
 ARM64_DEB_PKGS := gcc-aarch64-linux-gnu qemu-system-arm libbpf-dev:arm64 libelf-dev:arm64 libdw-dev:arm64 \
-            zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libnanopb-dev:arm64 libssl-dev:arm64 \
+            zlib1g-dev:arm64 liblzma-dev:arm64 libprotobuf-c-dev:arm64 libnanopb-dev:arm64 nettle-dev:arm64 \
             libiberty-dev:arm64 libjansson-dev:arm64 libcurl4-openssl-dev:arm64
 # (libcurl: its header only; the library dlopens libcurl.so.4.)
 .PHONY: arm64 arm64-deps test-arm64 image-context-arm64 image-oci
@@ -767,7 +767,7 @@ $(BUILD)/fuzz/fuzz_unwind_copy: $(UNWIND_ALONE)
 $(BUILD)/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(GEN)/process_context.pb.c $(GEN)/pprof.pb-c.h $(GEN)/report_page.h $(CLI_SRCS) | $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	$(call scan_deps,$(CLANG) $(filter -I% -D% -std=%,$(FUZZ_CFLAGS) $(FUZZ_SRCS_$*)),$< $(FUZZ_SRCS_$*))
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lcrypto -lprotobuf-c -lprotobuf-nanopb -liberty
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@ -lelf -ldw -lz -llzma -lnettle -lprotobuf-c -lprotobuf-nanopb -liberty
 
 $(BUILD)/fuzz/corpus/.made: test/fuzz/corpus.sh
 	bash test/fuzz/corpus.sh $(BUILD)/fuzz/corpus

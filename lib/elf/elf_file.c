@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <openssl/evp.h>
+#include <nettle/sha2.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -991,12 +991,11 @@ static int pread_full(int fd, void *buf, size_t len, off_t off)
 
 int elf_htlhash_fd(int fd, char out[33])
 {
-	unsigned char head[4096], tail[4096], md[EVP_MAX_MD_SIZE], be[8];
+	unsigned char head[4096], tail[4096], md[SHA256_DIGEST_SIZE], be[8];
 	size_t hn, tn;
-	unsigned int mdlen = 0;
+	struct sha256_ctx ctx;
 	struct stat st;
 	uint64_t size;
-	EVP_MD_CTX *ctx;
 	int err;
 
 	if (fstat(fd, &st))
@@ -1011,18 +1010,13 @@ int elf_htlhash_fd(int fd, char out[33])
 		return err;
 	for (int i = 0; i < 8; i++)
 		be[i] = (unsigned char)(size >> (56 - 8 * i));
-	ctx = EVP_MD_CTX_new();
-	if (!ctx)
-		return -ENOMEM;
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1 ||
-	    EVP_DigestUpdate(ctx, head, hn) != 1 ||
-	    EVP_DigestUpdate(ctx, tail, tn) != 1 ||
-	    EVP_DigestUpdate(ctx, be, sizeof(be)) != 1 ||
-	    EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 || mdlen < 16) {
-		EVP_MD_CTX_free(ctx);
-		return -EIO;
-	}
-	EVP_MD_CTX_free(ctx);
+	/* nettle, not OpenSSL: the same SHA-256 without a provider to load
+	 * (libcrypto's start-up mapped 3.3 MiB into every process). */
+	sha256_init(&ctx);
+	sha256_update(&ctx, hn, head);
+	sha256_update(&ctx, tn, tail);
+	sha256_update(&ctx, sizeof(be), be);
+	sha256_digest(&ctx, sizeof(md), md);
 	to_hex(md, 16, out);
 	return 0;
 }
