@@ -732,7 +732,7 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 FUZZ_SRCS_proc := lib/process/proc_maps.c lib/process/proc_info.c
 FUZZ_SRCS_kallsyms := lib/symbolize/kallsyms.c lib/process/proc_file.c lib/util/str_arena.c
 FUZZ_SRCS_elf_symbols := lib/elf/elf_file.c lib/elf/elf_guard.c lib/elf/tls_symbols.c lib/util/mem_budget.c lib/util/str_arena.c \
-  lib/elf/go_pclntab.c lib/elf/plt_symbols.c lib/util/front_coding.c
+  lib/elf/go_pclntab.c lib/elf/section_pages.c lib/elf/plt_symbols.c lib/util/front_coding.c
 FUZZ_SRCS_context := lib/context/process_context.c lib/context/apm_message.c lib/context/thread_attrs.c lib/util/utf8.c $(GEN)/process_context.pb.c
 # The file path (memfd, sparse and large files): symbols and unwind tables.
 FUZZ_SRCS_elf_file := $(sort $(FUZZ_SRCS_elf_symbols) $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c)
@@ -743,8 +743,8 @@ FUZZ_SRCS_unwind_capture := test/tools/unwind_capture.c -Itest/tools
 FUZZ_SRCS_unwind_copy := $(filter-out lib/agent/% lib/api.c,$(LIB_SRCS)) $(GEN)/otlp_profiles.pb-c.c \
   $(GEN)/process_context.pb.c lib/agent/file_stages.c test/unit/unwind_alone.c -Itest/unit -lbpf
 FUZZ_SRCS_jit := lib/symbolize/jit_symbols.c lib/util/mem_budget.c lib/util/str_arena.c
-FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/elf/go_pclntab.c lib/elf/elf_guard.c lib/util/mem_budget.c
-FUZZ_SRCS_go_pclntab := lib/elf/go_pclntab.c
+FUZZ_SRCS_cfi := $(wildcard lib/unwind/cfi_*.c) lib/unwind/unwind_table.c lib/elf/go_pclntab.c lib/elf/section_pages.c lib/elf/elf_guard.c lib/util/mem_budget.c
+FUZZ_SRCS_go_pclntab := lib/elf/go_pclntab.c lib/elf/section_pages.c lib/elf/elf_guard.c
 FUZZ_SRCS_dwarf_lines := lib/elf/dwarf_lines.c lib/elf/dwarf_unit.c lib/elf/dwarf_image.c lib/util/mem_budget.c \
   lib/util/str_intern.c lib/util/idxmap.c lib/util/debug_log.c
 FUZZ_SRCS_xz := lib/elf/debug_info.c $(FUZZ_SRCS_elf_symbols)

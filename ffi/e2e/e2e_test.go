@@ -284,6 +284,46 @@ func summarize(ps []pprofile.Profiles, pid int64) stats {
 	return s
 }
 
+// fileFrames counts the frames in the file whose path ends with suffix,
+// of any process: with a function name, and without.
+func fileFrames(ps []pprofile.Profiles, suffix string) (named, unnamed int) {
+	for _, p := range ps {
+		d := p.Dictionary()
+		strs := d.StringTable()
+		for _, rp := range p.ResourceProfiles().All() {
+			for _, sp := range rp.ScopeProfiles().All() {
+				for _, pr := range sp.Profiles().All() {
+					for _, smp := range pr.Samples().All() {
+						if int(smp.StackIndex()) >= d.StackTable().Len() {
+							continue
+						}
+						for _, li := range d.StackTable().At(int(smp.StackIndex())).LocationIndices().All() {
+							if int(li) >= d.LocationTable().Len() {
+								continue
+							}
+							loc := d.LocationTable().At(int(li))
+							mi := int(loc.MappingIndex())
+							if mi <= 0 || mi >= d.MappingTable().Len() {
+								continue
+							}
+							fi := int(d.MappingTable().At(mi).FilenameStrindex())
+							if fi >= strs.Len() || !strings.HasSuffix(strs.At(fi), suffix) {
+								continue
+							}
+							if loc.Lines().Len() > 0 {
+								named++
+							} else {
+								unnamed++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return named, unnamed
+}
+
 // kernelSyscalls returns the weight of samples.kernel.count per syscall_name.
 func kernelSyscalls(ms []pmetric.Metrics) (names map[string]bool, syscalls map[string]int64) {
 	names, syscalls = map[string]bool{}, map[string]int64{}
@@ -341,7 +381,24 @@ service:
       level: none
 `, lib, filepath.Join(dir, "profiles.jsonl"), filepath.Join(dir, "metrics.jsonl"))
 	col := startCollector(t, bin, dir, "collector", config)
+	// Short runs of the collector's own binary (Go start-up, busy), for
+	// the check of its frames below.
+	stopRuns := make(chan struct{})
+	runsDone := make(chan struct{})
+	go func() {
+		defer close(runsDone)
+		for {
+			select {
+			case <-stopRuns:
+				return
+			default:
+			}
+			_ = exec.Command(bin, "components").Run()
+		}
+	}()
 	col.alive(t, runFor)
+	close(stopRuns)
+	<-runsDone
 	col.stop(t)
 
 	ps := readProfiles(t, filepath.Join(dir, "profiles.jsonl"))
@@ -369,6 +426,15 @@ service:
 	}
 	if s.funcs["e2e_loop"] == 0 || s.funcs["main"] == 0 {
 		t.Errorf("callers missing from the stacks: e2e_loop %d, main %d", s.funcs["e2e_loop"], s.funcs["main"])
+	}
+
+	// The collector's binary is big: 127 MB, a 42 MB Go function table,
+	// more than a file's symbol budget holds as a copy. Its functions are
+	// named from the table read in place.
+	named, unnamed := fileFrames(ps, "/otelcol-profiler")
+	t.Logf("frames in the collector's binary: %d named, %d not", named, unnamed)
+	if named < 100 || unnamed*50 > named+unnamed {
+		t.Errorf("frames in the collector's binary: %d named, %d not (want >= 100, at most 2%% unnamed)", named, unnamed)
 	}
 
 	names, syscalls := kernelSyscalls(readMetrics(t, filepath.Join(dir, "metrics.jsonl")))

@@ -2,6 +2,7 @@
 #include "elf/elf_file.h"
 #include "elf/elf_guard.h"
 #include "elf/go_pclntab.h"
+#include "elf/section_pages.h"
 #include "elf/plt_symbols.h"
 #include "util/bsearch_le.h"
 #include "util/front_coding.h"
@@ -326,22 +327,30 @@ static void read_gofunc(Elf *elf, size_t shstrndx, const struct go_pclntab *t,
 	}
 }
 
-static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
-			  const GElf_Shdr *sh, uint64_t text_start,
-			  struct elf_symbols *s, size_t *cap, uint64_t *scratch)
+static int read_gopclntab(Elf *elf, size_t shstrndx,
+			  const struct elf_source *src, const GElf_Shdr *sh,
+			  uint64_t text_start, struct elf_symbols *s,
+			  size_t *cap, uint64_t *scratch)
 {
+	struct section_pages pages;
 	struct go_pclntab t;
-	Elf_Data *data;
+	int err = 0;
 
-	if (sh->sh_type != SHT_PROGBITS || sh->sh_size > GO_PCLNTAB_MAX_BYTES)
+	if (sh->sh_type != SHT_PROGBITS || sh->sh_size > GO_PCLNTAB_MAX_BYTES ||
+	    (sh->sh_flags & SHF_COMPRESSED) || sh->sh_offset > src->size ||
+	    sh->sh_size > src->size - sh->sh_offset)
 		return -ENOEXEC;
-	if (!elf_symbols_charge(s, sh->sh_size))
+	/* Read through a few pages, not copied: a Go daemon's table is
+	 * tens of MB, and the names are copied out one by one anyway. */
+	if (!elf_symbols_charge(s, SECTION_PAGES_BYTES))
 		return -E2BIG;
-	*scratch += sh->sh_size;
-	data = elf_getdata(scn, NULL);
-	if (!data || !data->d_buf ||
-	    go_pclntab_open(&t, data->d_buf, data->d_size, text_start))
+	*scratch += SECTION_PAGES_BYTES;
+	if (section_pages_init(&pages, src, sh->sh_offset, sh->sh_size))
+		return -ENOMEM;
+	if (go_pclntab_open_pages(&t, &pages, text_start)) {
+		section_pages_free(&pages);
 		return -ENOEXEC;
+	}
 	if (!t.text_in_header) {
 		/* Go 1.26 leaves it out; a cgo binary's Go text starts
 		 * after C code, not at .text's start. */
@@ -351,11 +360,10 @@ static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
 					    m->d_size, text_start, UINT64_MAX))
 			text_start = t.text_start;
 	}
-	for (uint64_t i = 0; i < t.nfunc; i++) {
+	for (uint64_t i = 0; i < t.nfunc && !err; i++) {
 		uint64_t entry, end;
 		const char *name;
 		size_t nlen;
-		int err;
 
 		if (!go_pclntab_func(&t, i, &entry, &end, &name, &nlen,
 				     ELF_FILE_MAX_NAME)) {
@@ -364,19 +372,17 @@ static int read_gopclntab(Elf *elf, size_t shstrndx, Elf_Scn *scn,
 		}
 		err = add_sym(s, cap, entry, end - entry, ELF_SYM_GO, name,
 			      nlen);
-		if (err)
-			return err;
 	}
 	/* Read again for source lines when a Go frame needs them; without
 	 * them Go frames still have names. */
-	if (data->d_size <= ELF_FILE_MAX_GO_TAB &&
-	    data->d_size == sh->sh_size) {
+	if (!err && sh->sh_size <= ELF_FILE_MAX_GO_TAB) {
 		s->go_tab_off = sh->sh_offset;
-		s->go_tab_size = data->d_size;
+		s->go_tab_size = sh->sh_size;
 		s->go_text = text_start;
 		read_gofunc(elf, shstrndx, &t, sh->sh_addr, s);
 	}
-	return 0;
+	section_pages_free(&pages);
+	return err;
 }
 
 /* n bytes at off of src into a new buffer, charged to s. */
@@ -694,7 +700,7 @@ static int load_sections(Elf *elf, const struct elf_source *src,
 		GElf_Shdr sh;
 
 		err = gelf_getshdr(gopclntab, &sh)
-			      ? read_gopclntab(elf, shstrndx, gopclntab, &sh,
+			      ? read_gopclntab(elf, shstrndx, src, &sh,
 					       text_start, s, &cap, scratch)
 			      : -ENOEXEC;
 		if (err == -ENOMEM)

@@ -22,7 +22,12 @@
 #define ELF_FILE_MAX_LOADS	  64u
 #define ELF_FILE_MAX_BUILD_ID	  64u
 #define ELF_FILE_MAX_GO_BUILD_ID  200u
-#define ELF_FILE_MAX_GO_TAB	  (64u << 20)
+/* Go's source lines read the table into memory, held while the file's
+ * frames are sampled (names are read in place, at any size). Up to half
+ * the default per-file budget: a bigger table (the collector's own is 42
+ * MB) gets names without lines; before names were read in place, its
+ * names did not fit the budget either. */
+#define ELF_FILE_MAX_GO_TAB (32u << 20)
 
 struct elf_sym {
 	uint64_t addr;

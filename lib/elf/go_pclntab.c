@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "elf/go_pclntab.h"
+#include "elf/section_pages.h"
 #include "util/bsearch_le.h"
 
 #include <errno.h>
@@ -14,32 +15,40 @@ static uint64_t rd(const uint8_t *p, unsigned n)
 	return v;
 }
 
+/* n bytes at off, if they lie inside the table: in memory, or read
+ * through the page cache (valid until the next access). */
+static const uint8_t *bytes(const struct go_pclntab *t, uint64_t off, size_t n)
+{
+	if (off > t->len || t->len - off < n)
+		return NULL;
+	return t->pages ? section_pages_get(t->pages, off, n) : t->data + off;
+}
+
 /* The little-endian word of n bytes at off, if it lies inside the table. */
 static bool word(const struct go_pclntab *t, uint64_t off, unsigned n,
 		 uint64_t *v)
 {
-	if (off > t->len || t->len - off < n)
+	const uint8_t *p = bytes(t, off, n);
+
+	if (!p)
 		return false;
-	*v = rd(t->data + off, n);
+	*v = rd(p, n);
 	return true;
 }
 
-int go_pclntab_open(struct go_pclntab *t, const uint8_t *data, size_t len,
-		    uint64_t text_start)
+static int open_header(struct go_pclntab *t, uint64_t text_start)
 {
-	uint64_t magic, hdr, w[8];
+	uint64_t magic, hdr, w[8], len = t->len;
+	const uint8_t *head;
 	unsigned nw;
 
-	memset(t, 0, sizeof(*t));
-	t->data = data;
-	t->len = len;
-	if (len < 16 || len > GO_PCLNTAB_MAX_BYTES)
+	if (len < 16 || len > GO_PCLNTAB_MAX_BYTES || !(head = bytes(t, 0, 8)))
 		return -ENOEXEC;
-	magic = rd(data, 4);
-	if (data[4] || data[5])
+	magic = rd(head, 4);
+	if (head[4] || head[5])
 		return -ENOEXEC;
-	t->quantum = data[6];
-	t->ptrsize = data[7];
+	t->quantum = head[6];
+	t->ptrsize = head[7];
 	if ((t->quantum != 1 && t->quantum != 2 && t->quantum != 4) ||
 	    t->ptrsize != 8)
 		return -ENOEXEC;
@@ -91,6 +100,24 @@ int go_pclntab_open(struct go_pclntab *t, const uint8_t *data, size_t len,
 	return 0;
 }
 
+int go_pclntab_open(struct go_pclntab *t, const uint8_t *data, size_t len,
+		    uint64_t text_start)
+{
+	memset(t, 0, sizeof(*t));
+	t->data = data;
+	t->len = len;
+	return open_header(t, text_start);
+}
+
+int go_pclntab_open_pages(struct go_pclntab *t, struct section_pages *pages,
+			  uint64_t text_start)
+{
+	memset(t, 0, sizeof(*t));
+	t->pages = pages;
+	t->len = pages->len;
+	return open_header(t, text_start);
+}
+
 static bool functab_entry(const struct go_pclntab *t, uint64_t i,
 			  uint64_t *entry, uint64_t *funcoff)
 {
@@ -128,8 +155,19 @@ bool go_pclntab_func(const struct go_pclntab *t, uint64_t i, uint64_t *entry,
 	    nameoff >= t->len - t->funcname)
 		return false;
 	at = t->funcname + nameoff;
-	s = (const char *)t->data + at;
-	n = strnlen(s, t->len - at < max_name ? t->len - at : max_name);
+	if (t->pages) {
+		/* Copied out: no NUL within max_name fails as below. */
+		s = section_pages_string(t->pages, at,
+					 max_name < SECTION_STRING_MAX
+						 ? max_name
+						 : SECTION_STRING_MAX,
+					 &n);
+		if (!s)
+			return false;
+	} else {
+		s = (const char *)t->data + at;
+		n = strnlen(s, t->len - at < max_name ? t->len - at : max_name);
+	}
 	if (!n || n == max_name || at + n >= t->len)
 		return false;
 	*name = s;
@@ -188,16 +226,17 @@ void go_pcvalue_start(struct go_pcvalue *it, const struct go_pclntab *t,
 
 static bool uvarint(struct go_pcvalue *it, uint64_t *v)
 {
-	uint64_t x = 0;
+	uint64_t x = 0, left = it->off < it->t->len ? it->t->len - it->off : 0;
+	/* A varint is at most 10 bytes: one access for all of them. */
+	size_t n = left < 10 ? (size_t)left : 10;
+	const uint8_t *p = n ? bytes(it->t, it->off, n) : NULL;
 
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t b;
-
-		if (it->off >= it->t->len)
-			return false;
-		b = it->t->data[it->off++];
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
+	if (!p)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (!(p[i] & 0x80)) {
+			it->off += i + 1;
 			*v = x;
 			return true;
 		}
@@ -292,6 +331,8 @@ bool go_pclntab_line(const struct go_pclntab *t, uint64_t i, uint64_t pc,
 	int64_t fileno, ln;
 	size_t n;
 
+	if (t->pages) /* returns pointers into the table: memory only */
+		return false;
 	if (!func_value(t, i, base + 20, pc, &fileno) ||
 	    !func_value(t, i, base + 24, pc, &ln) || fileno < 0 || ln < 0 ||
 	    ln > UINT32_MAX || !functab_entry(t, i, &entry, &funcoff) ||

@@ -17,8 +17,11 @@
 #define GO_PCLNTAB_MAX_BYTES (256u << 20)
 #define GO_PCLNTAB_MAX_FUNCS 4000000u
 
+struct section_pages;
+
 struct go_pclntab {
-	const uint8_t *data; /* the section, not owned */
+	const uint8_t *data;	     /* the section, not owned; or: */
+	struct section_pages *pages; /* read from the file on demand */
 	size_t len;
 	unsigned version;    /* 116, 118 or 120 */
 	bool text_in_header; /* text_start came from the header */
@@ -35,6 +38,13 @@ struct go_pclntab {
  */
 int go_pclntab_open(struct go_pclntab *t, const uint8_t *data, size_t len,
 		    uint64_t text_start);
+/* The same over a section read through pages (section_pages.h), for the
+ * scans of a whole table (its functions' names and SP deltas): a big
+ * daemon's table is not copied. Names from go_pclntab_func are then valid
+ * until its next call; go_pclntab_line and go_pclntab_inlined, which
+ * return pointers into the table, need the table in memory. */
+int go_pclntab_open_pages(struct go_pclntab *t, struct section_pages *pages,
+			  uint64_t text_start);
 
 /* Function i (0 <= i < t->nfunc): entry address, end (the next entry)
  * and name (NUL-terminated inside the table, at most max_name bytes).

@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "elf/go_pclntab.h"
+#include "elf/section_pages.h"
 #include "unwind/unwind_internal.h"
 #include "elf/elf_guard.h"
 #include "util/bsearch_le.h"
@@ -238,7 +239,7 @@ static bool cover_next_gap(const struct cover *c, uint64_t *pos, uint64_t hi,
 
 struct sec {
 	Elf_Scn *scn;
-	uint64_t addr, size;
+	uint64_t addr, size, offset;
 	unsigned int count; /* sections of this name */
 	bool nobits;
 	bool compressed; /* SHF_COMPRESSED */
@@ -264,6 +265,7 @@ static void note_sec(struct sec *s, Elf_Scn *scn, const GElf_Shdr *sh)
 	s->scn = scn;
 	s->addr = sh->sh_addr;
 	s->size = sh->sh_size;
+	s->offset = sh->sh_offset;
 	s->nobits = sh->sh_type == SHT_NOBITS;
 	s->compressed = sh->sh_flags & SHF_COMPRESSED;
 }
@@ -500,35 +502,15 @@ static int go_text_from_module(const struct elf_info *ei, struct go_pclntab *t,
 	return 0;
 }
 
-/*
- * Rows for Go functions that CFI does not cover (Go emits none; with
- * external linking only the C parts have it), from each function's SP
- * delta table in .gopclntab (go_rule). The bottoms of Go's stacks
- * (go_top_frame) and the entry point's function end the walk.
- */
-static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
-			    struct unwind_spans *sp, bool *added,
-			    bool *entry_stopped)
+/* Each Go function's rows, where no CFI row is (add_go_functions). */
+static int go_function_rows(const struct elf_info *ei,
+			    const struct go_pclntab *tab,
+			    const struct cover *cov, struct unwind_spans *sp,
+			    bool *added, bool *entry_stopped)
 {
-	const struct sec *g = &ei->gopclntab;
-	struct go_pclntab t;
-	Elf_Data *d;
+	const struct go_pclntab t = *tab;
 	int err;
 
-	if (g->count != 1 || g->nobits || g->compressed ||
-	    g->size > GO_PCLNTAB_MAX_BYTES)
-		return 0;
-	if (!unwind_mem_charge(sp->mem, g->size)) /* libelf's copy */
-		return -EDQUOT;
-	d = elf_getdata(g->scn, NULL);
-	if (!d || !d->d_buf ||
-	    go_pclntab_open(&t, d->d_buf, d->d_size, ei->text.addr))
-		return 0;
-	if (!t.text_in_header) {
-		err = go_text_from_module(ei, &t, sp->mem);
-		if (err)
-			return err;
-	}
 	for (uint64_t i = 0; i < t.nfunc && !sp->full; i++) {
 		uint64_t entry, end, off, lo, hi, pos;
 		const char *name;
@@ -633,6 +615,43 @@ static int add_go_functions(const struct elf_info *ei, const struct cover *cov,
 		}
 	}
 	return 0;
+}
+
+/*
+ * Rows for Go functions that CFI does not cover (Go emits none; with
+ * external linking only the C parts have it), from each function's SP
+ * delta table in .gopclntab (go_rule). The bottoms of Go's stacks
+ * (go_top_frame) and the entry point's function end the walk.
+ */
+static int add_go_functions(const struct elf_info *ei,
+			    const struct elf_source *src,
+			    const struct cover *cov, struct unwind_spans *sp,
+			    bool *added, bool *entry_stopped)
+{
+	const struct sec *g = &ei->gopclntab;
+	struct section_pages pages;
+	struct go_pclntab t;
+	int err = 0;
+
+	if (g->count != 1 || g->nobits || g->compressed ||
+	    g->size > GO_PCLNTAB_MAX_BYTES || g->offset > src->size ||
+	    g->size > src->size - g->offset)
+		return 0;
+	/* Read through a few pages, not copied (a Go daemon's table is
+	 * tens of MB): functions and their SP deltas go mostly forward. */
+	if (!unwind_mem_charge(sp->mem, SECTION_PAGES_BYTES))
+		return -EDQUOT;
+	if (section_pages_init(&pages, src, g->offset, g->size))
+		return -ENOMEM;
+	if (!go_pclntab_open_pages(&t, &pages, ei->text.addr)) {
+		if (!t.text_in_header)
+			err = go_text_from_module(ei, &t, sp->mem);
+		if (!err)
+			err = go_function_rows(ei, &t, cov, sp, added,
+					       entry_stopped);
+	}
+	section_pages_free(&pages);
+	return err;
 }
 
 /*
@@ -951,8 +970,9 @@ static int finalize(struct unwind_spans *sp, struct unwind_table *t,
 	return 0;
 }
 
-static int build(Elf *elf, struct unwind_table *out,
-		 struct unwind_table_stats *st, struct unwind_mem *mem)
+static int build(Elf *elf, const struct elf_source *src,
+		 struct unwind_table *out, struct unwind_table_stats *st,
+		 struct unwind_mem *mem)
 {
 	struct unwind_spans sp = {.max = UNWIND_MAX_ROWS / 2,
 				  .work_max = UNWIND_WORK_BASE,
@@ -1051,7 +1071,7 @@ static int build(Elf *elf, struct unwind_table *out,
 		}
 	}
 
-	err = add_go_functions(&ei, &cov, &sp, &have_cfi, &entry_stopped);
+	err = add_go_functions(&ei, src, &cov, &sp, &have_cfi, &entry_stopped);
 	if (err)
 		goto out;
 	if (ei.aarch64) {
@@ -1169,6 +1189,7 @@ int unwind_table_build_fd(int fd, struct unwind_table *out,
 			  struct unwind_table_stats *st)
 {
 	struct unwind_table_stats local = {0};
+	struct elf_source src;
 	struct unwind_mem mem;
 	struct stat sb;
 	Elf *elf;
@@ -1191,7 +1212,9 @@ int unwind_table_build_fd(int fd, struct unwind_table *out,
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return table_done(out, st, &mem, -ENOEXEC);
-	err = build(elf, out, st, &mem);
+	err = elf_source_from_fd(fd, &src);
+	if (!err)
+		err = build(elf, &src, out, st, &mem);
 	elf_end(elf);
 	return table_done(out, st, &mem, err);
 }
@@ -1201,6 +1224,7 @@ int unwind_table_build_mem(const void *buf, size_t len,
 			   struct unwind_table_stats *st)
 {
 	struct unwind_table_stats local = {0};
+	struct elf_source src;
 	struct unwind_mem mem;
 	Elf *elf;
 	int err;
@@ -1220,7 +1244,8 @@ int unwind_table_build_mem(const void *buf, size_t len,
 	elf = elf_memory((char *)(uintptr_t)buf, len);
 	if (!elf)
 		return table_done(out, st, &mem, -ENOEXEC);
-	err = build(elf, out, st, &mem);
+	elf_source_from_mem(buf, len, &src);
+	err = build(elf, &src, out, st, &mem);
 	elf_end(elf);
 	return table_done(out, st, &mem, err);
 }
