@@ -17,9 +17,11 @@
 #include "elf/elf_guard.h"
 
 #define SECTION_PAGE_BYTES 16384u
-/* Two ways per set, at most 1 MiB of pages; fewer for a smaller section.
+/* Two ways per set, at most 4 MiB of pages; fewer for a smaller section.
  * A scan reads four or five places of the table at once (function
- * table, _func records, names, SP deltas shared between functions). */
+ * table, _func records, names, SP deltas shared between functions, so
+ * it jumps back): the row scan of a 42 MB table read 1.4 times its
+ * pages with 4 MiB, 3.6 times with 1 MiB. */
 #define SECTION_PAGE_SETS  128u
 #define SECTION_PAGE_SLOTS (2u * SECTION_PAGE_SETS)
 #define SECTION_STRING_MAX 4096u
